@@ -1,0 +1,64 @@
+// The error codes of DESIGN.md and the one error type every layer throws. Each code has exactly one
+// HTTP status, so a thrown ReelayError carries everything the envelope needs.
+import { z } from 'zod';
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_url: 400,
+  url_blocked: 403,
+  unknown_source: 400,
+  invalid_merge_pair: 400,
+  content_not_found: 404,
+  no_media_found: 422,
+  upstream_error: 502,
+  upstream_timeout: 504,
+  api_key_required: 401,
+  invalid_api_key: 401,
+  api_key_disabled: 403,
+  rate_limited: 429,
+  job_not_found: 404,
+  artifact_expired: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  service_unavailable: 503,
+  internal_error: 500,
+  // Not in DESIGN.md's table but needed by its routes: an unknown path, and the account routes.
+  not_found: 404,
+  email_taken: 409,
+  invalid_credentials: 401,
+  not_signed_in: 401,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]);
+
+export class ReelayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra response headers, e.g. Retry-After on rate_limited. */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; headers?: Record<string, string> } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'ReelayError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = options.headers ?? {};
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    return { success: false, error: { code: this.code, message: this.message } };
+  }
+}
+
+export const ErrorEnvelopeSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.object({ code: ErrorCodeSchema, message: z.string() }),
+  })
+  .meta({ id: 'ErrorEnvelope' });
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;
+
+export function isReelayError(value: unknown): value is ReelayError {
+  return value instanceof ReelayError;
+}

@@ -1,0 +1,69 @@
+// The extract result of spec §2.1 with DESIGN.md's extra fields. Extractors return this shape and
+// the gateway serialises it unchanged, so this file is the whole contract of POST /api/v1/extract.
+import { z } from 'zod';
+
+export const MAX_URL_LENGTH = 2048;
+
+export const StreamProfileSchema = z.enum(['muxed_progressive', 'video_only', 'audio_only', 'image', 'hls', 'dash']);
+export type StreamProfile = z.infer<typeof StreamProfileSchema>;
+
+export const MediaTypeSchema = z.enum(['video', 'audio', 'image']);
+export type MediaType = z.infer<typeof MediaTypeSchema>;
+
+export const ContentTypeSchema = z.enum(['video', 'audio', 'image', 'gallery']);
+export type ContentType = z.infer<typeof ContentTypeSchema>;
+
+export const SourceSchema = z
+  .object({
+    quality: z.string().describe('Quality label: 1080p, 128k, or original when unknown'),
+    url: z.string().describe('Exact media URL to pass to download'),
+    stream_profile: StreamProfileSchema,
+    mime_type: z.string().optional(),
+    ext: z.string().optional(),
+    width: z.number().int().positive().optional(),
+    height: z.number().int().positive().optional(),
+    bitrate: z.number().int().positive().optional().describe('Bits per second'),
+    codecs: z.string().optional(),
+    size: z.number().int().nonnegative().optional().describe('Bytes, when the origin says'),
+    has_audio: z.boolean().optional(),
+    has_video: z.boolean().optional(),
+    fps: z.number().positive().optional(),
+    language: z.string().optional(),
+  })
+  .meta({ id: 'Source' });
+export type Source = z.infer<typeof SourceSchema>;
+
+export const MediaItemSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    type: MediaTypeSchema,
+    sources: z.array(SourceSchema).min(1),
+    thumbnail: z.string().optional(),
+    duration: z.number().nonnegative().optional().describe('Seconds'),
+    title: z.string().optional(),
+  })
+  .meta({ id: 'MediaItem' });
+export type MediaItem = z.infer<typeof MediaItemSchema>;
+
+export const ExtractResultSchema = z
+  .object({
+    url: z.string(),
+    platform: z.string().regex(/^[a-z0-9_]+$/),
+    extract_profile: z.string(),
+    content_type: ContentTypeSchema,
+    title: z.string(),
+    media: z.array(MediaItemSchema).min(1),
+  })
+  .meta({ id: 'ExtractResult' });
+export type ExtractResult = z.infer<typeof ExtractResultSchema>;
+
+export const ExtractRequestSchema = z
+  .object({
+    url: z.string().describe(`Absolute http(s) URL of public content, at most ${MAX_URL_LENGTH} characters`),
+  })
+  .meta({ id: 'ExtractRequest' });
+export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;
+
+export const ExtractEnvelopeSchema = z
+  .object({ success: z.literal(true), data: ExtractResultSchema })
+  .meta({ id: 'ExtractEnvelope' });

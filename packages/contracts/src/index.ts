@@ -1,0 +1,3 @@
+export * from './errors.js';
+export * from './extract.js';
+export * from './url.js';

@@ -1,0 +1,3 @@
+export * from './address.js';
+export * from './body.js';
+export * from './egress.js';

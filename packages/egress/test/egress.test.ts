@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { ReelayError } from '@reelay/contracts';
+import { startOrigin, type Origin } from '@reelay/testkit';
+import { Egress } from '../src/egress.js';
+
+let origin: Origin;
+const egress = new Egress({ allowlist: ['127.0.0.1'], responseTimeoutMs: 500, idleTimeoutMs: 500 });
+const strict = new Egress();
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ReelayError);
+    return (err as ReelayError).code;
+  }
+  throw new Error('expected a failure');
+}
+
+beforeAll(async () => {
+  origin = await startOrigin();
+  origin.body('/page', '<html>hello</html>', 'text/html');
+  origin.redirect('/to-page', '/page');
+  origin.redirect('/to-blocked', 'http://127.0.0.2:1/secret');
+  origin.redirect('/to-metadata', 'http://169.254.169.254/latest/meta-data/');
+  origin.redirect('/to-file', 'file:///etc/passwd');
+  origin.redirect('/loop-a', '/loop-b');
+  origin.redirect('/loop-b', '/loop-a');
+  for (let i = 0; i < 7; i++) origin.redirect(`/chain/${i}`, `/chain/${i + 1}`);
+  origin.body('/chain/7', 'end', 'text/plain');
+  origin.status('/gone', 410);
+  origin.status('/missing', 404);
+  origin.status('/broken', 500);
+  origin.route('/stall', () => {
+    /* never answers */
+  });
+  origin.route('/big', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let sent = 0;
+    const pump = () => {
+      while (sent < 6 * 1024 * 1024) {
+        sent += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+});
+
+afterAll(() => origin.close());
+
+describe('egress guard', () => {
+  test('fetches an allow-listed origin and follows a redirect to it', async () => {
+    const res = await egress.fetchText(origin.url('/to-page'));
+    expect(res.text).toBe('<html>hello</html>');
+    expect(res.url).toBe(origin.url('/page'));
+  });
+
+  test('refuses loopback without the allowlist, before connecting', async () => {
+    const before = origin.hits.get('/page') ?? 0;
+    expect(await codeOf(strict.fetchText(origin.url('/page')))).toBe('url_blocked');
+    expect(origin.hits.get('/page') ?? 0).toBe(before);
+  });
+
+  test.each(['http://127.0.0.2:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.0.0.1/', 'http://0177.0.0.1/', 'http://127.1/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'http://[::]/', 'http://169.254.169.254/', 'http://0xa9fea9fe/'])(
+    'refuses %s without the allowlist, whatever its spelling',
+    async (url) => {
+      expect(await codeOf(strict.fetchText(url))).toBe('url_blocked');
+    },
+  );
+
+  test.each([
+    ['http://127.0.0.2:9/', 'url_blocked'],
+    ['http://[::1]:9/', 'url_blocked'],
+    ['http://0.0.0.0:9/', 'url_blocked'],
+    // Other spellings of 127.0.0.1 are the allow-listed address itself: allowed, and port 1 refuses.
+    ['http://2130706433:1/', 'upstream_error'],
+    ['http://0x7f.0.0.1:1/', 'upstream_error'],
+    ['http://[::ffff:127.0.0.1]:1/', 'upstream_error'],
+  ])('with 127.0.0.1 allow-listed, %s gives %s', async (url, expected) => {
+    expect(await codeOf(egress.fetchText(url))).toBe(expected);
+  });
+
+  test('checks DNS answers: localhost resolves to loopback and is refused', async () => {
+    expect(await codeOf(strict.fetchText(`http://localhost:${origin.port}/page`))).toBe('url_blocked');
+  });
+
+  test('re-checks every redirect hop', async () => {
+    expect(await codeOf(egress.fetchText(origin.url('/to-blocked')))).toBe('url_blocked');
+    expect(await codeOf(egress.fetchText(origin.url('/to-metadata')))).toBe('url_blocked');
+    expect(await codeOf(egress.fetchText(origin.url('/to-file')))).toBe('url_blocked');
+  });
+
+  test('stops redirect loops and chains longer than five hops', async () => {
+    expect(await codeOf(egress.fetchText(origin.url('/loop-a')))).toBe('upstream_error');
+    expect(await codeOf(egress.fetchText(origin.url('/chain/0')))).toBe('upstream_error');
+    expect((await egress.fetchText(origin.url('/chain/2'))).text).toBe('end');
+  });
+
+  test('maps origin statuses', async () => {
+    expect(await codeOf(egress.fetchText(origin.url('/missing')))).toBe('content_not_found');
+    expect(await codeOf(egress.fetchText(origin.url('/gone')))).toBe('content_not_found');
+    expect(await codeOf(egress.fetchText(origin.url('/broken')))).toBe('upstream_error');
+    const allowed = await egress.fetchText(origin.url('/broken'), { allowErrorStatus: true });
+    expect(allowed.status).toBe(500);
+  });
+
+  test('times out on an origin that never answers', async () => {
+    expect(await codeOf(egress.fetchText(origin.url('/stall')))).toBe('upstream_timeout');
+  });
+
+  test('stops reading past the byte limit', async () => {
+    expect(await codeOf(egress.fetchText(origin.url('/big')))).toBe('upstream_error');
+    const small = await codeOf(egress.fetchText(origin.url('/page'), { maxBytes: 5 }));
+    expect(small).toBe('upstream_error');
+  });
+
+  test('refuses a closed port with upstream_error', async () => {
+    expect(await codeOf(egress.fetchText('http://127.0.0.1:1/'))).toBe('upstream_error');
+  });
+});

@@ -1,0 +1,18 @@
+// A Prometheus registry per app instance (no global registry, so tests can build several apps in one
+// process), with the process's default metrics prefixed the same way.
+import client from 'prom-client';
+
+export { client as prom };
+export type { Registry } from 'prom-client';
+
+export function createRegistry(defaultLabels: Record<string, string> = {}): client.Registry {
+  const registry = new client.Registry();
+  registry.setDefaultLabels(defaultLabels);
+  client.collectDefaultMetrics({ register: registry, prefix: 'reelay_' });
+  return registry;
+}
+
+/** Latency buckets in seconds for HTTP handlers and extracts: 1 ms to 30 s. */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Buckets for jobs, which run seconds to many minutes. */
+export const JOB_BUCKETS = [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];

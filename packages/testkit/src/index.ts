@@ -1,0 +1,3 @@
+export * from './media.js';
+export * from './origin.js';
+export * from './redis.js';
