@@ -1,1 +1,24 @@
-export {};
+// The extractors package: the registry, the generic extractors in the order they are tried, and the
+// platform extractors.
+import { dashManifest } from './dash.js';
+import { directFile } from './direct.js';
+import { hlsManifest } from './hls.js';
+import { htmlPage } from './html.js';
+import { ExtractorRegistry } from './registry.js';
+import type { DocumentExtractor, UrlExtractor } from './types.js';
+
+export * from './types.js';
+export * from './registry.js';
+export * from './result.js';
+export * from './document.js';
+export * from './manifest.js';
+
+/** Tried in order on a fetched document: manifests first (they are text), then media files, then pages. */
+export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, directFile, htmlPage];
+
+/** Platform extractors, asked before anything is fetched. */
+export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [];
+
+export function createRegistry(): ExtractorRegistry {
+  return new ExtractorRegistry(PLATFORM_EXTRACTORS, GENERIC_EXTRACTORS);
+}

@@ -1,0 +1,74 @@
+// Direct media files: a URL that answers with video, audio or an image itself. Recognised from
+// Content-Type, the URL's extension, or the first bytes (for origins that send octet-stream).
+import type { MediaType } from '@reelay/contracts';
+import { urlExtension, type FetchedDocument } from './document.js';
+import type { DocumentExtractor, ResultDraft, SourceDraft } from './types.js';
+
+const EXT_KIND: Record<string, MediaType> = {
+  mp4: 'video', m4v: 'video', mov: 'video', webm: 'video', mkv: 'video', avi: 'video', ogv: 'video', flv: 'video', ts: 'video', '3gp': 'video', wmv: 'video', mpg: 'video', mpeg: 'video',
+  mp3: 'audio', m4a: 'audio', aac: 'audio', ogg: 'audio', oga: 'audio', opus: 'audio', wav: 'audio', flac: 'audio', weba: 'audio', wma: 'audio', mka: 'audio',
+  jpg: 'image', jpeg: 'image', png: 'image', gif: 'image', webp: 'image', avif: 'image', heic: 'image', bmp: 'image',
+};
+
+const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/binary', 'application/force-download', 'application/x-download']);
+
+function kindOfMime(mime: string): MediaType | undefined {
+  if (mime.startsWith('video/')) return 'video';
+  if (mime.startsWith('audio/')) return 'audio';
+  if (mime.startsWith('image/') && mime !== 'image/svg+xml') return 'image';
+  if (mime === 'application/ogg') return 'audio';
+  if (mime === 'application/mp4') return 'video';
+  return undefined;
+}
+
+function classify(doc: FetchedDocument): { kind: MediaType; mime?: string; ext?: string } | undefined {
+  const byType = kindOfMime(doc.contentType);
+  if (byType) return { kind: byType, mime: doc.contentType, ext: doc.sniffed?.ext ?? (urlExtension(doc.finalUrl) || undefined) };
+  if (!GENERIC_TYPES.has(doc.contentType)) return undefined;
+  if (doc.sniffed) {
+    const kind = kindOfMime(doc.sniffed.mime);
+    if (kind) return { kind, mime: doc.sniffed.mime, ext: doc.sniffed.ext };
+  }
+  const ext = urlExtension(doc.finalUrl);
+  const kind = EXT_KIND[ext];
+  return kind ? { kind, ext } : undefined;
+}
+
+function filenameOf(doc: FetchedDocument): string | undefined {
+  const cd = String(doc.headers['content-disposition'] ?? '');
+  const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(cd);
+  if (star) {
+    try {
+      return decodeURIComponent(star[1].trim());
+    } catch {
+      /* fall through to the plain parameter */
+    }
+  }
+  const plain = /filename\s*=\s*"?([^";]+)"?/.exec(cd);
+  return plain?.[1].trim() || undefined;
+}
+
+export const directFile: DocumentExtractor = {
+  name: 'direct_file',
+  detect: (doc) => classify(doc) !== undefined,
+  async extract(doc): Promise<ResultDraft> {
+    const { kind, mime, ext } = classify(doc)!;
+    const source: SourceDraft = {
+      url: doc.url.href,
+      stream_profile: kind === 'video' ? 'muxed_progressive' : kind === 'audio' ? 'audio_only' : 'image',
+      quality: 'original',
+      mime_type: mime,
+      ext,
+      size: doc.size,
+    };
+    if (kind === 'audio') Object.assign(source, { has_audio: true, has_video: false });
+    const filename = filenameOf(doc);
+    return {
+      url: doc.url.href,
+      platform: 'generic',
+      extract_profile: 'direct_file',
+      title: filename?.replace(/\.[a-z0-9]{1,5}$/i, ''),
+      media: [{ type: kind, sources: [source] }],
+    };
+  },
+};

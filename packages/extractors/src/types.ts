@@ -1,0 +1,79 @@
+// What every extractor shares: its context (the guarded client, configuration), the draft shapes it
+// fills, and the two kinds of extractor the registry knows.
+import type { ContentType, ExtractResult, MediaType, Source } from '@reelay/contracts';
+import type { Egress } from '@reelay/egress';
+import type { FetchedDocument } from './document.js';
+
+export interface ExtractContext {
+  egress: Egress;
+  /** Per-platform API/CDN base URL overrides, keyed `{platform}_{name}` in lower case. */
+  endpoints: Record<string, string>;
+  signal?: AbortSignal;
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A source before result assembly: `quality` may be left for the labeller; headers feed the registry. */
+export type SourceDraft = Omit<Source, 'quality'> & {
+  quality?: string;
+  /** HTTP headers the download of this source must send (Referer, User-Agent...). */
+  headers?: Record<string, string>;
+};
+
+export interface MediaDraft {
+  type: MediaType;
+  sources: SourceDraft[];
+  thumbnail?: string;
+  duration?: number;
+  title?: string;
+}
+
+export interface ResultDraft {
+  url: string;
+  platform: string;
+  extract_profile: string;
+  title?: string;
+  media: MediaDraft[];
+  content_type?: ContentType;
+}
+
+/** What download needs later about a source, beyond its public fields. */
+export interface SourceRecord {
+  url: string;
+  stream_profile: Source['stream_profile'];
+  media_index: number;
+  media_type: MediaType;
+  title: string;
+  headers?: Record<string, string>;
+  mime_type?: string;
+  ext?: string;
+  codecs?: string;
+  has_audio?: boolean;
+  has_video?: boolean;
+  size?: number;
+  duration?: number;
+}
+
+export interface Extraction {
+  result: ExtractResult;
+  /** One record per source of the result, in result order. */
+  records: SourceRecord[];
+}
+
+/** An extractor that claims URLs by their shape (platforms) and fetches what it needs itself. */
+export interface UrlExtractor {
+  name: string;
+  platform: string;
+  /** Shown by GET /api/v1/platforms. */
+  patterns: readonly RegExp[];
+  /** What it extracts, for the platform list (e.g. ['video', 'image', 'gallery']). */
+  kinds: readonly string[];
+  matches(url: URL): boolean;
+  extract(url: URL, ctx: ExtractContext): Promise<ResultDraft>;
+}
+
+/** A generic extractor that reads a fetched document (file, manifest or page). */
+export interface DocumentExtractor {
+  name: string;
+  detect(doc: FetchedDocument): boolean;
+  extract(doc: FetchedDocument, ctx: ExtractContext): Promise<ResultDraft>;
+}
