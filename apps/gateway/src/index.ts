@@ -1,1 +1,3 @@
-export {};
+export * from './app.js';
+export { GatewayMetrics } from './metrics.js';
+export * from './redis.js';

@@ -1,6 +1,6 @@
 // What every extractor shares: its context (the guarded client, configuration), the draft shapes it
 // fills, and the two kinds of extractor the registry knows.
-import type { ContentType, ExtractResult, MediaType, Source } from '@reelay/contracts';
+import type { ContentType, ExtractResult, MediaType, Source, SourceRecord } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { FetchedDocument } from './document.js';
 
@@ -36,22 +36,7 @@ export interface ResultDraft {
   content_type?: ContentType;
 }
 
-/** What download needs later about a source, beyond its public fields. */
-export interface SourceRecord {
-  url: string;
-  stream_profile: Source['stream_profile'];
-  media_index: number;
-  media_type: MediaType;
-  title: string;
-  headers?: Record<string, string>;
-  mime_type?: string;
-  ext?: string;
-  codecs?: string;
-  has_audio?: boolean;
-  has_video?: boolean;
-  size?: number;
-  duration?: number;
-}
+export type { SourceRecord };
 
 export interface Extraction {
   result: ExtractResult;

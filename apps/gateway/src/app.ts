@@ -1,0 +1,96 @@
+// The gateway app factory: every dependency is passed in, so tests build the real app with a real
+// Redis and no globals. main.ts does the wiring for production.
+import express, { type Express } from 'express';
+import type { Redis } from 'ioredis';
+import { pinoHttp } from 'pino-http';
+import type { Config } from '@reelay/config';
+import { Egress } from '@reelay/egress';
+import { createRegistry, type ExtractorRegistry } from '@reelay/extractors';
+import type { Logger } from '@reelay/observability';
+import { SourceRegistry } from '@reelay/sources';
+import { bodyErrors, jsonBody, requireJson } from './http/body.js';
+import { errorHandler, notFound } from './http/errors.js';
+import { requestId } from './http/request-id.js';
+import { expressPath, type RouteSpec } from './http/route.js';
+import { GatewayMetrics } from './metrics.js';
+import { buildOpenApi } from './openapi.js';
+import { extractRoutes } from './routes/extract.js';
+import { healthRoutes, type ReadinessProbe } from './routes/health.js';
+import { ExtractService } from './services/extract.js';
+
+export const VERSION = '0.1.0';
+
+export interface GatewayDeps {
+  config: Config;
+  redis: Redis;
+  logger: Logger;
+  registry?: ExtractorRegistry;
+  egress?: Egress;
+  metrics?: GatewayMetrics;
+  readiness?: ReadinessProbe;
+}
+
+export interface Gateway {
+  app: Express;
+  metrics: GatewayMetrics;
+  routes: RouteSpec[];
+}
+
+export function createGateway(deps: GatewayDeps): Gateway {
+  const { config, redis, logger } = deps;
+  const metrics = deps.metrics ?? new GatewayMetrics();
+  const egress = deps.egress ?? new Egress({ allowlist: config.EGRESS_ALLOWLIST });
+  const sources = new SourceRegistry(redis, config.SOURCE_TTL_SECONDS);
+  const extractService = new ExtractService({
+    registry: deps.registry ?? createRegistry(),
+    egress,
+    sources,
+    metrics,
+    logger,
+    endpoints: config.platformEndpoints,
+  });
+
+  const routes: RouteSpec[] = [...healthRoutes(redis, metrics, deps.readiness), ...extractRoutes(extractService)];
+  let openapi: unknown;
+  routes.push({
+    method: 'get',
+    path: '/api/openapi.json',
+    tag: 'operations',
+    summary: 'This OpenAPI document',
+    responses: { 200: { description: 'OpenAPI 3.1 document', contentType: 'application/json' } },
+    handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION }))),
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY);
+  app.set('etag', false);
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => (req as express.Request).id,
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+      },
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+    }),
+  );
+  app.use(metrics.middleware);
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    next();
+  });
+  app.use(requireJson, jsonBody, bodyErrors);
+  for (const route of routes) app[route.method](expressPath(route.path), ...(route.before ?? []), route.handler);
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return { app, metrics, routes };
+}
+
+export function createApp(deps: GatewayDeps): Express {
+  return createGateway(deps).app;
+}

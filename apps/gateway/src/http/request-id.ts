@@ -1,0 +1,13 @@
+// X-Request-Id on every response: the client's when it is sane, otherwise a fresh UUID. pino-http's
+// types declare `req.id`; pino-http reuses the id we set here.
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+
+const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const requestId: RequestHandler = (req, res, next) => {
+  const given = req.get('x-request-id');
+  req.id = given && SANE.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', req.id);
+  next();
+};

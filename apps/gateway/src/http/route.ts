@@ -1,0 +1,48 @@
+// Routes are data: method, path, schemas and handler in one object. The app registers them with
+// Express and the OpenAPI document is generated from the same list, so the two cannot drift.
+import type { Request, RequestHandler, Response } from 'express';
+import type { z } from 'zod';
+import { ReelayError } from '@reelay/contracts';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  /** Media type of a non-JSON body (e.g. a file stream). */
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface RouteSpec {
+  method: 'get' | 'post' | 'delete';
+  /** OpenAPI form: `/api/v1/jobs/{id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  body?: z.ZodType;
+  params?: Record<string, string>;
+  responses: Record<number, ResponseSpec>;
+  /** Middleware run before the handler (auth, rate limits). */
+  before?: RequestHandler[];
+  handler: (req: Request, res: Response) => unknown;
+  /** Left out of the OpenAPI document (operational endpoints). */
+  internal?: boolean;
+}
+
+/** `/api/v1/jobs/{id}` → `/api/v1/jobs/:id` */
+export function expressPath(path: string): string {
+  return path.replace(/\{([A-Za-z_]+)\}/g, ':$1');
+}
+
+/** Validates a request body against a schema, throwing invalid_request with the first problem. */
+export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ReelayError('invalid_request', 'The request body must be a JSON object.');
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
+    throw new ReelayError('invalid_request', `${where}${issue.message}`);
+  }
+  return parsed.data;
+}

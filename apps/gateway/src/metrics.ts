@@ -1,0 +1,33 @@
+// The gateway's Prometheus metrics. Labels are bounded: route templates (never raw paths), status
+// codes, platforms from the registry, outcomes from the error table.
+import type { RequestHandler } from 'express';
+import { createRegistry, LATENCY_BUCKETS, prom, type Registry } from '@reelay/observability';
+
+export class GatewayMetrics {
+  readonly registry: Registry;
+  readonly httpRequests: prom.Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: prom.Histogram<'method' | 'route' | 'status'>;
+  readonly extracts: prom.Counter<'platform' | 'outcome'>;
+  readonly extractDuration: prom.Histogram<'platform' | 'outcome'>;
+
+  constructor() {
+    this.registry = createRegistry({ app: 'gateway' });
+    const registers = [this.registry];
+    this.httpRequests = new prom.Counter({ name: 'reelay_http_requests_total', help: 'HTTP requests answered, by route template and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.httpDuration = new prom.Histogram({ name: 'reelay_http_request_duration_seconds', help: 'Time to answer HTTP requests (headers sent), by route template.', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers });
+    this.extracts = new prom.Counter({ name: 'reelay_extracts_total', help: 'Extractions by platform and outcome (success or an error code).', labelNames: ['platform', 'outcome'], registers });
+    this.extractDuration = new prom.Histogram({ name: 'reelay_extract_duration_seconds', help: 'Extraction time by platform and outcome.', labelNames: ['platform', 'outcome'], buckets: LATENCY_BUCKETS, registers });
+  }
+
+  /** Times every request and labels it with the matched route template ('unmatched' otherwise). */
+  readonly middleware: RequestHandler = (req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.once('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const labels = { method: req.method, route, status: String(res.statusCode) };
+      this.httpRequests.inc(labels);
+      this.httpDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+    });
+    next();
+  };
+}

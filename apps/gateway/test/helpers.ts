@@ -1,0 +1,34 @@
+// Builds the real gateway for tests: real Redis (the run's private server), silent logs, the local
+// origin allow-listed.
+import type { Redis } from 'ioredis';
+import { parseConfig, type Config } from '@reelay/config';
+import { Egress } from '@reelay/egress';
+import { createLogger } from '@reelay/observability';
+import { connectRedis, createGateway, redisReady, type Gateway, type GatewayDeps } from '../src/index.js';
+
+export interface TestGateway extends Gateway {
+  redis: Redis;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', ...env });
+}
+
+/** A client with the production options, ready before it is returned. */
+export async function testRedis(url = process.env.REDIS_URL!): Promise<Redis> {
+  const redis = connectRedis(url);
+  redis.on('error', () => {}); // fault tests stop servers on purpose
+  await redisReady(redis);
+  return redis;
+}
+
+export async function buildGateway(options: { env?: Record<string, string>; redis?: Redis; deps?: Partial<GatewayDeps> } = {}): Promise<TestGateway> {
+  const config = testConfig(options.env);
+  const redis = options.redis ?? (await testRedis());
+  const logger = createLogger({ name: 'gateway-test', level: 'silent' });
+  const egress = new Egress({ allowlist: config.EGRESS_ALLOWLIST, responseTimeoutMs: 1500, idleTimeoutMs: 1500 });
+  const gateway = createGateway({ config, redis, logger, egress, ...options.deps });
+  return { ...gateway, redis, config, close: async () => void (await redis.quit().catch(() => redis.disconnect())) };
+}
