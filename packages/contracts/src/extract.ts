@@ -67,3 +67,6 @@ export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;
 export const ExtractEnvelopeSchema = z
   .object({ success: z.literal(true), data: ExtractResultSchema })
   .meta({ id: 'ExtractEnvelope' });
+
+/** The BullMQ queue download jobs go through. */
+export const DOWNLOAD_QUEUE = 'downloads';

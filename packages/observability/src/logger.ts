@@ -20,7 +20,6 @@ export const REDACT_PATHS = [
 export function createLogger(options: { name: string; level?: string; destination?: NodeJS.WritableStream }): Logger {
   return pino(
     {
-      name: options.name,
       level: options.level ?? 'info',
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { app: options.name, pid: process.pid },

@@ -1,0 +1,66 @@
+// Gateway entry point: read config, connect Redis, listen, and on SIGTERM/SIGINT stop accepting,
+// let in-flight requests finish within a grace period, then close connections and exit 0.
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '@reelay/config';
+import { createLogger } from '@reelay/observability';
+import { createGateway } from './app.js';
+import { connectRedis, redisReady } from './redis.js';
+
+const GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL });
+  if (!config.REDIS_URL) {
+    logger.fatal('REDIS_URL is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
+    process.exit(2);
+  }
+  const redis = connectRedis(config.REDIS_URL);
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection problem'));
+  await redisReady(redis).catch((err: Error) => {
+    logger.fatal({ err: err.message, redis: redactUrl(config.REDIS_URL!) }, 'cannot reach Redis');
+    process.exit(1);
+  });
+
+  const gateway = createGateway({ config, redis, logger });
+  const server = gateway.app.listen(config.PORT, config.HOST);
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  logger.info({ host: config.HOST, port }, `gateway listening on http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
+    const force = setTimeout(() => {
+      logger.warn('grace period over; closing remaining connections');
+      server.closeAllConnections();
+    }, GRACE_MS);
+    force.unref();
+    server.close(async () => {
+      clearTimeout(force);
+      await redis.quit().catch(() => redis.disconnect());
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+main().catch((err) => {
+  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
