@@ -1,16 +1,220 @@
-// STUB — to be replaced by the DASH extractor.
-import type { DocumentExtractor, MediaDraft } from './types.js';
+// DASH manifests (ISO/IEC 23009-1) as media: every audio or video Representation becomes a source,
+// a progressive file when it is one BaseURL, otherwise a 'dash' source that names the representation
+// in the MPD URL. The walk follows yt-dlp's _parse_mpd_formats.
+//
+// mpd-parser is not used: it resolves segments for playback, and in doing so loses the distinction
+// between single-file and segmented representations, and the representation ids our URLs are made of.
+import { ReelayError } from '@reelay/contracts';
+import { XMLParser } from 'fast-xml-parser';
+import { splitCodecs, type CodecParts } from './codecs.js';
+import { urlExtension, type FetchedDocument } from './document.js';
+import type { DocumentExtractor, MediaDraft, ResultDraft, SourceDraft } from './types.js';
+
+type XmlNode = { [key: string]: unknown };
+
+/** Elements that may repeat: always read as lists, even when a manifest has only one. */
+const REPEATED = new Set(['Period', 'AdaptationSet', 'Representation', 'BaseURL', 'ContentProtection', 'SegmentURL', 'S', 'EssentialProperty']);
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  // Manifests prefix elements inconsistently (<MPD>, <mpd:MPD>, cenc:pssh); only local names matter.
+  removeNSPrefix: true,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  isArray: (name, _path, _leaf, isAttribute) => !isAttribute && REPEATED.has(name),
+});
+
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+const EXT_BY_MIME: Record<string, string> = { 'video/mp4': 'mp4', 'audio/mp4': 'm4a', 'video/webm': 'webm', 'audio/webm': 'webm' };
+/** Language codes that name no language (undetermined, multiple, none, missing). */
+const NO_LANGUAGE = new Set(['und', 'mul', 'zxx', 'mis']);
+const TRICK_MODE = 'http://dashif.org/guidelines/trickmode';
 
 export function looksLikeMpd(text: string): boolean {
-  return /<MPD[\s>]/.test(text.slice(0, 2048));
+  return /<(?:[\w.-]+:)?MPD[\s>/]/.test(text.slice(0, 2048));
 }
-export function parseMpd(_text: string, _url: URL, _headers?: Record<string, string>): MediaDraft[] {
-  throw new Error('not implemented');
+
+function kids(node: XmlNode | undefined, name: string): XmlNode[] {
+  const value = node?.[name];
+  const list: unknown[] = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  // An element with neither attributes nor children comes back as its text (often '').
+  return list.map((v) => (typeof v === 'object' && v !== null ? (v as XmlNode) : { '#text': String(v) }));
 }
+
+function attr(node: XmlNode | undefined, name: string): string | undefined {
+  const value = node?.[`@${name}`];
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}
+
+function positiveNumber(s: string | undefined): number | undefined {
+  const n = Number(s);
+  return s !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/** "30000/1001" → 29.97; "25" → 25. */
+function frameRate(s: string | undefined): number | undefined {
+  if (!s) return undefined;
+  const [num, den = '1'] = s.split('/');
+  const rate = Number(num) / Number(den);
+  return Number.isFinite(rate) && rate > 0 ? Math.round(rate * 1000) / 1000 : undefined;
+}
+
+const NUM = String.raw`(\d+(?:\.\d+)?)`;
+// P(?!$) and T(?=\d) refuse the empty forms "P" and "PT".
+const ISO_DURATION = new RegExp(`^P(?!$)(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?=\\d)(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`);
+
+/** An xs:duration (PT1M2.5S, P1DT2H) in seconds; years and months count as 365 and 30 days, as in yt-dlp. */
+function isoDuration(s: string | undefined): number | undefined {
+  const m = s ? ISO_DURATION.exec(s.trim()) : null;
+  if (!m) return undefined;
+  const [y, mo, w, d, h, mi, sec] = m.slice(1).map((v) => Number(v ?? 0));
+  return (((y * 365 + mo * 30 + w * 7 + d) * 24 + h) * 60 + mi) * 60 + sec;
+}
+
+/** The base URL of a level: its first BaseURL resolved against the parent's, else the parent's. */
+interface Base {
+  url: URL;
+  /** Whether a BaseURL was given anywhere on the way: without one a single-file representation has no file. */
+  given: boolean;
+}
+
+function baseOf(node: XmlNode, parent: Base): Base {
+  const text = kids(node, 'BaseURL').map((b) => (typeof b['#text'] === 'string' ? b['#text'].trim() : ''))[0];
+  // A malformed BaseURL is ignored and the parent's base stands, as a player would fall back.
+  if (!text || !URL.canParse(text, parent.url.href)) return parent;
+  return { url: new URL(text, parent.url), given: true };
+}
+
+/** Segment addressing anywhere from Period down: a media template or a list of segment URLs. */
+function isSegmented(levels: XmlNode[]): boolean {
+  return levels.some((n) => kids(n, 'SegmentTemplate').some((t) => attr(t, 'media')) || kids(n, 'SegmentList').some((l) => kids(l, 'SegmentURL').length > 0));
+}
+
+type Kind = 'video' | 'audio' | 'text' | 'image';
+
+function kindOf(contentType: string | undefined, mime: string | undefined, codecs: CodecParts): Kind | undefined {
+  const declared = contentType?.toLowerCase();
+  if (declared === 'video' || declared === 'audio' || declared === 'text' || declared === 'image') return declared;
+  const major = mime?.split('/')[0];
+  if (major === 'video' || major === 'audio' || major === 'text' || major === 'image') return major;
+  if (mime === 'application/ttml+xml') return 'text';
+  // application/mp4 carries anything: its codecs tell (avc1 video, mp4a audio, stpp/wvtt text).
+  if (codecs.video.length) return 'video';
+  if (codecs.audio.length) return 'audio';
+  return codecs.other.length ? 'text' : undefined;
+}
+
+function readMpd(text: string): XmlNode {
+  let doc: unknown;
+  try {
+    doc = parser.parse(text.trimStart(), true);
+  } catch (err) {
+    throw new ReelayError('upstream_error', `The DASH manifest is not valid XML (${err instanceof Error ? err.message : String(err)}).`, { cause: err });
+  }
+  const mpd = (doc as XmlNode | undefined)?.MPD;
+  if (typeof mpd !== 'object' || mpd === null) throw new ReelayError('upstream_error', 'The DASH manifest is invalid: its root element is not MPD.');
+  return mpd as XmlNode;
+}
+
+interface Walk {
+  manifest: URL;
+  sources: SourceDraft[];
+  ids: Set<string>;
+  protectedCount: number;
+}
+
+function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: XmlNode }, base: Base, fallbackId: string): void {
+  const { period, set, rep } = levels;
+  const pick = (name: string) => attr(rep, name) ?? attr(set, name);
+  const mime = pick('mimeType')?.toLowerCase();
+  const codecsText = pick('codecs');
+  const codecs = splitCodecs(codecsText);
+  const kind = kindOf(pick('contentType'), mime, codecs);
+  if (kind !== 'video' && kind !== 'audio') return; // subtitles and storyboards are not media sources
+  if (kids(set, 'ContentProtection').length || kids(rep, 'ContentProtection').length) {
+    walk.protectedCount++;
+    return;
+  }
+  // The same id in a later period is the same stream continued; its URL would collide anyway.
+  const id = attr(rep, 'id') ?? fallbackId;
+  if (walk.ids.has(id)) return;
+  walk.ids.add(id);
+
+  const muxed = codecs.video.length > 0 && codecs.audio.length > 0;
+  const hasVideo = kind === 'video' || muxed;
+  const hasAudio = kind === 'audio' || muxed;
+  let location: Pick<SourceDraft, 'url' | 'stream_profile'>;
+  if (isSegmented([period, set, rep])) {
+    const url = new URL(walk.manifest.href);
+    url.hash = `representation=${encodeURIComponent(id)}`;
+    location = { url: url.href, stream_profile: 'dash' };
+  } else {
+    // One file addressed by BaseURL (with a SegmentBase index or none at all). Without any BaseURL
+    // the representation names no file and is skipped.
+    if (!base.given) return;
+    location = { url: base.url.href, stream_profile: muxed ? 'muxed_progressive' : hasVideo ? 'video_only' : 'audio_only' };
+  }
+  const lang = pick('lang');
+  const picture = hasVideo ? { width: positiveNumber(pick('width')), height: positiveNumber(pick('height')), fps: frameRate(pick('frameRate')) } : {};
+  walk.sources.push({
+    ...location,
+    mime_type: mime,
+    ext: mime ? EXT_BY_MIME[mime] : undefined,
+    codecs: codecsText,
+    bitrate: positiveNumber(pick('bandwidth')),
+    language: lang && !NO_LANGUAGE.has(lang.toLowerCase()) ? lang : undefined,
+    has_audio: hasAudio,
+    has_video: hasVideo,
+    ...picture,
+  });
+}
+
+/** The media item of a DASH manifest fetched from `url`; `headers` go onto every source. */
+export function parseMpd(text: string, url: URL, headers?: Record<string, string>): MediaDraft[] {
+  const mpd = readMpd(text);
+  const manifest = new URL(url.href);
+  manifest.hash = '';
+  const walk: Walk = { manifest, sources: [], ids: new Set(), protectedCount: 0 };
+  const mpdBase = baseOf(mpd, { url: manifest, given: false });
+  kids(mpd, 'Period').forEach((period, p) => {
+    const periodBase = baseOf(period, mpdBase);
+    kids(period, 'AdaptationSet').forEach((set, a) => {
+      // Trick-mode sets are I-frame tracks for scrubbing, not a watchable stream.
+      if (kids(set, 'EssentialProperty').some((e) => attr(e, 'schemeIdUri') === TRICK_MODE)) return;
+      const setBase = baseOf(set, periodBase);
+      kids(set, 'Representation').forEach((rep, r) => {
+        representation(walk, { period, set, rep }, baseOf(rep, setBase), `p${p}-a${a}-r${r}`);
+      });
+    });
+  });
+  if (walk.sources.length === 0) {
+    if (walk.protectedCount > 0) throw new ReelayError('no_media_found', 'The stream is DRM-protected (DASH ContentProtection), so it cannot be downloaded.');
+    throw new ReelayError('no_media_found', 'The DASH manifest lists no audio or video representations.');
+  }
+  if (headers) for (const source of walk.sources) source.headers = { ...headers };
+  const periodDurations = kids(mpd, 'Period').map((p) => isoDuration(attr(p, 'duration')));
+  const duration =
+    isoDuration(attr(mpd, 'mediaPresentationDuration')) ??
+    (periodDurations.some((d) => d !== undefined) ? periodDurations.reduce<number>((sum, d) => sum + (d ?? 0), 0) : undefined);
+  const type = walk.sources.some((s) => s.has_video) ? 'video' : 'audio';
+  return [{ type, sources: walk.sources, duration }];
+}
+
+function detect(doc: FetchedDocument): boolean {
+  if (doc.contentType === 'application/dash+xml') return true;
+  // A .mpd URL answered with an HTML page (an error page, a login wall) is left to the page extractor.
+  if (HTML_TYPES.has(doc.contentType)) return false;
+  if (urlExtension(doc.finalUrl) === 'mpd') return true;
+  // Sniffing the first bytes is for text served as octet-stream or XML, never for media files.
+  return !/^(video|audio|image)\//.test(doc.contentType) && looksLikeMpd(doc.head.toString('utf8'));
+}
+
 export const dashManifest: DocumentExtractor = {
   name: 'dash_manifest',
-  detect: () => false,
-  extract: async () => {
-    throw new Error('not implemented');
+  detect,
+  async extract(doc): Promise<ResultDraft> {
+    const media = parseMpd(await doc.text(), doc.finalUrl);
+    return { url: doc.url.href, platform: 'generic', extract_profile: 'dash_manifest', media };
   },
 };
