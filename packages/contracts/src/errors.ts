@@ -22,8 +22,11 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   service_unavailable: 503,
   internal_error: 500,
-  // Not in DESIGN.md's table but needed by its routes: an unknown path, and the account routes.
+  // Not in DESIGN.md's table but needed by its routes: an unknown path, an artifact asked for before
+  // its job finished, a job that ran out of time, and the account routes.
   not_found: 404,
+  artifact_not_ready: 409,
+  job_timeout: 504,
   email_taken: 409,
   invalid_credentials: 401,
   not_signed_in: 401,

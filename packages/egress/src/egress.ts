@@ -38,6 +38,8 @@ export interface RequestOptions {
   deadlineMs?: number;
   /** Ask for an uncompressed body (media, sniffing). Default: gzip/br accepted and decoded. */
   identity?: boolean;
+  /** Return 3xx responses instead of following them (a proxy whose client follows them itself). */
+  followRedirects?: boolean;
 }
 
 export interface EgressResponse {
@@ -118,7 +120,7 @@ export class Egress {
       const response = await this.once(url, options, options.deadlineMs ? options.deadlineMs - (Date.now() - started) : undefined);
       const status = response.statusCode;
       const location = response.headers.location;
-      if (status >= 300 && status < 400 && status !== 304 && location) {
+      if (status >= 300 && status < 400 && status !== 304 && location && options.followRedirects !== false) {
         response.destroy();
         if (hop >= this.maxRedirects) {
           throw new ReelayError('upstream_error', `The origin redirected more than ${this.maxRedirects} times.`);
@@ -161,6 +163,28 @@ export class Egress {
       }
       throw toReelayError(err);
     }
+  }
+
+  /**
+   * Opens a TCP connection for a CONNECT tunnel: the host is resolved and checked like any request
+   * and the socket connects to the checked address. Throws url_blocked before connecting.
+   */
+  async connect(host: string, port: number, timeoutMs = 10_000): Promise<net.Socket> {
+    const name = normaliseHost(host);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ReelayError('url_blocked', 'Invalid port.');
+    if (net.isIP(name) !== 0 && !isHostAllowlisted(name, this.allow)) {
+      const reason = addressBlockReason(name, this.allow);
+      if (reason) throw blocked(name, reason);
+    }
+    return new Promise<net.Socket>((resolve, reject) => {
+      const socket = net.connect({ host: name, port, lookup: this.guardedLookup.bind(this) as never, timeout: timeoutMs });
+      socket.once('connect', () => {
+        socket.setTimeout(0);
+        resolve(socket);
+      });
+      socket.once('timeout', () => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })));
+      socket.once('error', (err) => reject(toReelayError(err)));
+    });
   }
 
   private once(url: URL, options: RequestOptions, deadlineMs: number | undefined): Promise<GotResponse> {

@@ -121,3 +121,22 @@ describe('egress guard', () => {
     expect(await codeOf(egress.fetchText('http://127.0.0.1:1/'))).toBe('upstream_error');
   });
 });
+
+describe('egress for proxies', () => {
+  test('redirects can be handed back instead of followed', async () => {
+    const res = await egress.open(origin.url('/to-page'), { followRedirects: false });
+    res.body.destroy();
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/page');
+  });
+
+  test('a guarded TCP connect reaches an allowed address and refuses others before connecting', async () => {
+    const socket = await egress.connect('127.0.0.1', origin.port);
+    expect(socket.remoteAddress).toBe('127.0.0.1');
+    socket.destroy();
+    await expect(egress.connect('127.0.0.2', origin.port)).rejects.toMatchObject({ code: 'url_blocked' });
+    await expect(strict.connect('localhost', origin.port)).rejects.toMatchObject({ code: 'url_blocked' });
+    await expect(strict.connect('127.0.0.1', origin.port)).rejects.toMatchObject({ code: 'url_blocked' });
+    await expect(egress.connect('169.254.169.254', 80)).rejects.toMatchObject({ code: 'url_blocked' });
+  });
+});
