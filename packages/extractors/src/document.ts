@@ -9,6 +9,8 @@ import { fileTypeFromBuffer } from 'file-type';
 
 export const SNIFF_BYTES = 4100;
 
+const TEXT_TYPES = new Set(['text/html', 'application/xhtml+xml', 'application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl', 'application/dash+xml']);
+
 export interface FetchedDocument {
   /** The URL as submitted. */
   url: URL;
@@ -40,7 +42,9 @@ export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSign
     body.destroy();
     throw toReelayError(err);
   }
-  const sniffed = await fileTypeFromBuffer(head.head).catch(() => undefined);
+  const contentType = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  // Magic numbers only matter for binary answers; pages and manifests skip the sniffing.
+  const sniffed = TEXT_TYPES.has(contentType) ? undefined : await fileTypeFromBuffer(head.head).catch(() => undefined);
   const length = Number(res.headers['content-length']);
   let textPromise: Promise<string> | undefined;
   return {
@@ -48,7 +52,7 @@ export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSign
     finalUrl: new URL(res.url),
     status: res.status,
     headers: res.headers,
-    contentType: String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase(),
+    contentType,
     size: Number.isFinite(length) && length >= 0 && res.headers['content-length'] !== undefined ? length : undefined,
     head: head.head,
     sniffed: sniffed ? { ext: sniffed.ext, mime: sniffed.mime } : undefined,
@@ -60,7 +64,11 @@ export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSign
           throw toReelayError(err);
         },
       )),
-    close: () => body.destroy(),
+    // Only an unread body is destroyed: destroying a finished one would also close its keep-alive
+    // socket and cost a new connection on the next request to the same origin.
+    close: () => {
+      if (!body.readableEnded) body.destroy();
+    },
   };
 }
 

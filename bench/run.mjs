@@ -1,0 +1,5 @@
+// pnpm bench: every benchmark in turn, each printing its figures next to a baseline measured in the
+// same run.
+import { benchExtract } from './extract.mjs';
+
+await benchExtract();
