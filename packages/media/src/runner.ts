@@ -1,0 +1,120 @@
+// Runs ffmpeg (no shell) with an abort signal, a timeout and progress; failures become FfmpegError.
+import { execa, ExecaError } from 'execa';
+import { outTimeSeconds, ProgressParser, ProgressThrottle, runningPercent } from './progress.js';
+
+export type FfmpegErrorKind = 'timeout' | 'aborted' | 'failed';
+
+export class FfmpegError extends Error {
+  override readonly name = 'FfmpegError';
+
+  constructor(
+    readonly kind: FfmpegErrorKind,
+    message: string,
+    /** undefined when the process was killed by a signal or never started. */
+    readonly exitCode: number | undefined,
+    /** The last few KB of stderr (errors only, as runs use `-loglevel error`). */
+    readonly stderrTail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export const STDERR_TAIL_BYTES = 4096;
+
+/** Keeps only the last `limit` bytes written to it, so a chatty process cannot grow memory. */
+export class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly limit = STDERR_TAIL_BYTES) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size - this.chunks[0].length >= this.limit) this.size -= this.chunks.shift()!.length;
+  }
+
+  toString(): string {
+    const all = Buffer.concat(this.chunks);
+    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8').trim();
+  }
+}
+
+/**
+ * An execa failure as an FfmpegError. Timeout and cancellation are told apart by execa's flags, not by
+ * exit codes: ffmpeg exits 255 on SIGTERM just as it does for some errors.
+ */
+export function toFfmpegError(err: unknown, program: string, tail: string, timeoutMs?: number): FfmpegError {
+  if (!(err instanceof ExecaError)) {
+    return new FfmpegError('failed', `${program} failed: ${String(err)}`, undefined, tail, { cause: err });
+  }
+  if (err.timedOut) return new FfmpegError('timeout', `${program} timed out after ${timeoutMs} ms`, err.exitCode, tail, { cause: err });
+  if (err.isCanceled) return new FfmpegError('aborted', `${program} was aborted`, err.exitCode, tail, { cause: err });
+  const lastLine = tail.split('\n').pop() ?? '';
+  const why = err.exitCode !== undefined ? `exited with code ${err.exitCode}` : err.signal ? `was killed by ${err.signal}` : err.shortMessage;
+  return new FfmpegError('failed', `${program} ${why}${lastLine ? `: ${lastLine}` : ''}`, err.exitCode, tail, { cause: err });
+}
+
+export interface RunFfmpegOptions {
+  binary: string;
+  /** From buildArgs(); must include `-progress pipe:1` for progress to be reported. */
+  args: readonly string[];
+  signal?: AbortSignal;
+  /** The run is sent SIGTERM after this long (the worker passes JOB_TIMEOUT_SECONDS). */
+  timeoutMs: number;
+  /** Then SIGKILL if it has not exited: ffmpeg finishes the file on SIGTERM, a stuck read may not. */
+  killGraceMs?: number;
+  /** The input's duration; without it no running percent can be known (only the final 100). */
+  durationSeconds?: number;
+  /** Whole percent, rising: 0–99 while running, 100 once ffmpeg has exited successfully. */
+  onProgress?: (percent: number) => void;
+  cwd?: string;
+}
+
+/** Resolves when ffmpeg exits 0; otherwise rejects with an FfmpegError (or onProgress's own error). */
+export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
+  if (opts.signal?.aborted) throw new FfmpegError('aborted', 'ffmpeg was aborted before it started', undefined, '');
+
+  // A throwing progress callback stops the run: it is the caller's error and is rethrown as such.
+  const callbackFailed = new AbortController();
+  let callbackError: { error: unknown } | undefined;
+  const throttle = new ProgressThrottle((percent) => {
+    if (callbackError || !opts.onProgress) return;
+    try {
+      opts.onProgress(percent);
+    } catch (error) {
+      callbackError = { error };
+      callbackFailed.abort();
+    }
+  });
+  const parser = new ProgressParser((block) => {
+    const seconds = outTimeSeconds(block);
+    if (seconds !== undefined && opts.durationSeconds !== undefined) throttle.update(runningPercent(seconds, opts.durationSeconds));
+  });
+  const stderr = new TailBuffer();
+
+  const signals = opts.signal ? [opts.signal, callbackFailed.signal] : [callbackFailed.signal];
+  const subprocess = execa(opts.binary, opts.args, {
+    cancelSignal: AbortSignal.any(signals),
+    timeout: opts.timeoutMs,
+    killSignal: 'SIGTERM',
+    forceKillAfterDelay: opts.killGraceMs ?? 5_000,
+    cwd: opts.cwd,
+    stdin: 'ignore',
+    // Streams are consumed here as they arrive (progress, stderr tail) instead of being buffered whole.
+    buffer: false,
+  });
+  subprocess.stdout.setEncoding('utf8');
+  subprocess.stdout.on('data', (chunk: string) => parser.push(chunk));
+  subprocess.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+
+  try {
+    await subprocess;
+  } catch (err) {
+    if (callbackError) throw callbackError.error;
+    throw toFfmpegError(err, 'ffmpeg', stderr.toString(), opts.timeoutMs);
+  }
+  throttle.finish();
+  if (callbackError) throw callbackError.error;
+}

@@ -1,0 +1,207 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { resolveFfmpeg } from '../src/binaries.js';
+import { buildArgs, type MediaOperation } from '../src/operations.js';
+import { moovBeforeMdat, probe } from '../src/probe.js';
+import { FfmpegError, runFfmpeg, type RunFfmpegOptions } from '../src/runner.js';
+
+const ffmpeg = resolveFfmpeg();
+const GLOBAL = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats'];
+/** A live-paced synthetic source: runs for `seconds` of wall time. */
+const slowSource = (seconds: number) => [...GLOBAL, '-re', '-f', 'lavfi', '-i', `testsrc2=size=64x48:rate=10:duration=${seconds}`, '-f', 'null', '-'];
+
+let media: TestMedia;
+let origin: Origin;
+const out = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-media-'));
+
+beforeAll(async () => {
+  media = await testMedia();
+  origin = await startOrigin();
+  for (const name of fs.readdirSync(media.hlsDir)) origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+  for (const name of fs.readdirSync(media.dashDir)) origin.file(`/dash/${name}`, path.join(media.dashDir, name), name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment');
+});
+
+afterAll(async () => {
+  await origin?.close();
+  fs.rmSync(out, { recursive: true, force: true });
+});
+
+/** Builds, runs and returns the output path (named .part: the muxer is explicit, not guessed). */
+async function run(op: MediaOperation, extra: Partial<RunFfmpegOptions> = {}): Promise<string> {
+  const output = path.join(out, `${op.type}-${Math.random().toString(36).slice(2)}.part`);
+  await runFfmpeg({ binary: ffmpeg, args: buildArgs(op, { output }).args, timeoutMs: 15_000, ...extra });
+  return output;
+}
+
+async function failure(promise: Promise<unknown>): Promise<FfmpegError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(FfmpegError);
+    return err as FfmpegError;
+  }
+  throw new Error('expected ffmpeg to fail');
+}
+
+describe('real ffmpeg runs on local files', () => {
+  test('merging a video-only and an audio-only file gives one mp4 with both, index first', async () => {
+    const file = await run({ type: 'merge', videoInput: media.videoOnlyMp4, audioInput: media.audioOnlyM4a, container: 'mp4' });
+    const info = await probe(file);
+    expect(info.formatName).toContain('mp4');
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.streams[0]).toMatchObject({ width: 640, height: 360 });
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+    expect(info.durationSeconds).toBeLessThan(2.3);
+    expect(info.size).toBe(fs.statSync(file).size);
+    expect(await moovBeforeMdat(file)).toBe(true);
+  });
+
+  test('the faststart check is false for an mp4 written without +faststart', async () => {
+    const output = path.join(out, 'slow.mp4');
+    await runFfmpeg({ binary: ffmpeg, args: [...GLOBAL, '-i', media.videoOnlyMp4, '-c', 'copy', output], timeoutMs: 10_000 });
+    expect(await moovBeforeMdat(output)).toBe(false);
+  });
+
+  test('converting to mp3 gives a single mp3 audio stream and reports rising progress ending at 100', async () => {
+    const seen: number[] = [];
+    const file = await run({ type: 'convert', input: media.muxedMp4, format: 'mp3', audioCodec: 'aac' }, { durationSeconds: 2, onProgress: (p) => seen.push(p) });
+    const info = await probe(file);
+    expect(info.formatName).toBe('mp3');
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['audio', 'mp3']]);
+    expect(seen.at(-1)).toBe(100);
+    expect(seen.slice(0, -1).every((p) => p >= 0 && p <= 99)).toBe(true);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]);
+  });
+
+  test('converting to wav gives a single 16-bit PCM stream', async () => {
+    const file = await run({ type: 'convert', input: media.muxedMp4, format: 'wav' });
+    const info = await probe(file);
+    expect(info.formatName).toBe('wav');
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['audio', 'pcm_s16le']]);
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+  });
+
+  test('progress during a longer run rises through several values and ends at 100', async () => {
+    const seen: number[] = [];
+    await runFfmpeg({
+      binary: ffmpeg,
+      args: [...slowSource(1.5).slice(0, -3), '-stats_period', '0.1', '-f', 'null', '-'],
+      timeoutMs: 10_000,
+      durationSeconds: 1.5,
+      onProgress: (p) => seen.push(p),
+    });
+    expect(seen.length).toBeGreaterThanOrEqual(5);
+    expect(seen.at(-1)).toBe(100);
+    expect(seen.at(-2)).toBeLessThanOrEqual(99);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]);
+  });
+
+  test('a progress callback that throws stops the run with its own error', async () => {
+    const boom = new Error('progress store is down');
+    const started = Date.now();
+    const promise = runFfmpeg({ binary: ffmpeg, args: [...slowSource(60).slice(0, -3), '-stats_period', '0.1', '-f', 'null', '-'], timeoutMs: 10_000, durationSeconds: 60, onProgress: () => { throw boom; } });
+    await expect(promise).rejects.toBe(boom);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('failures', () => {
+  test('a run over its timeout is terminated and fails as a timeout', async () => {
+    const started = Date.now();
+    const err = await failure(runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 1_000 }));
+    expect(err.kind).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  test('a process that ignores SIGTERM is killed after the grace period', async () => {
+    const started = Date.now();
+    // Ignores SIGTERM; exits by itself after 5 s so a broken runner cannot leave it behind.
+    const stubborn = "process.on('SIGTERM', () => {}); setTimeout(() => process.exit(0), 5000);";
+    const err = await failure(runFfmpeg({ binary: process.execPath, args: ['-e', stubborn], timeoutMs: 300, killGraceMs: 300 }));
+    expect(err.kind).toBe('timeout');
+    expect((err.cause as { isForcefullyTerminated?: boolean }).isForcefullyTerminated).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  test('aborting the signal stops the run and fails as aborted', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = Date.now();
+    const err = await failure(runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 30_000, signal: controller.signal }));
+    expect(err.kind).toBe('aborted');
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  test('an already aborted signal fails without starting ffmpeg', async () => {
+    const err = await failure(runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 30_000, signal: AbortSignal.abort() }));
+    expect(err.kind).toBe('aborted');
+    expect(err.exitCode).toBeUndefined();
+  });
+
+  test('a bad input fails with the exit code and the tail of stderr', async () => {
+    const junk = path.join(out, 'junk.mp4');
+    fs.writeFileSync(junk, 'this is not media\n'.repeat(100));
+    const err = await failure(run({ type: 'convert', input: junk, format: 'mp3' }));
+    expect(err.kind).toBe('failed');
+    expect(err.exitCode).not.toBe(0);
+    expect(err.exitCode).toEqual(expect.any(Number));
+    expect(err.stderrTail).toMatch(/Invalid data found/);
+    expect(err.message).toMatch(/exited with code \d+: .*Invalid data found/);
+  });
+
+  test('a missing binary fails without an exit code', async () => {
+    const err = await failure(runFfmpeg({ binary: path.join(out, 'no-such-ffmpeg'), args: [], timeoutMs: 1_000 }));
+    expect(err.kind).toBe('failed');
+    expect(err.exitCode).toBeUndefined();
+  });
+
+  test('probing a file that is not media fails with ffprobe\'s reason', async () => {
+    const junk = path.join(out, 'junk.txt');
+    fs.writeFileSync(junk, 'not media');
+    const err = await failure(probe(junk));
+    expect(err.kind).toBe('failed');
+    expect(err.stderrTail).toMatch(/Invalid data found/);
+  });
+});
+
+describe('segmented inputs and the protocol whitelist', () => {
+  test('an HLS playlist over http remuxes into a faststart mp4 with http,tcp only', async () => {
+    const file = await run({ type: 'remux', manifest: 'hls', input: origin.url('/hls/index.m3u8'), container: 'mp4', audioCodec: 'mp4a.40.2' });
+    const info = await probe(file);
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+    expect(await moovBeforeMdat(file)).toBe(true);
+    expect(origin.hits.get('/hls/seg000.ts')).toBeGreaterThanOrEqual(1);
+  });
+
+  test('a DASH video and audio representation over http remux into one mp4 with http,tcp only', async () => {
+    const mpd = origin.url('/dash/manifest.mpd');
+    const file = await run({ type: 'remux', manifest: 'dash', videoInput: mpd, audioInput: mpd, videoRepresentation: '0', audioRepresentation: '1', container: 'mp4' });
+    const info = await probe(file);
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+  });
+
+  test('a local HLS playlist remuxes with the file protocol only', async () => {
+    const file = await run({ type: 'remux', manifest: 'hls', input: path.join(media.hlsDir, 'index.m3u8'), container: 'mkv' });
+    const info = await probe(file);
+    expect(info.formatName).toContain('matroska');
+    expect(info.streams.map((s) => s.type)).toEqual(['video', 'audio']);
+  });
+
+  test.each([
+    ['a local file', (seg: string) => `file://${seg}`, /Protocol 'file' not on whitelist 'http,tcp'/],
+    ['an https URL', () => 'https://example.invalid/seg000.ts', /Protocol 'https' not on whitelist 'http,tcp'/],
+  ])('a playlist over http that points a segment at %s is refused by ffmpeg', async (_what, segment, reason) => {
+    const playlist = fs.readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8').replace('seg000.ts', segment(path.join(media.hlsDir, 'seg000.ts')));
+    const route = `/evil-${Math.random().toString(36).slice(2)}.m3u8`;
+    origin.body(route, playlist, 'application/vnd.apple.mpegurl');
+    const err = await failure(run({ type: 'remux', manifest: 'hls', input: origin.url(route), container: 'mkv' }));
+    expect(err.kind).toBe('failed');
+    expect(err.stderrTail).toMatch(reason);
+  });
+});
