@@ -1,7 +1,10 @@
 // The gateway app factory: every dependency is passed in, so tests build the real app with a real
 // Redis and no globals. main.ts does the wiring for production.
+import { Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
+import { FsArtifactStore, type ArtifactStore } from '@reelay/artifacts';
+import { DOWNLOAD_QUEUE } from '@reelay/contracts';
 import { pinoHttp } from 'pino-http';
 import type { Config } from '@reelay/config';
 import { Egress } from '@reelay/egress';
@@ -14,9 +17,12 @@ import { requestId } from './http/request-id.js';
 import { expressPath, type RouteSpec } from './http/route.js';
 import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
+import { downloadRoutes } from './routes/download.js';
 import { extractRoutes } from './routes/extract.js';
 import { healthRoutes, type ReadinessProbe } from './routes/health.js';
+import { DownloadService } from './services/download.js';
 import { ExtractService } from './services/extract.js';
+import { JobService } from './services/jobs.js';
 
 export const VERSION = '0.1.0';
 
@@ -28,12 +34,18 @@ export interface GatewayDeps {
   egress?: Egress;
   metrics?: GatewayMetrics;
   readiness?: ReadinessProbe;
+  artifacts?: ArtifactStore;
+  /** BullMQ key prefix (tests isolate themselves with their own). */
+  queuePrefix?: string;
 }
 
 export interface Gateway {
   app: Express;
   metrics: GatewayMetrics;
   routes: RouteSpec[];
+  queue: Queue;
+  /** Closes what the gateway opened itself (the queue); the Redis client is the caller's. */
+  close(): Promise<void>;
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
@@ -50,7 +62,25 @@ export function createGateway(deps: GatewayDeps): Gateway {
     endpoints: config.platformEndpoints,
   });
 
-  const routes: RouteSpec[] = [...healthRoutes(redis, metrics, deps.readiness), ...extractRoutes(extractService)];
+  // The queue shares the gateway's fail-fast client: producers never block, and a Redis outage
+  // answers 503 at once.
+  const queue = new Queue(DOWNLOAD_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  const jobs = new JobService(queue, deps.artifacts ?? new FsArtifactStore(config.DATA_DIR));
+  const downloads = new DownloadService({
+    sources,
+    queue,
+    redis,
+    jobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+    artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
+    jobAlive: (id) => jobs.alive(id),
+  });
+  const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length };
+
+  const routes: RouteSpec[] = [
+    ...healthRoutes(redis, metrics, readiness),
+    ...extractRoutes(extractService),
+    ...downloadRoutes({ downloads, jobs, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES }),
+  ];
   let openapi: unknown;
   routes.push({
     method: 'get',
@@ -88,7 +118,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   for (const route of routes) app[route.method](expressPath(route.path), ...(route.before ?? []), route.handler);
   app.use(notFound);
   app.use(errorHandler(logger));
-  return { app, metrics, routes };
+  return { app, metrics, routes, queue, close: () => queue.close() };
 }
 
 export function createApp(deps: GatewayDeps): Express {

@@ -9,6 +9,9 @@ export class GatewayMetrics {
   readonly httpDuration: prom.Histogram<'method' | 'route' | 'status'>;
   readonly extracts: prom.Counter<'platform' | 'outcome'>;
   readonly extractDuration: prom.Histogram<'platform' | 'outcome'>;
+  readonly streamedBytes: prom.Counter;
+  readonly activeStreams: prom.Gauge;
+  readonly downloads: prom.Counter<'kind'>;
 
   constructor() {
     this.registry = createRegistry({ app: 'gateway' });
@@ -17,6 +20,9 @@ export class GatewayMetrics {
     this.httpDuration = new prom.Histogram({ name: 'reelay_http_request_duration_seconds', help: 'Time to answer HTTP requests (headers sent), by route template.', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers });
     this.extracts = new prom.Counter({ name: 'reelay_extracts_total', help: 'Extractions by platform and outcome (success or an error code).', labelNames: ['platform', 'outcome'], registers });
     this.extractDuration = new prom.Histogram({ name: 'reelay_extract_duration_seconds', help: 'Extraction time by platform and outcome.', labelNames: ['platform', 'outcome'], buckets: LATENCY_BUCKETS, registers });
+    this.streamedBytes = new prom.Counter({ name: 'reelay_stream_bytes_total', help: 'Bytes sent to clients by direct streams.', registers });
+    this.activeStreams = new prom.Gauge({ name: 'reelay_active_streams', help: 'Direct streams in progress.', registers });
+    this.downloads = new prom.Counter({ name: 'reelay_downloads_total', help: 'Download requests by delivery: direct, job, or job_reused (the same request\'s live job).', labelNames: ['kind'], registers });
   }
 
   /** Times every request and labels it with the matched route template ('unmatched' otherwise). */

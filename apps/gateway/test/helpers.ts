@@ -1,5 +1,6 @@
 // Builds the real gateway for tests: real Redis (the run's private server), silent logs, the local
 // origin allow-listed.
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { parseConfig, type Config } from '@reelay/config';
 import { Egress } from '@reelay/egress';
@@ -29,6 +30,16 @@ export async function buildGateway(options: { env?: Record<string, string>; redi
   const redis = options.redis ?? (await testRedis());
   const logger = createLogger({ name: 'gateway-test', level: 'silent' });
   const egress = new Egress({ allowlist: config.EGRESS_ALLOWLIST, responseTimeoutMs: 1500, idleTimeoutMs: 1500 });
-  const gateway = createGateway({ config, redis, logger, egress, ...options.deps });
-  return { ...gateway, redis, config, close: async () => void (await redis.quit().catch(() => redis.disconnect())) };
+  // Each gateway gets its own queue prefix, so tests of different files never share jobs.
+  const queuePrefix = options.deps?.queuePrefix ?? `test-${randomBytes(4).toString('hex')}`;
+  const gateway = createGateway({ config, redis, logger, egress, queuePrefix, ...options.deps });
+  return {
+    ...gateway,
+    redis,
+    config,
+    close: async () => {
+      await gateway.close().catch(() => undefined);
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
 }

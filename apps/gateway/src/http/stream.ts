@@ -1,0 +1,95 @@
+// Direct streams: a progressive source piped from the origin through the egress guard to the
+// client with backpressure, Range passed through, and the upstream request cancelled when the
+// client goes away. Errors before the first byte are envelopes; after it, the connection is cut.
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Request, Response } from 'express';
+import { ReelayError, type StoredSource } from '@reelay/contracts';
+import { statusError, type Egress } from '@reelay/egress';
+import type { GatewayMetrics } from '../metrics.js';
+import { contentDisposition, withExtension } from './disposition.js';
+
+const MIME_EXT: Record<string, string> = {
+  'video/mp4': 'mp4', 'video/webm': 'webm', 'video/quicktime': 'mov', 'video/x-matroska': 'mkv', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a',
+  'audio/aac': 'aac', 'audio/ogg': 'ogg', 'audio/opus': 'opus', 'audio/wav': 'wav', 'audio/flac': 'flac', 'image/jpeg': 'jpg', 'image/png': 'png',
+  'image/gif': 'gif', 'image/webp': 'webp', 'image/avif': 'avif',
+};
+
+/** Counts bytes for the metrics and stops past the size limit. */
+class ByteLimit extends Transform {
+  bytes = 0;
+  constructor(
+    private readonly limit: number,
+    private readonly onBytes: (n: number) => void,
+  ) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limit) return done(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
+    this.onBytes(chunk.length);
+    done(null, chunk);
+  }
+}
+
+export interface StreamOptions {
+  egress: Egress;
+  metrics: GatewayMetrics;
+  maxBytes: number;
+  source: StoredSource;
+  basename: string;
+}
+
+export async function streamSource(req: Request, res: Response, opts: StreamOptions): Promise<void> {
+  const { egress, metrics, source } = opts;
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const range = req.get('range');
+  const upstream = await egress.open(source.url, {
+    identity: true,
+    signal: controller.signal,
+    allowErrorStatus: true,
+    headers: { ...source.headers, range: range && /^bytes=\d*-\d*$/.test(range) ? range : undefined },
+  });
+  const { status, headers } = upstream;
+  if (status === 416) {
+    upstream.body.destroy();
+    res.status(416);
+    if (headers['content-range']) res.setHeader('Content-Range', String(headers['content-range']));
+    res.end();
+    return;
+  }
+  if (status >= 400) {
+    upstream.body.destroy();
+    throw statusError(status);
+  }
+  const length = Number(headers['content-length']);
+  const total = status === 206 ? Number(/\/(\d+)$/.exec(String(headers['content-range'] ?? ''))?.[1]) : length;
+  if (Number.isFinite(total) && total > opts.maxBytes) {
+    upstream.body.destroy();
+    throw new ReelayError('upstream_error', `The media is larger than the service allows (${opts.maxBytes} bytes).`);
+  }
+  const upstreamType = String(headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const contentType = upstreamType && upstreamType !== 'application/octet-stream' ? upstreamType : (source.mime_type ?? 'application/octet-stream');
+  const ext = source.ext ?? MIME_EXT[contentType];
+  res.status(status === 206 ? 206 : 200);
+  res.setHeader('Content-Type', contentType);
+  if (Number.isFinite(length) && headers['content-encoding'] === undefined) res.setHeader('Content-Length', String(length));
+  if (status === 206 && headers['content-range']) res.setHeader('Content-Range', String(headers['content-range']));
+  res.setHeader('Accept-Ranges', status === 206 || headers['accept-ranges'] === 'bytes' ? 'bytes' : 'none');
+  res.setHeader('Content-Disposition', contentDisposition(withExtension(opts.basename, ext)));
+  res.setHeader('Cache-Control', 'no-store');
+
+  metrics.activeStreams.inc();
+  const limit = new ByteLimit(opts.maxBytes, (n) => metrics.streamedBytes.inc(n));
+  try {
+    await pipeline(upstream.body, limit, res);
+  } catch {
+    // Headers are out: the only honest signal left is cutting the connection.
+    if (!res.destroyed) res.destroy();
+  } finally {
+    metrics.activeStreams.dec();
+  }
+}

@@ -1,0 +1,86 @@
+// Surface B: POST /api/v1/download, GET /api/v1/jobs/{id} and its artifact.
+import type { Egress } from '@reelay/egress';
+import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema, ReelayError } from '@reelay/contracts';
+import { contentDisposition } from '../http/disposition.js';
+import { parseBody, type RouteSpec } from '../http/route.js';
+import { streamSource } from '../http/stream.js';
+import type { GatewayMetrics } from '../metrics.js';
+import type { DownloadService } from '../services/download.js';
+import type { JobService } from '../services/jobs.js';
+
+const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
+
+export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number }): RouteSpec[] {
+  const { downloads, jobs, egress, metrics } = deps;
+  return [
+    {
+      method: 'post',
+      path: '/api/v1/download',
+      tag: 'surface B',
+      summary: 'Download a source or a merge pair: a direct stream, or an asynchronous job',
+      body: DownloadRequestSchema,
+      responses: {
+        200: { description: 'The media, streamed (206 for a Range request)', contentType: 'application/octet-stream' },
+        202: { description: 'A job was started (or the same request\'s live job is returned); poll status_url', schema: JobAcceptedSchema, headers: { Location: 'The job URL' } },
+        400: error('invalid_request, unknown_source or invalid_merge_pair'),
+        403: error('url_blocked'),
+        404: error('content_not_found'),
+        502: error('upstream_error'),
+        503: error('service_unavailable'),
+        504: error('upstream_timeout'),
+      },
+      handler: async (req, res) => {
+        const body = parseBody(DownloadRequestSchema, req.body);
+        const plan = await downloads.plan(body);
+        if (plan.kind === 'direct') {
+          metrics.downloads.inc({ kind: 'direct' });
+          await streamSource(req, res, { egress, metrics, maxBytes: deps.maxMediaBytes, source: plan.source, basename: plan.basename });
+          return;
+        }
+        const { id, reused } = await downloads.enqueue(plan.payload);
+        metrics.downloads.inc({ kind: reused ? 'job_reused' : 'job' });
+        const status = reused ? (await jobs.view(id)).status : 'queued';
+        const statusUrl = `/api/v1/jobs/${id}`;
+        res.status(202).location(statusUrl).json({ success: true, data: { job_id: id, status, status_url: statusUrl } });
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/jobs/{id}',
+      tag: 'surface B',
+      summary: 'A download job: status, progress, error or artifact',
+      params: { id: 'The job id from the 202 answer' },
+      responses: { 200: { description: 'The job', schema: JobEnvelopeSchema }, 404: error('job_not_found'), 503: error('service_unavailable') },
+      handler: async (req, res) => {
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({ success: true, data: await jobs.view(String(req.params.id)) });
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/jobs/{id}/artifact',
+      tag: 'surface B',
+      summary: "A finished job's file (Range supported)",
+      params: { id: 'The job id' },
+      responses: {
+        200: { description: 'The file (206 for a Range request)', contentType: 'application/octet-stream' },
+        404: error('job_not_found'),
+        409: error('artifact_not_ready: the job has not completed'),
+        410: error('artifact_expired'),
+      },
+      handler: async (req, res) => {
+        const stored = await jobs.artifact(String(req.params.id));
+        res.setHeader('Content-Type', stored.meta.content_type);
+        res.setHeader('Content-Disposition', contentDisposition(stored.meta.filename));
+        res.setHeader('Cache-Control', 'private, no-store');
+        await new Promise<void>((resolve, reject) => {
+          res.sendFile(stored.path, { acceptRanges: true, cacheControl: false, lastModified: true, etag: true, dotfiles: 'allow' }, (err?: NodeJS.ErrnoException) => {
+            if (!err || res.headersSent) return resolve();
+            // The sweeper may remove the file between the check above and this read.
+            reject(err.code === 'ENOENT' ? new ReelayError('artifact_expired', 'The artifact has expired; request the download again.') : err);
+          });
+        });
+      },
+    },
+  ];
+}
