@@ -119,7 +119,7 @@ export function fmt(n, digits = 1) {
  * Starts nginx (if installed) serving bench/origin.mjs's documents for any path under /og/ and
  * /hls/, on a free port. Returns undefined when nginx is not installed.
  */
-export async function startNginxOrigin() {
+export async function startNginxOrigin({ files } = {}) {
   if (spawnSync('nginx', ['-v']).error) return undefined;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-nginx-'));
   // nginx's workers drop to an unprivileged user when started as root: they must be able to read.
@@ -152,7 +152,8 @@ http {
     listen 127.0.0.1:${port};
     root ${dir}/www;
     location /og/ { default_type "text/html; charset=utf-8"; try_files /og.html =404; }
-    location /hls/ { default_type application/vnd.apple.mpegurl; try_files /master.m3u8 =404; }
+    location /hls/ { default_type application/vnd.apple.mpegurl; try_files /master.m3u8 =404; }${files ? `
+    location /files/ { alias ${files}/; default_type application/octet-stream; sendfile on; }` : ''}
   }
 }
 `);

@@ -1,8 +1,11 @@
 // Benchmark origin, run in its own process: an OpenGraph page at /og/* and an HLS master at /hls/*,
 // any path (so every request can use a new URL and nothing is cached).
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 
 const port = Number(process.argv[2] ?? 0);
+const filesDir = process.argv[3];
 
 const page = (id) => `<!doctype html>
 <html><head>
@@ -49,6 +52,13 @@ const server = http.createServer((req, res) => {
   if (url.startsWith('/hls/')) {
     res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl', 'content-length': Buffer.byteLength(master) });
     return void res.end(master);
+  }
+  if (filesDir && url.startsWith('/files/')) {
+    const file = path.join(filesDir, path.basename(url));
+    if (fs.existsSync(file)) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': fs.statSync(file).size });
+      return void fs.createReadStream(file).pipe(res);
+    }
   }
   res.writeHead(404).end();
 });

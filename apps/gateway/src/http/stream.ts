@@ -1,7 +1,6 @@
 // Direct streams: a progressive source piped from the origin through the egress guard to the
 // client with backpressure, Range passed through, and the upstream request cancelled when the
 // client goes away. Errors before the first byte are envelopes; after it, the connection is cut.
-import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { ReelayError, type StoredSource } from '@reelay/contracts';
@@ -14,23 +13,6 @@ const MIME_EXT: Record<string, string> = {
   'audio/aac': 'aac', 'audio/ogg': 'ogg', 'audio/opus': 'opus', 'audio/wav': 'wav', 'audio/flac': 'flac', 'image/jpeg': 'jpg', 'image/png': 'png',
   'image/gif': 'gif', 'image/webp': 'webp', 'image/avif': 'avif',
 };
-
-/** Counts bytes for the metrics and stops past the size limit. */
-class ByteLimit extends Transform {
-  bytes = 0;
-  constructor(
-    private readonly limit: number,
-    private readonly onBytes: (n: number) => void,
-  ) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.bytes += chunk.length;
-    if (this.bytes > this.limit) return done(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
-    this.onBytes(chunk.length);
-    done(null, chunk);
-  }
-}
 
 export interface StreamOptions {
   egress: Egress;
@@ -83,13 +65,20 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   res.setHeader('Cache-Control', 'no-store');
 
   metrics.activeStreams.inc();
-  const limit = new ByteLimit(opts.maxBytes, (n) => metrics.streamedBytes.inc(n));
+  // Counting on 'data' beside the pipe, rather than in a Transform stage, saves a stream hop per
+  // chunk on the hot path; the limit still cuts the stream the moment it is passed.
+  let bytes = 0;
+  upstream.body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > opts.maxBytes) upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
+  });
   try {
-    await pipeline(upstream.body, limit, res);
+    await pipeline(upstream.body, res);
   } catch {
     // Headers are out: the only honest signal left is cutting the connection.
     if (!res.destroyed) res.destroy();
   } finally {
+    metrics.streamedBytes.inc(bytes);
     metrics.activeStreams.dec();
   }
 }

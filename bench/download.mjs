@@ -1,0 +1,103 @@
+// Benchmark: direct downloads through the gateway against fetching the same file straight from the
+// origin with the same client (curl), in the same run. Targets: a 512 MiB download at most 1.3× the
+// direct time; gateway RSS growth under 64 MB during 20 parallel streams.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fmt, requireTool, sampleRss, spawnNode, startNginxOrigin, waitForHttp } from './lib.mjs';
+
+const MiB = 1024 * 1024;
+
+function makeFile(file, mib) {
+  if (fs.existsSync(file) && fs.statSync(file).size === mib * MiB) return;
+  const block = Buffer.alloc(MiB);
+  for (let i = 0; i < block.length; i += 4) block.writeUInt32LE((Math.random() * 0xffffffff) >>> 0, i);
+  const fd = fs.openSync(file, 'w');
+  for (let i = 0; i < mib; i++) {
+    block.writeUInt32LE(i, 0); // no two blocks alike
+    fs.writeSync(fd, block);
+  }
+  fs.closeSync(fd);
+}
+
+/** Times one curl download (seconds) of a GET or a JSON POST; bytes are discarded. */
+function curlTime(url, body) {
+  const args = ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}'];
+  if (body) args.push('-H', 'content-type: application/json', '--data', JSON.stringify(body));
+  args.push(url);
+  const out = spawnSync('curl', args, { encoding: 'utf8' });
+  const [seconds, bytes, code] = out.stdout.trim().split(' ');
+  if (code !== '200') throw new Error(`curl ${url} answered ${code}`);
+  return { seconds: Number(seconds), bytes: Number(bytes) };
+}
+
+function curlParallel(n, url, body) {
+  return Promise.all(
+    Array.from({ length: n }, () => new Promise((resolve, reject) => {
+      const child = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'content-type: application/json', '--data', JSON.stringify(body), url], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.once('exit', () => (out === '200' ? resolve() : reject(new Error(`parallel download answered ${out}`))));
+    })),
+  );
+}
+
+export async function benchDirectDownload() {
+  requireTool('curl', 'apt-get install curl');
+  const { startRedis, freePort } = await import('@reelay/testkit');
+  const dir = path.join(os.tmpdir(), 'reelay-bench-files');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.chmodSync(dir, 0o755);
+  makeFile(path.join(dir, 'big.mp4'), 512);
+  makeFile(path.join(dir, 'mid.mp4'), 128);
+
+  const redis = await startRedis();
+  const origin = (await startNginxOrigin({ files: dir })) ?? (await spawnNode(['bench/origin.mjs', '0', dir]).then(({ child, line }) => ({ child, port: Number(line), kind: 'node' })));
+  const port = await freePort();
+  const gateway = await spawnNode(['apps/gateway/dist/main.js'], { PORT: String(port), REDIS_URL: redis.url, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'warn' }, { firstLine: false });
+  const base = `http://127.0.0.1:${port}`;
+  const fileUrl = (name) => `http://127.0.0.1:${origin.port}/files/${name}`;
+  try {
+    await waitForHttp(`${base}/readyz`);
+    for (const name of ['big.mp4', 'mid.mp4']) {
+      const res = await fetch(`${base}/api/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: fileUrl(name) }) });
+      if (!res.ok) throw new Error(`extract of ${name} failed: ${await res.text()}`);
+    }
+    // Warm the page cache and connections, then alternate direct and gateway runs.
+    curlTime(fileUrl('big.mp4'));
+    const pipe = await spawnNode(['bench/pipe-proxy.mjs', fileUrl('big.mp4')]);
+    const direct = [];
+    const bare = [];
+    const through = [];
+    for (let i = 0; i < 3; i++) {
+      direct.push(curlTime(fileUrl('big.mp4')).seconds);
+      bare.push(curlTime(`http://127.0.0.1:${pipe.line}/`).seconds);
+      through.push(curlTime(`${base}/api/v1/download`, { url: fileUrl('big.mp4') }).seconds);
+    }
+    pipe.child.kill('SIGTERM');
+    const best = (xs) => Math.min(...xs);
+
+    const rss = sampleRss(gateway.child.pid);
+    await curlParallel(20, `${base}/api/v1/download`, { url: fileUrl('mid.mp4') });
+    const mem = rss.stop();
+
+    console.log(`\n## direct download (512 MiB, curl, origin: ${origin.kind}; best of 3)\n`);
+    console.log('| path | seconds | MiB/s |');
+    console.log('|---|---|---|');
+    console.log(`| origin directly | ${fmt(best(direct), 3)} | ${fmt(512 / best(direct), 0)} |`);
+    console.log(`| bare Node pipe proxy (http.get → res, no checks) | ${fmt(best(bare), 3)} | ${fmt(512 / best(bare), 0)} |`);
+    console.log(`| through the gateway | ${fmt(best(through), 3)} | ${fmt(512 / best(through), 0)} |`);
+    const ratio = best(through) / best(direct);
+    console.log(`\nratio gateway/direct: ${fmt(ratio, 2)}× (target ≤ 1.3×: ${ratio <= 1.3 ? 'met' : 'NOT met'}); gateway/bare Node pipe: ${fmt(best(through) / best(bare), 2)}×`);
+    const growth = mem.max - mem.start;
+    console.log(`20 parallel 128 MiB streams: gateway RSS ${fmt(mem.start, 0)} → max ${fmt(mem.max, 0)} MB, growth ${fmt(growth, 0)} MB (target < 64 MB: ${growth < 64 ? 'met' : 'NOT met'})`);
+    return { ratio, growth };
+  } finally {
+    gateway.child.kill('SIGTERM');
+    origin.child.kill('SIGTERM');
+    await redis.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchDirectDownload();
