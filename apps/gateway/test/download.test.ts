@@ -211,6 +211,8 @@ describe('jobs and artifacts', () => {
     // artifact, live for the webm job and already expired for the mkv one.
     const expiredJob = await download({ url: page.media[0].sources[0].url, format: 'mkv' }).expect(202);
     const connection = await testRedis();
+    // BullMQ's close() leaves connections it was given open: this one is quit below.
+    const workerConnection = connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
     const worker = new Worker<JobPayload, JobResult>(
       DOWNLOAD_QUEUE,
       async (job) => {
@@ -221,7 +223,7 @@ describe('jobs and artifacts', () => {
         const meta = await artifacts.put(job.id!, file, { filename: `${job.data.basename}.${job.data.format}`, content_type: 'video/webm', expires_at: Date.now() + (expired ? -1000 : 60_000) });
         return { filename: meta.filename, content_type: meta.content_type, size: meta.size, expires_at: meta.expires_at };
       },
-      { connection: connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true }), prefix },
+      { connection: workerConnection, prefix },
     );
     try {
       const waitFor = async (id: string, status: string) => {
@@ -249,6 +251,7 @@ describe('jobs and artifacts', () => {
       expect(fresh.body.data.job_id).not.toBe(expiredJob.body.data.job_id);
     } finally {
       await worker.close();
+      await workerConnection.quit();
       await connection.quit();
     }
   });

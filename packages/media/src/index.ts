@@ -1,6 +1,7 @@
 // @reelay/media: where ffmpeg is, what its commands are (pure builders), and how a run is supervised.
 export * from './binaries.js';
 export * from './containers.js';
+export * from './inputs.js';
 export * from './operations.js';
 export * from './probe.js';
 export * from './progress.js';

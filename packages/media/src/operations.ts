@@ -1,15 +1,18 @@
 // The ffmpeg operations (merge, convert, remux) as data, and pure builders of their argument arrays.
 import { codecsFit, isContainer, muxerFor, normaliseCodec, type AudioFormat, type Container, type OutputFormat } from './containers.js';
+import { inputArgs, localPath, type MediaInput } from './inputs.js';
 
-/** Inputs are `http://` URLs of the local egress relay, or local file paths (never another scheme). */
-export type MediaInput = string;
-
-/** A video-only and an audio-only progressive file into one file, both streams copied. */
+/**
+ * A video-only and an audio-only progressive file into one file. Streams are copied, except a stream
+ * whose codec is known not to fit the container (vp9 asked into mp4), which is encoded.
+ */
 export interface MergeOperation {
   type: 'merge';
   videoInput: MediaInput;
   audioInput: MediaInput;
   container: Container;
+  videoCodec?: string;
+  audioCodec?: string;
 }
 
 /**
@@ -22,6 +25,12 @@ export interface ConvertOperation {
   format: OutputFormat;
   videoCodec?: string;
   audioCodec?: string;
+  /** A segmented input (an HLS playlist or DASH manifest) instead of a progressive file. */
+  manifest?: 'hls' | 'dash';
+  /** The DASH representation to take (by id) instead of the first video and audio stream. */
+  representation?: string;
+  /** AES-128 HLS: allows the `crypto` protocol. */
+  aes128?: boolean;
 }
 
 interface RemuxCommon {
@@ -52,6 +61,11 @@ export interface BuildContext {
   output: string;
   /** Where ffmpeg writes `-progress` blocks; the runner reads them from stdout. */
   progressUrl?: string;
+  /**
+   * `-fs`: ffmpeg stops writing past this many bytes, so a runaway output cannot fill the disk. It
+   * then exits as if the input had ended, so the caller must treat an output this large as a failure.
+   */
+  maxOutputBytes?: number;
 }
 
 export interface FfmpegArgs {
@@ -74,32 +88,6 @@ function globalArgs(progressUrl: string): string[] {
   return ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', progressUrl, '-nostats'];
 }
 
-const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
-
-/**
- * `-protocol_whitelist` is set per input, just before its `-i`: ffmpeg passes it on to everything the
- * demuxer opens (HLS and DASH playlists, segments, keys), so a manifest cannot make ffmpeg read a local
- * file, another host over https, or a `concat:`/`data:`/`subfile:` URL. ffmpeg 5.1 needs `http,tcp`
- * for HLS and DASH over http (the demuxers open segments through the http protocol), plus `crypto` for
- * AES-128 HLS; local files get `file` alone. A network input never gets `file`, and vice versa.
- */
-export function inputArgs(input: MediaInput, opts: { aes128?: boolean } = {}): string[] {
-  const crypto = opts.aes128 ? ['crypto'] : [];
-  if (/^http:\/\//i.test(input)) return ['-protocol_whitelist', [...crypto, 'http', 'tcp'].join(','), '-i', input];
-  return ['-protocol_whitelist', [...crypto, 'file'].join(','), '-i', localPath(input, 'input')];
-}
-
-/**
- * A local path with an explicit `file:` protocol, so a name like `a:b.mp4` is never read as a protocol.
- * Anything that looks like a URL is refused: ffmpeg reads the network only through the local relay.
- */
-function localPath(path: string, what: 'input' | 'output'): string {
-  if (path === '' || SCHEME.test(path)) {
-    throw new TypeError(`ffmpeg ${what} must be ${what === 'input' ? 'an http:// relay URL or ' : ''}a file path (prefix a relative name containing ':' with ./): ${path}`);
-  }
-  return `file:${path}`;
-}
-
 // `-map N:m:id:ID` selects a DASH representation by the `id` tag ffmpeg's DASH demuxer sets. ffmpeg
 // splits stream specifiers at ':' and unescapes quotes and backslashes, so only plain ids are accepted.
 function representationMap(inputIndex: number, id: string): string {
@@ -112,13 +100,6 @@ function representationMap(inputIndex: number, id: string): string {
 function muxArgs(format: OutputFormat): string[] {
   const faststart = format === 'mp4' || format === 'm4a' ? ['-movflags', '+faststart'] : [];
   return [...faststart, '-f', muxerFor(format)];
-}
-
-function mergeArgs(op: MergeOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
-  return {
-    inputArgs: [...inputArgs(op.videoInput), ...inputArgs(op.audioInput)],
-    outputArgs: ['-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', ...muxArgs(op.container)],
-  };
 }
 
 // Audio encoders per format, and the codec that may be copied instead of re-encoding (a second lossy
@@ -140,30 +121,45 @@ const CONTAINER_AUDIO_ENCODE: Record<Exclude<Container, 'mkv'>, string[]> = {
   webm: ['-c:a', 'libopus', '-b:a', '128k'],
 };
 
+/**
+ * Copy each stream whose codec fits the container and encode the others; Matroska takes anything.
+ * `unknown` decides for a stream without a codec name: a merge copies (its pair came from one extract
+ * and is usually right), a conversion encodes (which always works).
+ */
+function codecArgs(container: Container, videoCodec: string | undefined, audioCodec: string | undefined, unknown: 'copy' | 'encode'): string[] {
+  if (container === 'mkv') return ['-c', 'copy'];
+  const copyVideo = videoCodec === undefined ? unknown === 'copy' : codecsFit(container, videoCodec, undefined);
+  const copyAudio = audioCodec === undefined ? unknown === 'copy' : codecsFit(container, undefined, audioCodec);
+  if (copyVideo && copyAudio) return ['-c', 'copy'];
+  return [...(copyVideo ? ['-c:v', 'copy'] : VIDEO_ENCODE[container]), ...(copyAudio ? ['-c:a', 'copy'] : CONTAINER_AUDIO_ENCODE[container])];
+}
+
+function mergeArgs(op: MergeOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
+  return {
+    inputArgs: [...inputArgs(op.videoInput), ...inputArgs(op.audioInput)],
+    outputArgs: ['-map', '0:v:0', '-map', '1:a:0', ...codecArgs(op.container, op.videoCodec, op.audioCodec, 'copy'), ...muxArgs(op.container)],
+  };
+}
+
 function convertArgs(op: ConvertOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
-  const input = inputArgs(op.input);
+  const input = inputArgs(op.input, { kind: op.manifest ?? 'progressive', aes128: op.aes128 });
   const format = op.format;
+  const representation = op.representation !== undefined ? ['-map', representationMap(0, op.representation)] : undefined;
   if (!isContainer(format)) {
     const spec = AUDIO_ENCODE[format];
     const copy = spec.copyable !== undefined && normaliseCodec(op.audioCodec) === spec.copyable;
     // The first audio stream only; -vn also keeps cover art out of audio files.
-    return { inputArgs: input, outputArgs: ['-map', '0:a:0', '-vn', ...(copy ? ['-c:a', 'copy'] : spec.encode), ...muxArgs(format)] };
+    const maps = representation ?? ['-map', '0:a:0'];
+    return { inputArgs: input, outputArgs: [...maps, '-vn', ...(copy ? ['-c:a', 'copy'] : spec.encode), ...muxArgs(format)] };
   }
   // The first video and audio stream, each optional ('?') so audio-only or video-only inputs work;
   // data and subtitle streams (e.g. ID3 in MPEG-TS) would make some muxers fail.
-  const maps = ['-map', '0:v:0?', '-map', '0:a:0?'];
-  if (format === 'mkv') return { inputArgs: input, outputArgs: [...maps, '-c', 'copy', ...muxArgs(format)] };
-  const copyVideo = op.videoCodec !== undefined && codecsFit(format, op.videoCodec, undefined);
-  const copyAudio = op.audioCodec !== undefined && codecsFit(format, undefined, op.audioCodec);
-  const codecs =
-    copyVideo && copyAudio
-      ? ['-c', 'copy']
-      : [...(copyVideo ? ['-c:v', 'copy'] : VIDEO_ENCODE[format]), ...(copyAudio ? ['-c:a', 'copy'] : CONTAINER_AUDIO_ENCODE[format])];
-  return { inputArgs: input, outputArgs: [...maps, ...codecs, ...muxArgs(format)] };
+  const maps = representation ?? ['-map', '0:v:0?', '-map', '0:a:0?'];
+  return { inputArgs: input, outputArgs: [...maps, ...codecArgs(format, op.videoCodec, op.audioCodec, 'encode'), ...muxArgs(format)] };
 }
 
 function remuxArgs(op: RemuxOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
-  const opts = { aes128: op.aes128 };
+  const opts = { kind: op.manifest, aes128: op.aes128 };
   let inputs: string[];
   let maps: string[];
   if (op.input !== undefined) {
@@ -202,5 +198,6 @@ export function buildArgs(op: MediaOperation, ctx: BuildContext): FfmpegArgs {
     }
   }
   const output = localPath(ctx.output, 'output');
-  return { ...parts, args: [...globalArgs(ctx.progressUrl ?? 'pipe:1'), ...parts.inputArgs, ...parts.outputArgs, output] };
+  const limit = ctx.maxOutputBytes !== undefined ? ['-fs', String(ctx.maxOutputBytes)] : [];
+  return { ...parts, args: [...globalArgs(ctx.progressUrl ?? 'pipe:1'), ...parts.inputArgs, ...parts.outputArgs, ...limit, output] };
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import { execa, ExecaError } from 'execa';
 import { z } from 'zod';
 import { resolveFfprobe } from './binaries.js';
-import { inputArgs } from './operations.js';
+import { inputArgs, type InputKind, type MediaInput } from './inputs.js';
 import { STDERR_TAIL_BYTES, toFfmpegError } from './runner.js';
 
 export type StreamType = 'video' | 'audio' | 'subtitle' | 'data' | 'attachment' | 'unknown';
@@ -57,16 +57,21 @@ export interface ProbeOptions {
   binary?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** What the input is (default progressive) and whether it is AES-128 HLS: the same whitelists as ffmpeg. */
+  kind?: InputKind;
+  aes128?: boolean;
+  /** Added to the environment, e.g. `http_proxy`; an undefined value removes a variable. */
+  env?: Record<string, string | undefined>;
 }
 
-/** ffprobe one input (a local file, or an http:// relay URL) with the same protocol whitelist as ffmpeg. */
-export async function probe(file: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
+/** ffprobe one input (a local file, or an http:// URL with headers) with the same whitelists as ffmpeg. */
+export async function probe(input: MediaInput, opts: ProbeOptions = {}): Promise<ProbeResult> {
   const binary = opts.binary ?? resolveFfprobe();
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(file)];
+  const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(input, { kind: opts.kind, aes128: opts.aes128 })];
   let stdout: string;
   try {
-    ({ stdout } = await execa(binary, args, { cancelSignal: opts.signal, timeout: timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore' }));
+    ({ stdout } = await execa(binary, args, { cancelSignal: opts.signal, timeout: timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore', env: opts.env }));
   } catch (err) {
     const stderr: unknown = err instanceof ExecaError ? err.stderr : undefined;
     const tail = typeof stderr === 'string' ? stderr.trim().slice(-STDERR_TAIL_BYTES) : '';

@@ -70,6 +70,8 @@ export interface RunFfmpegOptions {
   /** Whole percent, rising: 0–99 while running, 100 once ffmpeg has exited successfully. */
   onProgress?: (percent: number) => void;
   cwd?: string;
+  /** Added to the environment, e.g. `http_proxy`; an undefined value removes a variable. */
+  env?: Record<string, string | undefined>;
 }
 
 /** Resolves when ffmpeg exits 0; otherwise rejects with an FfmpegError (or onProgress's own error). */
@@ -101,6 +103,7 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
     killSignal: 'SIGTERM',
     forceKillAfterDelay: opts.killGraceMs ?? 5_000,
     cwd: opts.cwd,
+    env: opts.env,
     stdin: 'ignore',
     // Streams are consumed here as they arrive (progress, stderr tail) instead of being buffered whole.
     buffer: false,

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -178,6 +179,21 @@ describe('segmented inputs and the protocol whitelist', () => {
     expect(origin.hits.get('/hls/seg000.ts')).toBeGreaterThanOrEqual(1);
   });
 
+  test('the request headers of an input reach the origin on the playlist and every segment', async () => {
+    const seen: (string | undefined)[][] = [];
+    for (const name of ['index.m3u8', 'seg000.ts', 'seg001.ts']) {
+      const file = path.join(media.hlsDir, name);
+      origin.route(`/hdr/${name}`, (req, res) => {
+        seen.push([name, req.headers['user-agent'], req.headers.referer, String(req.headers['x-token'])]);
+        res.writeHead(200, { 'content-type': name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t' }).end(fs.readFileSync(file));
+      });
+    }
+    const headers = { 'User-Agent': 'reelay-test/1', Referer: 'https://site.example/', 'X-Token': 'abc' };
+    await run({ type: 'remux', manifest: 'hls', input: { url: origin.url('/hdr/index.m3u8'), headers }, container: 'mkv' });
+    expect(seen.map((s) => s[0]).sort()).toEqual(['index.m3u8', 'seg000.ts', 'seg001.ts']);
+    for (const [, ua, referer, token] of seen) expect([ua, referer, token]).toEqual(['reelay-test/1', 'https://site.example/', 'abc']);
+  });
+
   test('a DASH video and audio representation over http remux into one mp4 with http,tcp only', async () => {
     const mpd = origin.url('/dash/manifest.mpd');
     const file = await run({ type: 'remux', manifest: 'dash', videoInput: mpd, audioInput: mpd, videoRepresentation: '0', audioRepresentation: '1', container: 'mp4' });
@@ -196,6 +212,7 @@ describe('segmented inputs and the protocol whitelist', () => {
   test.each([
     ['a local file', (seg: string) => `file://${seg}`, /Protocol 'file' not on whitelist 'http,tcp'/],
     ['an https URL', () => 'https://example.invalid/seg000.ts', /Protocol 'https' not on whitelist 'http,tcp'/],
+    ['a crypto URL', (seg: string) => `crypto:file://${seg}`, /Protocol 'crypto' not on whitelist 'http,tcp'/],
   ])('a playlist over http that points a segment at %s is refused by ffmpeg', async (_what, segment, reason) => {
     const playlist = fs.readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8').replace('seg000.ts', segment(path.join(media.hlsDir, 'seg000.ts')));
     const route = `/evil-${Math.random().toString(36).slice(2)}.m3u8`;
@@ -203,5 +220,32 @@ describe('segmented inputs and the protocol whitelist', () => {
     const err = await failure(run({ type: 'remux', manifest: 'hls', input: origin.url(route), container: 'mkv' }));
     expect(err.kind).toBe('failed');
     expect(err.stderrTail).toMatch(reason);
+  });
+
+  test('a playlist line naming httpproxy:// cannot make ffmpeg dial its address', async () => {
+    // ffmpeg's HLS demuxer admits any protocol whose name starts with "http"; httpproxy would connect
+    // to the host in the URL directly. With it off the whitelist, nothing connects.
+    const dialled: string[] = [];
+    const trap = net.createServer((socket) => {
+      dialled.push('connection');
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
+    const { port } = trap.address() as net.AddressInfo;
+    try {
+      const playlist = fs.readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8').replace(/seg(\d+)\.ts/g, `httpproxy://127.0.0.1:${port}/127.0.0.1:1/seg$1.ts`);
+      const route = `/proxy-${Math.random().toString(36).slice(2)}.m3u8`;
+      origin.body(route, playlist, 'application/vnd.apple.mpegurl');
+      const err = await failure(run({ type: 'remux', manifest: 'hls', input: origin.url(route), container: 'mkv' }));
+      expect(err.stderrTail).toMatch(/Protocol 'httpproxy' not on whitelist/);
+      expect(dialled).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => trap.close(() => resolve()));
+    }
+  });
+
+  test('a progressive input that serves a playlist is refused by the demuxer whitelist', async () => {
+    const err = await failure(run({ type: 'convert', input: origin.url('/hls/index.m3u8'), format: 'mkv' }));
+    expect(err.stderrTail).toMatch(/Format not on whitelist/);
   });
 });

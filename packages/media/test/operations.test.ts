@@ -1,12 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
-import { buildArgs, inputArgs, outputFormat, type ConvertOperation, type MediaOperation } from '../src/operations.js';
+import { DEMUXERS, inputArgs, type InputKind } from '../src/inputs.js';
+import { buildArgs, outputFormat, type ConvertOperation, type MediaOperation } from '../src/operations.js';
 
 const GLOBAL = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats'];
 const OUT = '/data/tmp/job.part';
 const V = 'http://127.0.0.1:4100/relay/v';
 const A = 'http://127.0.0.1:4100/relay/a';
-const NET = (url: string) => ['-protocol_whitelist', 'http,tcp', '-i', url];
-const FILE = (path: string) => ['-protocol_whitelist', 'file', '-i', `file:${path}`];
+const NET = (url: string, kind: InputKind = 'progressive') => ['-protocol_whitelist', 'http,tcp', '-format_whitelist', DEMUXERS[kind], '-i', url];
+const FILE = (path: string, kind: InputKind = 'progressive') => ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS[kind], '-i', `file:${path}`];
 
 function argv(op: MediaOperation): string[] {
   return buildArgs(op, { output: OUT }).args;
@@ -37,6 +38,21 @@ describe('merge', () => {
     expect(built.inputArgs).toEqual([...NET(V), ...NET(A)]);
     expect(built.outputArgs).toEqual(['-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-f', 'matroska']);
     expect(built.args).toEqual([...GLOBAL, ...built.inputArgs, ...built.outputArgs, `file:${OUT}`]);
+  });
+});
+
+describe('merge with codecs that do not fit', () => {
+  test('encodes only the stream that does not fit the container', () => {
+    expect(argv({ type: 'merge', videoInput: V, audioInput: A, container: 'mp4', videoCodec: 'avc1.64001f', audioCodec: 'opus' })).toEqual([
+      ...GLOBAL, ...NET(V), ...NET(A),
+      '-map', '0:v:0', '-map', '1:a:0', '-c:v', 'copy', '-c:a', 'aac', '-b:a', '192k', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
+    ]);
+  });
+
+  test('copies both when they fit, and anything into mkv', () => {
+    const copy = ['-map', '0:v:0', '-map', '1:a:0', '-c', 'copy'];
+    expect(buildArgs({ type: 'merge', videoInput: V, audioInput: A, container: 'webm', videoCodec: 'vp9', audioCodec: 'opus' }, { output: OUT }).outputArgs).toEqual([...copy, '-f', 'webm']);
+    expect(buildArgs({ type: 'merge', videoInput: V, audioInput: A, container: 'mkv', videoCodec: 'vp9', audioCodec: 'aac' }, { output: OUT }).outputArgs).toEqual([...copy, '-f', 'matroska']);
   });
 });
 
@@ -131,18 +147,35 @@ describe('convert to a container', () => {
   });
 });
 
+describe('convert a segmented input', () => {
+  const mpd = 'http://127.0.0.1:4100/dash/manifest.mpd';
+
+  test('a DASH audio representation into mp3 maps that representation and encodes it', () => {
+    expect(argv({ type: 'convert', input: mpd, manifest: 'dash', representation: '1', format: 'mp3', audioCodec: 'aac' })).toEqual([
+      ...GLOBAL, ...NET(mpd, 'dash'), '-map', '0:m:id:1', '-vn', '-c:a', 'libmp3lame', '-q:a', '2', '-f', 'mp3', `file:${OUT}`,
+    ]);
+  });
+
+  test('an HLS playlist into webm uses the HLS demuxers and the crypto protocol when asked', () => {
+    const url = 'http://127.0.0.1:4100/hls/index.m3u8';
+    const built = buildArgs({ type: 'convert', input: url, manifest: 'hls', aes128: true, format: 'webm', videoCodec: 'h264', audioCodec: 'aac' }, { output: OUT });
+    expect(built.inputArgs).toEqual(['-protocol_whitelist', 'crypto,http,tcp', '-format_whitelist', DEMUXERS.hls, '-i', url]);
+    expect(built.outputArgs.slice(0, 6)).toEqual(['-map', '0:v:0?', '-map', '0:a:0?', '-c:v', 'libvpx-vp9']);
+  });
+});
+
 describe('remux', () => {
   test('an HLS playlist into mp4 copies its streams and rewraps ADTS AAC', () => {
     const url = 'http://127.0.0.1:4100/relay/hls/index.m3u8';
     expect(argv({ type: 'remux', manifest: 'hls', input: url, container: 'mp4', audioCodec: 'mp4a.40.2' })).toEqual([
-      ...GLOBAL, ...NET(url),
+      ...GLOBAL, ...NET(url, 'hls'),
       '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', '-bsf:a', 'aac_adtstoasc', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
     ]);
   });
 
   test('an HLS playlist with unknown or non-AAC audio gets no bitstream filter', () => {
     const url = 'http://127.0.0.1:4100/relay/hls/index.m3u8';
-    const expected = [...GLOBAL, ...NET(url), '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`];
+    const expected = [...GLOBAL, ...NET(url, 'hls'), '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`];
     expect(argv({ type: 'remux', manifest: 'hls', input: url, container: 'mp4' })).toEqual(expected);
     expect(argv({ type: 'remux', manifest: 'hls', input: url, container: 'mp4', audioCodec: 'mp3' })).toEqual(expected);
   });
@@ -150,20 +183,20 @@ describe('remux', () => {
   test('an HLS playlist into mkv needs no bitstream filter or faststart', () => {
     const url = 'http://127.0.0.1:4100/relay/hls/index.m3u8';
     expect(argv({ type: 'remux', manifest: 'hls', input: url, container: 'mkv', audioCodec: 'aac' })).toEqual([
-      ...GLOBAL, ...NET(url), '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', '-f', 'matroska', `file:${OUT}`,
+      ...GLOBAL, ...NET(url, 'hls'), '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', '-f', 'matroska', `file:${OUT}`,
     ]);
   });
 
   test('AES-128 HLS also allows the crypto protocol, for that input only', () => {
     const url = 'http://127.0.0.1:4100/relay/hls/index.m3u8';
     expect(buildArgs({ type: 'remux', manifest: 'hls', input: url, container: 'mkv', aes128: true }, { output: OUT }).inputArgs).toEqual([
-      '-protocol_whitelist', 'crypto,http,tcp', '-i', url,
+      '-protocol_whitelist', 'crypto,http,tcp', '-format_whitelist', DEMUXERS.hls, '-i', url,
     ]);
   });
 
   test('a video and an audio playlist into mp4 map one stream from each', () => {
     expect(argv({ type: 'remux', manifest: 'hls', videoInput: V, audioInput: A, container: 'mp4', audioCodec: 'aac' })).toEqual([
-      ...GLOBAL, ...NET(V), ...NET(A),
+      ...GLOBAL, ...NET(V, 'hls'), ...NET(A, 'hls'),
       '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-bsf:a', 'aac_adtstoasc', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
     ]);
   });
@@ -173,7 +206,7 @@ describe('remux', () => {
     expect(
       argv({ type: 'remux', manifest: 'dash', videoInput: mpd, audioInput: mpd, videoRepresentation: 'v1080', audioRepresentation: 'a-en=128000', container: 'mp4', audioCodec: 'aac' }),
     ).toEqual([
-      ...GLOBAL, ...NET(mpd), ...NET(mpd),
+      ...GLOBAL, ...NET(mpd, 'dash'), ...NET(mpd, 'dash'),
       '-map', '0:m:id:v1080', '-map', '1:m:id:a-en=128000', '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
     ]);
   });
@@ -181,7 +214,7 @@ describe('remux', () => {
   test('a single DASH representation is picked by its id', () => {
     const mpd = 'http://127.0.0.1:4100/relay/dash/manifest.mpd';
     expect(argv({ type: 'remux', manifest: 'dash', input: mpd, representation: '3', container: 'webm' })).toEqual([
-      ...GLOBAL, ...NET(mpd), '-map', '0:m:id:3', '-c', 'copy', '-f', 'webm', `file:${OUT}`,
+      ...GLOBAL, ...NET(mpd, 'dash'), '-map', '0:m:id:3', '-c', 'copy', '-f', 'webm', `file:${OUT}`,
     ]);
   });
 
@@ -191,29 +224,44 @@ describe('remux', () => {
   });
 });
 
-describe('protocol whitelist', () => {
-  test('every input gets its own whitelist immediately before its -i', () => {
+describe('protocol and demuxer whitelists', () => {
+  test('every input gets its own whitelists immediately before its -i', () => {
     const { args } = buildArgs({ type: 'merge', videoInput: '/in/v.mp4', audioInput: A, container: 'mp4' }, { output: OUT });
     const inputs = args.flatMap((arg, i) => (arg === '-i' ? [i] : []));
     expect(inputs).toHaveLength(2);
-    for (const i of inputs) expect(args[i - 2]).toBe('-protocol_whitelist');
-    expect(args[inputs[0] - 1]).toBe('file');
-    expect(args[inputs[1] - 1]).toBe('http,tcp');
+    expect(args.slice(inputs[0] - 4, inputs[0])).toEqual(['-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS.progressive]);
+    expect(args.slice(inputs[1] - 4, inputs[1])).toEqual(['-protocol_whitelist', 'http,tcp', '-format_whitelist', DEMUXERS.progressive]);
     expect(args.filter((a) => a === '-protocol_whitelist')).toHaveLength(2);
+    expect(args.filter((a) => a === '-format_whitelist')).toHaveLength(2);
   });
 
   test('network inputs never get file, and local inputs never get a network protocol', () => {
-    expect(inputArgs('http://127.0.0.1:1/x.m3u8')).toEqual(['-protocol_whitelist', 'http,tcp', '-i', 'http://127.0.0.1:1/x.m3u8']);
-    expect(inputArgs('/tmp/x.m3u8')).toEqual(['-protocol_whitelist', 'file', '-i', 'file:/tmp/x.m3u8']);
-    expect(inputArgs('/tmp/x.m3u8', { aes128: true })).toEqual(['-protocol_whitelist', 'crypto,file', '-i', 'file:/tmp/x.m3u8']);
+    expect(inputArgs('http://127.0.0.1:1/x.m3u8', { kind: 'hls' })).toEqual(['-protocol_whitelist', 'http,tcp', '-format_whitelist', DEMUXERS.hls, '-i', 'http://127.0.0.1:1/x.m3u8']);
+    expect(inputArgs('/tmp/x.m3u8', { kind: 'hls' })).toEqual(['-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS.hls, '-i', 'file:/tmp/x.m3u8']);
+    expect(inputArgs('/tmp/x.m3u8', { kind: 'hls', aes128: true })).toEqual(['-protocol_whitelist', 'crypto,file', '-format_whitelist', DEMUXERS.hls, '-i', 'file:/tmp/x.m3u8']);
+  });
+
+  test('no input may use https, tls or httpproxy: they would let a playlist dial an address past the proxy', () => {
+    const all = [inputArgs('http://h/x.m3u8', { kind: 'hls', aes128: true }), inputArgs('http://h/x.mpd', { kind: 'dash' }), inputArgs('http://h/x.mp4')];
+    for (const args of all) {
+      const protocols = args[args.indexOf('-protocol_whitelist') + 1].split(',');
+      expect(protocols.filter((p) => !['http', 'tcp', 'crypto'].includes(p))).toEqual([]);
+    }
+  });
+
+  test('a progressive input may not be opened as a playlist, manifest or concat list', () => {
+    const progressive = DEMUXERS.progressive.split(',');
+    for (const name of ['hls', 'dash', 'concat', 'imf', 'image2', 'lavfi']) expect(progressive).not.toContain(name);
+    expect(DEMUXERS.hls.split(',')).not.toContain('dash');
+    expect(DEMUXERS.dash.split(',')).not.toContain('hls');
   });
 
   test('a relative path is read as a file even when it contains a colon after a slash', () => {
-    expect(inputArgs('media/a:b.mp4')).toEqual(['-protocol_whitelist', 'file', '-i', 'file:media/a:b.mp4']);
+    expect(inputArgs('media/a:b.mp4')).toEqual(['-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS.progressive, '-i', 'file:media/a:b.mp4']);
   });
 
   test.each(['https://example.com/a.mp4', 'file:///etc/passwd', 'concat:/a|/b', 'data:text/plain,x', 'subfile:,,start,0,end,0,,:/x', 'a:b.mp4', ''])(
-    'input %p is refused: ffmpeg reads the network only through the http relay',
+    'input %p is refused: ffmpeg reads the network only through the http proxy',
     (input) => {
       expect(() => inputArgs(input)).toThrow(TypeError);
     },
@@ -224,6 +272,48 @@ describe('protocol whitelist', () => {
     const { args } = buildArgs({ type: 'convert', input: V, format: 'mp3' }, { output: 'out/x.tmp', progressUrl: 'pipe:2' });
     expect(args.at(-1)).toBe('file:out/x.tmp');
     expect(args.slice(0, 8)).toEqual(['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:2', '-nostats']);
+  });
+
+  test('an output size limit becomes -fs just before the output path', () => {
+    const { args } = buildArgs({ type: 'convert', input: V, format: 'mp3' }, { output: OUT, maxOutputBytes: 1_000_000 });
+    expect(args.slice(-3)).toEqual(['-fs', '1000000', `file:${OUT}`]);
+  });
+});
+
+describe('request headers', () => {
+  test('User-Agent and Referer use ffmpeg\'s options and the rest one -headers block, before -i', () => {
+    const headers = { 'User-Agent': 'Mozilla/5.0 test', Referer: 'https://site.example/watch', Cookie: 'a=1; b=2', Origin: 'https://site.example' };
+    expect(inputArgs({ url: V, headers })).toEqual([
+      '-protocol_whitelist', 'http,tcp', '-format_whitelist', DEMUXERS.progressive,
+      '-user_agent', 'Mozilla/5.0 test', '-referer', 'https://site.example/watch',
+      '-headers', 'Cookie: a=1; b=2\r\nOrigin: https://site.example\r\n',
+      '-i', V,
+    ]);
+  });
+
+  test('an input without headers gets no header options', () => {
+    expect(inputArgs({ url: V })).toEqual(inputArgs(V));
+    expect(inputArgs({ url: V, headers: {} })).toEqual(inputArgs(V));
+  });
+
+  test.each([
+    [{ 'X-A': 'one\r\nHost: evil' }],
+    [{ 'X-A': 'one\nX-B: two' }],
+    [{ 'Bad Name': 'x' }],
+    [{ Host: 'evil.example' }],
+    [{ 'Proxy-Authorization': 'Basic eDp5' }],
+    [{ Range: 'bytes=0-' }],
+  ])('%p is refused', (headers) => {
+    expect(() => inputArgs({ url: V, headers })).toThrow(TypeError);
+  });
+
+  test('a local input cannot carry headers', () => {
+    expect(() => inputArgs({ url: '/in/x.mp4', headers: { Referer: 'x' } })).toThrow(TypeError);
+  });
+
+  test('headers of each input go with that input only', () => {
+    const { inputArgs: built } = buildArgs({ type: 'merge', videoInput: { url: V, headers: { Referer: 'r1' } }, audioInput: { url: A }, container: 'mp4' }, { output: OUT });
+    expect(built).toEqual([...NET(V).slice(0, 4), '-referer', 'r1', '-i', V, ...NET(A)]);
   });
 });
 

@@ -1,0 +1,51 @@
+// HLS playlists and DASH manifests reach ffmpeg through the proxy as text. Their https references
+// are rewritten to the stand-in names ffmpeg can fetch (https-names.ts); nothing else is changed.
+// This is for function, not safety: whatever a manifest says, ffmpeg can only ask the proxy.
+import { standInHost } from './https-names.js';
+
+export type ManifestKind = 'hls' | 'dash';
+
+/** Bytes to look at before deciding whether a response is a manifest. */
+export const SNIFF_BYTES = 512;
+
+/** Recognises a manifest by its first bytes: content types are too often wrong to rely on. */
+export function sniffManifest(head: Buffer): ManifestKind | undefined {
+  const text = head.subarray(0, SNIFF_BYTES).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  if (text.startsWith('#EXTM3U')) return 'hls';
+  if (text.startsWith('<') && /<(\w+:)?MPD[\s>]/.test(text)) return 'dash';
+  return undefined;
+}
+
+// An authority ends at the first '/', '?', '#', whitespace, quote or angle bracket (both formats
+// quote attribute values and XML ends element text with '<').
+const ABSOLUTE_HTTPS = /https:\/\/([^/?#\s"'<>]+)/gi;
+// A scheme-relative reference `//host/path` at the start of a playlist line, an attribute value or
+// an element's text.
+const SCHEME_RELATIVE = /(^|["'>])\/\/([^/?#\s"'<>]+)/gm;
+
+/**
+ * Rewrites the authority of every absolute https reference, and of scheme-relative ones when the
+ * manifest itself came over https (ffmpeg would resolve those against the stand-in's http), leaving
+ * paths, queries and DASH templates (`$Number%05d$`) byte for byte as they were.
+ */
+export function rewriteManifest(text: string, manifestUrl: URL): string {
+  const out = text.replace(ABSOLUTE_HTTPS, (whole: string, authority: string) => {
+    const mapped = mapAuthority(authority);
+    return mapped === undefined ? whole : `http://${mapped}`;
+  });
+  if (manifestUrl.protocol !== 'https:') return out;
+  return out.replace(SCHEME_RELATIVE, (whole: string, before: string, authority: string) => {
+    const mapped = mapAuthority(authority);
+    return mapped === undefined ? whole : `${before}http://${mapped}`;
+  });
+}
+
+function mapAuthority(authority: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(`https://${authority}/`);
+  } catch {
+    return undefined; // not a URL: left as it is, and ffmpeg will not be able to fetch it either
+  }
+  return standInHost(url.hostname, url.port);
+}

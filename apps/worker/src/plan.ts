@@ -1,0 +1,118 @@
+// From a job payload to the ffmpeg operation that makes its file. The plan follows the inputs (two
+// progressive files, one or two HLS/DASH streams, one progressive file) and the requested format;
+// the payload's `operation` names the job for people and metrics and is not second-guessed here.
+import { AUDIO_FORMATS, ReelayError, type JobInput, type JobPayload, type OutputFormat } from '@reelay/contracts';
+import {
+  codecsFit,
+  containerFor,
+  isContainer,
+  isSettableHeader,
+  mimeForContainer,
+  outputFormat,
+  splitCodecs,
+  type Container,
+  type InputKind,
+  type InputSpec,
+  type MediaOperation,
+} from '@reelay/media';
+import { toProxyUrl } from './https-names.js';
+
+export interface JobPlan {
+  operation: MediaOperation;
+  /** The artifact's name and type. */
+  filename: string;
+  contentType: string;
+  /** What ffprobe reads for the duration when the payload has none. */
+  probe: { input: InputSpec; kind: InputKind; aes128: boolean };
+}
+
+type Segmented = 'hls' | 'dash';
+
+function invalid(message: string): ReelayError {
+  return new ReelayError('invalid_request', message);
+}
+
+function segmented(input: JobInput): Segmented | undefined {
+  return input.stream_profile === 'hls' || input.stream_profile === 'dash' ? input.stream_profile : undefined;
+}
+
+/** The URL ffmpeg is given (through the proxy) and the recorded headers it may send. */
+export function toInputSpec(input: JobInput): InputSpec {
+  const headers = Object.fromEntries(Object.entries(input.headers ?? {}).filter(([name]) => isSettableHeader(name)));
+  return Object.keys(headers).length > 0 ? { url: toProxyUrl(input.url), headers } : { url: toProxyUrl(input.url) };
+}
+
+/**
+ * The container when none was asked for: from the codecs, or mp4 for HLS and DASH whose codecs are
+ * unknown (they are nearly always H.264 and AAC). A requested container wins.
+ */
+function pickContainer(format: OutputFormat | undefined, videoCodec: string | undefined, audioCodec: string | undefined, kind: Segmented | undefined): Container {
+  if (format !== undefined && isContainer(format)) return format;
+  if (videoCodec === undefined && audioCodec === undefined) return kind ? 'mp4' : 'mkv';
+  return containerFor(videoCodec, audioCodec);
+}
+
+/** Whether streams can be copied into the container; unknown codecs are trusted only for mp4 and mkv. */
+function copyable(container: Container, videoCodec: string | undefined, audioCodec: string | undefined): boolean {
+  if (videoCodec === undefined && audioCodec === undefined) return container !== 'webm';
+  return codecsFit(container, videoCodec, audioCodec);
+}
+
+function planSingle(payload: JobPayload, input: JobInput): MediaOperation {
+  const { videoCodec, audioCodec } = splitCodecs(input.codecs);
+  const kind = segmented(input);
+  const spec = toInputSpec(input);
+  if (kind === undefined) {
+    if (payload.format === undefined) throw invalid('Converting a single file needs a format.');
+    return { type: 'convert', input: spec, format: payload.format, videoCodec, audioCodec };
+  }
+  const representation = kind === 'dash' ? input.representation : undefined;
+  const aes128 = kind === 'hls'; // an HLS playlist may be encrypted; crypto only wraps http
+  const format = payload.format !== undefined && !isContainer(payload.format) ? payload.format : pickContainer(payload.format, videoCodec, audioCodec, kind);
+  if (isContainer(format) && copyable(format, videoCodec, audioCodec)) {
+    return { type: 'remux', manifest: kind, input: spec, representation, container: format, audioCodec, aes128 };
+  }
+  return { type: 'convert', input: spec, manifest: kind, representation, aes128, format, videoCodec, audioCodec };
+}
+
+function planPair(payload: JobPayload, video: JobInput, audio: JobInput): MediaOperation {
+  const videoCodec = splitCodecs(video.codecs).videoCodec;
+  const audioCodec = splitCodecs(audio.codecs).audioCodec;
+  // An audio format from a pair is the audio member converted on its own.
+  if (payload.format !== undefined && AUDIO_FORMATS.has(payload.format)) return planSingle(payload, audio);
+  const kind = segmented(video);
+  if (kind === undefined && segmented(audio) === undefined) {
+    const container = pickContainer(payload.format, videoCodec, audioCodec, undefined);
+    return { type: 'merge', videoInput: toInputSpec(video), audioInput: toInputSpec(audio), container, videoCodec, audioCodec };
+  }
+  if (kind === undefined || segmented(audio) !== kind) throw invalid('A pair must be two progressive files, or two HLS or two DASH streams.');
+  const container = pickContainer(payload.format, videoCodec, audioCodec, kind);
+  if (!copyable(container, videoCodec, audioCodec)) throw invalid(`The pair's codecs cannot be stored in ${container} without re-encoding; ask for another format.`);
+  return {
+    type: 'remux',
+    manifest: kind,
+    videoInput: toInputSpec(video),
+    audioInput: toInputSpec(audio),
+    videoRepresentation: kind === 'dash' ? video.representation : undefined,
+    audioRepresentation: kind === 'dash' ? audio.representation : undefined,
+    container,
+    audioCodec,
+    aes128: kind === 'hls',
+  };
+}
+
+export function planJob(payload: JobPayload): JobPlan {
+  const [first, second] = payload.inputs;
+  for (const input of payload.inputs) {
+    if (input.stream_profile === 'image') throw invalid('Images are delivered as they are, not by a job.');
+  }
+  const operation = second === undefined ? planSingle(payload, first) : planPair(payload, first, second);
+  const format = outputFormat(operation);
+  const probed = second !== undefined && payload.format !== undefined && AUDIO_FORMATS.has(payload.format) ? second : first;
+  return {
+    operation,
+    filename: `${payload.basename}.${format}`,
+    contentType: mimeForContainer(format),
+    probe: { input: toInputSpec(probed), kind: segmented(probed) ?? 'progressive', aes128: segmented(probed) === 'hls' },
+  };
+}

@@ -1,0 +1,166 @@
+// Jobs end to end: enqueued as the gateway does, run by a real worker with real ffmpeg, every input
+// fetched from the local origin through the worker's egress proxy.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { FsArtifactStore } from '@reelay/artifacts';
+import { decodeJobError, JobResultSchema, type JobInput } from '@reelay/contracts';
+import { moovBeforeMdat, probe, type ProbeResult } from '@reelay/media';
+import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import type { RunningWorker } from '../src/worker.js';
+import { payload, sample, serveTestMedia, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
+
+const PREFIX = `reelay-test-jobs-${process.pid}`;
+const TTL_SECONDS = 600;
+let media: TestMedia;
+let origin: Origin;
+let worker: RunningWorker;
+let queue: TestQueue;
+let dataDir: string;
+let store: FsArtifactStore;
+
+beforeAll(async () => {
+  media = await testMedia();
+  origin = await startOrigin();
+  serveTestMedia(origin, media);
+  dataDir = tempDataDir('jobs');
+  store = new FsArtifactStore(dataDir);
+  worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { ARTIFACT_TTL_SECONDS: String(TTL_SECONDS) } });
+  queue = new TestQueue(PREFIX);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await queue?.close();
+  await origin?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const input = (path: string, profile: JobInput['stream_profile'], extra: Partial<JobInput> = {}): JobInput => ({ url: origin.url(path), stream_profile: profile, ...extra });
+
+/** Runs a job to completion and returns its result, its progress and ffprobe's view of the artifact. */
+async function complete(job: ReturnType<typeof payload>): Promise<{ result: ReturnType<typeof JobResultSchema.parse>; progress: unknown; info: ProbeResult; file: string }> {
+  await queue.add(job);
+  const done = await queue.finished(job.id);
+  if ((await done.getState()) !== 'completed') throw new Error(`job failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  const stored = await store.get(job.id);
+  if (!stored) throw new Error('no artifact');
+  return { result: JobResultSchema.parse(done.returnvalue), progress: done.progress, info: await probe(stored.path), file: stored.path };
+}
+
+const streams = (info: ProbeResult) => info.streams.map((s) => [s.type, s.codec]);
+
+describe('merge', () => {
+  test('a video-only and an audio-only file become one faststart mp4 with both streams, and progress reaches 100', async () => {
+    const job = payload(
+      [input('/video-only.mp4', 'video_only', { codecs: 'avc1.64001e' }), input('/audio-only.m4a', 'audio_only', { codecs: 'mp4a.40.2' })],
+      { operation: 'merge', basename: 'my clip', duration: 2 },
+    );
+    const before = Date.now();
+    const { result, progress, info, file } = await complete(job);
+    expect(streams(info)).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.streams[0]).toMatchObject({ width: 640, height: 360 });
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+    expect(info.durationSeconds).toBeLessThan(2.3);
+    expect(await moovBeforeMdat(file)).toBe(true);
+    expect(progress).toBe(100);
+    expect(result).toEqual({ filename: 'my clip.mp4', content_type: 'video/mp4', size: fs.statSync(file).size, expires_at: expect.any(Number) });
+    expect(result.expires_at).toBeGreaterThanOrEqual(before + TTL_SECONDS * 1000);
+    expect(result.expires_at).toBeLessThanOrEqual(Date.now() + TTL_SECONDS * 1000);
+    expect(origin.hits.get('/video-only.mp4')).toBeGreaterThanOrEqual(1);
+    expect(origin.hits.get('/audio-only.m4a')).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('convert', () => {
+  test('a muxed mp4 becomes an mp3 with a single mp3 stream, its duration probed through the proxy', async () => {
+    const before = origin.hits.get('/muxed.mp4') ?? 0;
+    const { result, progress, info } = await complete(payload([input('/muxed.mp4', 'muxed_progressive')], { operation: 'convert', format: 'mp3' }));
+    expect((origin.hits.get('/muxed.mp4') ?? 0) - before).toBeGreaterThanOrEqual(2); // ffprobe, then ffmpeg
+    expect(streams(info)).toEqual([['audio', 'mp3']]);
+    expect(info.formatName).toBe('mp3');
+    expect(result).toMatchObject({ filename: 'clip.mp3', content_type: 'audio/mpeg' });
+    expect(progress).toBe(100);
+  });
+
+  test('a muxed mp4 becomes an mkv with its streams copied', async () => {
+    const { result, info } = await complete(payload([input('/muxed.mp4', 'muxed_progressive', { codecs: 'avc1.42c00d,mp4a.40.2' })], { operation: 'convert', format: 'mkv', duration: 2 }));
+    expect(info.formatName).toContain('matroska');
+    expect(streams(info)).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(result.content_type).toBe('video/x-matroska');
+  });
+
+  test('a muxed mp4 becomes a webm with VP9 and Opus', async () => {
+    const { result, info } = await complete(payload([input('/muxed.mp4', 'muxed_progressive', { codecs: 'avc1.42c00d,mp4a.40.2' })], { operation: 'convert', format: 'webm', duration: 2 }));
+    expect(info.formatName).toContain('webm');
+    expect(streams(info)).toEqual([['video', 'vp9'], ['audio', 'opus']]);
+    expect(result).toMatchObject({ filename: 'clip.webm', content_type: 'video/webm' });
+  });
+});
+
+describe('remux', () => {
+  test('an HLS playlist becomes a 2 s mp4 with video and audio, every segment fetched through the proxy', async () => {
+    const hits = (name: string) => origin.hits.get(`/hls/${name}`) ?? 0;
+    const before = [hits('index.m3u8'), hits('seg000.ts'), hits('seg001.ts')];
+    const { result, info, file } = await complete(payload([input('/hls/index.m3u8', 'hls', { codecs: 'avc1.42c00d,mp4a.40.2' })], { operation: 'remux' }));
+    expect(streams(info)).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+    expect(info.durationSeconds).toBeLessThan(2.3);
+    expect(await moovBeforeMdat(file)).toBe(true);
+    expect(result.filename).toBe('clip.mp4');
+    const after = [hits('index.m3u8'), hits('seg000.ts'), hits('seg001.ts')];
+    after.forEach((n, i) => expect(n).toBeGreaterThan(before[i]));
+  });
+
+  test("the job's recorded Referer, User-Agent and Cookie reach the origin for the playlist and every segment", async () => {
+    const seen = new Map<string, (string | undefined)[]>();
+    for (const name of fs.readdirSync(media.hlsDir)) {
+      origin.route(`/hdr/${name}`, (req, res) => {
+        seen.set(name, [req.headers.referer, req.headers['user-agent'], req.headers.cookie]);
+        res.writeHead(200, { 'content-type': name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t' });
+        res.end(fs.readFileSync(path.join(media.hlsDir, name)));
+      });
+    }
+    const headers = { Referer: 'https://site.example/watch/1', 'User-Agent': 'Mozilla/5.0 (reelay test)', Cookie: 'session=abc' };
+    await complete(payload([input('/hdr/index.m3u8', 'hls', { headers })], { operation: 'remux', duration: 2 }));
+    expect([...seen.keys()].sort()).toEqual(['index.m3u8', 'seg000.ts', 'seg001.ts']);
+    for (const values of seen.values()) expect(values).toEqual(['https://site.example/watch/1', 'Mozilla/5.0 (reelay test)', 'session=abc']);
+  });
+
+  test('a chosen DASH representation becomes an mp4 with that stream only', async () => {
+    const video = input('/dash/manifest.mpd#representation=0', 'dash', { representation: '0', codecs: 'avc1.42c00d' });
+    const { info } = await complete(payload([video], { operation: 'remux' }));
+    expect(streams(info)).toEqual([['video', 'h264']]);
+    expect(info.streams[0]).toMatchObject({ width: 320, height: 240 });
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+  });
+
+  test('a DASH video and audio pair becomes one mp4 with both', async () => {
+    const video = input('/dash/manifest.mpd#representation=0', 'dash', { representation: '0', codecs: 'avc1.42c00d' });
+    const audio = input('/dash/manifest.mpd#representation=1', 'dash', { representation: '1', codecs: 'mp4a.40.2' });
+    const { info } = await complete(payload([video, audio], { operation: 'remux', duration: 2 }));
+    expect(streams(info)).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+    expect(info.durationSeconds).toBeLessThan(2.3);
+  });
+});
+
+describe('operations', () => {
+  test('/healthz answers and /metrics shows the job counters, the queue depth and the proxied bytes', async () => {
+    expect((await fetch(`${worker.metricsUrl}/healthz`)).status).toBe(200);
+    const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
+    expect(sample(text, 'reelay_jobs_total', { operation: 'merge', outcome: 'completed' })).toBe(1);
+    expect(sample(text, 'reelay_jobs_total', { operation: 'convert', outcome: 'completed' })).toBe(3);
+    expect(sample(text, 'reelay_jobs_total', { operation: 'remux', outcome: 'completed' })).toBe(4);
+    expect(sample(text, 'reelay_job_duration_seconds_count', { operation: 'remux', outcome: 'completed' })).toBe(4);
+    expect(sample(text, 'reelay_queue_jobs', { state: 'completed' })).toBe(8);
+    expect(sample(text, 'reelay_queue_jobs', { state: 'waiting' })).toBe(0);
+    expect(sample(text, 'reelay_proxy_bytes_total', {})).toBeGreaterThan(500_000);
+    expect(sample(text, 'reelay_proxy_blocked_total', {})).toBe(0);
+    expect(text).toMatch(/^# TYPE reelay_ffmpeg_failures_total counter$/m);
+  });
+});
+
+test('finished jobs leave no temporary folders behind', () => {
+  expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+});
