@@ -5,6 +5,14 @@ import { directFile } from './direct.js';
 import { hlsManifest } from './hls.js';
 import { htmlPage } from './html.js';
 import { ExtractorRegistry } from './registry.js';
+import { bluesky } from './platforms/bluesky.js';
+import { dailymotion } from './platforms/dailymotion.js';
+import { mastodon } from './platforms/mastodon.js';
+import { peertube } from './platforms/peertube.js';
+import { reddit } from './platforms/reddit.js';
+import { streamable } from './platforms/streamable.js';
+import { vimeo } from './platforms/vimeo.js';
+import { x } from './platforms/x.js';
 import type { DocumentExtractor, UrlExtractor } from './types.js';
 
 export * from './types.js';
@@ -17,7 +25,18 @@ export * from './manifest.js';
 export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, directFile, htmlPage];
 
 /** Platform extractors, asked before anything is fetched. */
-export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [];
+export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [
+  reddit,
+  x,
+  vimeo,
+  bluesky,
+  streamable,
+  dailymotion,
+  // Any-host platforms claim URLs by path alone, so they come after every platform with its own
+  // hosts; when their API says the host is not theirs, the registry moves on (NotMyUrl).
+  mastodon,
+  peertube,
+];
 
 export function createRegistry(): ExtractorRegistry {
   return new ExtractorRegistry(PLATFORM_EXTRACTORS, GENERIC_EXTRACTORS);

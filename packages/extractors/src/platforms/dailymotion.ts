@@ -1,0 +1,173 @@
+// Dailymotion: a video through the web player's metadata endpoint (no credentials). `qualities.auto`
+// is an HLS master whose variants are muxed; a variant may also name a progressive MP4 of the same
+// rendition (PROGRESSIVE-URI, as yt-dlp reads it), and other `qualities` keys may list MP4s. An
+// `error` in the metadata replaces the qualities: DM007 is a geo-block, the others mean the video
+// cannot be shown (deleted, private, password-protected).
+//
+// Endpoints (ctx.endpoints, env PLATFORM_DAILYMOTION_<NAME>):
+//   dailymotion_www  default https://www.dailymotion.com
+// Download headers: none in the normal case (yt-dlp retries a 403 on the master with other
+// headers; that is not done here).
+import { ReelayError } from '@reelay/contracts';
+import { splitCodecs } from '../codecs.js';
+import { parseHls } from '../hls.js';
+import { manifestKind } from '../manifest.js';
+import type { ExtractContext, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { absolute, arr, endpoint, getJson, num, obj, rateLimited, statusFailure, str, type Json } from './public-api.js';
+
+const WWW = 'https://www.dailymotion.com';
+const XID = '([a-z0-9]{2,16})';
+const END = String.raw`\/?(?:[?#].*)?$`;
+
+export const DAILYMOTION_PATTERNS: readonly RegExp[] = [
+  // /video/{xid}, the old /video/{xid}_{slug}, and the /embed/video/{xid} iframe.
+  new RegExp(`^https?:\\/\\/(?:(?:www|touch|geo)\\.)?dailymotion\\.com\\/(?:embed\\/)?video\\/${XID}(?:_[^/?#]*)?${END}`, 'i'),
+  new RegExp(`^https?:\\/\\/(?:www\\.)?dai\\.ly\\/${XID}${END}`, 'i'),
+  // The player iframe names the video in its query: /player.html?video= or /player/{playerId}.html?video=.
+  new RegExp(`^https?:\\/\\/geo\\.dailymotion\\.com\\/player(?:\\/[\\w-]+)?\\.html\\?(?:[^#]*&)?video=${XID}(?:[&#].*)?$`, 'i'),
+];
+
+/** URL shapes and the xid each names (null: not a Dailymotion video). The tests check every line. */
+export const DAILYMOTION_URL_CASES: readonly (readonly [string, string | null])[] = [
+  ['https://www.dailymotion.com/video/x8abc12', 'x8abc12'],
+  ['https://www.dailymotion.com/video/x5kesuj_office-christmas-party-review-jason-bateman-olivia-munn-t-j-miller_news', 'x5kesuj'],
+  ['https://dailymotion.com/video/x8abc12?playlist=x6hynp', 'x8abc12'],
+  ['https://touch.dailymotion.com/video/x8abc12', 'x8abc12'],
+  ['https://geo.dailymotion.com/video/x8abc12', 'x8abc12'],
+  ['https://www.dailymotion.com/embed/video/x8abc12?autoplay=1', 'x8abc12'],
+  ['https://dai.ly/x8abc12', 'x8abc12'],
+  ['https://geo.dailymotion.com/player.html?video=x8abc12', 'x8abc12'],
+  ['https://geo.dailymotion.com/player/xtv3w.html?mute=true&video=x8abc12#t=10', 'x8abc12'],
+  ['https://www.dailymotion.com/playlist/x6hynp', null],
+  ['https://www.dailymotion.com/someuser', null],
+  ['https://geo.dailymotion.com/player/xtv3w.html?playlist=x6hynp', null],
+  ['https://dailymotion.com.example/video/x8abc12', null],
+];
+
+export function dailymotionXid(url: URL): string | undefined {
+  for (const pattern of DAILYMOTION_PATTERNS) {
+    const m = pattern.exec(url.href);
+    if (m) return m[1].toLowerCase();
+  }
+  return undefined;
+}
+
+/** The largest picture of a {height: url} map (posters, thumbnails). */
+function largest(map: Json | undefined, base: string): string | undefined {
+  const entries = Object.entries(map ?? {})
+    .map(([height, url]) => [Number(height), absolute(url, base)] as const)
+    .filter((e): e is readonly [number, string] => Number.isFinite(e[0]) && e[1] !== undefined)
+    .sort((a, b) => b[0] - a[0]);
+  return entries[0]?.[1];
+}
+
+/** Width and height from the /H264-{w}x{h}/ segment of a Dailymotion media URL. */
+function h264Size(url: string): { width?: number; height?: number } {
+  const m = /\/H264-(\d{2,5})x(\d{2,5})(?:[/\-_.]|$)/i.exec(url);
+  return m ? { width: Number(m[1]), height: Number(m[2]) } : {};
+}
+
+/** Attributes of an HLS tag line (KEY=value,KEY="quoted, value"). */
+function tagAttributes(line: string): Record<string, string> {
+  const attrs: Record<string, string> = {};
+  for (const m of line.matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)) attrs[m[1]] = m[2].replace(/^"|"$/g, '');
+  return attrs;
+}
+
+/**
+ * The MP4 a variant names in PROGRESSIVE-URI (a Dailymotion extension, ignored by the HLS parser):
+ * one progressive file per rendition, with the variant's resolution and codecs.
+ */
+function progressiveUris(text: string, base: URL): SourceDraft[] {
+  const sources: SourceDraft[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.startsWith('#EXT-X-STREAM-INF:')) continue;
+    const attrs = tagAttributes(line.slice('#EXT-X-STREAM-INF:'.length));
+    const uri = attrs['PROGRESSIVE-URI'];
+    if (!uri || !URL.canParse(uri, base.href)) continue;
+    const url = new URL(uri, base);
+    url.hash = ''; // #cell=... picks a CDN cell in the player; the file is the same
+    const [width, height] = (attrs.RESOLUTION ?? '').toLowerCase().split('x').map(Number);
+    sources.push({
+      url: url.href,
+      stream_profile: 'muxed_progressive',
+      mime_type: 'video/mp4',
+      ext: 'mp4',
+      width: width || h264Size(url.href).width,
+      height: height || h264Size(url.href).height,
+      bitrate: num(attrs['AVERAGE-BANDWIDTH']) ?? num(attrs.BANDWIDTH),
+      fps: num(attrs['FRAME-RATE']),
+      codecs: attrs.CODECS,
+      has_video: true,
+      has_audio: attrs.CODECS ? splitCodecs(attrs.CODECS).audio.length > 0 : undefined,
+    });
+  }
+  return sources;
+}
+
+/** The HLS master's variants and their progressive twins. Fatal only when nothing else is listed. */
+async function hlsSources(ctx: ExtractContext, url: string, required: boolean): Promise<SourceDraft[]> {
+  try {
+    const res = await ctx.egress.fetchText(url, { signal: ctx.signal });
+    const base = new URL(res.url);
+    return [...parseHls(res.text, base).flatMap((item) => item.sources), ...progressiveUris(res.text, base)];
+  } catch (err) {
+    if (required || ctx.signal?.aborted) throw err;
+    ctx.log?.('dailymotion: HLS master left out', { url, error: err instanceof Error ? err.message : String(err) });
+    return [];
+  }
+}
+
+function metadataError(error: Json): ReelayError {
+  const code = str(error.code) ?? 'unknown';
+  const title = str(error.title) ?? str(error.message) ?? 'the video is unavailable';
+  if (code === 'DM007') return new ReelayError('upstream_error', `Dailymotion does not show this video in the server's country (${code}: ${title}).`);
+  return new ReelayError('content_not_found', `Dailymotion cannot show this video (${code}: ${title}).`);
+}
+
+export const dailymotion: UrlExtractor = {
+  name: 'dailymotion',
+  platform: 'dailymotion',
+  patterns: DAILYMOTION_PATTERNS,
+  kinds: ['video'],
+  matches: (url) => dailymotionXid(url) !== undefined,
+  async extract(url, ctx): Promise<ResultDraft> {
+    const xid = dailymotionXid(url);
+    if (!xid) throw new ReelayError('invalid_url', 'This is not a Dailymotion video URL.');
+    const www = endpoint(ctx, 'dailymotion_www', WWW);
+    const answer = await getJson(ctx, `${www}/player/metadata/video/${xid}?app=com.dailymotion.neon`);
+    if (answer.status === 429) throw rateLimited('Dailymotion');
+    const meta = obj(answer.json);
+    const error = obj(meta?.error);
+    if (error) throw metadataError(error);
+    if (answer.status !== 200) throw statusFailure('Dailymotion', answer.status);
+    if (!meta) throw new ReelayError('upstream_error', 'Dailymotion answered with something other than JSON.');
+
+    const manifests: string[] = [];
+    const progressive: SourceDraft[] = [];
+    for (const [quality, list] of Object.entries(obj(meta.qualities) ?? {})) {
+      for (const entry of arr(list)) {
+        const type = str(obj(entry)?.type);
+        const mediaUrl = absolute(obj(entry)?.url, www);
+        // The lumberjack manifest is the player's analytics, not media.
+        if (!mediaUrl || type === 'application/vnd.lumberjack.manifest') continue;
+        if (manifestKind(mediaUrl, type) === 'hls') {
+          manifests.push(mediaUrl);
+        } else if (type?.startsWith('video/') || /\.mp4$/i.test(new URL(mediaUrl).pathname)) {
+          const size = h264Size(mediaUrl);
+          progressive.push({ url: mediaUrl, stream_profile: 'muxed_progressive', mime_type: type ?? 'video/mp4', ext: 'mp4', width: size.width, height: size.height ?? num(quality) });
+        }
+      }
+    }
+    const variants = await Promise.all(manifests.map((m) => hlsSources(ctx, m, progressive.length === 0)));
+    const sources = [...progressive, ...variants.flat()];
+    if (sources.length === 0) throw new ReelayError('no_media_found', 'Dailymotion lists no playable stream for this video.');
+    return {
+      url: url.href,
+      platform: 'dailymotion',
+      extract_profile: 'dailymotion_metadata',
+      title: str(meta.title),
+      media: [{ type: 'video', sources, thumbnail: largest(obj(meta.posters), www) ?? largest(obj(meta.thumbnails), www), duration: num(meta.duration) }],
+    };
+  },
+};

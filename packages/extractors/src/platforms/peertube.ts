@@ -1,0 +1,153 @@
+// PeerTube: a video through GET /api/v1/videos/{id} of the instance in the URL. Web Video files
+// (files[]) and the HLS playlist's fragmented MP4s (streamingPlaylists[].files[]) are progressive
+// sources, one per resolution; resolution 0 is audio only, and newer versions store HLS video
+// without sound beside such an audio file (a merge pair). The HLS master's variants are listed too.
+// A live has no files, only its HLS playlist. For a federated video the instance still answers, with
+// the origin's file URLs.
+//
+// Any host can be an instance, so matches() looks only at the path and the id's shape (a UUID or a
+// 22-character short UUID); a host whose API does not answer like PeerTube is declined with
+// NotMyUrl and the registry goes on to the generic extractors.
+//
+// Endpoints: none. The instance is the URL's own origin.
+// Download headers: none. (A password-protected video would need x-peertube-video-password, which
+// an extract request cannot carry, so such videos are reported as not found.)
+import { ReelayError } from '@reelay/contracts';
+import { NotMyUrl } from '../registry.js';
+import type { ExtractContext, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { absolute, arr, extOf, getJson, manifestSources, num, obj, rateLimited, str, type Json } from './public-api.js';
+
+const HOST = String.raw`https?:\/\/[^/?#@]+`;
+const END = String.raw`\/?(?:[?#].*)?$`;
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+/** short-uuid's flickrBase58 alphabet (no 0, O, I or l), padded to 22 characters. */
+const SHORT_UUID = '[1-9A-HJ-NP-Za-km-z]{22}';
+const ID = `(${UUID}|${SHORT_UUID})`;
+
+export const PEERTUBE_PATTERNS: readonly RegExp[] = [
+  new RegExp(`^${HOST}\\/w\\/${ID}${END}`),
+  new RegExp(`^${HOST}\\/videos\\/(?:watch|embed)\\/${ID}${END}`),
+  new RegExp(`^${HOST}\\/api\\/v1\\/videos\\/${ID}${END}`),
+];
+
+/** URL shapes and the API request each leads to (null: not a PeerTube video URL). The tests check every line. */
+export const PEERTUBE_URL_CASES: readonly (readonly [string, string | null])[] = [
+  ['https://framatube.org/w/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'https://framatube.org/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
+  ['https://peertube.example/w/kkGMgK9ZtnKfYAgnEtQxbv?start=1m30s', 'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
+  ['https://peertube.example/videos/watch/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
+  ['https://peertube.example/videos/embed/kkGMgK9ZtnKfYAgnEtQxbv?autoplay=1', 'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
+  ['https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
+  ['http://127.0.0.1:9000/w/kkGMgK9ZtnKfYAgnEtQxbv', 'http://127.0.0.1:9000/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
+  ['https://peertube.example/w/p/kkGMgK9ZtnKfYAgnEtQxbv', null],
+  ['https://peertube.example/videos/watch/playlist/9c9de5e8-0a1e-484a-b099-e80766180a6d', null],
+  ['https://peertube.example/c/some_channel/videos', null],
+  ['https://peertube.example/a/someone', null],
+  ['https://en.wikipedia.org/w/index.php', null],
+  ['https://example.com/w/about', null],
+  ['https://example.com/w/kkGMgK9ZtnKfYAgnEtQxb0', null],
+];
+
+/** The API URL of the video a URL names, or undefined. */
+export function peertubeVideoApi(url: URL): string | undefined {
+  for (const pattern of PEERTUBE_PATTERNS) {
+    const m = pattern.exec(url.href);
+    if (m) return `${url.origin}/api/v1/videos/${m[1]}`;
+  }
+  return undefined;
+}
+
+const isVideo = (v: Json | undefined): v is Json => Boolean(v && typeof v.uuid === 'string' && (Array.isArray(v.files) || Array.isArray(v.streamingPlaylists)));
+
+/** PeerTube explains failures as problem details ({status, detail, code}); older versions as {error}. */
+function isPeerTubeError(answer: { contentType: string }, body: Json | undefined): boolean {
+  return Boolean(body && (answer.contentType === 'application/problem+json' || str(body.detail) || str(body.error)));
+}
+
+/** One file of either kind: Web Video (muxed) or HLS fragmented MP4 (muxed, video-only or audio-only). */
+function fileSource(file: Json): SourceDraft | undefined {
+  const url = str(file.fileUrl) ?? str(file.fileDownloadUrl);
+  if (!url || !URL.canParse(url)) return undefined;
+  const ext = extOf(url) || undefined;
+  const size = num(file.size);
+  const resolution = num(obj(file.resolution)?.id);
+  // hasAudio and hasVideo exist from PeerTube 6.2; before that, resolution 0 alone marks audio.
+  if (resolution === 0 || file.hasVideo === false) {
+    return { url, stream_profile: 'audio_only', mime_type: 'audio/mp4', ext, size, has_audio: true, has_video: false };
+  }
+  const videoOnly = file.hasAudio === false;
+  return {
+    url,
+    stream_profile: videoOnly ? 'video_only' : 'muxed_progressive',
+    mime_type: ext === 'webm' ? 'video/webm' : 'video/mp4',
+    ext,
+    size,
+    // width and height exist from 6.1; the resolution id is the video's smaller side.
+    width: num(file.width),
+    height: num(file.height) ?? resolution,
+    fps: num(file.fps),
+    has_video: true,
+    has_audio: typeof file.hasAudio === 'boolean' ? file.hasAudio : undefined,
+  };
+}
+
+async function videoSources(ctx: ExtractContext, video: Json): Promise<SourceDraft[]> {
+  const live = video.isLive === true;
+  const playlists = arr(video.streamingPlaylists).map(obj).filter((p): p is Json => Boolean(p));
+  const files = live ? [] : [...arr(video.files), ...playlists.flatMap((p) => arr(p.files))];
+  const progressive = files.flatMap((f) => {
+    const file = obj(f);
+    const source = file && fileSource(file);
+    return source ? [source] : [];
+  });
+  // Type 1 is HLS, the only streaming playlist type PeerTube has.
+  const masters = playlists.filter((p) => (p.type ?? 1) === 1).flatMap((p) => str(p.playlistUrl) ?? []);
+  const variants = await Promise.all(masters.map((m) => manifestSources(ctx, m, progressive.length === 0)));
+  return [...progressive, ...variants.flat()];
+}
+
+export const peertube: UrlExtractor = {
+  name: 'peertube',
+  platform: 'peertube',
+  patterns: PEERTUBE_PATTERNS,
+  kinds: ['video', 'audio', 'live'],
+  matches: (url) => peertubeVideoApi(url) !== undefined,
+  async extract(url, ctx): Promise<ResultDraft> {
+    const api = peertubeVideoApi(url);
+    if (!api) throw new NotMyUrl('peertube', 'not a video URL');
+    const answer = await getJson(ctx, api);
+    if (answer.status === 429) throw rateLimited('The PeerTube instance');
+    const body = obj(answer.json);
+    if (answer.status === 200 && isVideo(body)) return mapVideo(ctx, url, body);
+    if (answer.status < 400 || !isPeerTubeError(answer, body)) {
+      throw new NotMyUrl('peertube', `${api} answered ${answer.status} ${answer.contentType || 'without a type'}, not a PeerTube video`);
+    }
+    const detail = str(body?.detail) ?? str(body?.error) ?? `HTTP ${answer.status}`;
+    if (answer.status === 404 || answer.status === 410) throw new ReelayError('content_not_found', `The video was deleted or never existed (${detail}).`);
+    if (answer.status === 401 || answer.status === 403) {
+      const why = body?.code === 'video_requires_password' ? 'is password-protected' : 'is private or internal to the instance';
+      throw new ReelayError('content_not_found', `The video ${why} (${detail}).`);
+    }
+    throw new ReelayError('upstream_error', `The PeerTube instance failed (${detail}).`);
+  },
+};
+
+async function mapVideo(ctx: ExtractContext, url: URL, video: Json): Promise<ResultDraft> {
+  const sources = await videoSources(ctx, video);
+  if (sources.length === 0) throw new ReelayError('no_media_found', 'The PeerTube video has no files yet (it may still be transcoding).');
+  const live = video.isLive === true;
+  return {
+    url: url.href,
+    platform: 'peertube',
+    extract_profile: 'peertube_api',
+    title: str(video.name),
+    media: [
+      {
+        type: sources.every((s) => s.has_video === false) ? 'audio' : 'video',
+        sources,
+        // The paths are relative to the instance that answered.
+        thumbnail: absolute(video.previewPath ?? video.thumbnailPath, url.origin),
+        duration: live ? undefined : num(video.duration),
+      },
+    ],
+  };
+}
