@@ -2,6 +2,8 @@
 // same run.
 import { benchDirectDownload } from './download.mjs';
 import { benchExtract } from './extract.mjs';
+import { benchSurfaceA } from './surface-a.mjs';
 
 await benchExtract();
+await benchSurfaceA();
 await benchDirectDownload();

@@ -3,6 +3,7 @@
 import { Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
+import { createAccountServices } from '@reelay/accounts';
 import { FsArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE } from '@reelay/contracts';
 import { pinoHttp } from 'pino-http';
@@ -17,9 +18,12 @@ import { requestId } from './http/request-id.js';
 import { expressPath, type RouteSpec } from './http/route.js';
 import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
+import { accountRoutes } from './routes/account.js';
 import { downloadRoutes } from './routes/download.js';
 import { extractRoutes } from './routes/extract.js';
 import { healthRoutes, type ReadinessProbe } from './routes/health.js';
+import { surfaceARoutes } from './routes/surface-a.js';
+import { webRoutes } from './routes/web.js';
 import { DownloadService } from './services/download.js';
 import { ExtractService } from './services/extract.js';
 import { JobService } from './services/jobs.js';
@@ -61,6 +65,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     logger,
     endpoints: config.platformEndpoints,
   });
+  const accounts = createAccountServices(redis, {
+    limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN },
+  });
 
   // The queue shares the gateway's fail-fast client: producers never block, and a Redis outage
   // answers 503 at once.
@@ -79,7 +86,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const routes: RouteSpec[] = [
     ...healthRoutes(redis, metrics, readiness),
     ...extractRoutes(extractService),
+    ...surfaceARoutes(extractService, { gate: accounts.gate, usage: accounts.usage, metrics, logger }),
+    ...accountRoutes(accounts, metrics),
     ...downloadRoutes({ downloads, jobs, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES }),
+    ...webRoutes(),
   ];
   let openapi: unknown;
   routes.push({
@@ -114,8 +124,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res.setHeader('Referrer-Policy', 'no-referrer');
     next();
   });
+  // Route guards (keys, limits, sessions, same-origin) run before the body is read: a refusal costs
+  // no parsing and answers the same whatever the body.
+  for (const route of routes) if (route.before?.length) app[route.method](expressPath(route.path), ...route.before);
   app.use(requireJson, jsonBody, bodyErrors);
-  for (const route of routes) app[route.method](expressPath(route.path), ...(route.before ?? []), route.handler);
+  for (const route of routes) app[route.method](expressPath(route.path), route.handler);
   app.use(notFound);
   app.use(errorHandler(logger));
   return { app, metrics, routes, queue, close: () => queue.close() };

@@ -3,6 +3,9 @@
 import type { RequestHandler } from 'express';
 import { createRegistry, LATENCY_BUCKETS, prom, type Registry } from '@reelay/observability';
 
+/** 25 µs to 100 ms: the gate is one Redis round trip, far below the HTTP latency buckets. */
+const GATE_BUCKETS = [0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
+
 export class GatewayMetrics {
   readonly registry: Registry;
   readonly httpRequests: prom.Counter<'method' | 'route' | 'status'>;
@@ -12,6 +15,9 @@ export class GatewayMetrics {
   readonly streamedBytes: prom.Counter;
   readonly activeStreams: prom.Gauge;
   readonly downloads: prom.Counter<'kind'>;
+  readonly surfaceRequests: prom.Counter<'surface' | 'auth'>;
+  readonly rateLimited: prom.Counter<'surface'>;
+  readonly gateDuration: prom.Histogram<'surface'>;
 
   constructor() {
     this.registry = createRegistry({ app: 'gateway' });
@@ -23,6 +29,9 @@ export class GatewayMetrics {
     this.streamedBytes = new prom.Counter({ name: 'reelay_stream_bytes_total', help: 'Bytes sent to clients by direct streams.', registers });
     this.activeStreams = new prom.Gauge({ name: 'reelay_active_streams', help: 'Direct streams in progress.', registers });
     this.downloads = new prom.Counter({ name: 'reelay_downloads_total', help: 'Download requests by delivery: direct, job, or job_reused (the same request\'s live job).', labelNames: ['kind'], registers });
+    this.surfaceRequests = new prom.Counter({ name: 'reelay_surface_requests_total', help: 'Surface A requests by surface (api, playground) and key check (ok, missing, invalid, disabled; none on the playground).', labelNames: ['surface', 'auth'], registers });
+    this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429 rate_limited, by surface (api, playground, login).', labelNames: ['surface'], registers });
+    this.gateDuration = new prom.Histogram({ name: 'reelay_surface_gate_duration_seconds', help: 'Time of surface A\'s key check and rate limit (one Redis round trip), by surface.', labelNames: ['surface'], buckets: GATE_BUCKETS, registers });
   }
 
   /** Times every request and labels it with the matched route template ('unmatched' otherwise). */

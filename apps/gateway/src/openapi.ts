@@ -47,6 +47,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
       schema: { type: 'string' },
     }));
     if (params.length) operation.parameters = params;
+    if (route.auth) operation.security = [{ [route.auth]: [] }];
     if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaRef(route.body) } } };
     (paths[route.path] ??= {})[route.method] = operation;
   }
@@ -58,6 +59,12 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
       description: 'Media extraction and download service. Errors use the envelope {"success": false, "error": {"code", "message"}}.',
     },
     paths,
-    components: { schemas },
+    components: {
+      schemas,
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A key created under /account/keys (rly_…)' },
+        session: { type: 'apiKey', in: 'cookie', name: 'reelay_session', description: 'The session cookie set by /account/signup and /account/login' },
+      },
+    },
   };
 }

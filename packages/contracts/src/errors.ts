@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   email_taken: 409,
   invalid_credentials: 401,
   not_signed_in: 401,
+  cross_site_request: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

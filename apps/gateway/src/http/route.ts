@@ -21,8 +21,13 @@ export interface RouteSpec {
   body?: z.ZodType;
   params?: Record<string, string>;
   responses: Record<number, ResponseSpec>;
-  /** Middleware run before the handler (auth, rate limits). */
+  /**
+   * Middleware run before the body is read (auth, rate limits, same-origin checks): it sees headers
+   * only, so a refusal costs no body parsing and is answered the same whatever the body.
+   */
   before?: RequestHandler[];
+  /** How the route authenticates, for the OpenAPI document: an API key header or the session cookie. */
+  auth?: 'apiKey' | 'session';
   handler: (req: Request, res: Response) => unknown;
   /** Left out of the OpenAPI document (operational endpoints). */
   internal?: boolean;

@@ -1,0 +1,53 @@
+// Surface A's gate, run before the body is read: one Redis round trip checks the API key and counts
+// the request against its limit (see @reelay/accounts limits.ts). Every answer past the gate carries
+// the RateLimit-* headers, errors included; a request with a known key is counted for the key's usage
+// once its response is finished, off the critical path.
+import type { RequestHandler, Response } from 'express';
+import type { AccountServices, Surface } from '@reelay/accounts';
+import { ReelayError } from '@reelay/contracts';
+import type { Logger } from '@reelay/observability';
+import type { GatewayMetrics } from '../metrics.js';
+
+export interface SurfaceGateDeps {
+  gate: AccountServices['gate'];
+  usage: AccountServices['usage'];
+  metrics: GatewayMetrics;
+  logger: Logger;
+}
+
+export const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': 'Requests allowed per window (a minute)',
+  'RateLimit-Remaining': 'Requests left in the current window',
+  'RateLimit-Reset': 'Seconds until the window ends',
+};
+
+function countUsage(res: Response, keyHash: string, deps: SurfaceGateDeps): void {
+  // 'close' follows 'finish' and also fires when the client goes away: every request is counted once.
+  res.once('close', () => {
+    const successful = res.writableFinished && res.statusCode >= 200 && res.statusCode < 300;
+    deps.usage.record(keyHash, successful).catch((err: unknown) => deps.logger.warn({ err }, 'could not count API key usage'));
+  });
+}
+
+export function surfaceGate(surface: Surface, deps: SurfaceGateDeps): RequestHandler {
+  return async (req, res, next) => {
+    const started = process.hrtime.bigint();
+    const decision = await deps.gate.check({ surface, secret: req.get('x-api-key'), ip: req.ip ?? '' });
+    deps.metrics.gateDuration.observe({ surface }, Number(process.hrtime.bigint() - started) / 1e9);
+    res.setHeader('RateLimit-Limit', String(decision.limit));
+    res.setHeader('RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+    deps.metrics.surfaceRequests.inc({ surface, auth: decision.auth });
+    if (decision.keyHash) countUsage(res, decision.keyHash, deps);
+    if (!decision.allowed) {
+      deps.metrics.rateLimited.inc({ surface });
+      throw new ReelayError('rate_limited', `The limit of ${decision.limit} requests per minute is reached; try again in ${decision.resetSeconds} seconds.`, {
+        headers: { 'Retry-After': String(decision.resetSeconds) },
+      });
+    }
+    if (decision.auth === 'missing') throw new ReelayError('api_key_required', 'This endpoint needs an API key in the X-API-Key header; /api/playground works without one.');
+    if (decision.auth === 'invalid') throw new ReelayError('invalid_api_key', 'The API key is not valid: it is unknown or has been deleted.');
+    if (decision.auth === 'disabled') throw new ReelayError('api_key_disabled', 'This API key is disabled; enable it again in the key settings or use another key.');
+    next();
+  };
+}

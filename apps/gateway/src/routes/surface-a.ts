@@ -1,0 +1,53 @@
+// Surface A: POST /api with an X-API-Key and its keyless twin POST /api/playground. Both answer what
+// POST /api/v1/extract answers (the same ExtractService); the gate in front adds the key check and the
+// rate limits.
+import { ErrorEnvelopeSchema, ExtractEnvelopeSchema, ExtractRequestSchema } from '@reelay/contracts';
+import { parseBody, type ResponseSpec, type RouteSpec } from '../http/route.js';
+import { RATE_LIMIT_HEADERS, surfaceGate, type SurfaceGateDeps } from '../http/surface-gate.js';
+import { clientGone, type ExtractService } from '../services/extract.js';
+import { EXTRACT_ERRORS } from './extract.js';
+
+function withRateLimitHeaders(responses: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, spec]) => [status, status === '503' ? spec : { ...spec, headers: { ...spec.headers, ...RATE_LIMIT_HEADERS } }]),
+  );
+}
+
+const TOO_MANY = { 429: { description: 'rate_limited: over the limit; Retry-After says when to try again', schema: ErrorEnvelopeSchema, headers: { 'Retry-After': 'Seconds to wait' } } };
+
+export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDeps): RouteSpec[] {
+  const handler: RouteSpec['handler'] = async (req, res) => {
+    const { url } = parseBody(ExtractRequestSchema, req.body);
+    res.json({ success: true, data: await service.extract(url, clientGone(req, res)) });
+  };
+  const ok = { 200: { description: 'The extract result, as POST /api/v1/extract answers it', schema: ExtractEnvelopeSchema } };
+  return [
+    {
+      method: 'post',
+      path: '/api',
+      tag: 'surface A',
+      summary: 'Extract media with an API key (X-API-Key): RATE_LIMIT_KEY_PER_MIN requests per minute per key, usage counted per key',
+      auth: 'apiKey',
+      body: ExtractRequestSchema,
+      responses: withRateLimitHeaders({
+        ...ok,
+        ...EXTRACT_ERRORS,
+        401: { description: 'api_key_required (no X-API-Key) or invalid_api_key (unknown or deleted key)', schema: ErrorEnvelopeSchema },
+        403: { description: 'api_key_disabled, or url_blocked', schema: ErrorEnvelopeSchema },
+        ...TOO_MANY,
+      }),
+      before: [surfaceGate('api', gateDeps)],
+      handler,
+    },
+    {
+      method: 'post',
+      path: '/api/playground',
+      tag: 'surface A',
+      summary: 'Extract media without a key: RATE_LIMIT_PUBLIC_PER_MIN requests per minute per client IP',
+      body: ExtractRequestSchema,
+      responses: withRateLimitHeaders({ ...ok, ...EXTRACT_ERRORS, ...TOO_MANY }),
+      before: [surfaceGate('playground', gateDeps)],
+      handler,
+    },
+  ];
+}

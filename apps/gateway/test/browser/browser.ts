@@ -1,0 +1,90 @@
+// Shared set-up of the browser tests: Debian's chromium driven by playwright-core (never a downloaded
+// browser), the real gateway listening on 127.0.0.1, and where screenshots go. Without chromium the
+// tests are skipped locally but fail in CI, where .ci/run installs it.
+import { describe } from '@jest/globals';
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { buildGateway, type TestGateway } from '../helpers.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/** `describe`, or `describe.skip` with a message when chromium is missing outside CI. */
+export function describeBrowser(name: string, fn: () => void): void {
+  if (fs.existsSync(CHROMIUM) || process.env.CI) return describe(name, fn);
+  console.warn(`${name}: skipped, ${CHROMIUM} is missing (apt-get install chromium); CI fails instead of skipping.`);
+  describe.skip(name, fn);
+}
+
+export interface TestBrowser {
+  context: BrowserContext;
+  page: Page;
+  /** Script errors and console errors (CSP violations among them); 4xx answers are expected. */
+  errors: string[];
+  close(): Promise<void>;
+}
+
+/** Chromium with a fresh profile in a temp dir, removed on close. */
+export async function launchBrowser(): Promise<TestBrowser> {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    acceptDownloads: true,
+    viewport: { width: 1200, height: 900 },
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors: string[] = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) errors.push(msg.text());
+  });
+  page.on('pageerror', (err) => errors.push(err.message));
+  return {
+    context,
+    page,
+    errors,
+    close: async () => {
+      await context.close().catch(() => undefined);
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ServedGateway {
+  gateway: TestGateway;
+  base: string;
+  close(): Promise<void>;
+}
+
+/** The real gateway on a free port of 127.0.0.1, as a browser reaches it. */
+export async function serveGateway(options: Parameters<typeof buildGateway>[0] = {}): Promise<ServedGateway> {
+  const gateway = await buildGateway(options);
+  const server: Server = gateway.app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const { port } = server.address() as AddressInfo;
+  return {
+    gateway,
+    base: `http://127.0.0.1:${port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gateway.close();
+    },
+  };
+}
+
+/** Screenshots go to a temp folder (REELAY_SCREENSHOT_DIR to choose), never into the repository. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const dir = process.env.REELAY_SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'reelay-screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

@@ -1,0 +1,123 @@
+// API keys: `rly_` + 32 random bytes (base64url), shown once at creation. Only the SHA-256 of a
+// secret is stored, and keys are found by that hash, so checking a key is a lookup, never a
+// comparison of secrets. A key's record (hash `apikey:<sha256>`) holds its owner, name, state and
+// usage counters; each account keeps an index of its key ids.
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { ReelayError } from '@reelay/contracts';
+import { checkResults, guarded, luaScript, runScript, sha256Hex } from './redis.js';
+
+export const KEY_PREFIX = 'rly_';
+/** A bound on keys per account, so one account cannot fill Redis; far above one key per application. */
+export const MAX_KEYS_PER_ACCOUNT = 100;
+const SHOWN_PREFIX_LENGTH = 8;
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  /** The first characters of the secret (`rly_AbCd`), to tell keys apart. */
+  prefix: string;
+  enabled: boolean;
+  created_at: string;
+  last_used_at: string | null;
+  usage: { total_requests: number; successful_requests: number; success_rate: number | null };
+}
+
+export function apiKeyRecord(hash: string): string {
+  return `reelay:apikey:${hash}`;
+}
+
+export function hashSecret(secret: string): string {
+  return sha256Hex(secret);
+}
+
+export function newSecret(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+function accountIndex(accountId: string): string {
+  return `reelay:account-keys:${accountId}`;
+}
+
+function notFound(): ReelayError {
+  return new ReelayError('not_found', 'No such API key.');
+}
+
+// Changes the state only of a key that still exists: a concurrent delete must not leave a stub record.
+const SET_ENABLED = luaScript(
+  `if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
+redis.call('HSET', KEYS[1], 'enabled', ARGV[1])
+return redis.call('HGETALL', KEYS[1])`,
+  1,
+);
+
+export function toView(fields: Record<string, string>): ApiKeyView {
+  const total = Number(fields.total ?? 0);
+  const successful = Number(fields.successful ?? 0);
+  return {
+    id: fields.id,
+    name: fields.name,
+    prefix: fields.prefix,
+    enabled: fields.enabled === '1',
+    created_at: new Date(Number(fields.created_at)).toISOString(),
+    last_used_at: fields.last_used_at ? new Date(Number(fields.last_used_at)).toISOString() : null,
+    usage: { total_requests: total, successful_requests: successful, success_rate: total ? Math.round((successful / total) * 10_000) / 10_000 : null },
+  };
+}
+
+function pairs(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i]] = flat[i + 1];
+  return out;
+}
+
+export class KeyStore {
+  constructor(private readonly redis: Redis) {}
+
+  /** Creates an enabled key; the returned secret is the only copy there will ever be. */
+  async create(accountId: string, name: string): Promise<ApiKeyView & { secret: string }> {
+    const count = await guarded(() => this.redis.hlen(accountIndex(accountId)));
+    if (count >= MAX_KEYS_PER_ACCOUNT) {
+      throw new ReelayError('invalid_request', `An account can have at most ${MAX_KEYS_PER_ACCOUNT} keys; delete one first.`);
+    }
+    const secret = newSecret();
+    const hash = hashSecret(secret);
+    const fields = { id: randomBytes(12).toString('base64url'), account_id: accountId, name, prefix: secret.slice(0, SHOWN_PREFIX_LENGTH), enabled: '1', created_at: String(Date.now()) };
+    await guarded(async () => checkResults(await this.redis.multi().hset(apiKeyRecord(hash), fields).hset(accountIndex(accountId), fields.id, hash).exec()));
+    return { ...toView(fields), secret };
+  }
+
+  /** The account's keys, oldest first. */
+  async list(accountId: string): Promise<ApiKeyView[]> {
+    const index = await guarded(() => this.redis.hgetall(accountIndex(accountId)));
+    const hashes = Object.values(index);
+    if (hashes.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const hash of hashes) pipeline.hgetall(apiKeyRecord(hash));
+    const records = (await guarded(async () => checkResults(await pipeline.exec()))) as Record<string, string>[];
+    return records
+      .filter((r) => r.id && r.account_id === accountId)
+      .map(toView)
+      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  }
+
+  async setEnabled(accountId: string, id: string, enabled: boolean): Promise<ApiKeyView> {
+    const hash = await this.hashOf(accountId, id);
+    const flat = await runScript(this.redis, SET_ENABLED, [apiKeyRecord(hash)], [enabled ? '1' : '0']);
+    if (!Array.isArray(flat)) throw notFound();
+    return toView(pairs(flat as string[]));
+  }
+
+  /** Removes the key for good: its record goes, so its secret is unknown from now on. */
+  async delete(accountId: string, id: string): Promise<void> {
+    const hash = await this.hashOf(accountId, id);
+    await guarded(async () => checkResults(await this.redis.multi().del(apiKeyRecord(hash)).hdel(accountIndex(accountId), id).exec()));
+  }
+
+  /** The lookup hash of one of this account's keys; another account's key is not found. */
+  private async hashOf(accountId: string, id: string): Promise<string> {
+    const hash = await guarded(() => this.redis.hget(accountIndex(accountId), id));
+    if (!hash) throw notFound();
+    return hash;
+  }
+}

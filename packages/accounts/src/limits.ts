@@ -1,0 +1,117 @@
+// Surface A's gate: the API key check and the rate limit in ONE Redis round trip, shared by every
+// gateway replica. A single Lua script looks the key up by its hash, picks the bucket to charge (the
+// key's, or the client IP's for the playground and for requests without a valid key) and counts the
+// request, atomically.
+//
+// Why a script and not rate-limiter-flexible: the limiter's consume() is one round trip, but which
+// bucket to charge depends on the key lookup, so it would need a second round trip first (or a
+// speculative charge of both buckets). The script keeps it to one EVALSHA. Like the library's
+// RateLimiterRedis, it counts in a fixed window that starts with a bucket's first request, and it has
+// no in-memory fallback: when Redis cannot be reached the call fails and the request is refused
+// with 503, never let through unlimited.
+//
+// Requests with an unknown or deleted key are charged to the IP bucket, so guessing keys is held to
+// the public limit; a disabled key is a real key and is charged to its own bucket.
+import { isIPv6 } from 'node:net';
+import type { Redis } from 'ioredis';
+import { apiKeyRecord, hashSecret } from './keys.js';
+import { luaScript, runScript } from './redis.js';
+
+export type Surface = 'api' | 'playground';
+/** `none`: the playground, which takes no key. */
+export type AuthOutcome = 'ok' | 'missing' | 'invalid' | 'disabled' | 'none';
+
+export interface GateDecision {
+  auth: AuthOutcome;
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the current window ends and the bucket is full again. */
+  resetSeconds: number;
+  /** The key's lookup hash, when a known key (enabled or disabled) was sent; usage is counted on it. */
+  keyHash?: string;
+}
+
+// KEYS: key record, key bucket, IP bucket. ARGV: mode (playground | missing | key), key limit,
+// public limit, window in ms. Returns {auth, count, limit, ttl ms}.
+const GATE = luaScript(
+  `local auth, bucket, limit = 'none', KEYS[3], tonumber(ARGV[3])
+if ARGV[1] == 'missing' then
+  auth = 'missing'
+elseif ARGV[1] == 'key' then
+  local record = redis.call('HMGET', KEYS[1], 'id', 'enabled')
+  if not record[1] then
+    auth = 'invalid'
+  else
+    auth = record[2] == '1' and 'ok' or 'disabled'
+    bucket, limit = KEYS[2], tonumber(ARGV[2])
+  end
+end
+local count = redis.call('INCR', bucket)
+local ttl = redis.call('PTTL', bucket)
+if ttl < 0 then
+  redis.call('PEXPIRE', bucket, ARGV[4])
+  ttl = tonumber(ARGV[4])
+end
+return {auth, count, limit, ttl}`,
+  3,
+);
+
+export interface SurfaceLimits {
+  keyPerMinute: number;
+  publicPerMinute: number;
+  /** The window; a minute unless a test needs a shorter one. */
+  windowMs?: number;
+}
+
+export class SurfaceGate {
+  private readonly windowMs: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly limits: SurfaceLimits,
+    private readonly prefix = 'reelay:rl:',
+  ) {
+    this.windowMs = limits.windowMs ?? 60_000;
+  }
+
+  async check(input: { surface: Surface; secret?: string; ip: string }): Promise<GateDecision> {
+    const secret = input.surface === 'api' ? input.secret?.trim() || undefined : undefined;
+    const keyHash = secret ? hashSecret(secret) : undefined;
+    const mode = input.surface === 'playground' ? 'playground' : keyHash ? 'key' : 'missing';
+    const keyPart = keyHash ?? '-';
+    const reply = await runScript(
+      this.redis,
+      GATE,
+      [apiKeyRecord(keyPart), `${this.prefix}key:${keyPart}`, `${this.prefix}ip:${ipBucket(input.ip)}`],
+      [mode, this.limits.keyPerMinute, this.limits.publicPerMinute, this.windowMs],
+    );
+    const [auth, count, limit, ttl] = reply as [AuthOutcome, number, number, number];
+    return {
+      auth,
+      allowed: count <= limit,
+      limit,
+      remaining: Math.max(0, limit - count),
+      resetSeconds: Math.max(1, Math.ceil(ttl / 1000)),
+      keyHash: auth === 'ok' || auth === 'disabled' ? keyHash : undefined,
+    };
+  }
+}
+
+/**
+ * The bucket of a client address: IPv4 as it is, IPv6 by its /64 (one subscriber's usual
+ * allocation, so rotating through it does not buy a fresh limit each time).
+ */
+export function ipBucket(ip: string | undefined): string {
+  if (!ip) return 'unknown';
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (mapped) return mapped[1];
+  const address = ip.split('%')[0];
+  if (!isIPv6(address)) return address;
+  const [head, tail] = address.split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
+  const before = groups(head);
+  const after = groups(tail);
+  const all = tail === undefined ? before : [...before, ...Array<string>(8 - before.length - after.length).fill('0'), ...after];
+  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
