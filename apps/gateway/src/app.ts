@@ -21,6 +21,7 @@ import { buildOpenApi } from './openapi.js';
 import { accountRoutes } from './routes/account.js';
 import { downloadRoutes } from './routes/download.js';
 import { extractRoutes } from './routes/extract.js';
+import { platformRoutes } from './routes/platforms.js';
 import { healthRoutes, type ReadinessProbe } from './routes/health.js';
 import { surfaceARoutes } from './routes/surface-a.js';
 import { webRoutes } from './routes/web.js';
@@ -57,8 +58,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const metrics = deps.metrics ?? new GatewayMetrics();
   const egress = deps.egress ?? new Egress({ allowlist: config.EGRESS_ALLOWLIST });
   const sources = new SourceRegistry(redis, config.SOURCE_TTL_SECONDS);
+  const registry = deps.registry ?? createRegistry();
   const extractService = new ExtractService({
-    registry: deps.registry ?? createRegistry(),
+    registry,
     egress,
     sources,
     metrics,
@@ -86,6 +88,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const routes: RouteSpec[] = [
     ...healthRoutes(redis, metrics, readiness),
     ...extractRoutes(extractService),
+    ...platformRoutes(registry),
     ...surfaceARoutes(extractService, { gate: accounts.gate, usage: accounts.usage, metrics, logger }),
     ...accountRoutes(accounts, metrics),
     ...downloadRoutes({ downloads, jobs, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES }),

@@ -45,6 +45,9 @@ beforeAll(async () => {
   origin.body('/split.html', `<html><head><title>Split</title></head><body>
     <video><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>
     </body></html>`, 'text/html');
+  origin.body('/mixed.html', `<html><head><title>Mixed</title></head><body>
+    <video><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"'><source src="/media/master.m3u8" type="application/x-mpegURL"></video>
+    </body></html>`, 'text/html');
   origin.body('/other.html', `<html><head><title>Other</title></head><body><audio src="/media/other-audio.m4a"></audio></body></html>`, 'text/html');
   // A large body the client abandons: the origin must see its request cut.
   origin.route('/media/endless.mp4', (_req, res) => {
@@ -180,6 +183,17 @@ describe('download requests', () => {
     const queued = await Job.fromId<JobPayload>(gw.queue, first.body.data.job_id);
     expect(queued?.data.inputs.map((i) => i.url)).toEqual([video, audio]);
     expect(queued?.data.inputs[0].headers).toEqual({ referer: origin.url('/split.html') });
+  });
+
+  test('a pair of one progressive file and one HLS stream of the same item is refused', async () => {
+    const mixed = await extract('/mixed.html');
+    expect(mixed.media).toHaveLength(1);
+    const sources: { url: string; stream_profile: string; has_video?: boolean }[] = mixed.media[0].sources;
+    const video = sources.find((s) => s.stream_profile === 'video_only')!;
+    const hlsAudio = sources.find((s) => s.stream_profile === 'hls' && s.has_video === false)!;
+    const res = await download({ video_url: video.url, audio_url: hlsAudio.url });
+    expectError(res, 400, 'invalid_merge_pair');
+    expect(res.body.error.message).toMatch(/not one of each/);
   });
 
   test('HLS variants and conversions are jobs with the right operation', async () => {

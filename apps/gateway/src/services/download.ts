@@ -96,7 +96,11 @@ export class DownloadService {
     if (!isAudioOnly(audio)) throw new ReelayError('invalid_merge_pair', 'audio_url is not an audio-only source.');
     if (video.item_key !== audio.item_key) throw new ReelayError('invalid_merge_pair', 'The video and audio sources belong to different media items.');
     if (format && AUDIO_FORMATS.has(format)) throw new ReelayError('invalid_request', 'A merge makes a video: choose mp4, webm or mkv, or download the audio source alone.');
-    const operation = PROGRESSIVE.has(video.stream_profile) && PROGRESSIVE.has(audio.stream_profile) ? 'merge' : 'remux';
+    const progressive = [video, audio].filter((s) => PROGRESSIVE.has(s.stream_profile)).length;
+    // A file with a segmented stream has no operation: merge copies two files, remux reads two
+    // manifests. Such pairs do not come out of one extract in practice; refuse them clearly.
+    if (progressive === 1) throw new ReelayError('invalid_merge_pair', 'A merge pair must be two progressive files or two HLS/DASH streams, not one of each.');
+    const operation = progressive === 2 ? 'merge' : 'remux';
     return { kind: 'job', payload: this.payload(operation, [video, audio], format, sanitizeBasename(body.filename ?? video.title)) };
   }
 
