@@ -2,8 +2,10 @@
 // same run.
 import { benchDirectDownload } from './download.mjs';
 import { benchExtract } from './extract.mjs';
+import { benchJobs } from './jobs.mjs';
 import { benchSurfaceA } from './surface-a.mjs';
 
 await benchExtract();
 await benchSurfaceA();
 await benchDirectDownload();
+await benchJobs();

@@ -12,10 +12,18 @@ export class JobService {
     private readonly artifacts: ArtifactStore,
   ) {}
 
-  private async find(id: string): Promise<Job<JobPayload> | undefined> {
+  /**
+   * The job and its state. The state is read first: BullMQ writes a job's result before it marks it
+   * completed, so a job read after a 'completed' state always has its result. (Read the other way
+   * round, a job finishing in between looked completed without a result, i.e. expired.)
+   */
+  private async find(id: string): Promise<{ job: Job<JobPayload>; state: string } | undefined> {
     if (!JOB_ID_PATTERN.test(id)) return undefined;
     try {
-      return (await Job.fromId<JobPayload>(this.queue, id)) ?? undefined;
+      const state = await this.queue.getJobState(id);
+      if (state === 'unknown') return undefined;
+      const job = await Job.fromId<JobPayload>(this.queue, id);
+      return job ? { job, state } : undefined;
     } catch (err) {
       throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
     }
@@ -28,9 +36,9 @@ export class JobService {
   }
 
   async view(id: string): Promise<JobView> {
-    const job = await this.find(id);
-    if (!job) throw new ReelayError('job_not_found', 'There is no job with this id.');
-    const state = await job.getState();
+    const found = await this.find(id);
+    if (!found) throw new ReelayError('job_not_found', 'There is no job with this id.');
+    const { job, state } = found;
     const view: JobView = {
       id,
       status: 'queued',

@@ -1,0 +1,450 @@
+// Benchmark: ffmpeg jobs through the whole service (gateway → Redis/BullMQ → one worker → ffmpeg
+// through the worker's egress proxy → artifact store), against the same ffmpeg command run bare on
+// the same inputs from the same origin, in the same run.
+// 1. Merge of a 60 s 720p H.264 video-only MP4 and a 60 s AAC audio-only M4A (stream copy, +faststart):
+//    job created→finished against bare ffmpeg, best of 3, runs alternated. Target: job ≤ 2× bare.
+// 2. Queue latency (created→started from the job record): 40 small jobs (2 s MP3 → WAV) one after the
+//    other with the worker idle at enqueue time, and a burst of 20 submitted at once.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fmt, requireTool, root, startNginxOrigin, waitForHttp } from './lib.mjs';
+
+const ROUNDS = Number(process.env.BENCH_JOB_ROUNDS ?? 3);
+const SEQUENTIAL = Number(process.env.BENCH_QUEUE_JOBS ?? 40);
+const BURST = Number(process.env.BENCH_BURST_JOBS ?? 20);
+const POLL_MS = 50;
+const MEDIA_SECONDS = 60;
+
+/** Runs a command; resolves with its wall time (ms) and output, rejects on a non-zero exit. */
+function run(cmd, args, { timeoutMs = 120_000, env } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (code === 0) resolve({ ms, out, err });
+      else reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? code}): ${err.slice(-800)}`));
+    });
+  });
+}
+
+/** Makes `file` with ffmpeg once (written aside, then renamed, so an interrupted run leaves nothing). */
+async function makeOnce(file, args) {
+  if (fs.existsSync(file) && fs.statSync(file).size > 0) return false;
+  const part = `${file}.${process.pid}.part`;
+  try {
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args, part], { timeoutMs: 600_000 });
+    fs.renameSync(part, file);
+  } finally {
+    fs.rmSync(part, { force: true });
+  }
+  return true;
+}
+
+async function makeInputs(dir) {
+  const t0 = Date.now();
+  const made = [
+    await makeOnce(path.join(dir, 'video.mp4'), [
+      '-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=30`, '-t', String(MEDIA_SECONDS),
+      '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-f', 'mp4',
+    ]),
+    await makeOnce(path.join(dir, 'audio.m4a'), [
+      '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${MEDIA_SECONDS}`,
+      '-vn', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4',
+    ]),
+    await makeOnce(path.join(dir, 'tone.mp3'), ['-f', 'lavfi', '-i', 'sine=frequency=880:sample_rate=44100:duration=2', '-c:a', 'libmp3lame', '-b:a', '128k', '-f', 'mp3']),
+  ];
+  // Relative URLs: the page does not depend on the origin's port.
+  const page = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Benchmark pair</title></head><body>
+<video controls width="1280" height="720">
+  <source src="video.mp4" type='video/mp4; codecs="avc1.64001f"'>
+  <source src="audio.m4a" type='audio/mp4; codecs="mp4a.40.2"'>
+</video>
+</body></html>
+`;
+  const pageFile = path.join(dir, 'pair.html');
+  if (!fs.existsSync(pageFile) || fs.readFileSync(pageFile, 'utf8') !== page) fs.writeFileSync(pageFile, page);
+  for (const name of ['video.mp4', 'audio.m4a', 'tone.mp3', 'pair.html']) fs.chmodSync(path.join(dir, name), 0o644);
+  return { generatedSeconds: made.some(Boolean) ? (Date.now() - t0) / 1000 : 0 };
+}
+
+/**
+ * The least a forward proxy can do (http.get piped to the response, no checks, no accounting), in
+ * this process: what ffmpeg's copy costs through any Node proxy on this machine, next to the
+ * worker's egress proxy. Returns the environment that sends ffmpeg's requests through it.
+ */
+async function startMiniProxy() {
+  const agent = new http.Agent({ keepAlive: true });
+  const server = http.createServer((req, res) => {
+    const headers = req.headers.range ? { range: req.headers.range } : {};
+    const up = http.get(req.url, { agent, headers }, (upstream) => {
+      res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+      upstream.pipe(res);
+    });
+    up.once('error', () => res.destroy());
+    res.once('close', () => up.destroy());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const env = { ...process.env, http_proxy: `http://127.0.0.1:${server.address().port}` };
+  delete env.no_proxy;
+  delete env.NO_PROXY;
+  return {
+    env,
+    close: () => {
+      agent.destroy();
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/**
+ * The fallback origin when nginx is not installed: /files/* from `dir` with single byte ranges, in this
+ * process. bench/origin.mjs answers a ranged request with 200 and the whole file, and ffmpeg then
+ * reads two interleaved inputs about ten times slower (3 s instead of 0.3 s here), which would make
+ * the baseline meaningless; with 206 answers it reads them as fast as from nginx.
+ */
+async function startFileOrigin(dir) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const file = path.join(dir, path.basename(decodeURIComponent(url.pathname)));
+    if (!url.pathname.startsWith('/files/') || !fs.existsSync(file)) return void res.writeHead(404).end();
+    const size = fs.statSync(file).size;
+    const type = file.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/octet-stream';
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    let start = 0;
+    let end = size - 1;
+    if (range && (range[1] || range[2])) {
+      start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
+      end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+      if (start >= size || start > end) return void res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+      res.writeHead(206, { 'content-type': type, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${size}`, 'accept-ranges': 'bytes' });
+    } else {
+      res.writeHead(200, { 'content-type': type, 'content-length': size, 'accept-ranges': 'bytes' });
+    }
+    if (req.method === 'HEAD') return void res.end();
+    fs.createReadStream(file, { start, end }).pipe(res);
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: server.address().port,
+    kind: 'node (in-process, ranges)',
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Starts an app (gateway or worker) with its output in a log file. */
+function startApp(script, env, logFile) {
+  const fd = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, [script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  return child;
+}
+
+/** SIGTERM, then SIGKILL after `ms`; resolves once the process has exited. */
+function stopChild(child, ms = 15_000) {
+  return new Promise((resolve) => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(xs, p) {
+  if (xs.length === 0) return NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+const median = (xs) => percentile(xs, 50);
+const best = (xs) => Math.min(...xs);
+
+class Api {
+  constructor(base) {
+    this.base = base;
+    /** Jobs seen "expired" (without finished_at) while completing: see waitJob. */
+    this.spuriousExpired = [];
+  }
+
+  async post(route, body) {
+    const res = await fetch(`${this.base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, text };
+  }
+
+  async extract(url) {
+    const res = await this.post('/api/v1/extract', { url });
+    if (res.status !== 200) throw new Error(`extract of ${url} answered ${res.status}: ${res.text}`);
+    return res.json.data;
+  }
+
+  /** POST /api/v1/download that must make a new job; returns its id. */
+  async submit(body) {
+    const res = await this.post('/api/v1/download', body);
+    if (res.status !== 202) throw new Error(`download ${JSON.stringify(body)} answered ${res.status}: ${res.text.slice(0, 500)}`);
+    return res.json.data.job_id;
+  }
+
+  async job(id) {
+    const res = await fetch(`${this.base}/api/v1/jobs/${id}`);
+    if (res.status !== 200) throw new Error(`GET job ${id} answered ${res.status}: ${await res.text()}`);
+    return (await res.json()).data;
+  }
+
+  /** Polls the job every POLL_MS until it is completed; throws if it fails or takes too long. */
+  async waitJob(id, timeoutMs = 120_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const job = await this.job(id);
+      if (job.status === 'completed') return job;
+      // GET /jobs/{id} reads the job's hash and then its state: a job that completes in between is
+      // shown once as "expired" without finished_at. Counted and polled again, not taken as final.
+      if (job.status === 'expired' && !job.finished_at && this.spuriousExpired.push(id) <= 100) {
+        await sleep(POLL_MS);
+        continue;
+      }
+      if (job.status === 'failed' || job.status === 'expired') throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
+      if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after ${timeoutMs} ms`);
+      await sleep(POLL_MS);
+    }
+  }
+}
+
+/** created→started, started→finished and created→finished (ms) from a job record. */
+function timings(job) {
+  const created = Date.parse(job.created_at);
+  const started = Date.parse(job.started_at);
+  const finished = Date.parse(job.finished_at);
+  return { wait: started - created, processing: finished - started, total: finished - created };
+}
+
+async function probeMedia(url) {
+  const { out } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration,format_name:stream=codec_type,codec_name', '-of', 'json', url]);
+  const info = JSON.parse(out);
+  const streams = info.streams ?? [];
+  return {
+    duration: Number(info.format?.duration),
+    video: streams.filter((s) => s.codec_type === 'video').length,
+    audio: streams.filter((s) => s.codec_type === 'audio').length,
+    codecs: streams.map((s) => s.codec_name).join('+'),
+  };
+}
+
+/** The sum and count of a worker histogram or counter, from its /metrics text. */
+function metric(text, name) {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+export async function benchJobs() {
+  requireTool('ffmpeg', 'apt-get install ffmpeg');
+  requireTool('ffprobe', 'apt-get install ffmpeg');
+  requireTool('redis-server', 'apt-get install redis-server');
+  const { startRedis, freePort } = await import('@reelay/testkit');
+  const loadStart = os.loadavg();
+  const filesDir = path.join(os.tmpdir(), 'reelay-bench-files');
+  fs.mkdirSync(filesDir, { recursive: true });
+  fs.chmodSync(filesDir, 0o755);
+  const { generatedSeconds } = await makeInputs(filesDir);
+  const sizes = Object.fromEntries(['video.mp4', 'audio.m4a'].map((n) => [n, fs.statSync(path.join(filesDir, n)).size]));
+
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-jobs-'));
+  const dataDir = path.join(scratch, 'data');
+  fs.mkdirSync(dataDir);
+  // BENCH_JOBS_LOG_DIR keeps the apps' logs (with BENCH_LOG_LEVEL=debug: a timeline of each job).
+  const logDir = process.env.BENCH_JOBS_LOG_DIR ? path.resolve(process.env.BENCH_JOBS_LOG_DIR) : scratch;
+  fs.mkdirSync(logDir, { recursive: true });
+  const logs = { gateway: path.join(logDir, 'gateway.log'), worker: path.join(logDir, 'worker.log') };
+  const concurrency = Number(process.env.WORKER_CONCURRENCY ?? os.availableParallelism());
+  let redis;
+  let origin;
+  let gateway;
+  let worker;
+  let api;
+  const t0 = Date.now();
+  const merge = { start: [], bare: [], probe: [], probeThenFfmpeg: [], viaProxy: [], jobs: [] };
+  let miniProxy;
+  const queue = { sequential: [], burst: [], burstMakespan: NaN, burstCreatedSpread: NaN };
+  let artifactInfo;
+  const workerMetrics = { before: '', after: '' };
+  let failed = false;
+  try {
+    redis = await startRedis();
+    origin = (await startNginxOrigin({ files: filesDir })) ?? (await startFileOrigin(filesDir));
+    const port = await freePort();
+    const metricsPort = await freePort();
+    const common = { REDIS_URL: redis.url, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
+    gateway = startApp('apps/gateway/dist/main.js', { ...common, PORT: String(port) }, logs.gateway);
+    worker = startApp('apps/worker/dist/main.js', { ...common, METRICS_PORT: String(metricsPort) }, logs.worker);
+    const base = `http://127.0.0.1:${port}`;
+    const workerBase = `http://127.0.0.1:${metricsPort}`;
+    await waitForHttp(`${base}/readyz`);
+    await waitForHttp(`${workerBase}/healthz`);
+    api = new Api(base);
+    const fileUrl = (name) => `http://127.0.0.1:${origin.port}/files/${name}`;
+
+    // The pair from the HTML5 page, and the small MP3 as a direct file.
+    const pair = await api.extract(fileUrl('pair.html'));
+    const sources = pair.media.flatMap((m) => m.sources);
+    const video = sources.find((s) => s.stream_profile === 'video_only');
+    const audio = sources.find((s) => s.stream_profile === 'audio_only');
+    if (!video || !audio) throw new Error(`the pair page gave no video_only + audio_only sources: ${JSON.stringify(pair)}`);
+    const tone = (await api.extract(fileUrl('tone.mp3'))).media[0].sources[0];
+
+    // 1. Merge job vs bare ffmpeg. A warm-up of each (page cache, JIT, connections) is not counted.
+    const bareOut = path.join(scratch, 'bare.mp4');
+    const bare = (env) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-i', video.url, '-i', audio.url, '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-movflags', '+faststart', bareOut], { env });
+    // The worker first asks ffprobe for the duration (for progress), as the extract gave none.
+    const probe = (env) => run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'json', video.url], { env });
+    const probeThenFfmpeg = async (env) => {
+      const t = performance.now();
+      await probe(env);
+      await bare(env);
+      return performance.now() - t;
+    };
+    miniProxy = await startMiniProxy();
+    const mergeJob = async (n) => {
+      const sent = performance.now();
+      const id = await api.submit({ video_url: video.url, audio_url: audio.url, filename: `bench-${n}` });
+      const job = await api.waitJob(id);
+      return { id, client: performance.now() - sent, ...timings(job), size: job.artifact.size };
+    };
+    await bare();
+    await mergeJob('warm');
+    workerMetrics.before = await (await fetch(`${workerBase}/metrics`)).text();
+    await probeThenFfmpeg(miniProxy.env);
+    for (let i = 0; i < ROUNDS; i++) {
+      merge.bare.push((await bare()).ms);
+      merge.jobs.push(await mergeJob(i));
+      merge.probe.push((await probe()).ms);
+      merge.start.push((await run('ffmpeg', ['-version'])).ms);
+      merge.probeThenFfmpeg.push(await probeThenFfmpeg());
+      merge.viaProxy.push(await probeThenFfmpeg(miniProxy.env));
+    }
+    workerMetrics.after = await (await fetch(`${workerBase}/metrics`)).text();
+    const bestJob = merge.jobs.reduce((a, b) => (b.total < a.total ? b : a));
+    artifactInfo = { ...(await probeMedia(`${base}/api/v1/jobs/${bestJob.id}/artifact`)), size: bestJob.size, bareSize: fs.statSync(bareOut).size };
+    fs.rmSync(bareOut, { force: true });
+
+    // 2. Queue latency. Sequential: each job is submitted once the previous one has completed.
+    await api.waitJob(await api.submit({ url: tone.url, format: 'wav', filename: 'q-warm' }));
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      const job = await api.waitJob(await api.submit({ url: tone.url, format: 'wav', filename: `q-${i}` }));
+      queue.sequential.push(timings(job));
+    }
+    // Burst: all submitted at once; they queue behind WORKER_CONCURRENCY.
+    await sleep(200);
+    const ids = await Promise.all(Array.from({ length: BURST }, (_, i) => api.submit({ url: tone.url, format: 'wav', filename: `burst-${i}` })));
+    const jobs = await Promise.all(ids.map((id) => api.waitJob(id)));
+    queue.burst = jobs.map(timings);
+    const createdMin = Math.min(...jobs.map((j) => Date.parse(j.created_at)));
+    const finishedMax = Math.max(...jobs.map((j) => Date.parse(j.finished_at)));
+    queue.burstMakespan = finishedMax - createdMin;
+    queue.burstCreatedSpread = Math.max(...jobs.map((j) => Date.parse(j.created_at))) - createdMin;
+  } catch (err) {
+    failed = true;
+    for (const [name, file] of Object.entries(logs)) {
+      const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+      if (text.trim()) console.error(`--- ${name} log (last lines) ---\n${text.split('\n').slice(-30).join('\n')}`);
+    }
+    throw err;
+  } finally {
+    await miniProxy?.close();
+    await Promise.all([stopChild(worker), stopChild(gateway)]);
+    if (origin?.child) await stopChild(origin.child);
+    else await origin?.stop();
+    await redis?.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
+    if (failed) console.error('bench/jobs: failed; every process it started has been stopped.');
+  }
+  const loadEnd = os.loadavg();
+  const elapsed = (Date.now() - t0) / 1000;
+
+  // Where a job's time goes, from the worker's own histogram (processor start → artifact stored).
+  const jobSeconds = metric(workerMetrics.after, 'reelay_job_duration_seconds_sum') - metric(workerMetrics.before, 'reelay_job_duration_seconds_sum');
+  const proxyBytes = metric(workerMetrics.after, 'reelay_proxy_bytes_total') - metric(workerMetrics.before, 'reelay_proxy_bytes_total');
+
+  const la = (l) => l.map((v) => v.toFixed(2)).join(' / ');
+  console.log(`\n## jobs (one worker, WORKER_CONCURRENCY=${concurrency}, origin: ${origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${la(loadStart)}, at end ${la(loadEnd)})\n`);
+  if (generatedSeconds) console.log(`(inputs generated in ${fmt(generatedSeconds, 1)} s and cached in ${filesDir})\n`);
+  const MB = 1e6;
+  const bytes = sizes['video.mp4'] + sizes['audio.m4a'];
+  const bestBare = best(merge.bare);
+  const bestTotal = best(merge.jobs.map((j) => j.total));
+  console.log(`### merge: ${MEDIA_SECONDS} s 720p H.264 video-only (${fmt(sizes['video.mp4'] / MB, 1)} MB) + AAC audio-only (${fmt(sizes['audio.m4a'] / MB, 1)} MB), stream copy, +faststart (best of ${ROUNDS}, alternated)\n`);
+  console.log('| path | best ms | median ms | runs ms | MB/s in (best) |');
+  console.log('|---|---|---|---|---|');
+  const row = (name, xs, rate = true) => console.log(`| ${name} | ${fmt(best(xs), 0)} | ${fmt(median(xs), 0)} | ${xs.map((x) => fmt(x, 0)).join(', ')} | ${rate ? fmt(bytes / MB / (best(xs) / 1000), 0) : ''} |`);
+  const jobTotals = merge.jobs.map((j) => j.total);
+  const jobProcessing = merge.jobs.map((j) => j.processing);
+  const jobWaits = merge.jobs.map((j) => j.wait);
+  row('**bare ffmpeg**, same URLs from the origin (baseline)', merge.bare);
+  row('**job created → finished**', jobTotals);
+  row('job started → finished (worker)', jobProcessing);
+  row('job created → started (queue wait)', jobWaits, false);
+  row(`client: POST → a poll sees completed (${POLL_MS} ms polls)`, merge.jobs.map((j) => j.client), false);
+  row('*where the time goes:* starting ffmpeg (`ffmpeg -version`)', merge.start, false);
+  row('*where the time goes:* bare ffprobe of the video URL', merge.probe, false);
+  row('*where the time goes:* bare ffprobe, then bare ffmpeg (the worker\'s two processes)', merge.probeThenFfmpeg);
+  row('*where the time goes:* the same through a minimal Node forward proxy', merge.viaProxy);
+  const ratio = bestTotal / bestBare;
+  console.log(`\nratio job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ 2×: ${ratio <= 2 ? 'met' : 'NOT met'}); started→finished/bare: ${fmt(best(jobProcessing) / bestBare, 2)}×`);
+  // Differences of best times: the least each step costs, as far as the shared machine lets us see.
+  const b = { bare: bestBare, start: best(merge.start), probeThen: best(merge.probeThenFfmpeg), proxy: best(merge.viaProxy), wait: best(jobWaits), processing: best(jobProcessing) };
+  console.log(`job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); ffprobe run first ≈ +${fmt(b.probeThen - b.bare, 0)} ms; copying through a Node proxy ≈ +${fmt(b.proxy - b.probeThen, 0)} ms; the rest (the worker's proxy: egress checks, 407 challenge, accounting; execa, BullMQ, artifact store; noise) ≈ ${fmt(b.processing - b.proxy, 0)} ms`);
+  console.log(`worker over the ${ROUNDS} measured jobs: processor time ${fmt((jobSeconds * 1000) / ROUNDS, 0)} ms per job, egress proxy passed ${fmt(proxyBytes / ROUNDS / MB, 1)} MB per job (inputs ${fmt(bytes / MB, 1)} MB)`);
+  const a = artifactInfo;
+  const ok = Math.abs(a.duration - MEDIA_SECONDS) < 0.5 && a.video === 1 && a.audio === 1;
+  console.log(`artifact (ffprobe): ${fmt(a.duration, 2)} s, ${a.video} video + ${a.audio} audio stream (${a.codecs}), ${fmt(a.size / MB, 1)} MB (bare: ${fmt(a.bareSize / MB, 1)} MB): ${ok ? 'ok' : 'NOT ok'}`);
+
+  console.log(`\n### queue latency: enqueue → start (created_at → started_at), 2 s MP3 → WAV jobs\n`);
+  console.log('| scenario | jobs | p50 ms | p99 ms | max ms | started → finished p50 ms |');
+  console.log('|---|---|---|---|---|---|');
+  const qrow = (name, xs) => {
+    const waits = xs.map((t) => t.wait);
+    console.log(`| ${name} | ${xs.length} | ${fmt(percentile(waits, 50), 0)} | ${fmt(percentile(waits, 99), 0)} | ${fmt(Math.max(...waits), 0)} | ${fmt(percentile(xs.map((t) => t.processing), 50), 0)} |`);
+  };
+  qrow('idle worker, one at a time', queue.sequential);
+  qrow(`burst of ${BURST} at once (concurrency ${concurrency})`, queue.burst);
+  console.log(`\nburst: submitted within ${fmt(queue.burstCreatedSpread, 0)} ms, all finished ${fmt(queue.burstMakespan, 0)} ms after the first was created. Job timestamps have millisecond resolution.`);
+  if (api.spuriousExpired.length > 0) {
+    console.log(`\nnote: ${api.spuriousExpired.length} poll(s) saw a completing job as "expired" without finished_at (GET /api/v1/jobs/{id} reads the job, then its state: a race in the gateway); polled again.`);
+  }
+  console.log(`(jobs benchmark took ${fmt(elapsed, 0)} s)`);
+  return { ratio, artifactOk: ok, sequentialP50: percentile(queue.sequential.map((t) => t.wait), 50) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchJobs();
