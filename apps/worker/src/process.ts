@@ -131,24 +131,35 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     deadline: number;
   }): Promise<JobResult> {
     const { job, payload, plan, session, log } = ctx;
-    const duration = payload.duration ?? (await probeDuration(plan, session, ctx));
-    if (session.hasFailure()) throw new UpstreamFailed();
+    // Without a duration from the extract, ffprobe finds it while ffmpeg already runs: progress only
+    // needs it later, and probing first cost a process start and a header read on every such job.
+    const probeAbort = new AbortController();
+    const duration =
+      payload.duration ??
+      probeDuration(plan, session, { ...ctx, signal: AbortSignal.any([ctx.signal, probeAbort.signal]) }).catch((err: unknown) => {
+        log.info({ cause: describe(err) }, 'duration probe failed');
+        return undefined;
+      });
 
     const output = path.join(ctx.dir, 'output.part');
     const { args } = buildArgs(plan.operation, { output, maxOutputBytes: config.MAX_MEDIA_BYTES });
     const progress = new ProgressWriter(job, deps.progressIntervalMs ?? 1_000, log);
     const remaining = ctx.deadline - Date.now();
     if (remaining <= 0) throw new FfmpegError('timeout', 'no time left for ffmpeg', undefined, '');
-    await runFfmpeg({
-      binary: deps.binaries.ffmpeg,
-      args,
-      env: session.env,
-      cwd: ctx.dir,
-      signal: ctx.signal,
-      timeoutMs: remaining,
-      durationSeconds: duration,
-      onProgress: (percent) => progress.report(percent),
-    });
+    try {
+      await runFfmpeg({
+        binary: deps.binaries.ffmpeg,
+        args,
+        env: session.env,
+        cwd: ctx.dir,
+        signal: ctx.signal,
+        timeoutMs: remaining,
+        durationSeconds: duration,
+        onProgress: (percent) => progress.report(percent),
+      });
+    } finally {
+      probeAbort.abort();
+    }
     await progress.settled();
     // ffmpeg skips HLS segments it cannot fetch and may still exit 0 with a file full of gaps.
     if (session.hasFailure()) throw new UpstreamFailed();

@@ -65,8 +65,11 @@ export interface RunFfmpegOptions {
   timeoutMs: number;
   /** Then SIGKILL if it has not exited: ffmpeg finishes the file on SIGTERM, a stuck read may not. */
   killGraceMs?: number;
-  /** The input's duration; without it no running percent can be known (only the final 100). */
-  durationSeconds?: number;
+  /**
+   * The input's duration; without it no running percent can be known (only the final 100). A promise
+   * lets the caller probe the duration while ffmpeg already runs, instead of before it.
+   */
+  durationSeconds?: number | Promise<number | undefined>;
   /** Whole percent, rising: 0–99 while running, 100 once ffmpeg has exited successfully. */
   onProgress?: (percent: number) => void;
   cwd?: string;
@@ -90,9 +93,16 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
       callbackFailed.abort();
     }
   });
+  let duration = typeof opts.durationSeconds === 'number' ? opts.durationSeconds : undefined;
+  if (opts.durationSeconds instanceof Promise) {
+    opts.durationSeconds.then(
+      (seconds) => (duration = seconds),
+      () => undefined, // no duration: progress jumps to 100 at the end, as without one
+    );
+  }
   const parser = new ProgressParser((block) => {
     const seconds = outTimeSeconds(block);
-    if (seconds !== undefined && opts.durationSeconds !== undefined) throttle.update(runningPercent(seconds, opts.durationSeconds));
+    if (seconds !== undefined && duration !== undefined) throttle.update(runningPercent(seconds, duration));
   });
   const stderr = new TailBuffer();
 

@@ -100,6 +100,31 @@ describe('real ffmpeg runs on local files', () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]);
   });
 
+  test('a duration that arrives while ffmpeg runs still gives running progress', async () => {
+    const seen: number[] = [];
+    await runFfmpeg({
+      binary: ffmpeg,
+      args: [...slowSource(1.5).slice(0, -3), '-stats_period', '0.1', '-f', 'null', '-'],
+      timeoutMs: 10_000,
+      durationSeconds: new Promise((resolve) => setTimeout(() => resolve(1.5), 300)),
+      onProgress: (p) => seen.push(p),
+    });
+    expect(seen.filter((p) => p > 0 && p < 100).length).toBeGreaterThanOrEqual(2);
+    expect(seen.at(-1)).toBe(100);
+  });
+
+  test('a duration probe that fails leaves only the final 100', async () => {
+    const seen: number[] = [];
+    await runFfmpeg({
+      binary: ffmpeg,
+      args: [...slowSource(0.5).slice(0, -3), '-stats_period', '0.1', '-f', 'null', '-'],
+      timeoutMs: 10_000,
+      durationSeconds: Promise.reject(new Error('probe failed')),
+      onProgress: (p) => seen.push(p),
+    });
+    expect(seen).toEqual([100]);
+  });
+
   test('a progress callback that throws stops the run with its own error', async () => {
     const boom = new Error('progress store is down');
     const started = Date.now();
