@@ -9,7 +9,7 @@ import { DOWNLOAD_QUEUE } from '@reelay/contracts';
 import { pinoHttp } from 'pino-http';
 import type { Config } from '@reelay/config';
 import { Egress } from '@reelay/egress';
-import { createRegistry, type ExtractorRegistry } from '@reelay/extractors';
+import { createRegistry, locateYtdlp, YTDLP_TIMEOUT_MS, type ExtractorRegistry, type YtdlpOptions } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
 import { SourceRegistry } from '@reelay/sources';
 import { bodyErrors, jsonBody, requireJson } from './http/body.js';
@@ -49,7 +49,7 @@ export interface Gateway {
   metrics: GatewayMetrics;
   routes: RouteSpec[];
   queue: Queue;
-  /** Closes what the gateway opened itself (the queue); the Redis client is the caller's. */
+  /** Closes what the gateway opened itself (the queue, yt-dlp's proxy); the Redis client is the caller's. */
   close(): Promise<void>;
 }
 
@@ -58,9 +58,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const metrics = deps.metrics ?? new GatewayMetrics();
   const egress = deps.egress ?? new Egress({ allowlist: config.EGRESS_ALLOWLIST });
   const sources = new SourceRegistry(redis, config.SOURCE_TTL_SECONDS);
-  const registry = deps.registry ?? createRegistry();
+  const registry = deps.registry ?? createRegistry({ ytdlp: ytdlpOptions(config, egress, logger) });
   const extractService = new ExtractService({
     registry,
+    // A yt-dlp run may take its whole time limit after the page was fetched.
+    timeoutMs: registry.fallback?.takesLeftovers ? YTDLP_TIMEOUT_MS + 15_000 : undefined,
     egress,
     sources,
     metrics,
@@ -134,7 +136,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
   for (const route of routes) app[route.method](expressPath(route.path), route.handler);
   app.use(notFound);
   app.use(errorHandler(logger));
-  return { app, metrics, routes, queue, close: () => queue.close() };
+  const close = async () => {
+    await queue.close();
+    if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
+  };
+  return { app, metrics, routes, queue, close };
+}
+
+/** yt-dlp as the registry's fallback: YTDLP_PATH, else `yt-dlp` on PATH, for YTDLP_HOSTS and leftovers. */
+function ytdlpOptions(config: Config, egress: Egress, logger: Logger): YtdlpOptions {
+  const found = locateYtdlp(config.YTDLP_PATH);
+  if (found.problem) logger.warn(`${found.problem}: URLs that need yt-dlp will answer no_media_found`);
+  else if (!found.binary) logger.info('yt-dlp not found: YTDLP_HOSTS URLs will answer no_media_found');
+  return { binary: found.binary, hosts: config.YTDLP_HOSTS, egress, logger: logger.child({ component: 'ytdlp-proxy' }) };
 }
 
 export function createApp(deps: GatewayDeps): Express {

@@ -31,6 +31,16 @@ export function isHostAllowlisted(hostname: string, allow: Allowlist): boolean {
   return allow.hosts.has(normaliseHost(hostname));
 }
 
+/**
+ * Whether a host as written (a name or an IP literal) is on the allowlist itself, not merely
+ * resolvable to an allowed address: for rules stricter than the address check (tunnel ports).
+ */
+export function isListedHost(host: string, allow: Allowlist): boolean {
+  const name = normaliseHost(host);
+  if (allow.hosts.has(name)) return true;
+  return net.isIP(name) !== 0 && inAllowlist(ipaddr.parse(name), allow);
+}
+
 function inAllowlist(addr: ipaddr.IPv4 | ipaddr.IPv6, allow: Allowlist): boolean {
   return allow.ranges.some(([range, bits]) => range.kind() === addr.kind() && addr.match(range, bits));
 }

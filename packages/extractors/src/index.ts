@@ -14,12 +14,16 @@ import { streamable } from './platforms/streamable.js';
 import { vimeo } from './platforms/vimeo.js';
 import { x } from './platforms/x.js';
 import type { DocumentExtractor, UrlExtractor } from './types.js';
+import { YtdlpBridge, type YtdlpOptions } from './ytdlp.js';
 
 export * from './types.js';
 export * from './registry.js';
 export * from './result.js';
 export * from './document.js';
 export * from './manifest.js';
+export { YtdlpBridge, YTDLP_TIMEOUT_MS, hostListed, type YtdlpOptions } from './ytdlp.js';
+export { mapYtdlpInfo } from './ytdlp-map.js';
+export { locateYtdlp } from './ytdlp-process.js';
 
 /** Tried in order on a fetched document: manifests first (they are text), then media files, then pages. */
 export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, directFile, htmlPage];
@@ -38,6 +42,11 @@ export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [
   peertube,
 ];
 
-export function createRegistry(): ExtractorRegistry {
-  return new ExtractorRegistry(PLATFORM_EXTRACTORS, GENERIC_EXTRACTORS);
+export interface RegistryOptions {
+  /** The yt-dlp bridge; without it nothing is handed to yt-dlp. */
+  ytdlp?: YtdlpOptions;
+}
+
+export function createRegistry(options: RegistryOptions = {}): ExtractorRegistry {
+  return new ExtractorRegistry(PLATFORM_EXTRACTORS, GENERIC_EXTRACTORS, options.ytdlp ? new YtdlpBridge(options.ytdlp) : undefined);
 }

@@ -6,10 +6,14 @@
 // its API's answer tells whether the host really is one of its servers. Such an extractor throws
 // NotMyUrl when the answer says no; the registry then goes on as if matches() had been false: the
 // next platform that matches, and finally the generic path. Every other error is the answer.
+//
+// An optional fallback (yt-dlp) stands behind all of them: it takes the URLs it claims first, and
+// the URLs nothing else could read (the generic path ended in no_media_found, or found only pictures
+// on a page whose player is drawn by a script).
 import { ReelayError } from '@reelay/contracts';
 import { fetchDocument } from './document.js';
 import { buildResult } from './result.js';
-import type { DocumentExtractor, ExtractContext, Extraction, UrlExtractor } from './types.js';
+import type { DocumentExtractor, ExtractContext, Extraction, FallbackExtractor, UrlExtractor } from './types.js';
 
 /**
  * Thrown by a platform extractor that claimed a URL by its shape but found, on asking the host, that
@@ -30,6 +34,7 @@ export class ExtractorRegistry {
   constructor(
     readonly platforms: readonly UrlExtractor[],
     readonly generic: readonly DocumentExtractor[],
+    readonly fallback?: FallbackExtractor,
   ) {}
 
   /** The platform extractor that claims this URL, if any. */
@@ -43,10 +48,13 @@ export class ExtractorRegistry {
    * under that platform.
    */
   platformOf(url: URL): string {
+    if (this.fallback?.claims(url)) return this.fallback.name;
     return this.find(url)?.platform ?? 'generic';
   }
 
   async extract(url: URL, ctx: ExtractContext): Promise<Extraction> {
+    const fallback = this.fallback;
+    if (fallback?.claims(url)) return buildResult(await fallback.extract(url, ctx));
     for (const platform of this.platforms) {
       if (!platform.matches(url)) continue;
       try {
@@ -58,14 +66,64 @@ export class ExtractorRegistry {
     }
 
     ctx.egress.assertUrlAllowed(url);
+    const leftovers = fallback?.takesLeftovers ? fallback : undefined;
+    const generic = await this.readGeneric(url, ctx, leftovers);
+    if (generic.extraction && !generic.scripted) return generic.extraction;
+    if (!leftovers) throw generic.failure;
+    ctx.log?.(generic.extraction ? 'only pictures on a page drawn by a script; asking the fallback' : 'the generic extractors found no media; asking the fallback', { extractor: leftovers.name });
+    try {
+      const extraction = buildResult(await leftovers.extract(url, ctx));
+      // A fallback that offers the fetched document itself as the media (yt-dlp's "could be a direct
+      // link" guess) says nothing new: the generic path read those bytes and found no media in them.
+      const sources = extraction.result.media.flatMap((m) => m.sources);
+      if (sources.every((s) => generic.fetched.includes(s.url))) throw generic.failure;
+      return extraction;
+    } catch (err) {
+      // Pictures are still an answer; only a bug is worth failing the request for.
+      if (!generic.extraction || !(err instanceof ReelayError)) throw err;
+      ctx.log?.('the fallback found nothing more on a scripted page', { extractor: leftovers.name, code: err.code });
+      return generic.extraction;
+    }
+  }
+
+  /** Lets the fallback release what it holds (yt-dlp's proxy). */
+  async close(): Promise<void> {
+    await this.fallback?.close?.();
+  }
+
+  /**
+   * The generic path. `extraction` is what it found, unless it found nothing (`failure`, always
+   * no_media_found; other errors are thrown); `scripted` when it found only pictures and the fallback
+   * wants the page; `fetched` the URLs of the document it read (as submitted and after redirects).
+   */
+  private async readGeneric(url: URL, ctx: ExtractContext, leftovers: FallbackExtractor | undefined): Promise<GenericOutcome> {
     const doc = await fetchDocument(ctx.egress, url, ctx.signal);
+    const fetched = [url.href, doc.finalUrl.href];
+    let failure = new ReelayError('no_media_found', 'The URL was fetched but holds no media reelay can read.');
     try {
       for (const extractor of this.generic) {
-        if (extractor.detect(doc)) return buildResult(await extractor.extract(doc, ctx));
+        if (!extractor.detect(doc)) continue;
+        try {
+          const extraction = buildResult(await extractor.extract(doc, ctx));
+          const onlyPictures = extraction.result.media.every((m) => m.type === 'image');
+          const scripted = onlyPictures && leftovers?.wantsPage !== undefined && (await leftovers.wantsPage(doc));
+          return { extraction, scripted, fetched, failure };
+        } catch (err) {
+          if (!(err instanceof ReelayError) || err.code !== 'no_media_found') throw err;
+          failure = err;
+          break;
+        }
       }
     } finally {
       doc.close();
     }
-    throw new ReelayError('no_media_found', 'The URL was fetched but holds no media reelay can read.');
+    return { scripted: false, fetched, failure };
   }
+}
+
+interface GenericOutcome {
+  extraction?: Extraction;
+  scripted: boolean;
+  fetched: string[];
+  failure: ReelayError;
 }

@@ -62,3 +62,19 @@ export interface DocumentExtractor {
   detect(doc: FetchedDocument): boolean;
   extract(doc: FetchedDocument, ctx: ExtractContext): Promise<ResultDraft>;
 }
+
+/**
+ * A last-resort extractor behind every other (yt-dlp). It takes the URLs it claims (hosts configured
+ * for it) before anything else, and, when it takes leftovers, the URLs no platform claims and the
+ * generic extractors cannot read.
+ */
+export interface FallbackExtractor {
+  name: string;
+  /** Whether it can take what the generic extractors could not read (false when its tool is missing). */
+  readonly takesLeftovers: boolean;
+  claims(url: URL): boolean;
+  /** Whether a page the generic extractors found only pictures in draws its player with a script. */
+  wantsPage?(doc: FetchedDocument): Promise<boolean>;
+  extract(url: URL, ctx: ExtractContext): Promise<ResultDraft>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,132 @@
+// One client's view of the guarded proxy (a worker job's ffmpeg, one yt-dlp run): its credentials,
+// the request headers it may send, the bytes it has moved against its limit, and what went wrong
+// upstream, so that the caller fails with the right code. The proxy (proxy.ts) creates and feeds it.
+import { timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
+import { ReelayError } from '@reelay/contracts';
+
+/** What went wrong upstream during a session, as the proxy saw it. */
+export interface SessionFailures {
+  /** A request or tunnel named a blocked address, scheme or port (the first such message). */
+  blocked?: string;
+  /** The session moved more than its byte limit and was cut off. */
+  tooLarge?: boolean;
+  /** The origin answered 404 or 410. */
+  notFound?: number;
+  /** The origin failed: a 5xx or 429, a reset, a timeout (worth retrying). */
+  unavailable?: ReelayError;
+  /** The origin refused in another way (401, 403…). */
+  refused?: number;
+}
+
+export interface SessionOptions {
+  /** Request header names the client may send upstream, besides the always-safe ones. */
+  headerNames?: Iterable<string>;
+  /** Bytes the session may move (proxied bodies, and tunnel traffic both ways). */
+  maxBytes: number;
+  /** Called once when the session is cut off (blocked address or byte limit): stop the client now. */
+  onCutOff?: () => void;
+}
+
+/** What the proxy hands a session's constructor (subclasses add what their client needs). */
+export interface SessionInit {
+  id: string;
+  user: string;
+  pass: Buffer;
+  proxyPort: number;
+  options: SessionOptions;
+}
+
+// Sent on every proxied request whatever the client: what ranges and ICY streams need.
+const ALWAYS_FORWARDED = ['range', 'if-range', 'accept', 'icy-metadata'];
+// Never forwarded even when listed: they describe the hop to the proxy, not the request.
+const NEVER_FORWARDED = /^(?:proxy-.*|host|connection|keep-alive|te|trailer|transfer-encoding|upgrade|content-length)$/;
+
+export class ProxySession {
+  readonly failures: SessionFailures = {};
+  readonly id: string;
+  readonly user: string;
+  bytes = 0;
+  private readonly pass: Buffer;
+  private readonly proxyPort: number;
+  private readonly options: SessionOptions;
+  private readonly controller = new AbortController();
+  private readonly headerNames: readonly string[];
+
+  constructor(init: SessionInit) {
+    this.id = init.id;
+    this.user = init.user;
+    this.pass = init.pass;
+    this.proxyPort = init.proxyPort;
+    this.options = init.options;
+    const listed = [...(init.options.headerNames ?? [])].map((h) => h.toLowerCase()).filter((h) => !NEVER_FORWARDED.test(h));
+    this.headerNames = [...new Set([...ALWAYS_FORWARDED, ...listed])];
+  }
+
+  /** `http://user:pass@127.0.0.1:port`. Holds the credentials: never log it. */
+  get proxyUrl(): string {
+    return `http://${this.user}:${this.pass.toString()}@127.0.0.1:${this.proxyPort}`;
+  }
+
+  /** How the proxy's log lines name this session. */
+  get logFields(): Record<string, unknown> {
+    return { session: this.id };
+  }
+
+  /** Aborted when the session ends or is cut off; in-flight requests and tunnels follow it. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  matches(pass: Buffer): boolean {
+    return pass.length === this.pass.length && timingSafeEqual(pass, this.pass);
+  }
+
+  forwardHeaders(incoming: http.IncomingHttpHeaders): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const name of this.headerNames) {
+      const value = incoming[name];
+      if (typeof value === 'string') out[name] = value;
+      else if (Array.isArray(value)) out[name] = value.join(', ');
+    }
+    return out;
+  }
+
+  recordError(error: ReelayError): void {
+    if (error.code === 'url_blocked') {
+      this.failures.blocked ??= error.message;
+      this.cutOff();
+    } else {
+      this.failures.unavailable ??= error;
+    }
+  }
+
+  recordStatus(status: number): void {
+    if (status === 404 || status === 410) this.failures.notFound ??= status;
+    else if (status >= 500 || status === 429) this.failures.unavailable ??= new ReelayError('upstream_error', `The origin failed with HTTP ${status}.`);
+    else if (status >= 400 && status !== 416) this.failures.refused ??= status; // 416: a range past the end, which clients handle
+  }
+
+  /** Adds bytes moved; false (and the session cut off) once past the limit. */
+  count(bytes: number): boolean {
+    this.bytes += bytes;
+    if (this.bytes <= this.options.maxBytes) return true;
+    this.failures.tooLarge = true;
+    this.cutOff();
+    return false;
+  }
+
+  hasFailure(): boolean {
+    return Object.values(this.failures).some((v) => v !== undefined);
+  }
+
+  end(): void {
+    this.controller.abort();
+  }
+
+  private cutOff(): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort();
+    this.options.onCutOff?.();
+  }
+}

@@ -1,0 +1,141 @@
+// yt-dlp's info JSON (`yt-dlp -J`) as a result draft. Only what reelay can deliver is kept: progressive
+// http(s) files, HLS variants and segmented DASH representations; DRM, storyboards and other
+// protocols (RTMP, ISM, websockets…) are dropped. The JSON is yt-dlp's, so every field is checked.
+//
+// Field meanings (yt-dlp README, "OUTPUT TEMPLATE"; platforms.md §20): vcodec/acodec 'none' means
+// the track is absent, a missing value means unknown (yt-dlp then assumes both); tbr is in kbit/s;
+// http_headers are what yt-dlp itself would send to download the format.
+import type { MediaDraft, ResultDraft, SourceDraft } from './types.js';
+
+type Json = Record<string, unknown>;
+
+const obj = (v: unknown): Json | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
+
+/** Download headers yt-dlp records that a download needs; the rest (Accept, Sec-Fetch-*) are its own habits. */
+const KEPT_HEADERS = ['User-Agent', 'Referer', 'Cookie', 'Origin'];
+
+const VIDEO_MIME: Record<string, string> = { mp4: 'video/mp4', m4v: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', flv: 'video/x-flv', mkv: 'video/x-matroska', '3gp': 'video/3gpp', ts: 'video/mp2t' };
+const AUDIO_MIME: Record<string, string> = { m4a: 'audio/mp4', mp4: 'audio/mp4', mp3: 'audio/mpeg', webm: 'audio/webm', weba: 'audio/webm', ogg: 'audio/ogg', oga: 'audio/ogg', opus: 'audio/ogg', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav' };
+
+/** yt-dlp's extractor_key as a platform name: lower case, [a-z0-9_] only ("Youtube" → "youtube"). */
+export function platformName(extractorKey: unknown): string {
+  const name = (str(extractorKey) ?? '').toLowerCase().replace(/[^a-z0-9_]/g, '');
+  return name || 'ytdlp';
+}
+
+/** The URL a DASH representation is known by, as our own DASH extractor names it. */
+export function dashSourceUrl(manifestUrl: string, formatId: string): string {
+  return `${manifestUrl.split('#')[0]}#representation=${encodeURIComponent(formatId.replace(/^dash-/, ''))}`;
+}
+
+function isHttpUrl(v: string | undefined): v is string {
+  return v !== undefined && /^https?:\/\//i.test(v);
+}
+
+/** A track's codec, or null when yt-dlp says the track is absent ('none'); undefined when unknown. */
+function codec(v: unknown): string | null | undefined {
+  const s = str(v);
+  if (s === undefined) return undefined;
+  return s === 'none' ? null : s;
+}
+
+function keptHeaders(v: unknown): Record<string, string> | undefined {
+  const given = obj(v);
+  if (!given) return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    const kept = KEPT_HEADERS.find((k) => k.toLowerCase() === name.toLowerCase());
+    // A line break would let a value smuggle further headers into the download's request.
+    if (kept && typeof value === 'string' && value !== '' && !/[\r\n\0]/.test(value)) out[kept] = value;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function isStoryboard(f: Json): boolean {
+  return /storyboard/i.test(str(f.format_note) ?? '') || str(f.ext) === 'mhtml' || str(f.protocol) === 'mhtml';
+}
+
+/** One yt-dlp format as a source, or undefined when reelay cannot deliver it. */
+export function formatSource(f: Json): SourceDraft | undefined {
+  if (f.has_drm === true || isStoryboard(f)) return undefined;
+  const vcodec = codec(f.vcodec);
+  const acodec = codec(f.acodec);
+  if (vcodec === null && acodec === null) return undefined; // neither track: images, subtitles
+  const protocol = str(f.protocol) ?? 'https';
+  const hasVideo = vcodec !== null;
+  const hasAudio = acodec !== null;
+  const common: Omit<SourceDraft, 'url' | 'stream_profile'> = {
+    width: num(f.width),
+    height: num(f.height),
+    fps: num(f.fps),
+    bitrate: num(f.tbr) !== undefined ? Math.round(num(f.tbr)! * 1000) : undefined,
+    codecs: [vcodec, acodec].filter((c): c is string => typeof c === 'string').join(',') || undefined,
+    language: str(f.language),
+    headers: keptHeaders(f.http_headers),
+  };
+  const tracks = { has_video: hasVideo, has_audio: hasAudio };
+
+  if (protocol === 'm3u8' || protocol === 'm3u8_native') {
+    const url = str(f.url);
+    return isHttpUrl(url) ? { url, stream_profile: 'hls', ...common, ...tracks } : undefined;
+  }
+  if (protocol === 'http_dash_segments') {
+    const manifest = str(f.manifest_url);
+    const id = str(f.format_id);
+    return isHttpUrl(manifest) && id ? { url: dashSourceUrl(manifest, id), stream_profile: 'dash', ...common, ...tracks } : undefined;
+  }
+  if (protocol !== 'http' && protocol !== 'https') return undefined;
+  const url = str(f.url);
+  if (!isHttpUrl(url)) return undefined;
+  const ext = str(f.ext)?.toLowerCase();
+  const profile = hasVideo && hasAudio ? 'muxed_progressive' : hasVideo ? 'video_only' : 'audio_only';
+  const mime = ext ? (profile === 'audio_only' ? AUDIO_MIME[ext] : VIDEO_MIME[ext]) : undefined;
+  const split = profile === 'muxed_progressive' ? {} : tracks;
+  return { url, stream_profile: profile, ext, mime_type: mime, size: num(f.filesize), ...common, ...split };
+}
+
+function thumbnailOf(entry: Json): string | undefined {
+  const direct = str(entry.thumbnail);
+  if (isHttpUrl(direct)) return direct;
+  // yt-dlp lists thumbnails worst first.
+  const list = Array.isArray(entry.thumbnails) ? entry.thumbnails : [];
+  for (let i = list.length - 1; i >= 0; i--) {
+    const url = str(obj(list[i])?.url);
+    if (isHttpUrl(url)) return url;
+  }
+  return undefined;
+}
+
+/** One video entry as a media item; undefined when none of its formats can be delivered. */
+function mediaItem(entry: Json): MediaDraft | undefined {
+  // A single-format result carries its format's fields on the entry itself.
+  const formats = Array.isArray(entry.formats) ? entry.formats : [entry];
+  const sources = formats.map((f) => obj(f)).flatMap((f) => (f ? (formatSource(f) ?? []) : []));
+  if (sources.length === 0) return undefined;
+  const audioOnly = sources.every((s) => s.has_video === false);
+  return { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: num(entry.duration) };
+}
+
+/** Video entries of an info dict: itself, or a playlist's entries (nested playlists flattened). */
+function videoEntries(info: Json, depth = 0): Json[] {
+  if (info._type !== 'playlist') return info._type === undefined || info._type === 'video' ? [info] : [];
+  if (depth >= 2 || !Array.isArray(info.entries)) return [];
+  return info.entries.flatMap((e) => {
+    const entry = obj(e); // failed entries are null
+    return entry ? videoEntries(entry, depth + 1) : [];
+  });
+}
+
+/** The whole answer as a draft; media is empty when nothing deliverable was found. */
+export function mapYtdlpInfo(url: URL, info: unknown): ResultDraft {
+  const root = obj(info) ?? {};
+  return {
+    url: url.href,
+    platform: platformName(root.extractor_key),
+    extract_profile: 'ytdlp',
+    title: str(root.title),
+    media: videoEntries(root).flatMap((e) => mediaItem(e) ?? []),
+  };
+}

@@ -1,0 +1,149 @@
+// Finding and running the yt-dlp binary: an argument array and no shell, the URL after `--` so it can
+// never be read as an option, a hermetic set of flags, an environment without proxy variables (so
+// nothing bypasses `--proxy`), a hard time limit (SIGKILL to its whole process group: it may start
+// helpers of its own), bounded output, and only a short sanitised line of stderr kept, because yt-dlp
+// echoes URLs, tokens included, into its messages.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The flags every run gets; the URL and the proxy are added per run. */
+export const YTDLP_FLAGS: readonly string[] = [
+  '-J', // the info JSON on stdout, nothing downloaded
+  '--no-playlist',
+  '--ignore-config', // alias --no-config: no system, user or portable configuration files
+  '--no-config-locations',
+  '--no-cache-dir',
+  '--no-warnings',
+  '--socket-timeout',
+  '10',
+];
+
+export function ytdlpArgs(url: URL, proxyUrl: string): string[] {
+  return [...YTDLP_FLAGS, '--proxy', proxyUrl, '--', url.href];
+}
+
+// Passed through to the child so a pip, venv or distribution install finds its Python and
+// certificates. Nothing else is: no HTTP_PROXY, HTTPS_PROXY, ALL_PROXY or NO_PROXY in any case
+// (NO_PROXY would send matching hosts around `--proxy`, straight to the network), and no secret of
+// the gateway's such as REDIS_URL.
+const PASSED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+
+/** The child's environment: the few variables above, taken from `base`. */
+export function childEnv(base: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED_ENV) {
+    const value = base[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/**
+ * The yt-dlp binary: YTDLP_PATH when it names an executable file, else `yt-dlp` on PATH (the
+ * process's, as a spawn without a path would search it). `problem` explains a YTDLP_PATH that cannot
+ * be used, for the start-up log.
+ */
+export function locateYtdlp(configured: string | undefined, searchPath = process.env.PATH ?? ''): { binary?: string; problem?: string } {
+  if (configured) {
+    return isExecutable(configured) ? { binary: configured } : { problem: `YTDLP_PATH=${configured} is not an executable file` };
+  }
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, 'yt-dlp');
+    if (isExecutable(candidate)) return { binary: candidate };
+  }
+  return {};
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false; // missing or not executable: the caller reports it as not found
+  }
+}
+
+export interface RunOptions {
+  binary: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** Stops the run (client gone, session cut off). */
+  signal?: AbortSignal;
+  maxStdoutBytes: number;
+}
+
+export interface RunOutcome {
+  /** How the run ended: on its own, killed at the time limit, stopped by the signal, or killed for output past the limit. */
+  ended: 'exited' | 'timeout' | 'aborted' | 'too_large';
+  exitCode: number | null;
+  stdout: string;
+  /** The last few KB of stderr: read it only through errorLine(). */
+  stderr: string;
+}
+
+const STDERR_TAIL = 8 * 1024;
+
+/** Runs the binary to its end; rejects only when it cannot be started. */
+export function runYtdlp(opts: RunOptions): Promise<RunOutcome> {
+  return new Promise<RunOutcome>((resolve, reject) => {
+    // Its own process group, so that one kill reaches whatever it started.
+    const child = spawn(opts.binary, opts.args, { env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, shell: false });
+    let ended: RunOutcome['ended'] = 'exited';
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderr = '';
+    const kill = (why: RunOutcome['ended']) => {
+      if (ended === 'exited') ended = why;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // the group is already gone; the child itself may not be reaped yet
+      }
+    };
+    const timer = setTimeout(() => kill('timeout'), opts.timeoutMs);
+    const onAbort = () => kill('aborted');
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > opts.maxStdoutBytes) return kill('too_large');
+      stdout.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      resolve({ ended, exitCode: code, stdout: Buffer.concat(stdout).toString('utf8'), stderr });
+    });
+  });
+}
+
+/**
+ * yt-dlp's last error as one short line fit for a log or a message: its `ERROR:` line without the
+ * "please report this issue" advice, URLs and absolute paths replaced, at most 200 characters.
+ */
+export function errorLine(stderr: string): string {
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const line = [...lines].reverse().find((l) => l.startsWith('ERROR:')) ?? lines.at(-1) ?? '';
+  return line
+    .replace(/^ERROR:\s*/, '')
+    .replace(/;?\s*(?:please report this issue|Confirm you are on the latest version).*$/i, '')
+    // A URL ends at whitespace; closing punctuation right after it is yt-dlp's, not the URL's.
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S*?(?=[)\]'",.;]*(?:\s|$))/gi, '<url>')
+    .replace(/(^|[\s'"(=])\/(?:[^\s/'"]+\/)+[^\s'"]*/g, '$1<path>')
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
+}
