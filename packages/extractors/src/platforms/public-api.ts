@@ -104,11 +104,8 @@ export function postTitle(text: string | undefined): string | undefined {
   return `${line.slice(0, space > 60 ? space : 120)}…`;
 }
 
-/** The extension of a URL's path, lower case ('' when none). */
-export function extOf(url: string): string {
-  const m = /\.([a-z0-9]{1,5})$/i.exec(new URL(url).pathname);
-  return m ? m[1].toLowerCase() : '';
-}
+/** The extension of a URL's path, lower case ('' when none): the extractors' one definition. */
+export { urlExtension as extOf } from '../document.js';
 
 /**
  * The HLS (or DASH) variants of a manifest a platform links to, as sources. `required` says whether

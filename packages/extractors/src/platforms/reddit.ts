@@ -11,6 +11,7 @@
 import { ReelayError } from '@reelay/contracts';
 import { expandManifest } from '../manifest.js';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { endpoint, extOf } from './public-api.js';
 
 const WWW = 'https://www.reddit.com';
 const I_REDD_IT = 'https://i.redd.it';
@@ -87,21 +88,9 @@ interface Post {
   crosspost_parent_list?: Post[];
 }
 
-function base(ctx: ExtractContext, key: string, fallback: string): string {
-  return (ctx.endpoints[key] ?? fallback).replace(/\/+$/, '');
-}
-
 /** URLs in Reddit JSON are HTML-escaped unless raw_json=1 was honoured; unescaping is idempotent for URLs. */
 function unescapeUrl(url: string | undefined): string | undefined {
   return url?.replace(/&amp;/g, '&') || undefined;
-}
-
-function extOf(url: string): string {
-  try {
-    return /\.([a-z0-9]+)$/i.exec(new URL(url).pathname)?.[1]?.toLowerCase() ?? '';
-  } catch {
-    return '';
-  }
 }
 
 function header(value: string | string[] | undefined): string | undefined {
@@ -117,8 +106,8 @@ async function resolveToPost(start: URL, ctx: ExtractContext): Promise<string> {
     // Only the host changes for overrides: the short link's path is what Reddit resolves.
     const target =
       route?.kind === 'video'
-        ? `${base(ctx, 'reddit_video', base(ctx, 'reddit_www', WWW))}/video/${route.id}`
-        : `${base(ctx, 'reddit_www', WWW)}${logical.pathname}`;
+        ? `${endpoint(ctx, 'reddit_video', endpoint(ctx, 'reddit_www', WWW))}/video/${route.id}`
+        : `${endpoint(ctx, 'reddit_www', WWW)}${logical.pathname}`;
     const res = await ctx.egress.open(target, { followRedirects: false, allowErrorStatus: true, headers: { 'user-agent': USER_AGENT }, signal: ctx.signal, deadlineMs: 15_000 });
     res.body.destroy();
     const location = header(res.headers.location);
@@ -142,7 +131,7 @@ function statusOrBlocked(status: number, doing: string): ReelayError {
 }
 
 async function fetchPost(id: string, ctx: ExtractContext): Promise<Post> {
-  const api = new URL(`${base(ctx, 'reddit_www', WWW)}/comments/${id}.json`);
+  const api = new URL(`${endpoint(ctx, 'reddit_www', WWW)}/comments/${id}.json`);
   api.searchParams.set('raw_json', '1');
   const res = await ctx.egress.fetchText(api, { headers: { 'user-agent': USER_AGENT, accept: 'application/json' }, signal: ctx.signal, allowErrorStatus: true });
   let body: unknown;
@@ -323,7 +312,7 @@ async function extractPost(url: URL, id: string, ctx: ExtractContext): Promise<R
 }
 
 async function extractImage(url: URL, file: string, ctx: ExtractContext): Promise<ResultDraft> {
-  const direct = `${base(ctx, 'reddit_image', I_REDD_IT)}/${file}`;
+  const direct = `${endpoint(ctx, 'reddit_image', I_REDD_IT)}/${file}`;
   const found = await probe(direct, ctx);
   if (found.status === 404 || found.status === 410) throw new ReelayError('content_not_found', 'This Reddit image does not exist or was deleted.');
   if (!found.ok) throw statusOrBlocked(found.status, 'reading the image');

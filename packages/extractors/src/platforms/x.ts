@@ -9,6 +9,7 @@
 import { ReelayError } from '@reelay/contracts';
 import { expandManifest } from '../manifest.js';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { endpoint } from './public-api.js';
 
 const SYNDICATION = 'https://cdn.syndication.twimg.com';
 const TCO = 'https://t.co';
@@ -66,13 +67,9 @@ interface Tweet {
   reason?: string;
 }
 
-function base(ctx: ExtractContext, key: string, fallback: string): string {
-  return (ctx.endpoints[key] ?? fallback).replace(/\/+$/, '');
-}
-
 /** Follows t.co links until a redirect names a post. */
 async function resolveShort(code: string, ctx: ExtractContext): Promise<{ id: string; index?: number }> {
-  let target = `${base(ctx, 'x_tco', TCO)}/${code}`;
+  let target = `${endpoint(ctx, 'x_tco', TCO)}/${code}`;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     const res = await ctx.egress.open(target, { followRedirects: false, allowErrorStatus: true, signal: ctx.signal, deadlineMs: 15_000 });
     res.body.destroy();
@@ -85,13 +82,13 @@ async function resolveShort(code: string, ctx: ExtractContext): Promise<{ id: st
     const route = xRoute(new URL(location));
     if (route?.kind === 'post') return route;
     if (route?.kind !== 'short') throw new ReelayError('no_media_found', `The t.co link leads to ${location}, which is not a post on X; extract that URL instead.`);
-    target = `${base(ctx, 'x_tco', TCO)}/${route.code}`;
+    target = `${endpoint(ctx, 'x_tco', TCO)}/${route.code}`;
   }
   throw new ReelayError('upstream_error', `t.co redirected more than ${MAX_HOPS} times.`);
 }
 
 async function fetchTweet(id: string, ctx: ExtractContext): Promise<Tweet> {
-  const api = new URL(`${base(ctx, 'x_syndication', SYNDICATION)}/tweet-result`);
+  const api = new URL(`${endpoint(ctx, 'x_syndication', SYNDICATION)}/tweet-result`);
   api.searchParams.set('id', id);
   api.searchParams.set('token', syndicationToken(id));
   const res = await ctx.egress.fetchText(api, { headers: { accept: 'application/json' }, signal: ctx.signal, allowErrorStatus: true });
