@@ -28,6 +28,7 @@ describe('GET /api/v1/platforms', () => {
     expect(reddit.patterns.length).toBeGreaterThan(0);
     expect(reddit.patterns.some((p: string) => new RegExp(p).test('https://www.reddit.com/r/videos/comments/abc123/some_title/'))).toBe(true);
     expect(reddit.kinds).toEqual(expect.arrayContaining(['video', 'gallery']));
+    expect(reddit.extractor).toBe('reddit');
     expect(res.body.data.generic).toEqual(['hls_manifest', 'dash_manifest', 'direct_file', 'html_page']);
   });
 

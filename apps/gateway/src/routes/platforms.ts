@@ -7,7 +7,7 @@ import type { RouteSpec } from '../http/route.js';
 const PlatformSchema = z
   .object({
     platform: z.string().describe('The value extract results carry in `platform`'),
-    extract_profile: z.string().describe('The extractor'),
+    extractor: z.string().describe('The extractor that claims these URLs'),
     patterns: z.array(z.string()).describe('URL patterns (regular expressions) the extractor claims'),
     kinds: z.array(z.string()).describe('What it extracts: video, audio, image, gallery...'),
   })
@@ -27,7 +27,7 @@ export function platformRoutes(registry: ExtractorRegistry): RouteSpec[] {
   const body = {
     success: true as const,
     data: {
-      platforms: registry.platforms.map((p) => ({ platform: p.platform, extract_profile: p.name, patterns: p.patterns.map((r) => r.source), kinds: [...p.kinds] })),
+      platforms: registry.platforms.map((p) => ({ platform: p.platform, extractor: p.name, patterns: p.patterns.map((r) => r.source), kinds: [...p.kinds] })),
       generic: registry.generic.map((g) => g.name),
     },
   };
