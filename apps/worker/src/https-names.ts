@@ -7,6 +7,7 @@
 //   https://[2001:db8::1]:8443/x         ⇄ http://2001-db8--1.ipv6.8443.reelay-https.invalid/x
 // `.invalid` is reserved (RFC 6761), so no real host name can collide with a stand-in.
 import { ReelayError } from '@reelay/contracts';
+import { absoluteTarget } from '@reelay/egress';
 
 export const HTTPS_SUFFIX = '.reelay-https.invalid';
 
@@ -30,18 +31,14 @@ export function toProxyUrl(input: string | URL): string {
 }
 
 /**
- * The origin URL a proxy request names (ffmpeg sends `GET http://host:port/path` to a proxy). Throws
- * TypeError for a request target that is not an absolute URL, and url_blocked for another scheme.
+ * The origin URL a proxy request names (ffmpeg sends `GET http://host:port/path` to a proxy): the
+ * shared proxy's parsing (TypeError for a target that is not absolute, url_blocked for a scheme other
+ * than http(s)), then the stand-in name mapped back to https.
  */
 export function fromProxyUrl(target: string): URL {
-  let url: URL;
-  try {
-    url = new URL(target);
-  } catch {
-    throw new TypeError('a proxy request must name an absolute URL');
-  }
-  if (url.protocol !== 'http:') throw new ReelayError('url_blocked', `Only http and https may be fetched, not ${url.protocol.replace(/:$/, '')}.`);
-  url.hash = '';
+  const url = absoluteTarget(target);
+  // ffmpeg itself must never speak https (see the top of this file): https travels as a stand-in.
+  if (url.protocol !== 'http:') throw new ReelayError('url_blocked', 'ffmpeg may only send plain http to the proxy; https origins travel under stand-in names.');
   if (!url.hostname.endsWith(HTTPS_SUFFIX)) return url;
   const labels = url.hostname.slice(0, -HTTPS_SUFFIX.length).split('.');
   const port = labels.pop() ?? '';

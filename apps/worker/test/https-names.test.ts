@@ -30,6 +30,10 @@ describe('https origins reach ffmpeg under stand-in http names', () => {
     expect(() => fromProxyUrl(url)).toThrow(expect.objectContaining({ code: 'url_blocked' }));
   });
 
+  test('ffmpeg asking the proxy for https directly is refused: https only travels as a stand-in', () => {
+    expect(() => fromProxyUrl('https://cdn.example.com/a.m3u8')).toThrow(expect.objectContaining({ code: 'url_blocked' }));
+  });
+
   test('a request target that is not an absolute URL, or a broken stand-in, is not a proxy request', () => {
     expect(() => fromProxyUrl('/index.m3u8')).toThrow(TypeError);
     expect(() => fromProxyUrl('http://x.reelay-https.invalid/')).toThrow(TypeError);
