@@ -81,13 +81,7 @@ export class FsArtifactStore implements ArtifactStore {
   }
 
   async sweep(now = Date.now()): Promise<number> {
-    let entries: string[];
-    try {
-      entries = await fs.readdir(this.artifactsDir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw err;
-    }
+    const entries = await listOrNone(this.artifactsDir);
     let removed = 0;
     for (const name of entries) {
       const m = /^([A-Za-z0-9_-]{22})\.json$/.exec(name);
@@ -114,13 +108,7 @@ export class FsArtifactStore implements ArtifactStore {
   }
 
   async cleanTemp(maxAgeMs: number): Promise<number> {
-    let entries: string[];
-    try {
-      entries = await fs.readdir(this.tempDir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw err;
-    }
+    const entries = await listOrNone(this.tempDir);
     let removed = 0;
     const now = Date.now();
     for (const name of entries) {
@@ -132,5 +120,15 @@ export class FsArtifactStore implements ArtifactStore {
       }
     }
     return removed;
+  }
+}
+
+/** A directory's entries; none when it does not exist yet (nothing was ever stored). */
+async function listOrNone(dir: string): Promise<string[]> {
+  try {
+    return await fs.readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
   }
 }
