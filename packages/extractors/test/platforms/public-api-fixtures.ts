@@ -1,4 +1,4 @@
-// Helpers of the public-API platform tests (Bluesky, Mastodon, PeerTube, Streamable, Dailymotion).
+// Helpers of the platform tests.
 // Fixtures are hand-written JSON in the shape of each API's answers (test/fixtures/{platform}/);
 // their media URLs point at the local origin through placeholders: {{origin}} is http://127.0.0.1:PORT,
 // {{host}} is 127.0.0.1:PORT (protocol-relative URLs), {{tenor}} the stand-in for media.tenor.com.

@@ -1,22 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Egress } from '@reelay/egress';
+import * as shared from './public-api-fixtures.js';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { createRegistry } from '../../src/index.js';
 import { reddit, redditRoute } from '../../src/platforms/reddit.js';
 
-const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/reddit');
 const registry = createRegistry();
 const egress = new Egress({ allowlist: ['127.0.0.1'] });
 let origin: Origin;
 let media: TestMedia;
 const userAgents: string[] = [];
 
-function fixture(name: string): string {
-  return fs.readFileSync(path.join(FIXTURES, name), 'utf8').replaceAll('{{origin}}', origin.base);
-}
+const fixture = (name: string): string => shared.fixture(origin, `reddit/${name}`);
 
 /** The post API answer for an id: a fixture, with the User-Agent it was asked with remembered. */
 function post(id: string, file: string, status = 200, type = 'application/json; charset=UTF-8'): void {
@@ -29,15 +25,7 @@ function post(id: string, file: string, status = 200, type = 'application/json; 
 const extract = (url: string, endpoints: Record<string, string> = {}) =>
   registry.extract(new URL(url), { egress, endpoints: { reddit_www: origin.base, ...endpoints } });
 
-async function failure(url: string, endpoints?: Record<string, string>): Promise<{ code: string; message: string }> {
-  try {
-    await extract(url, endpoints);
-  } catch (err) {
-    const e = err as { code: string; message: string };
-    return { code: e.code, message: e.message };
-  }
-  throw new Error(`${url} was extracted`);
-}
+const failure = (url: string, endpoints?: Record<string, string>) => shared.failure(extract(url, endpoints));
 
 beforeAll(async () => {
   media = await testMedia();

@@ -1,21 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Egress } from '@reelay/egress';
+import * as shared from './public-api-fixtures.js';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { createRegistry } from '../../src/index.js';
 import { findPlayerConfig, vimeo, vimeoRoute } from '../../src/platforms/vimeo.js';
 
-const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/vimeo');
 const registry = createRegistry();
 const egress = new Egress({ allowlist: ['127.0.0.1'] });
 let origin: Origin;
 let media: TestMedia;
 
-function fixture(name: string): string {
-  return fs.readFileSync(path.join(FIXTURES, name), 'utf8').replaceAll('{{origin}}', origin.base);
-}
+const fixture = (name: string): string => shared.fixture(origin, `vimeo/${name}`);
 
 function page(route: string, file: string, status = 200, type = 'text/html; charset=UTF-8'): void {
   origin.route(route, (_req, res) => void res.writeHead(status, { 'content-type': type }).end(fixture(file)));
@@ -23,15 +19,7 @@ function page(route: string, file: string, status = 200, type = 'text/html; char
 
 const extract = (url: string) => registry.extract(new URL(url), { egress, endpoints: { vimeo_player: origin.base } });
 
-async function failure(url: string): Promise<{ code: string; message: string }> {
-  try {
-    await extract(url);
-  } catch (err) {
-    const e = err as { code: string; message: string };
-    return { code: e.code, message: e.message };
-  }
-  throw new Error(`${url} was extracted`);
-}
+const failure = (url: string) => shared.failure(extract(url));
 
 beforeAll(async () => {
   media = await testMedia();

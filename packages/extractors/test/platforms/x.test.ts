@@ -1,36 +1,23 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Egress } from '@reelay/egress';
+import * as shared from './public-api-fixtures.js';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { createRegistry } from '../../src/index.js';
 import { syndicationToken, tweetTitle, x, xRoute } from '../../src/platforms/x.js';
 
-const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/x');
 const registry = createRegistry();
 const egress = new Egress({ allowlist: ['127.0.0.1'] });
 let origin: Origin;
 let media: TestMedia;
 
-function fixture(name: string): string {
-  return fs.readFileSync(path.join(FIXTURES, name), 'utf8').replaceAll('{{origin}}', origin.base);
-}
+const fixture = (name: string): string => shared.fixture(origin, `x/${name}`);
 
 /** What the syndication endpoint answers per post id: [status, body]. */
 const answers = new Map<string, () => [number, string]>();
 
 const extract = (url: string) => registry.extract(new URL(url), { egress, endpoints: { x_syndication: origin.base, x_tco: origin.base } });
 
-async function failure(url: string): Promise<{ code: string; message: string }> {
-  try {
-    await extract(url);
-  } catch (err) {
-    const e = err as { code: string; message: string };
-    return { code: e.code, message: e.message };
-  }
-  throw new Error(`${url} was extracted`);
-}
+const failure = (url: string) => shared.failure(extract(url));
 
 beforeAll(async () => {
   media = await testMedia();
