@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fmt, requireTool, sampleRss, spawnNode, startNginxOrigin, waitForHttp } from './lib.mjs';
+import { fmt, requireTool, sampleRss, spawnNode, startBenchGateway, startBenchOrigin } from './lib.mjs';
 
 const MiB = 1024 * 1024;
 
@@ -45,7 +45,7 @@ function curlParallel(n, url, body) {
 
 export async function benchDirectDownload() {
   requireTool('curl', 'apt-get install curl');
-  const { startRedis, freePort } = await import('@reelay/testkit');
+  const { startRedis } = await import('@reelay/testkit');
   const dir = path.join(os.tmpdir(), 'reelay-bench-files');
   fs.mkdirSync(dir, { recursive: true });
   fs.chmodSync(dir, 0o755);
@@ -53,13 +53,12 @@ export async function benchDirectDownload() {
   makeFile(path.join(dir, 'mid.mp4'), 128);
 
   const redis = await startRedis();
-  const origin = (await startNginxOrigin({ files: dir })) ?? (await spawnNode(['bench/origin.mjs', '0', dir]).then(({ child, line }) => ({ child, port: Number(line), kind: 'node' })));
-  const port = await freePort();
-  const gateway = await spawnNode(['apps/gateway/dist/main.js'], { PORT: String(port), REDIS_URL: redis.url, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'warn' }, { firstLine: false });
-  const base = `http://127.0.0.1:${port}`;
+  const origin = await startBenchOrigin({ files: dir });
+  let gateway;
   const fileUrl = (name) => `http://127.0.0.1:${origin.port}/files/${name}`;
   try {
-    await waitForHttp(`${base}/readyz`);
+    gateway = await startBenchGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'warn' });
+    const base = gateway.base;
     for (const name of ['big.mp4', 'mid.mp4']) {
       const res = await fetch(`${base}/api/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: fileUrl(name) }) });
       if (!res.ok) throw new Error(`extract of ${name} failed: ${await res.text()}`);
@@ -94,7 +93,7 @@ export async function benchDirectDownload() {
     console.log(`20 parallel 128 MiB streams: gateway RSS ${fmt(mem.start, 0)} → max ${fmt(mem.max, 0)} MB, growth ${fmt(growth, 0)} MB (target < 64 MB: ${growth < 64 ? 'met' : 'NOT met'})`);
     return { ratio, growth };
   } finally {
-    gateway.child.kill('SIGTERM');
+    gateway?.child.kill('SIGTERM');
     origin.child.kill('SIGTERM');
     await redis.stop();
   }

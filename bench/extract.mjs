@@ -2,43 +2,26 @@
 // request, for an OpenGraph page and an HLS master, next to the origin's own requests/s for the
 // same documents in the same run. Targets (2 cores): ≥ 800 extracts/s with p99 < 100 ms on the
 // OpenGraph page; gateway RSS < 200 MB.
-import { fmt, requireTool, sampleRss, spawnNode, startNginxOrigin, waitForHttp, wrk } from './lib.mjs';
+import { fmt, newUrlScript, requireTool, sampleRss, startBenchGateway, startBenchOrigin, wrk } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 
 export async function benchExtract() {
   requireTool('wrk', 'apt-get install wrk');
-  const { startRedis, freePort } = await import('@reelay/testkit');
+  const { startRedis } = await import('@reelay/testkit');
   const redis = await startRedis();
   // nginx serves the documents when installed: it leaves the gateway the CPU a Node origin would take
   // on a 2-core machine, and it is the baseline the figures are compared with.
-  const origin = (await startNginxOrigin()) ?? (await spawnNode(['bench/origin.mjs', '0']).then(({ child, line }) => ({ child, port: Number(line), kind: 'node' })));
+  const origin = await startBenchOrigin();
   const originPort = origin.port;
-  const port = await freePort();
-  const gateway = await spawnNode(['apps/gateway/dist/main.js'], {
-    PORT: String(port),
-    REDIS_URL: redis.url,
-    EGRESS_ALLOWLIST: '127.0.0.1',
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-  }, { firstLine: false });
-  const base = `http://127.0.0.1:${port}`;
+  let gateway;
   const results = [];
   try {
-    await waitForHttp(`${base}/readyz`);
+    gateway = await startBenchGateway({ REDIS_URL: redis.url });
+    const base = gateway.base;
     for (const [name, path] of [['OpenGraph page', 'og'], ['HLS master', 'hls']]) {
       const originRun = wrk({ url: `http://127.0.0.1:${originPort}/${path}/1`, seconds: SECONDS });
-      // Each wrk thread numbers its own requests; thread ids keep URLs unique across threads.
-      const script = `
-local n = 0
-local tid = 0
-local counter = 1
-function setup(thread) thread:set("tid", counter); counter = counter + 1 end
-function init(args) tid = tonumber(wrk.thread:get("tid")) or math.random(1000000) end
-request = function()
-  n = n + 1
-  local body = '{"url":"http://127.0.0.1:${originPort}/${path}/' .. tid .. '-' .. n .. '"}'
-  return wrk.format("POST", "/api/v1/extract", { ["Content-Type"] = "application/json" }, body)
-end`;
+      const script = newUrlScript({ originPort, docPath: path, route: '/api/v1/extract' });
       // Warm up (JIT, connection pools), then measure.
       wrk({ url: `${base}/api/v1/extract`, seconds: 2, script });
       const before = await within100ms(base);
@@ -50,7 +33,7 @@ end`;
       results.push({ name, originRun, run, mem, served });
     }
   } finally {
-    gateway.child.kill('SIGTERM');
+    gateway?.child.kill('SIGTERM');
     origin.child.kill('SIGTERM');
     await redis.stop();
   }

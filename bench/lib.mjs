@@ -167,3 +167,40 @@ http {
   }
   return { child, port, kind: 'nginx' };
 }
+
+/** An origin for the benchmark documents (and files, if a directory is given): nginx, else Node. */
+export async function startBenchOrigin({ files } = {}) {
+  const nginx = await startNginxOrigin({ files });
+  if (nginx) return nginx;
+  const { child, line } = await spawnNode(files ? ['bench/origin.mjs', '0', files] : ['bench/origin.mjs', '0']);
+  return { child, port: Number(line), kind: 'node' };
+}
+
+/** Starts the built gateway on a free port with the given environment; resolves once it is ready. */
+export async function startBenchGateway(env) {
+  const { freePort } = await import('@reelay/testkit');
+  const port = await freePort();
+  const { child } = await spawnNode(['apps/gateway/dist/main.js'], { PORT: String(port), EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ...env }, { firstLine: false });
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${base}/readyz`);
+  return { child, port, base };
+}
+
+/**
+ * A wrk script that POSTs `{"url": …}` with a new document URL every request (each wrk thread numbers
+ * its own requests; thread ids keep URLs unique across threads).
+ */
+export function newUrlScript({ originPort, docPath, route, headers = {} }) {
+  const extra = Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}", `).join('');
+  return `
+local n = 0
+local tid = 0
+local counter = 1
+function setup(thread) thread:set("tid", counter); counter = counter + 1 end
+function init(args) tid = tonumber(wrk.thread:get("tid")) or math.random(1000000) end
+request = function()
+  n = n + 1
+  local body = '{"url":"http://127.0.0.1:${originPort}/${docPath}/' .. tid .. '-' .. n .. '"}'
+  return wrk.format("POST", "${route}", { ${extra}["Content-Type"] = "application/json" }, body)
+end`;
+}

@@ -5,28 +5,12 @@
 // alternate the two routes; the figure is the median of the differences of adjacent pairs, so load
 // that drifts during the run (other processes on the machine) cancels out. Throughput at 64
 // connections is shown beside it. Target: < 1 ms at the median.
-import { fmt, requireTool, spawnNode, startNginxOrigin, waitForHttp, wrk } from './lib.mjs';
+import { fmt, newUrlScript, requireTool, startBenchGateway, startBenchOrigin, wrk } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 // So high that no request is refused: the run measures the gate's cost, not its refusals.
 const KEY_LIMIT = 1_000_000_000;
-
-/** A wrk script posting a new OpenGraph URL each request to `path`, with extra headers. */
-function script(originPort, path, headers = {}) {
-  const extra = Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}", `).join('');
-  return `
-local n = 0
-local tid = 0
-local counter = 1
-function setup(thread) thread:set("tid", counter); counter = counter + 1 end
-function init(args) tid = tonumber(wrk.thread:get("tid")) or math.random(1000000) end
-request = function()
-  n = n + 1
-  local body = '{"url":"http://127.0.0.1:${originPort}/og/' .. tid .. '-' .. n .. '"}'
-  return wrk.format("POST", "${path}", { ${extra}["Content-Type"] = "application/json" }, body)
-end`;
-}
 
 /** Signs up through the gateway's own routes and creates a key; returns its secret. */
 async function createKey(base) {
@@ -75,18 +59,10 @@ function bucketMedian(before, after) {
 
 export async function benchSurfaceA() {
   requireTool('wrk', 'apt-get install wrk');
-  const { startRedis, freePort } = await import('@reelay/testkit');
+  const { startRedis } = await import('@reelay/testkit');
   const redis = await startRedis();
-  const origin = (await startNginxOrigin()) ?? (await spawnNode(['bench/origin.mjs', '0']).then(({ child, line }) => ({ child, port: Number(line), kind: 'node' })));
-  const port = await freePort();
-  const gateway = await spawnNode(['apps/gateway/dist/main.js'], {
-    PORT: String(port),
-    REDIS_URL: redis.url,
-    EGRESS_ALLOWLIST: '127.0.0.1',
-    RATE_LIMIT_KEY_PER_MIN: String(KEY_LIMIT),
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-  }, { firstLine: false });
-  const base = `http://127.0.0.1:${port}`;
+  const origin = await startBenchOrigin();
+  let gateway;
   const routes = { baseline: { path: '/api/v1/extract', headers: {} }, api: { path: '/api', headers: {} } };
   const single = { baseline: [], api: [] };
   const loaded = {};
@@ -94,12 +70,14 @@ export async function benchSurfaceA() {
   let gateMedian;
   let apiRequests = 0;
   let refused = 0;
+  let base;
   try {
-    await waitForHttp(`${base}/readyz`);
+    gateway = await startBenchGateway({ REDIS_URL: redis.url, RATE_LIMIT_KEY_PER_MIN: String(KEY_LIMIT) });
+    base = gateway.base;
     const { secret, cookie } = await createKey(base);
     routes.api.headers = { 'X-API-Key': secret };
     const run = (name, connections, seconds) => {
-      const result = wrk({ url: base + routes[name].path, connections, threads: Math.min(2, connections), seconds, script: script(origin.port, routes[name].path, routes[name].headers) });
+      const result = wrk({ url: base + routes[name].path, connections, threads: Math.min(2, connections), seconds, script: newUrlScript({ originPort: origin.port, docPath: 'og', route: routes[name].path, headers: routes[name].headers }) });
       if (name === 'api') {
         apiRequests += result.requests;
         refused += result.non2xx;
@@ -117,7 +95,7 @@ export async function benchSurfaceA() {
     const keys = await (await fetchAgain(`${base}/account/keys`, { headers: { cookie } })).json();
     usage = keys.keys[0].usage;
   } finally {
-    gateway.child.kill('SIGTERM');
+    gateway?.child.kill('SIGTERM');
     origin.child.kill('SIGTERM');
     await redis.stop();
   }
