@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createAccountServices } from '@reelay/accounts';
-import { FsArtifactStore, type ArtifactStore } from '@reelay/artifacts';
+import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE } from '@reelay/contracts';
 import { pinoHttp } from 'pino-http';
 import type { Config } from '@reelay/config';
@@ -76,7 +76,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // The queue shares the gateway's fail-fast client: producers never block, and a Redis outage
   // answers 503 at once.
   const queue = new Queue(DOWNLOAD_QUEUE, { connection: redis, prefix: deps.queuePrefix });
-  const jobs = new JobService(queue, deps.artifacts ?? new FsArtifactStore(config.DATA_DIR));
+  // Without a listener an 'error' (Redis down) is printed as a raw stack trace on every retry.
+  queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'job queue: redis connection problem'));
+  const artifacts = deps.artifacts ?? createArtifactStore(config);
+  const jobs = new JobService(queue, artifacts);
   const downloads = new DownloadService({
     sources,
     queue,
@@ -93,7 +96,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...platformRoutes(registry),
     ...surfaceARoutes(extractService, { gate: accounts.gate, usage: accounts.usage, metrics, logger }),
     ...accountRoutes(accounts, metrics),
-    ...downloadRoutes({ downloads, jobs, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES }),
+    ...downloadRoutes({ downloads, jobs, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY }),
     ...webRoutes(),
   ];
   let openapi: unknown;
@@ -138,6 +141,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.use(errorHandler(logger));
   const close = async () => {
     await queue.close();
+    if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
   return { app, metrics, routes, queue, close };

@@ -1,7 +1,7 @@
 // Gateway entry point: read config, connect Redis, listen, and on SIGTERM/SIGINT stop accepting,
 // let in-flight requests finish within a grace period, then close connections and exit 0.
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '@reelay/config';
+import { hasRedis, loadConfig } from '@reelay/config';
 import { createLogger } from '@reelay/observability';
 import { createGateway } from './app.js';
 import { connectRedis, redisReady } from './redis.js';
@@ -11,14 +11,14 @@ const GRACE_MS = 10_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL });
-  if (!config.REDIS_URL) {
-    logger.fatal('REDIS_URL is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
+  if (!hasRedis(config)) {
+    logger.fatal('REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
     process.exit(2);
   }
-  const redis = connectRedis(config.REDIS_URL);
+  const redis = connectRedis(config);
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection problem'));
   await redisReady(redis).catch((err: Error) => {
-    logger.fatal({ err: err.message, redis: redactUrl(config.REDIS_URL!) }, 'cannot reach Redis');
+    logger.fatal({ err: err.message, redis: config.REDIS_URL ? redactUrl(config.REDIS_URL) : config.REDIS_SENTINELS }, 'cannot reach Redis');
     process.exit(1);
   });
 

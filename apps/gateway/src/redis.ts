@@ -1,15 +1,24 @@
 // The gateway's Redis client. Commands fail fast while Redis is down (no offline queue, one retry),
 // so requests answer 503 at once instead of hanging; the client keeps reconnecting in the background.
-import { Redis } from 'ioredis';
+// With REDIS_SENTINELS, ioredis asks the sentinels for the current primary and, after a failover,
+// reconnects to the new one by itself.
+import { redisTarget, type Config } from '@reelay/config';
+import { Redis, type RedisOptions } from 'ioredis';
 
-export function connectRedis(url: string): Redis {
-  return new Redis(url, {
+export function connectRedis(config: string | Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'>): Redis {
+  const target = redisTarget(typeof config === 'string' ? { REDIS_URL: config } : config);
+  const options: RedisOptions = {
+    ...(target.options as RedisOptions),
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 5_000,
     disconnectTimeout: 200,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
+    // A failover's READONLY answer (an old primary now a replica) means: reconnect and find the new one.
+    reconnectOnError: (err) => err.message.startsWith('READONLY'),
+  };
+  if (target.options.sentinels) options.sentinelRetryStrategy = (attempt) => Math.min(attempt * 200, 2_000);
+  return target.url ? new Redis(target.url, options) : new Redis(options);
 }
 
 /** Resolves once the client is ready, or rejects after `timeoutMs`. */

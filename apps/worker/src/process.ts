@@ -14,8 +14,8 @@ import { planJob, type JobPlan } from './plan.js';
 import type { EgressProxy } from './proxy.js';
 import type { ProxySession } from './proxy-session.js';
 
-/** The artifact store plus where it keeps temporary folders (to clear a dead attempt's leftovers). */
-export type JobArtifacts = ArtifactStore & { readonly tempDir: string };
+/** The artifact store; it also manages the per-job temporary folders (on local disk, even for S3). */
+export type JobArtifacts = ArtifactStore;
 
 /** Running jobs, so shutdown can hand them back to the queue once its grace period is over. */
 export class ActiveJobs {
@@ -116,7 +116,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     } finally {
       deps.proxy.closeSession(session);
       deps.active.finish(payload.id);
-      if (dir) await fs.rm(dir, { recursive: true, force: true }).catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));
+      if (dir) await deps.artifacts.removeTempDir(dir).catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));
     }
   };
 
@@ -217,16 +217,8 @@ class ProgressWriter {
  * such folder belongs to a worker that died mid-job.
  */
 async function clearEarlierAttempts(artifacts: JobArtifacts, id: string, log: Logger): Promise<void> {
-  let names: string[];
-  try {
-    names = await fs.readdir(artifacts.tempDir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  const stale = names.filter((name) => name.startsWith(`${id}-`));
-  for (const name of stale) await fs.rm(path.join(artifacts.tempDir, name), { recursive: true, force: true });
-  if (stale.length > 0) log.info({ folders: stale.length }, 'removed the temporary files of an earlier attempt');
+  const removed = await artifacts.removeTemp(id);
+  if (removed > 0) log.info({ folders: removed }, 'removed the temporary files of an earlier attempt');
 }
 
 /** A failure for the log: the ffmpeg fields, never the command line (it holds cookies and headers). */

@@ -1,6 +1,6 @@
 // The worker process: configuration from the environment, the worker, and signals. SIGTERM or SIGINT
 // stops taking jobs, finishes or hands back the running ones, and exits 0.
-import { loadConfig } from '@reelay/config';
+import { hasRedis, loadConfig } from '@reelay/config';
 import { createLogger } from '@reelay/observability';
 import { startWorker, type WorkerDeps } from './worker.js';
 
@@ -10,8 +10,8 @@ export type WorkerProcessOptions = Pick<WorkerDeps, 'metricsPort' | 'prefix' | '
 export async function runWorkerProcess(options: WorkerProcessOptions = {}): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-  if (!config.REDIS_URL) {
-    logger.fatal('REDIS_URL is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
+  if (!hasRedis(config)) {
+    logger.fatal('REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
     process.exit(2);
   }
   const worker = await startWorker({ config, logger, ...options });

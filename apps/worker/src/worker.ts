@@ -5,8 +5,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FsArtifactStore } from '@reelay/artifacts';
-import type { Config } from '@reelay/config';
+import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
+import { hasRedis, type Config } from '@reelay/config';
 import { DOWNLOAD_QUEUE, type JobResult } from '@reelay/contracts';
 import { Egress } from '@reelay/egress';
 import { resolveFfmpeg, resolveFfprobe } from '@reelay/media';
@@ -14,6 +14,7 @@ import type { Logger } from '@reelay/observability';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
 import { ActiveJobs, createProcessor } from './process.js';
 import { EgressProxy } from './proxy.js';
+import { connectRedis } from './redis.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -31,6 +32,8 @@ export interface WorkerDeps {
   shutdownGraceMs?: number;
   /** Default: an Egress with config.EGRESS_ALLOWLIST. */
   egress?: Egress;
+  /** Default: the store ARTIFACT_STORE names (under dataDir for fs). */
+  artifacts?: ArtifactStore;
   /** Artifact sweep and temp clean-up period (default 60 s). */
   housekeepingMs?: number;
 }
@@ -44,8 +47,8 @@ export interface RunningWorker {
 
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, logger } = deps;
-  if (!config.REDIS_URL) throw new Error('REDIS_URL is not set');
-  const artifacts = new FsArtifactStore(deps.dataDir ?? config.DATA_DIR);
+  if (!hasRedis(config)) throw new Error('REDIS_URL (or REDIS_SENTINELS) is not set');
+  const artifacts: ArtifactStore = deps.artifacts ?? createArtifactStore(config, deps.dataDir ?? config.DATA_DIR);
   const housekeeping = async (): Promise<void> => {
     // A temp folder older than two job timeouts has no live job (a job is killed at one timeout).
     const temp = await artifacts.cleanTemp(2 * config.JOB_TIMEOUT_SECONDS * 1000);
@@ -69,8 +72,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   async function start(): Promise<RunningWorker> {
     // The worker blocks on Redis and so needs maxRetriesPerRequest null (BullMQ throws otherwise); the
     // queue used for /metrics fails fast instead, so a scrape never hangs on a Redis outage.
-    const connection = new Redis(config.REDIS_URL!, { maxRetriesPerRequest: null });
-    const queueConnection = new Redis(config.REDIS_URL!, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    const connection = connectRedis(config, { maxRetriesPerRequest: null });
+    const queueConnection = connectRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    if (!deps.artifacts) opened.push(async () => artifacts.close?.());
     for (const client of [connection, queueConnection]) {
       client.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection problem'));
       // close() on the Worker and Queue does not close connections passed in.

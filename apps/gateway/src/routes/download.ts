@@ -1,7 +1,8 @@
 // Surface B: POST /api/v1/download, GET /api/v1/jobs/{id} and its artifact.
 import type { Egress } from '@reelay/egress';
 import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema, ReelayError } from '@reelay/contracts';
-import { contentDisposition } from '../http/disposition.js';
+import type { ArtifactStore } from '@reelay/artifacts';
+import { sendArtifact } from '../http/artifact.js';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { streamSource } from '../http/stream.js';
 import type { GatewayMetrics } from '../metrics.js';
@@ -10,7 +11,7 @@ import type { JobService } from '../services/jobs.js';
 
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 
-export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number }): RouteSpec[] {
+export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect' }): RouteSpec[] {
   const { downloads, jobs, egress, metrics } = deps;
   return [
     {
@@ -64,22 +65,14 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
       params: { id: 'The job id' },
       responses: {
         200: { description: 'The file (206 for a Range request)', contentType: 'application/octet-stream' },
+        302: { description: 'With ARTIFACT_DELIVERY=redirect and an S3 store: a presigned URL valid for 60 s', headers: { Location: 'The presigned URL' } },
         404: error('job_not_found'),
         409: error('artifact_not_ready: the job has not completed'),
         410: error('artifact_expired'),
       },
       handler: async (req, res) => {
         const stored = await jobs.artifact(String(req.params.id));
-        res.setHeader('Content-Type', stored.meta.content_type);
-        res.setHeader('Content-Disposition', contentDisposition(stored.meta.filename));
-        res.setHeader('Cache-Control', 'private, no-store');
-        await new Promise<void>((resolve, reject) => {
-          res.sendFile(stored.path, { acceptRanges: true, cacheControl: false, lastModified: true, etag: true, dotfiles: 'allow' }, (err?: NodeJS.ErrnoException) => {
-            if (!err || res.headersSent) return resolve();
-            // The sweeper may remove the file between the check above and this read.
-            reject(err.code === 'ENOENT' ? new ReelayError('artifact_expired', 'The artifact has expired; request the download again.') : err);
-          });
-        });
+        await sendArtifact(req, res, stored, { store: deps.artifacts, delivery: deps.artifactDelivery });
       },
     },
   ];

@@ -1,0 +1,51 @@
+// What every artifact store offers: put by job id, get, remove, expiry sweep, and the per-job
+// temporary folders on local disk that ffmpeg writes into before the result is stored.
+import type { Readable } from 'node:stream';
+
+export interface ArtifactMeta {
+  id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  /** Epoch milliseconds. */
+  expires_at: number;
+}
+
+export interface StoredArtifact {
+  meta: ArtifactMeta;
+  /** A local path the gateway can stream with Range support; absent for a remote (S3) store. */
+  path?: string;
+}
+
+/** Inclusive byte range, as in an HTTP Range header. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface ArtifactStore {
+  /** Moves a finished file into the store under the job id. */
+  put(id: string, file: string, meta: Omit<ArtifactMeta, 'id' | 'size'>): Promise<ArtifactMeta>;
+  get(id: string): Promise<StoredArtifact | undefined>;
+  remove(id: string): Promise<void>;
+  /** Removes artifacts whose expiry has passed; returns how many. */
+  sweep(now?: number): Promise<number>;
+  /** A fresh private folder for one job attempt's temporary files. */
+  makeTempDir(id: string): Promise<string>;
+  /** Removes temporary folders older than `maxAgeMs` (left by killed workers); returns how many. */
+  cleanTemp(maxAgeMs: number): Promise<number>;
+  /** Removes every temporary folder of this job id (an earlier, dead attempt's); returns how many. */
+  removeTemp(id: string): Promise<number>;
+  /** Removes one folder made by makeTempDir once its job attempt is over. */
+  removeTempDir(dir: string): Promise<void>;
+  /** The artifact's bytes (or a range of them); undefined once it is gone. */
+  open(id: string, range?: ByteRange): Promise<Readable | undefined>;
+  /**
+   * A short-lived URL the client can fetch the artifact from directly (S3 presigned), or undefined
+   * when the store has none (the gateway then streams it).
+   */
+  /** Releases the store's network clients (S3); a no-op for the filesystem. */
+  close?(): void;
+  signedUrl?(meta: ArtifactMeta, options: { expiresInSeconds: number; contentDisposition: string }): Promise<string>;
+}
+
