@@ -2,7 +2,7 @@
 // fixed list, ffmpeg failure kinds, queue states. Queue depth is read from Redis on each scrape.
 import { createRegistry, JOB_BUCKETS, prom, type Logger, type Registry } from '@reelay/observability';
 
-export type JobOutcome = 'completed' | 'failed' | 'retried' | 'handed_back';
+export type JobOutcome = 'completed' | 'failed' | 'retried' | 'handed_back' | 'lock_lost';
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized'] as const;
 

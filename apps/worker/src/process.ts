@@ -19,12 +19,12 @@ export type JobArtifacts = ArtifactStore;
 
 /** Running jobs, so shutdown can hand them back to the queue once its grace period is over. */
 export class ActiveJobs {
-  private readonly jobs = new Map<string, { controller: AbortController; handedBack: boolean }>();
+  private readonly jobs = new Map<string, { controller: AbortController; handedBack: boolean; lost: boolean }>();
 
-  start(id: string): { signal: AbortSignal; handedBack: () => boolean } {
-    const entry = { controller: new AbortController(), handedBack: false };
+  start(id: string): { signal: AbortSignal; handedBack: () => boolean; lost: () => boolean } {
+    const entry = { controller: new AbortController(), handedBack: false, lost: false };
     this.jobs.set(id, entry);
-    return { signal: entry.controller.signal, handedBack: () => entry.handedBack };
+    return { signal: entry.controller.signal, handedBack: () => entry.handedBack, lost: () => entry.lost };
   }
 
   finish(id: string): void {
@@ -42,6 +42,22 @@ export class ActiveJobs {
       entry.controller.abort();
     }
     return this.jobs.size;
+  }
+
+  /**
+   * Stops jobs whose lock could not be renewed (e.g. Redis was away longer than the lock): BullMQ
+   * will give them to a worker again, so finishing this run would only do the work twice.
+   */
+  lose(ids: string[]): number {
+    let n = 0;
+    for (const id of ids) {
+      const entry = this.jobs.get(id);
+      if (!entry) continue;
+      entry.lost = true;
+      entry.controller.abort();
+      n++;
+    }
+    return n;
   }
 }
 
@@ -93,12 +109,19 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       await clearEarlierAttempts(deps.artifacts, payload.id, log);
       dir = await deps.artifacts.makeTempDir(payload.id);
       const result = await run({ job, payload, plan, session, dir, log, signal: AbortSignal.any([signal, ffmpegStop.signal]), deadline: started + timeoutMs });
-      metrics.jobFinished(payload.operation, 'completed', (Date.now() - started) / 1000);
-      log.info({ size: result.size, bytes_fetched: session.bytes }, 'job completed');
+      // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
+      // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
+      log.info({ size: result.size, bytes_fetched: session.bytes }, 'job output stored');
       return result;
     } catch (err) {
       const seconds = (Date.now() - started) / 1000;
       if (err instanceof FfmpegError) metrics.ffmpegFailures.inc({ operation: payload.operation, kind: err.kind });
+      if (control.lost()) {
+        // Another run owns the job now; BullMQ refuses this run's result or failure either way.
+        metrics.jobFinished(payload.operation, 'lock_lost', seconds);
+        log.warn('job lock lost (Redis unreachable longer than the lock): this run stopped');
+        throw new Error('job lock lost');
+      }
       if (control.handedBack()) {
         // Shutdown ran out of grace: the job goes back to the wait list as it was (no attempt used)
         // and BullMQ, told by WaitingError, leaves it there for another worker.

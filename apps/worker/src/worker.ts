@@ -111,6 +111,18 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       ...timings,
     });
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
+    // Completions are counted here, after BullMQ's moveToCompleted succeeded (it checks the lock
+    // token), so a job run twice around a Redis outage is counted once.
+    worker.on('completed', (job) => {
+      const operation = (job.data as { operation?: string } | undefined)?.operation ?? 'unknown';
+      const seconds = job.finishedOn && job.processedOn ? (job.finishedOn - job.processedOn) / 1000 : 0;
+      metrics.jobFinished(operation, 'completed', seconds);
+      logger.info({ jobId: job.id, operation, seconds }, 'job completed');
+    });
+    worker.on('lockRenewalFailed', (ids: string[]) => {
+      const n = active.lose(ids);
+      if (n > 0) logger.warn({ jobs: ids }, 'job locks lapsed: stopping those runs, the queue gives them out again');
+    });
     opened.push(() => worker.close());
     const timer = setInterval(() => housekeeping().catch((err: unknown) => logger.error({ err }, 'housekeeping failed')), deps.housekeepingMs ?? 60_000);
     timer.unref();
