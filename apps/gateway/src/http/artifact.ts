@@ -10,6 +10,9 @@ import { contentDisposition } from './disposition.js';
 export const PRESIGN_SECONDS = 60;
 
 const expired = () => new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
+const storeDown = (err: unknown) => {
+  throw new ReelayError('service_unavailable', 'The artifact store is unavailable; try again shortly.', { cause: err });
+};
 
 export async function sendArtifact(
   req: Request,
@@ -33,7 +36,7 @@ export async function sendArtifact(
     return;
   }
   if (options.delivery === 'redirect' && options.store.signedUrl) {
-    const url = await options.store.signedUrl(meta, { expiresInSeconds: Math.min(PRESIGN_SECONDS, Math.max(1, Math.floor((meta.expires_at - Date.now()) / 1000))), contentDisposition: disposition });
+    const url = await options.store.signedUrl(meta, { expiresInSeconds: Math.min(PRESIGN_SECONDS, Math.max(1, Math.floor((meta.expires_at - Date.now()) / 1000))), contentDisposition: disposition }).catch(storeDown);
     res.redirect(302, url);
     return;
   }
@@ -52,7 +55,7 @@ export async function sendArtifact(
     // A malformed header or several ranges get the whole file, as sendFile answers for local files.
     if (Array.isArray(parsed) && parsed.length === 1) range = { start: parsed[0].start, end: parsed[0].end };
   }
-  const body = await options.store.open(meta.id, range);
+  const body = await options.store.open(meta.id, range).catch(storeDown);
   if (!body) throw expired();
   res.setHeader('Content-Type', meta.content_type);
   res.setHeader('Content-Disposition', disposition);

@@ -69,6 +69,7 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
         404: error('job_not_found'),
         409: error('artifact_not_ready: the job has not completed'),
         410: error('artifact_expired'),
+        503: error('service_unavailable: Redis or the artifact store is unreachable'),
       },
       handler: async (req, res) => {
         const stored = await jobs.artifact(String(req.params.id));

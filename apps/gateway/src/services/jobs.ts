@@ -79,7 +79,10 @@ export class JobService {
     if (view.status === 'expired') throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
     if (view.status === 'failed') throw new ReelayError('artifact_not_ready', 'The job failed, so it has no artifact; see the job for its error.');
     if (view.status !== 'completed') throw new ReelayError('artifact_not_ready', 'The job has not finished yet; poll the job until it is completed.');
-    const stored = await this.artifacts.get(id);
+    const stored = await this.artifacts.get(id).catch((err: unknown) => {
+      // The store itself (S3) is unreachable: a temporary outage, not a server fault.
+      throw new ReelayError('service_unavailable', 'The artifact store is unavailable; try again shortly.', { cause: err });
+    });
     if (!stored || stored.meta.expires_at <= Date.now()) throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
     return stored;
   }

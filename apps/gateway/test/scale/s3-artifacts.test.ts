@@ -19,6 +19,7 @@ let media: TestMedia;
 let streamed: TestGateway;
 let redirecting: TestGateway;
 let worker: RunningWorker;
+let s3Stopped = false;
 const prefix = `test-s3-${randomBytes(4).toString('hex')}`;
 const workerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-s3-worker-'));
 const gatewayDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-s3-gateway-'));
@@ -44,7 +45,7 @@ afterAll(async () => {
   await streamed?.close();
   await redirecting?.close();
   await origin?.close();
-  await s3?.stop();
+  if (!s3Stopped) await s3?.stop();
   for (const dir of [workerDir, gatewayDir]) fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -117,5 +118,14 @@ describe('artifacts in S3', () => {
     }
     const res = await request(streamed.app).get(artifact.url);
     expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 410, code: 'artifact_expired' });
+  });
+
+  // Last: it stops the S3 server.
+  test('while the S3 store is unreachable an artifact answers 503 service_unavailable, not a 500', async () => {
+    const { artifact } = await completedJob('mkv');
+    await s3.stop();
+    s3Stopped = true;
+    const res = await request(streamed.app).get(artifact.url);
+    expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
   });
 });
