@@ -12,7 +12,8 @@ import { Egress } from '@reelay/egress';
 import { resolveFfmpeg, resolveFfprobe } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
-import { ActiveJobs, createProcessor } from './process.js';
+import { ActiveJobs } from './active-jobs.js';
+import { createProcessor } from './process.js';
 import { EgressProxy } from './proxy.js';
 
 export interface WorkerDeps {
