@@ -65,7 +65,9 @@ function storageFailure(errno: string, where: StorageError['where']): JobFailure
         ? `${place} is read-only`
         : errno === 'EACCES' || errno === 'EPERM'
           ? `${place} is not writable`
-          : `${place} cannot be used (${errno})`;
+          : errno === 'ENOTDIR' || errno === 'EEXIST'
+            ? `${place} is not a folder`
+            : `${place} cannot be used (${errno})`;
   return { code: 'storage_error', message: `The result could not be stored: ${why}.`, retry: STORAGE_RETRY.has(errno) };
 }
 
