@@ -10,7 +10,7 @@ import { encodeJobError, JobPayloadSchema, ReelayError, type JobResult } from '@
 import { FfmpegError } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import type { ActiveJobs } from './active-jobs.js';
-import { classifyFailure, IncompleteOutputError, onStorage, StorageError } from './failure.js';
+import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
 import { runJob, type JobArtifacts } from './job-run.js';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob } from './plan.js';
@@ -29,6 +29,13 @@ export interface ProcessorDeps {
   active: ActiveJobs;
   /** Least time between two progress writes to Redis (default 1 s). */
   progressIntervalMs?: number;
+  /**
+   * ffmpeg or ffprobe could not be started: the worker checks its binaries again and stops taking
+   * jobs if they are broken. Resolves true when they are (the job then goes back to the queue).
+   */
+  onToolFailure?: () => Promise<boolean>;
+  /** False while the worker's binaries are broken: a job fetched then goes straight back. */
+  healthy?: () => boolean;
 }
 
 export type DownloadJob = Job<unknown, JobResult>;
@@ -46,6 +53,12 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       throw new UnrecoverableError(encodeJobError({ code: 'invalid_request', message: 'The job payload is invalid.' }));
     }
     const payload = parsed.data;
+    if (deps.healthy && !deps.healthy()) {
+      // Fetched in the moment between the worker finding its ffmpeg broken and its pause taking
+      // effect (a fetch was already waiting on Redis): back to the queue untouched.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     const log = deps.logger.child({ jobId: job.id, operation: payload.operation, attempt: job.attemptsMade + 1 });
     const control = deps.active.start(payload.id);
     const signal = cancelled ? AbortSignal.any([control.signal, cancelled]) : control.signal;
@@ -87,6 +100,15 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
         await job.moveToWait(token);
         metrics.jobFinished(payload.operation, 'handed_back', seconds);
         log.warn('job handed back to the queue at shutdown');
+        throw new WaitingError();
+      }
+      if (isSpawnFailure(err) && deps.onToolFailure && (await deps.onToolFailure())) {
+        // The binary went missing under a running worker: not the job's fault, so it waits for a
+        // worker that can run it, with no attempt used, as at a hand-back.
+        await progress.reset();
+        await job.moveToWait(token);
+        metrics.jobFinished(payload.operation, 'handed_back', seconds);
+        log.error('ffmpeg could not be started: job handed back to the queue');
         throw new WaitingError();
       }
       const failure = classifyFailure(err, session.failures, { timeoutSeconds: config.JOB_TIMEOUT_SECONDS, maxBytes: config.MAX_MEDIA_BYTES });

@@ -101,7 +101,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const active = new ActiveJobs();
     const binaries = { ffmpeg: resolveFfmpeg(config), ffprobe: resolveFfprobe(config) };
     let health = await toolHealth(binaries);
-    const processor = createProcessor({ config, proxy, artifacts, binaries, logger, metrics, active });
+    // Set once the BullMQ worker exists; a job can only fail after that.
+    let toolFailed: () => Promise<boolean> = async () => false;
+    const processor = createProcessor({ config, proxy, artifacts, binaries, logger, metrics, active, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
     // Only set timings are passed: BullMQ spreads options over its defaults, so an undefined would win.
     const timings = Object.fromEntries(Object.entries({ lockDuration: deps.lockDuration, stalledInterval: deps.stalledInterval }).filter(([, v]) => v !== undefined));
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
@@ -113,14 +115,23 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     });
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
     opened.push(() => worker.close());
-    let taking = false;
+    let started = false;
     const takeJobs = () => {
-      if (taking) return;
-      taking = true;
+      if (started) return worker.resume();
+      started = true;
       worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped taking jobs'));
     };
+    const brokenTools = 'ffmpeg or ffprobe cannot be run: this worker takes no jobs until they can (GET /healthz says why)';
     if (health.healthy) takeJobs();
-    else logger.error({ reason: health.reason }, 'ffmpeg or ffprobe cannot be run: this worker takes no jobs until they can (GET /healthz says why)');
+    else logger.error({ reason: health.reason }, brokenTools);
+    toolFailed = async () => {
+      health = await toolHealth(binaries);
+      if (health.healthy) return false;
+      logger.error({ reason: health.reason }, brokenTools);
+      // Not awaited with its running jobs: this is called from inside one of them.
+      void worker.pause(true).catch((err: unknown) => logger.warn({ err }, 'could not pause'));
+      return true;
+    };
 
     const heartbeat = new Heartbeat(queueConnection, deps.prefix, logger);
     await heartbeat.beat(health);

@@ -83,3 +83,26 @@ test('a worker whose ffmpeg appears later starts taking jobs without a restart',
     await worker.stop();
   }
 });
+
+test('a worker whose ffmpeg disappears while it runs hands the job back unharmed, stops taking jobs, and resumes once it is back', async () => {
+  const link = path.join(dataDir, 'ffmpeg-vanishing');
+  fs.symlinkSync(process.env.FFMPEG_PATH || '/usr/bin/ffmpeg', link);
+  const worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { FFMPEG_PATH: link }, heartbeatMs: 300 });
+  try {
+    expect(worker.health().healthy).toBe(true);
+    fs.rmSync(link);
+    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mp3', duration: 2 });
+    await queue.add(job, { attempts: 1 });
+    await until(() => !worker.health().healthy, 5_000, 'the worker to notice');
+    expect(worker.health().reason).toContain('cannot be run: not found');
+    await sleep(500);
+    expect(await queue.state(job.id)).toBe('waiting'); // not failed, and its one attempt unused
+
+    fs.symlinkSync(process.env.FFMPEG_PATH || '/usr/bin/ffmpeg', link);
+    const done = await queue.finished(job.id);
+    expect(await done.getState()).toBe('completed');
+    expect(done.attemptsMade).toBe(1);
+  } finally {
+    await worker.stop();
+  }
+});
