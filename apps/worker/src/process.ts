@@ -116,6 +116,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       // A retried job waits (delayed) as queued: it must not show the percent of the attempt that failed.
       if (willRetry) await progress.reset();
       metrics.jobFinished(payload.operation, willRetry ? 'retried' : 'failed', seconds);
+      metrics.jobErrors.inc({ operation: payload.operation, code: failure.code });
       log.warn({ code: failure.code, retry: willRetry, cause: describe(err), upstream: describeUpstream(session.failures) }, 'job failed');
       const message = encodeJobError({ code: failure.code, message: failure.message });
       throw failure.retry ? new Error(message) : new UnrecoverableError(message);

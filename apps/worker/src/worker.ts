@@ -127,6 +127,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     toolFailed = async () => {
       health = await toolHealth(binaries);
       if (health.healthy) return false;
+      metrics.healthy.set(0);
       logger.error({ reason: health.reason }, brokenTools);
       // Not awaited with its running jobs: this is called from inside one of them.
       void worker.pause(true).catch((err: unknown) => logger.warn({ err }, 'could not pause'));
@@ -143,6 +144,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           takeJobs();
         }
       }
+      metrics.healthy.set(health.healthy ? 1 : 0);
       await heartbeat.beat(health);
     });
     opened.push(() => heartbeat.stop());
@@ -150,6 +152,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     timer.unref();
     opened.push(async () => clearInterval(timer));
 
+    metrics.healthy.set(health.healthy ? 1 : 0);
     const server = await startHealthServer({ port: deps.metricsPort ?? config.METRICS_PORT, host: config.HOST, metrics, health: () => health, logger });
     const { port } = server;
     logger.info({ port, concurrency: config.WORKER_CONCURRENCY, healthy: health.healthy }, 'worker started');

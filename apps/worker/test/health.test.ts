@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { WorkerHealthSchema, workerHealthPattern } from '@reelay/contracts';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { checkTools } from '../src/toolcheck.js';
-import { payload, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue, until } from './helpers.js';
+import { payload, sample, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue, until } from './helpers.js';
 
 const PREFIX = `reelay-test-health-${process.pid}`;
 let media: TestMedia;
@@ -55,6 +55,7 @@ test('a worker whose ffmpeg is missing answers /healthz 503 with the reason, say
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ status: 'unhealthy', reason: expect.stringContaining('ffmpeg (/nonexistent) cannot be run: not found') });
     expect(await heartbeats()).toEqual([{ healthy: false, reason: expect.stringContaining('FFMPEG_PATH'), at: expect.any(Number) }]);
+    expect(sample(await (await fetch(`${worker.metricsUrl}/metrics`)).text(), 'reelay_worker_healthy', {})).toBe(0);
 
     const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mp3' });
     await queue.add(job, { attempts: 3 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, afterEach, expect, test } from '@jest/globals';
 import { decodeJobError } from '@reelay/contracts';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import type { RunningWorker } from '../src/worker.js';
-import { payload, serveTestMedia, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
+import { payload, sample, serveTestMedia, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
 
 const PREFIX = `reelay-test-storage-${process.pid}`;
 let media: TestMedia;
@@ -69,6 +69,11 @@ test("a temp folder that cannot be used fails the job as storage_error, naming t
     error: { code: 'storage_error', message: "The result could not be stored: the worker's temporary folder is not a folder." },
     attemptsMade: 1,
   });
+});
+
+test('/metrics counts the failures by error code', async () => {
+  const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
+  expect(sample(text, 'reelay_job_errors_total', { operation: 'convert', code: 'storage_error' })).toBe(2);
 });
 
 test('once the folder is usable again jobs complete', async () => {
