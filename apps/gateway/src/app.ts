@@ -22,7 +22,7 @@ import { accountRoutes } from './routes/account.js';
 import { downloadRoutes } from './routes/download.js';
 import { extractRoutes } from './routes/extract.js';
 import { platformRoutes } from './routes/platforms.js';
-import { healthRoutes, type ReadinessProbe } from './routes/health.js';
+import { healthRoutes, readWorkerHealth, type ReadinessProbe } from './routes/health.js';
 import { surfaceARoutes } from './routes/surface-a.js';
 import { webRoutes } from './routes/web.js';
 import { DownloadService } from './services/download.js';
@@ -88,7 +88,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
     jobAlive: (id) => jobs.alive(id),
   });
-  const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length };
+  const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, deps.queuePrefix) };
 
   const routes: RouteSpec[] = [
     ...healthRoutes(redis, metrics, readiness),

@@ -14,6 +14,10 @@ export class WorkerMetrics {
   readonly queueJobs: prom.Gauge<'state'>;
   readonly proxyBytes: prom.Counter;
   readonly proxyBlocked: prom.Counter;
+  /** Failed attempts by error code (a bounded set: the contract's codes). */
+  readonly jobErrors: prom.Counter<'operation' | 'code'>;
+  /** 1 while the worker's ffmpeg and ffprobe run and it takes jobs, 0 otherwise. */
+  readonly healthy: prom.Gauge;
 
   constructor(jobCounts: () => Promise<Record<string, number>>, logger: Logger) {
     this.registry = createRegistry({ app: 'worker' });
@@ -23,6 +27,8 @@ export class WorkerMetrics {
     this.ffmpegFailures = new prom.Counter({ name: 'reelay_ffmpeg_failures_total', help: 'ffmpeg runs that failed, by operation and kind (failed, timeout, aborted).', labelNames: ['operation', 'kind'], registers });
     this.proxyBytes = new prom.Counter({ name: 'reelay_proxy_bytes_total', help: 'Bytes the egress proxy passed to ffmpeg.', registers });
     this.proxyBlocked = new prom.Counter({ name: 'reelay_proxy_blocked_total', help: 'ffmpeg requests the egress proxy refused (blocked address or scheme).', registers });
+    this.jobErrors = new prom.Counter({ name: 'reelay_job_errors_total', help: 'Failed job attempts (failed for good or retried) by operation and error code, e.g. storage_error.', labelNames: ['operation', 'code'], registers });
+    this.healthy = new prom.Gauge({ name: 'reelay_worker_healthy', help: '1 while this worker can run ffmpeg and ffprobe and takes jobs, 0 otherwise (its /healthz says why).', registers });
     this.queueJobs = new prom.Gauge({
       name: 'reelay_queue_jobs',
       help: 'Jobs in the downloads queue by state, read at scrape time.',

@@ -15,6 +15,7 @@ import {
   type InputSpec,
   type MediaOperation,
 } from '@reelay/media';
+import { artifactFilename } from './filename.js';
 import { toProxyUrl } from './https-names.js';
 
 export interface JobPlan {
@@ -111,7 +112,7 @@ export function planJob(payload: JobPayload): JobPlan {
   const probed = second !== undefined && payload.format !== undefined && AUDIO_FORMATS.has(payload.format) ? second : first;
   return {
     operation,
-    filename: `${payload.basename}.${format}`,
+    filename: artifactFilename(payload.basename, format),
     contentType: mimeForContainer(format),
     probe: { input: toInputSpec(probed), kind: segmented(probed) ?? 'progressive', aes128: segmented(probed) === 'hls' },
   };

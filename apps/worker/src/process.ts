@@ -1,65 +1,21 @@
-// The job processor: payload → plan → ffmpeg through the egress proxy → artifact. Everything it
-// touches is passed in, so tests run it against real Redis, ffmpeg and a local origin.
-import fs from 'node:fs/promises';
-import path from 'node:path';
+// The job processor: payload → plan → one run (job-run.ts) → a result, or a failure with a true
+// code. Around the run it owns the attempt's proxy session, folder and progress, hands the job back
+// at shutdown, and resets progress whenever the job returns to the queue. Everything it touches is
+// passed in, so tests run it against real Redis, ffmpeg and a local origin.
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { Config } from '@reelay/config';
-import { encodeJobError, JobPayloadSchema, ReelayError, type JobPayload, type JobResult } from '@reelay/contracts';
-import type { ArtifactStore } from '@reelay/artifacts';
-import { buildArgs, FfmpegError, probe, runFfmpeg } from '@reelay/media';
+import { encodeJobError, JobPayloadSchema, ReelayError, type JobResult } from '@reelay/contracts';
+import { FfmpegError } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
-import { classifyFailure, OutputError } from './failure.js';
+import type { ActiveJobs } from './active-jobs.js';
+import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
+import { runJob, type JobArtifacts } from './job-run.js';
 import type { WorkerMetrics } from './metrics.js';
-import { planJob, type JobPlan } from './plan.js';
+import { planJob } from './plan.js';
+import { ProgressWriter } from './progress-writer.js';
 import type { EgressProxy } from './proxy.js';
-import type { ProxySession } from './proxy-session.js';
 
-/** The artifact store; it also manages the per-job temporary folders (on local disk, even for S3). */
-export type JobArtifacts = ArtifactStore;
-
-/** Running jobs, so shutdown can hand them back to the queue once its grace period is over. */
-export class ActiveJobs {
-  private readonly jobs = new Map<string, { controller: AbortController; handedBack: boolean; lost: boolean }>();
-
-  start(id: string): { signal: AbortSignal; handedBack: () => boolean; lost: () => boolean } {
-    const entry = { controller: new AbortController(), handedBack: false, lost: false };
-    this.jobs.set(id, entry);
-    return { signal: entry.controller.signal, handedBack: () => entry.handedBack, lost: () => entry.lost };
-  }
-
-  finish(id: string): void {
-    this.jobs.delete(id);
-  }
-
-  get size(): number {
-    return this.jobs.size;
-  }
-
-  /** Stops every running job's ffmpeg and marks the job to go back to the queue; returns how many. */
-  handBackAll(): number {
-    for (const entry of this.jobs.values()) {
-      entry.handedBack = true;
-      entry.controller.abort();
-    }
-    return this.jobs.size;
-  }
-
-  /**
-   * Stops jobs whose lock could not be renewed (e.g. Redis was away longer than the lock): BullMQ
-   * will give them to a worker again, so finishing this run would only do the work twice.
-   */
-  lose(ids: string[]): number {
-    let n = 0;
-    for (const id of ids) {
-      const entry = this.jobs.get(id);
-      if (!entry) continue;
-      entry.lost = true;
-      entry.controller.abort();
-      n++;
-    }
-    return n;
-  }
-}
+export type { JobArtifacts } from './job-run.js';
 
 export interface ProcessorDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
@@ -71,14 +27,16 @@ export interface ProcessorDeps {
   active: ActiveJobs;
   /** Least time between two progress writes to Redis (default 1 s). */
   progressIntervalMs?: number;
+  /**
+   * ffmpeg or ffprobe could not be started: the worker checks its binaries again and stops taking
+   * jobs if they are broken. Resolves true when they are (the job then goes back to the queue).
+   */
+  onToolFailure?: () => Promise<boolean>;
+  /** False while the worker's binaries are broken: a job fetched then goes straight back. */
+  healthy?: () => boolean;
 }
 
 export type DownloadJob = Job<unknown, JobResult>;
-
-/** The proxy saw a failure upstream; classifyFailure reads which from the session. */
-class UpstreamFailed extends Error {
-  override readonly name = 'UpstreamFailed';
-}
 
 export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?: string, signal?: AbortSignal) => Promise<JobResult> {
   const { config, metrics } = deps;
@@ -93,6 +51,12 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       throw new UnrecoverableError(encodeJobError({ code: 'invalid_request', message: 'The job payload is invalid.' }));
     }
     const payload = parsed.data;
+    if (deps.healthy && !deps.healthy()) {
+      // Fetched in the moment between the worker finding its ffmpeg broken and its pause taking
+      // effect (a fetch was already waiting on Redis): back to the queue untouched.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     const log = deps.logger.child({ jobId: job.id, operation: payload.operation, attempt: job.attemptsMade + 1 });
     const control = deps.active.start(payload.id);
     const signal = cancelled ? AbortSignal.any([control.signal, cancelled]) : control.signal;
@@ -102,16 +66,27 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       maxBytes: config.MAX_MEDIA_BYTES,
       onCutOff: () => ffmpegStop.abort(),
     });
+    const progress = new ProgressWriter(job, deps.progressIntervalMs ?? 1_000, log);
     let dir: string | undefined;
     log.info('job started');
     try {
       const plan = planJob(payload);
-      await clearEarlierAttempts(deps.artifacts, payload.id, log);
-      dir = await deps.artifacts.makeTempDir(payload.id);
-      const result = await run({ job, payload, plan, session, dir, log, signal: AbortSignal.any([signal, ffmpegStop.signal]), deadline: started + timeoutMs });
+      await onStorage('temp', () => clearEarlierAttempts(deps.artifacts, payload.id, log));
+      dir = await onStorage('temp', () => deps.artifacts.makeTempDir(payload.id));
+      const result = await runJob(deps, {
+        job,
+        payload,
+        plan,
+        session,
+        dir,
+        log,
+        progress,
+        signal: AbortSignal.any([signal, ffmpegStop.signal]),
+        deadline: started + timeoutMs,
+      });
       // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
       // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
-      log.info({ size: result.size, bytes_fetched: session.bytes }, 'job output stored');
+      log.info({ size: result.size, bytes_fetched: session.bytes, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
       return result;
     } catch (err) {
       const seconds = (Date.now() - started) / 1000;
@@ -124,16 +99,30 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       }
       if (control.handedBack()) {
         // Shutdown ran out of grace: the job goes back to the wait list as it was (no attempt used)
-        // and BullMQ, told by WaitingError, leaves it there for another worker.
+        // and BullMQ, told by WaitingError, leaves it there for another worker. Its progress starts
+        // again from 0, as the next attempt will.
+        await progress.reset();
         await job.moveToWait(token);
         metrics.jobFinished(payload.operation, 'handed_back', seconds);
         log.warn('job handed back to the queue at shutdown');
         throw new WaitingError();
       }
+      if (isSpawnFailure(err) && deps.onToolFailure && (await deps.onToolFailure())) {
+        // The binary went missing under a running worker: not the job's fault, so it waits for a
+        // worker that can run it, with no attempt used, as at a hand-back.
+        await progress.reset();
+        await job.moveToWait(token);
+        metrics.jobFinished(payload.operation, 'handed_back', seconds);
+        log.error('ffmpeg could not be started: job handed back to the queue');
+        throw new WaitingError();
+      }
       const failure = classifyFailure(err, session.failures, { timeoutSeconds: config.JOB_TIMEOUT_SECONDS, maxBytes: config.MAX_MEDIA_BYTES });
       const willRetry = failure.retry && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+      // A retried job waits (delayed) as queued: it must not show the percent of the attempt that failed.
+      if (willRetry) await progress.reset();
       metrics.jobFinished(payload.operation, willRetry ? 'retried' : 'failed', seconds);
-      log.warn({ code: failure.code, retry: willRetry, cause: describe(err) }, 'job failed');
+      metrics.jobErrors.inc({ operation: payload.operation, code: failure.code });
+      log.warn({ code: failure.code, retry: willRetry, cause: describe(err), upstream: describeUpstream(session.failures) }, 'job failed');
       const message = encodeJobError({ code: failure.code, message: failure.message });
       throw failure.retry ? new Error(message) : new UnrecoverableError(message);
     } finally {
@@ -142,97 +131,6 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       if (dir) await deps.artifacts.removeTempDir(dir).catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));
     }
   };
-
-  async function run(ctx: {
-    job: DownloadJob;
-    payload: JobPayload;
-    plan: JobPlan;
-    session: ProxySession;
-    dir: string;
-    log: Logger;
-    signal: AbortSignal;
-    deadline: number;
-  }): Promise<JobResult> {
-    const { job, payload, plan, session, log } = ctx;
-    // Without a duration from the extract, ffprobe finds it while ffmpeg already runs: progress only
-    // needs it later, and probing first cost a process start and a header read on every such job.
-    const probeAbort = new AbortController();
-    const duration =
-      payload.duration ??
-      probeDuration(plan, session, { ...ctx, signal: AbortSignal.any([ctx.signal, probeAbort.signal]) }).catch((err: unknown) => {
-        log.info({ cause: describe(err) }, 'duration probe failed');
-        return undefined;
-      });
-
-    const output = path.join(ctx.dir, 'output.part');
-    const { args } = buildArgs(plan.operation, { output, maxOutputBytes: config.MAX_MEDIA_BYTES });
-    const progress = new ProgressWriter(job, deps.progressIntervalMs ?? 1_000, log);
-    const remaining = ctx.deadline - Date.now();
-    if (remaining <= 0) throw new FfmpegError('timeout', 'no time left for ffmpeg', undefined, '');
-    try {
-      await runFfmpeg({
-        binary: deps.binaries.ffmpeg,
-        args,
-        env: session.env,
-        cwd: ctx.dir,
-        signal: ctx.signal,
-        timeoutMs: remaining,
-        durationSeconds: duration,
-        onProgress: (percent) => progress.report(percent),
-      });
-    } finally {
-      probeAbort.abort();
-    }
-    await progress.settled();
-    // ffmpeg skips HLS segments it cannot fetch and may still exit 0 with a file full of gaps.
-    if (session.hasFailure()) throw new UpstreamFailed();
-
-    const { size } = await fs.stat(output);
-    if (size === 0) throw new OutputError('ffmpeg produced an empty file.');
-    if (size >= config.MAX_MEDIA_BYTES) throw new OutputError('The result is larger than the media size limit.');
-    const expiresAt = Date.now() + config.ARTIFACT_TTL_SECONDS * 1000;
-    const stored = await deps.artifacts.put(payload.id, output, { filename: plan.filename, content_type: plan.contentType, expires_at: expiresAt });
-    await job.updateProgress(100);
-    return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at };
-  }
-
-  /** The first input's duration, for progress. A quarter of the job's time at most, 15 s at most. */
-  async function probeDuration(plan: JobPlan, session: ProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
-    const timeout = Math.min(15_000, timeoutMs / 4, ctx.deadline - Date.now());
-    try {
-      const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.env, signal: ctx.signal, timeoutMs: timeout });
-      return info.durationSeconds;
-    } catch (err) {
-      if (!(err instanceof FfmpegError)) throw err;
-      ctx.log.info({ cause: describe(err) }, 'no duration from ffprobe: progress will jump to 100 at the end');
-      return undefined;
-    }
-  }
-}
-
-/** Writes progress to Redis at most once per interval, in order, without blocking ffmpeg's output. */
-class ProgressWriter {
-  private lastAt = 0;
-  private chain: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly job: DownloadJob,
-    private readonly intervalMs: number,
-    private readonly log: Logger,
-  ) {}
-
-  report(percent: number): void {
-    const now = Date.now();
-    if (percent >= 100 || now - this.lastAt < this.intervalMs) return; // 100 is written once the artifact is stored
-    this.lastAt = now;
-    this.chain = this.chain.then(
-      () => this.job.updateProgress(percent),
-    ).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not record progress'));
-  }
-
-  settled(): Promise<void> {
-    return this.chain;
-  }
 }
 
 /**
@@ -248,6 +146,14 @@ async function clearEarlierAttempts(artifacts: JobArtifacts, id: string, log: Lo
 function describe(err: unknown): Record<string, unknown> {
   if (err instanceof FfmpegError) return { kind: err.kind, exitCode: err.exitCode, stderr: err.stderrTail.slice(-600) };
   if (err instanceof ReelayError) return { code: err.code, message: err.message };
+  if (err instanceof IncompleteOutputError) return { problems: err.problems };
+  if (err instanceof StorageError) return { errno: err.errno, where: err.where };
   if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
   return { value: String(err) };
+}
+
+function describeUpstream(failures: object): Record<string, unknown> | undefined {
+  const entries = Object.entries(failures).filter(([, v]) => v !== undefined);
+  if (entries.length === 0) return undefined;
+  return Object.fromEntries(entries.map(([k, v]) => [k, v instanceof Error ? v.message : v]));
 }

@@ -1,20 +1,27 @@
 // The worker app: a BullMQ Worker on the `downloads` queue, the egress proxy ffmpeg fetches through,
-// artifact housekeeping, and /healthz and /metrics. Dependencies are passed in so tests start real
-// workers against real Redis; stop() is the SIGTERM path.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// artifact housekeeping, a heartbeat in Redis, and /healthz and /metrics. Dependencies are passed in
+// so tests start real workers against real Redis; stop() is the SIGTERM path.
+//
+// A worker whose ffmpeg or ffprobe cannot be run stays up but takes no jobs: its /healthz answers 503
+// with the reason and its heartbeat says unhealthy (so the gateway's /readyz shows it), and it checks
+// again on every beat, starting to take jobs once the binaries run. Exiting instead would leave the
+// reason in the logs of a restart loop, and each restart would look healthy for a moment.
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { hasRedis, type Config } from '@reelay/config';
-import { DOWNLOAD_QUEUE, type JobResult } from '@reelay/contracts';
+import { DOWNLOAD_QUEUE, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
 import { Egress } from '@reelay/egress';
 import { resolveFfmpeg, resolveFfprobe } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
+import { startHealthServer, type HealthState } from './health-server.js';
+import { Heartbeat } from './heartbeat.js';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
-import { ActiveJobs, createProcessor } from './process.js';
+import { ActiveJobs } from './active-jobs.js';
+import { createProcessor } from './process.js';
 import { EgressProxy } from './proxy.js';
 import { connectRedis } from './redis.js';
+import { checkTools } from './toolcheck.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -36,11 +43,15 @@ export interface WorkerDeps {
   artifacts?: ArtifactStore;
   /** Artifact sweep and temp clean-up period (default 60 s). */
   housekeepingMs?: number;
+  /** Heartbeat period, which is also how often a broken ffmpeg is checked again (default 10 s). */
+  heartbeatMs?: number;
 }
 
 export interface RunningWorker {
   worker: Worker<unknown, JobResult>;
   metricsUrl: string;
+  /** Whether it can run jobs, and why not. */
+  health(): HealthState;
   /** Stops taking jobs, lets running ones finish within the grace period, hands back the rest, closes. */
   stop(): Promise<void>;
 }
@@ -92,22 +103,18 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     });
     opened.push(() => proxy.close());
     const active = new ActiveJobs();
-    const processor = createProcessor({
-      config,
-      proxy,
-      artifacts,
-      binaries: { ffmpeg: resolveFfmpeg(config), ffprobe: resolveFfprobe(config) },
-      logger,
-      metrics,
-      active,
-    });
+    const binaries = { ffmpeg: resolveFfmpeg(config), ffprobe: resolveFfprobe(config) };
+    let health = await toolHealth(binaries);
+    // Set once the BullMQ worker exists; a job can only fail after that.
+    let toolFailed: () => Promise<boolean> = async () => false;
+    const processor = createProcessor({ config, proxy, artifacts, binaries, logger, metrics, active, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
     // Only set timings are passed: BullMQ spreads options over its defaults, so an undefined would win.
     const timings = Object.fromEntries(Object.entries({ lockDuration: deps.lockDuration, stalledInterval: deps.stalledInterval }).filter(([, v]) => v !== undefined));
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
       connection,
       prefix: deps.prefix,
       concurrency: config.WORKER_CONCURRENCY,
-      autorun: true,
+      autorun: false, // started below once ffmpeg and ffprobe are known to run
       ...timings,
     });
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
@@ -124,30 +131,47 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       if (n > 0) logger.warn({ jobs: ids }, 'job locks lapsed: stopping those runs, the queue gives them out again');
     });
     opened.push(() => worker.close());
+    let started = false;
+    const takeJobs = () => {
+      if (started) return worker.resume();
+      started = true;
+      worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped taking jobs'));
+    };
+    const brokenTools = 'ffmpeg or ffprobe cannot be run: this worker takes no jobs until they can (GET /healthz says why)';
+    if (health.healthy) takeJobs();
+    else logger.error({ reason: health.reason }, brokenTools);
+    toolFailed = async () => {
+      health = await toolHealth(binaries);
+      if (health.healthy) return false;
+      metrics.healthy.set(0);
+      logger.error({ reason: health.reason }, brokenTools);
+      // Not awaited with its running jobs: this is called from inside one of them.
+      void worker.pause(true).catch((err: unknown) => logger.warn({ err }, 'could not pause'));
+      return true;
+    };
+
+    const heartbeat = new Heartbeat(queueConnection, deps.prefix, logger);
+    await heartbeat.beat(health);
+    heartbeat.every(deps.heartbeatMs ?? WORKER_HEARTBEAT_SECONDS * 1000, async () => {
+      if (!health.healthy) {
+        health = await toolHealth(binaries);
+        if (health.healthy) {
+          logger.info('ffmpeg and ffprobe run now: taking jobs');
+          takeJobs();
+        }
+      }
+      metrics.healthy.set(health.healthy ? 1 : 0);
+      await heartbeat.beat(health);
+    });
+    opened.push(() => heartbeat.stop());
     const timer = setInterval(() => housekeeping().catch((err: unknown) => logger.error({ err }, 'housekeeping failed')), deps.housekeepingMs ?? 60_000);
     timer.unref();
     opened.push(async () => clearInterval(timer));
 
-    const server = http.createServer((req, res) => {
-      if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      if (req.url === '/metrics') {
-        metrics.registry.metrics().then(
-          (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
-          (err: unknown) => {
-            logger.error({ err }, 'metrics failed');
-            res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n');
-          },
-        );
-        return;
-      }
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"success":false,"error":{"code":"not_found","message":"No such route."}}');
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(deps.metricsPort ?? config.METRICS_PORT, config.HOST, resolve);
-    });
-    const { port } = server.address() as AddressInfo;
-    logger.info({ port, concurrency: config.WORKER_CONCURRENCY }, 'worker started');
+    metrics.healthy.set(health.healthy ? 1 : 0);
+    const server = await startHealthServer({ port: deps.metricsPort ?? config.METRICS_PORT, host: config.HOST, metrics, health: () => health, logger });
+    const { port } = server;
+    logger.info({ port, concurrency: config.WORKER_CONCURRENCY, healthy: health.healthy }, 'worker started');
 
     let stopping: Promise<void> | undefined;
     const stop = async (): Promise<void> => {
@@ -166,16 +190,21 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       } finally {
         clearTimeout(grace);
       }
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await closeOpened(); // timer, proxy, queue, then the Redis connections
+      await server.close();
+      await closeOpened(); // heartbeat, timer, proxy, queue, then the Redis connections
       logger.info('stopped');
     };
 
     return {
       worker,
       metricsUrl: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
+      health: () => health,
       stop: () => (stopping ??= stop()),
     };
   }
+}
+
+async function toolHealth(binaries: { ffmpeg: string; ffprobe: string }): Promise<HealthState> {
+  const check = await checkTools(binaries);
+  return check.ok ? { healthy: true } : { healthy: false, reason: check.reason };
 }

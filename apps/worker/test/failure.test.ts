@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { ReelayError } from '@reelay/contracts';
 import { FfmpegError } from '@reelay/media';
-import { classifyFailure, OutputError } from '../src/failure.js';
+import { classifyFailure, IncompleteOutputError, OutputError, StorageError } from '../src/failure.js';
 
 const ctx = { timeoutSeconds: 900, maxBytes: 2 * 1024 ** 3 };
 const failed = (stderr: string) => new FfmpegError('failed', 'ffmpeg exited with code 1', 1, stderr);
@@ -63,4 +63,44 @@ test('a planning error keeps its code', () => {
 
 test('anything else is an internal_error that another attempt may pass', () => {
   expect(classifyFailure(new Error('ENOSPC'), {}, ctx)).toEqual({ code: 'internal_error', message: 'The job failed because of an internal error.', retry: true });
+});
+
+describe('local faults', () => {
+  test('a full disk is storage_error, retried because space may come back', () => {
+    expect(classifyFailure(new StorageError('ENOSPC', 'artifacts'), { notFound: 404 }, ctx)).toEqual({
+      code: 'storage_error', message: 'The result could not be stored: the artifact store is full.', retry: true,
+    });
+  });
+
+  test('a read-only or unusable folder is storage_error, not retried', () => {
+    expect(classifyFailure(new StorageError('EROFS', 'temp'), {}, ctx)).toEqual({
+      code: 'storage_error', message: "The result could not be stored: the worker's temporary folder is read-only.", retry: false,
+    });
+    expect(classifyFailure(new StorageError('ENOTDIR', 'artifacts'), {}, ctx)).toMatchObject({ code: 'storage_error', retry: false });
+  });
+
+  test("ffmpeg's own write failing for lack of space is storage_error, not a media problem", () => {
+    expect(classifyFailure(failed('Error writing trailer of output.part: No space left on device'), {}, ctx)).toMatchObject({ code: 'storage_error', retry: true });
+  });
+
+  test('an ffmpeg that cannot be started is a worker fault another worker may not have', () => {
+    const cause = Object.assign(new Error('spawn /nonexistent ENOENT'), { code: 'ENOENT' });
+    expect(classifyFailure(new FfmpegError('failed', 'ffmpeg failed: spawn /nonexistent ENOENT', undefined, '', { cause }), {}, ctx)).toEqual({
+      code: 'internal_error', message: 'ffmpeg could not be started on the worker.', retry: true,
+    });
+  });
+});
+
+describe('a finished file that fails its check', () => {
+  test('the 404 the proxy saw is the explanation', () => {
+    expect(classifyFailure(new IncompleteOutputError(['the audio track is missing']), { notFound: 404 }, ctx)).toEqual({
+      code: 'content_not_found', message: 'The origin answered 404 for part of the media. The finished file is incomplete: the audio track is missing.', retry: false,
+    });
+  });
+
+  test('without an upstream failure it is an upstream_error not worth retrying', () => {
+    expect(classifyFailure(new IncompleteOutputError(['it lasts 1.0 s of the expected 8.0 s']), {}, ctx)).toEqual({
+      code: 'upstream_error', message: 'The finished file is incomplete: it lasts 1.0 s of the expected 8.0 s.', retry: false,
+    });
+  });
 });

@@ -27,7 +27,7 @@ export class FsArtifactStore extends LocalTemp implements ArtifactStore {
     const target = this.paths(id);
     await fs.mkdir(this.artifactsDir, { recursive: true });
     const { size } = await fs.stat(file);
-    await fs.rename(file, target.file);
+    await moveInto(file, target.file);
     const full: ArtifactMeta = { id, size, ...meta };
     const tmpMeta = `${target.meta}.${randomBytes(4).toString('hex')}.tmp`;
     await fs.writeFile(tmpMeta, JSON.stringify(full));
@@ -86,4 +86,27 @@ export class FsArtifactStore extends LocalTemp implements ArtifactStore {
       stream.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? resolve(undefined) : reject(err)));
     });
   }
+}
+
+/**
+ * rename(), or a copy when the file is on another file system (EXDEV: the temp folder and the store
+ * on different mounts). The copy goes to a hidden name beside the target and is renamed from there,
+ * so a reader never sees half a file; the source is removed only once the copy is in place.
+ */
+async function moveInto(file: string, target: string): Promise<void> {
+  try {
+    await fs.rename(file, target);
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+  }
+  const partial = `${target}.${randomBytes(4).toString('hex')}.copy`;
+  try {
+    await fs.copyFile(file, partial);
+    await fs.rename(partial, target);
+  } catch (err) {
+    await fs.rm(partial, { force: true });
+    throw err;
+  }
+  await fs.rm(file, { force: true });
 }

@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   service_unavailable: 503,
   internal_error: 500,
+  storage_error: 507,
   // Not in DESIGN.md's table but needed by its routes: an unknown path, an artifact asked for before
   // its job finished, a job that ran out of time, and the account routes.
   not_found: 404,

@@ -3,3 +3,4 @@ export * from './extract.js';
 export * from './url.js';
 export * from './sources.js';
 export * from './download.js';
+export * from './worker-health.js';

@@ -6,3 +6,4 @@ export * from './operations.js';
 export * from './probe.js';
 export * from './progress.js';
 export * from './runner.js';
+export * from './verify.js';

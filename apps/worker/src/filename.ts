@@ -1,0 +1,16 @@
+// The artifact's file name: the title the extract gave, plus the output's extension. Titles taken
+// from URLs often end in one already (`clip.mp4`, `master.m3u8`), which used to give `clip.mp4.mp4`.
+
+// Media and manifest extensions a title may end in; anything else (`Episode 4.5`) is part of the title.
+const MEDIA_EXTENSION = /\.(?:mp4|m4v|m4a|mov|mkv|webm|mp3|opus|ogg|oga|wav|flac|aac|ts|m2ts|avi|flv|f4v|3gp|m3u8|m3u|mpd|ism)$/i;
+
+/** `clip.mp4` + mp4 → `clip.mp4`; `master.m3u8` + mp4 → `master.mp4`; a bare extension keeps its name. */
+export function artifactFilename(basename: string, format: string): string {
+  let title = basename.trim();
+  while (MEDIA_EXTENSION.test(title)) {
+    const shorter = title.replace(MEDIA_EXTENSION, '').trimEnd();
+    if (shorter === '') break; // a title that is only an extension is still a name
+    title = shorter;
+  }
+  return `${title || basename}.${format}`;
+}

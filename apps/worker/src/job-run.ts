@@ -1,0 +1,108 @@
+// One attempt of a job, once its folder and proxy session exist: ffmpeg through the proxy, then the
+// judgement of the result (ffmpeg's exit, what the proxy saw, ffprobe of the file against what was
+// asked), then the artifact. Failures are thrown for process.ts to classify.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Job } from 'bullmq';
+import type { ArtifactStore } from '@reelay/artifacts';
+import type { Config } from '@reelay/config';
+import type { JobPayload, JobResult } from '@reelay/contracts';
+import { buildArgs, FfmpegError, probe, runFfmpeg, verifyOutput } from '@reelay/media';
+import type { Logger } from '@reelay/observability';
+import { expectedOutput } from './expectations.js';
+import { IncompleteOutputError, onStorage, OutputError } from './failure.js';
+import type { JobPlan } from './plan.js';
+import type { ProgressWriter } from './progress-writer.js';
+import type { ProxySession } from './proxy-session.js';
+
+/** The artifact store plus where it keeps temporary folders (to clear a dead attempt's leftovers). */
+export type JobArtifacts = ArtifactStore;
+
+export interface RunDeps {
+  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
+  artifacts: JobArtifacts;
+  binaries: { ffmpeg: string; ffprobe: string };
+}
+
+export interface RunContext {
+  job: Pick<Job, 'updateProgress'>;
+  payload: JobPayload;
+  plan: JobPlan;
+  session: ProxySession;
+  dir: string;
+  log: Logger;
+  progress: ProgressWriter;
+  signal: AbortSignal;
+  deadline: number;
+}
+
+/** The proxy saw a failure upstream that fails the job whatever ffmpeg made of it; classifyFailure reads which. */
+export class UpstreamFailed extends Error {
+  override readonly name = 'UpstreamFailed';
+}
+
+export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult> {
+  const { config } = deps;
+  const { payload, plan, session, log } = ctx;
+  // Without a duration from the extract, ffprobe finds it while ffmpeg already runs: progress only
+  // needs it later, and probing first cost a process start and a header read on every such job.
+  const probeAbort = new AbortController();
+  const duration =
+    payload.duration ??
+    probeDuration(deps, plan, session, { ...ctx, signal: AbortSignal.any([ctx.signal, probeAbort.signal]) }).catch((err: unknown) => {
+      log.info({ cause: (err as Error).message }, 'duration probe failed');
+      return undefined;
+    });
+
+  const output = path.join(ctx.dir, 'output.part');
+  const { args } = buildArgs(plan.operation, { output, maxOutputBytes: config.MAX_MEDIA_BYTES });
+  const remaining = ctx.deadline - Date.now();
+  if (remaining <= 0) throw new FfmpegError('timeout', 'no time left for ffmpeg', undefined, '');
+  try {
+    await runFfmpeg({
+      binary: deps.binaries.ffmpeg,
+      args,
+      env: session.env,
+      cwd: ctx.dir,
+      signal: ctx.signal,
+      timeoutMs: remaining,
+      durationSeconds: duration,
+      onProgress: (percent) => ctx.progress.report(percent),
+    });
+  } finally {
+    probeAbort.abort();
+  }
+  await ctx.progress.settled();
+  // A blocked address, a byte limit, a refusal or a 5xx fail the job even when ffmpeg exited 0 (it
+  // skips HLS segments it cannot fetch). A 404 or 410 alone does not: DASH and HLS demuxers often
+  // ask for one segment past the end and still make a whole file. The file's check decides, and the
+  // 404 stays on record as the explanation if it fails.
+  const { notFound: _notFound, ...fatal } = session.failures;
+  if (Object.values(fatal).some((v) => v !== undefined)) throw new UpstreamFailed();
+
+  const { size } = await fs.stat(output);
+  if (size === 0) throw new OutputError('ffmpeg produced an empty file.');
+  if (size >= config.MAX_MEDIA_BYTES) throw new OutputError('The result is larger than the media size limit.');
+  const expected = expectedOutput(payload, plan.operation, await duration);
+  const problems = await verifyOutput(output, expected, { binary: deps.binaries.ffprobe, signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()) });
+  if (problems.length > 0) throw new IncompleteOutputError(problems);
+  if (session.failures.notFound) log.info({ status: session.failures.notFound }, 'the origin answered 404 for part of the media, and the file is complete');
+
+  const expiresAt = Date.now() + config.ARTIFACT_TTL_SECONDS * 1000;
+  const stored = await onStorage('artifacts', () => deps.artifacts.put(payload.id, output, { filename: plan.filename, content_type: plan.contentType, expires_at: expiresAt }));
+  await ctx.job.updateProgress(100);
+  return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at };
+}
+
+/** The first input's duration, for progress. A quarter of the job's time at most, 15 s at most. */
+async function probeDuration(deps: RunDeps, plan: JobPlan, session: ProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
+  const timeout = Math.min(15_000, (deps.config.JOB_TIMEOUT_SECONDS * 1000) / 4, ctx.deadline - Date.now());
+  try {
+    const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.env, signal: ctx.signal, timeoutMs: timeout });
+    return info.durationSeconds;
+  } catch (err) {
+    if (!(err instanceof FfmpegError)) throw err;
+    ctx.log.info({ kind: err.kind, exitCode: err.exitCode }, 'no duration from ffprobe: progress will jump to 100 at the end');
+    return undefined;
+  }
+}

@@ -1,0 +1,109 @@
+// A worker whose ffmpeg or ffprobe cannot be run says so (start-up log, /healthz 503 with the reason,
+// an unhealthy heartbeat in Redis) and takes no jobs, instead of failing every job in 50 ms as
+// upstream_error. Once the binary runs, it takes jobs without a restart.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { WorkerHealthSchema, workerHealthPattern } from '@reelay/contracts';
+import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { checkTools } from '../src/toolcheck.js';
+import { payload, sample, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue, until } from './helpers.js';
+
+const PREFIX = `reelay-test-health-${process.pid}`;
+let media: TestMedia;
+let origin: Origin;
+let queue: TestQueue;
+let redis: Redis;
+let dataDir: string;
+
+beforeAll(async () => {
+  media = await testMedia();
+  origin = await startOrigin();
+  serveTestMedia(origin, media);
+  dataDir = tempDataDir('health');
+  queue = new TestQueue(PREFIX);
+  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+});
+
+afterAll(async () => {
+  await queue?.close();
+  await origin?.close();
+  await redis?.quit();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The heartbeats under this file's prefix. */
+async function heartbeats() {
+  const keys = await redis.keys(workerHealthPattern(PREFIX));
+  const values = keys.length > 0 ? await redis.mget(keys) : [];
+  return values.map((v) => WorkerHealthSchema.parse(JSON.parse(v!)));
+}
+
+test('the check names a missing binary and the setting that fixes it', async () => {
+  const check = await checkTools({ ffmpeg: '/nonexistent/ffmpeg', ffprobe: 'ffprobe' });
+  expect(check).toEqual({ ok: false, reason: 'ffmpeg (/nonexistent/ffmpeg) cannot be run: not found. Set FFMPEG_PATH to a working binary or put ffmpeg on PATH.' });
+  const wrong = await checkTools({ ffmpeg: 'ffprobe', ffprobe: 'ffprobe' });
+  expect(wrong.ok).toBe(false);
+  expect((await checkTools({ ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' })).ok).toBe(true);
+});
+
+test('a worker whose ffmpeg is missing answers /healthz 503 with the reason, says unhealthy in Redis, and leaves jobs waiting', async () => {
+  const worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { FFMPEG_PATH: '/nonexistent' } });
+  try {
+    const res = await fetch(`${worker.metricsUrl}/healthz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ status: 'unhealthy', reason: expect.stringContaining('ffmpeg (/nonexistent) cannot be run: not found') });
+    expect(await heartbeats()).toEqual([{ healthy: false, reason: expect.stringContaining('FFMPEG_PATH'), at: expect.any(Number) }]);
+    expect(sample(await (await fetch(`${worker.metricsUrl}/metrics`)).text(), 'reelay_worker_healthy', {})).toBe(0);
+
+    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mp3' });
+    await queue.add(job, { attempts: 3 });
+    await sleep(1_000);
+    expect(await queue.state(job.id)).toBe('waiting');
+    await queue.queue.remove(job.id);
+  } finally {
+    await worker.stop();
+  }
+  expect(await heartbeats()).toEqual([]); // a stopped worker is no longer counted
+});
+
+test('a worker whose ffmpeg appears later starts taking jobs without a restart', async () => {
+  const link = path.join(dataDir, 'ffmpeg-later');
+  const worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { FFMPEG_PATH: link }, heartbeatMs: 200 });
+  try {
+    expect(worker.health().healthy).toBe(false);
+    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mp3' });
+    await queue.add(job);
+    fs.symlinkSync(process.env.FFMPEG_PATH || '/usr/bin/ffmpeg', link);
+    await until(() => worker.health().healthy, 5_000, 'the worker to find its ffmpeg');
+    expect(await (await queue.finished(job.id)).getState()).toBe('completed');
+    expect((await fetch(`${worker.metricsUrl}/healthz`)).status).toBe(200);
+    await until(async () => (await heartbeats()).some((h) => h.healthy), 2_000, 'a healthy heartbeat');
+  } finally {
+    await worker.stop();
+  }
+});
+
+test('a worker whose ffmpeg disappears while it runs hands the job back unharmed, stops taking jobs, and resumes once it is back', async () => {
+  const link = path.join(dataDir, 'ffmpeg-vanishing');
+  fs.symlinkSync(process.env.FFMPEG_PATH || '/usr/bin/ffmpeg', link);
+  const worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { FFMPEG_PATH: link }, heartbeatMs: 300 });
+  try {
+    expect(worker.health().healthy).toBe(true);
+    fs.rmSync(link);
+    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mp3', duration: 2 });
+    await queue.add(job, { attempts: 1 });
+    await until(() => !worker.health().healthy, 5_000, 'the worker to notice');
+    expect(worker.health().reason).toContain('cannot be run: not found');
+    await sleep(500);
+    expect(await queue.state(job.id)).toBe('waiting'); // not failed, and its one attempt unused
+
+    fs.symlinkSync(process.env.FFMPEG_PATH || '/usr/bin/ffmpeg', link);
+    const done = await queue.finished(job.id);
+    expect(await done.getState()).toBe('completed');
+    expect(done.attemptsMade).toBe(1);
+  } finally {
+    await worker.stop();
+  }
+});

@@ -1,0 +1,83 @@
+// A store that cannot be written fails jobs as storage_error, saying which folder, instead of
+// "ffmpeg could not process the media". Tests run as root, which ignores permission bits, so the
+// folders are made unusable for real by putting a regular file where the folder should be: mkdir,
+// readdir and rename then fail with ENOTDIR or EEXIST whoever the user is.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, afterEach, expect, test } from '@jest/globals';
+import { decodeJobError } from '@reelay/contracts';
+import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import type { RunningWorker } from '../src/worker.js';
+import { payload, sample, serveTestMedia, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
+
+const PREFIX = `reelay-test-storage-${process.pid}`;
+let media: TestMedia;
+let origin: Origin;
+let worker: RunningWorker;
+let queue: TestQueue;
+let dataDir: string;
+
+beforeAll(async () => {
+  media = await testMedia();
+  origin = await startOrigin();
+  serveTestMedia(origin, media);
+  dataDir = tempDataDir('storage');
+  worker = await startTestWorker({ prefix: PREFIX, dataDir });
+  queue = new TestQueue(PREFIX);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await queue?.close();
+  await origin?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Puts a regular file where the folder `name` of DATA_DIR was; put back after each test. */
+function breakFolder(name: 'artifacts' | 'tmp'): void {
+  fs.rmSync(path.join(dataDir, name), { recursive: true, force: true });
+  fs.writeFileSync(path.join(dataDir, name), 'not a folder');
+}
+
+afterEach(() => {
+  for (const name of ['artifacts', 'tmp']) {
+    const full = path.join(dataDir, name);
+    if (fs.existsSync(full) && !fs.statSync(full).isDirectory()) fs.rmSync(full);
+  }
+});
+
+async function failure(attempts = 1) {
+  const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  await queue.add(job, { attempts, backoff: { type: 'fixed', delay: 50 } });
+  const done = await queue.finished(job.id);
+  return { state: await done.getState(), error: decodeJobError(done.failedReason), attemptsMade: done.attemptsMade };
+}
+
+test('an artifact folder that cannot be used fails the job as storage_error, naming the artifact store', async () => {
+  breakFolder('artifacts');
+  expect(await failure()).toEqual({
+    state: 'failed',
+    error: { code: 'storage_error', message: 'The result could not be stored: the artifact store is not a folder.' },
+    attemptsMade: 1,
+  });
+});
+
+test("a temp folder that cannot be used fails the job as storage_error, naming the worker's temporary folder, without retries", async () => {
+  breakFolder('tmp');
+  expect(await failure(3)).toEqual({
+    state: 'failed',
+    error: { code: 'storage_error', message: "The result could not be stored: the worker's temporary folder is not a folder." },
+    attemptsMade: 1,
+  });
+});
+
+test('/metrics counts the failures by error code', async () => {
+  const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
+  expect(sample(text, 'reelay_job_errors_total', { operation: 'convert', code: 'storage_error' })).toBe(2);
+});
+
+test('once the folder is usable again jobs complete', async () => {
+  const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  await queue.add(job);
+  expect(await (await queue.finished(job.id)).getState()).toBe('completed');
+});

@@ -1,0 +1,63 @@
+// Whether a finished file is what was asked for: ffmpeg can exit 0 after a failed read (an origin
+// that ignores Range, a body cut short, a missing segment) with a track or a stretch of media
+// missing. The judgement is pure (judgeOutput); verifyOutput probes the local file and applies it.
+import { moovBeforeMdat, probe, type ProbeResult } from './probe.js';
+
+export interface OutputExpectation {
+  /** Tracks the file must hold. At least one audio or video track is always required. */
+  video: boolean;
+  audio: boolean;
+  /** How long the inputs last (the shortest, for a merge); no duration check when unknown. */
+  durationSeconds?: number;
+  /** mp4 / m4a: the index (moov) must come before the media (+faststart). */
+  faststart: boolean;
+}
+
+/**
+ * How much shorter than expected a file may be. Declared durations are rounded, and segmented
+ * sources often declare one segment more than exists (ffmpeg then asks for it and gets a 404): two
+ * seconds or 5 %, whichever is more. A missing track or half a file is far outside this.
+ */
+export function durationTolerance(expectedSeconds: number): number {
+  return Math.max(2, expectedSeconds * 0.05);
+}
+
+/** What is wrong with the file, as short phrases for the job's error message; empty when it is fine. */
+export function judgeOutput(info: Pick<ProbeResult, 'durationSeconds' | 'streams'>, expected: OutputExpectation, faststart: boolean | undefined): string[] {
+  const problems: string[] = [];
+  const has = (type: 'video' | 'audio') => info.streams.some((s) => s.type === type);
+  if (!has('video') && !has('audio')) problems.push('it holds no audio or video track');
+  else {
+    if (expected.video && !has('video')) problems.push('the video track is missing');
+    if (expected.audio && !has('audio')) problems.push('the audio track is missing');
+  }
+  const want = expected.durationSeconds;
+  if (want !== undefined && want > 0) {
+    const got = info.durationSeconds;
+    if (got === undefined) problems.push('its duration cannot be read');
+    else if (got < want - durationTolerance(want)) problems.push(`it lasts ${got.toFixed(1)} s of the expected ${want.toFixed(1)} s`);
+  }
+  if (expected.faststart && faststart === false) problems.push('its index (moov) is not at the start of the file');
+  return problems;
+}
+
+export interface VerifyOptions {
+  /** ffprobe's path. */
+  binary?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** Probes a finished local file and judges it; a file ffprobe cannot read is a problem too. */
+export async function verifyOutput(file: string, expected: OutputExpectation, opts: VerifyOptions = {}): Promise<string[]> {
+  let info: ProbeResult;
+  try {
+    info = await probe(file, { binary: opts.binary, signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000 });
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    return ['it is not readable media'];
+  }
+  let faststart: boolean | undefined;
+  if (expected.faststart) faststart = await moovBeforeMdat(file).catch(() => false);
+  return judgeOutput(info, expected, faststart);
+}
