@@ -3,9 +3,11 @@
 import { benchDirectDownload } from './download.mjs';
 import { benchExtract } from './extract.mjs';
 import { benchJobs } from './jobs.mjs';
+import { benchQueue } from './queue.mjs';
 import { benchSurfaceA } from './surface-a.mjs';
 
 await benchExtract();
 await benchSurfaceA();
 await benchDirectDownload();
 await benchJobs();
+await benchQueue();

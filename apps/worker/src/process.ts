@@ -2,6 +2,7 @@
 // touches is passed in, so tests run it against real Redis, ffmpeg and a local origin.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { Config } from '@reelay/config';
 import { encodeJobError, JobPayloadSchema, ReelayError, type JobPayload, type JobResult } from '@reelay/contracts';
@@ -56,6 +57,9 @@ export interface ProcessorDeps {
   /** Least time between two progress writes to Redis (default 1 s). */
   progressIntervalMs?: number;
 }
+
+/** As long as the least time between two progress writes: a job shorter than this needs no percentage. */
+export const PROBE_DELAY_MS = 1_000;
 
 export type DownloadJob = Job<unknown, JobResult>;
 
@@ -131,13 +135,19 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     deadline: number;
   }): Promise<JobResult> {
     const { job, payload, plan, session, log } = ctx;
-    // Without a duration from the extract, ffprobe finds it while ffmpeg already runs: progress only
-    // needs it later, and probing first cost a process start and a header read on every such job.
+    // Without a duration from the extract, ffprobe finds it while ffmpeg already runs, and only once
+    // ffmpeg has run for PROBE_DELAY_MS: a job done sooner shows no percentage anyway, and an ffprobe
+    // beside it cost a process start and a header read (a third of a short job's time, in bench/).
     const probeAbort = new AbortController();
+    const probeSignal = AbortSignal.any([ctx.signal, probeAbort.signal]);
+    const probeLater = async (): Promise<number | undefined> => {
+      await delay(PROBE_DELAY_MS, undefined, { signal: probeSignal });
+      return probeDuration(plan, session, { ...ctx, signal: probeSignal });
+    };
     const duration =
       payload.duration ??
-      probeDuration(plan, session, { ...ctx, signal: AbortSignal.any([ctx.signal, probeAbort.signal]) }).catch((err: unknown) => {
-        log.info({ cause: describe(err) }, 'duration probe failed');
+      probeLater().catch((err: unknown) => {
+        if (!probeSignal.aborted) log.info({ cause: describe(err) }, 'duration probe failed');
         return undefined;
       });
 
