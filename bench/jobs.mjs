@@ -15,7 +15,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fmt, requireTool, root, sampleRss, startNginxOrigin, waitForHttp } from './lib.mjs';
 
-const ROUNDS = Number(process.env.BENCH_JOB_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_JOB_ROUNDS ?? 5);
 const RSS_JOBS = 4;
 const TARGET_RATIO = 1.3;
 /** Peak worker RSS with RSS_JOBS merges running, against the same worker idle (the media is not buffered). */
@@ -286,6 +286,25 @@ async function probeMedia(url) {
   };
 }
 
+/**
+ * CPU time (ms) a process has used itself and its waited-for children (ffmpeg, ffprobe), from
+ * /proc/<pid>/stat. Unlike wall time, other load on the machine hardly changes it.
+ */
+function cpuMs(pid = process.pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  return { self: (Number(f[11]) + Number(f[12])) * tick, children: (Number(f[13]) + Number(f[14])) * tick };
+}
+
+/** CPU time (ms) `fn` costs process `pid`: its own and its children's. */
+async function cpuOf(pid, fn) {
+  const before = cpuMs(pid);
+  const value = await fn();
+  const after = cpuMs(pid);
+  return { value, self: after.self - before.self, children: after.children - before.children };
+}
+
 /** The sum and count of a worker histogram or counter, from its /metrics text. */
 function metric(text, name) {
   let total = 0;
@@ -373,6 +392,7 @@ export async function benchJobs() {
   requireTool('ffprobe', 'apt-get install ffmpeg');
   requireTool('redis-server', 'apt-get install redis-server');
   const { Egress } = await import('../packages/egress/dist/index.js');
+  const { EgressProxy } = await import('../apps/worker/dist/proxy.js');
   const loadStart = os.loadavg();
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-jobs-'));
   // BENCH_JOBS_LOG_DIR keeps the apps' logs (with BENCH_LOG_LEVEL=debug: a timeline of each job).
@@ -383,8 +403,9 @@ export async function benchJobs() {
   let stack;
   let api;
   const t0 = Date.now();
-  const merge = { start: [], bare: [], local: [], prefetch: [], probe: [], probeThenFfmpeg: [], viaProxy: [], jobs: [] };
+  const merge = { start: [], bare: [], bareCpu: [], jobCpu: [], prefetch: [], probe: [], probeThenFfmpeg: [], viaProxy: [], viaWorkerProxy: [], proxyCpu: [], jobs: [] };
   let miniProxy;
+  let workerProxy;
   let artifactInfo;
   let sizes;
   const rss = {};
@@ -418,6 +439,21 @@ export async function benchJobs() {
     };
     const egress = new Egress({ allowlist: ['127.0.0.1'] });
     miniProxy = await startMiniProxy();
+    // The worker's own egress proxy, in this process: what ffmpeg's reads cost through it, in wall
+    // time and in this process's CPU time (which, unlike wall time, other load hardly changes).
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    workerProxy = await EgressProxy.start({ egress, logger: silent });
+    const viaWorkerProxy = async () => {
+      const session = workerProxy.openSession(`bench-${Math.random().toString(36).slice(2)}`, { maxBytes: 1e10 });
+      try {
+        const cpu = process.cpuUsage();
+        const { ms } = await bare({ ...process.env, ...session.env });
+        const used = process.cpuUsage(cpu);
+        return { ms, cpu: (used.user + used.system) / 1000 };
+      } finally {
+        workerProxy.closeSession(session);
+      }
+    };
     const mergeJob = async (n) => {
       const sent = performance.now();
       const id = await api.submit({ video_url: video.url, audio_url: audio.url, filename: `bench-${n}` });
@@ -429,14 +465,23 @@ export async function benchJobs() {
     await prefetchThenFfmpeg(egress, [video.url, audio.url], scratch, ffmpegPair);
     workerMetrics.before = await (await fetch(`${worker.url}/metrics`)).text();
     await probeThenFfmpeg(miniProxy.env);
+    await viaWorkerProxy();
     for (let i = 0; i < ROUNDS; i++) {
-      merge.bare.push((await bare()).ms);
-      merge.jobs.push(await mergeJob(i));
-      merge.prefetch.push(await prefetchThenFfmpeg(egress, [video.url, audio.url], scratch, ffmpegPair));
+      const b = await cpuOf(process.pid, () => bare());
+      merge.bare.push(b.value.ms);
+      merge.bareCpu.push(b.children);
+      const j = await cpuOf(worker.child.pid, () => mergeJob(i));
+      merge.jobs.push(j.value);
+      merge.jobCpu.push({ worker: j.self, children: j.children });
+      const p = await cpuOf(process.pid, () => prefetchThenFfmpeg(egress, [video.url, audio.url], scratch, ffmpegPair));
+      merge.prefetch.push({ ...p.value, cpu: p.self + p.children });
       merge.probe.push((await probe()).ms);
       merge.start.push((await run('ffmpeg', ['-version'])).ms);
       merge.probeThenFfmpeg.push(await probeThenFfmpeg());
       merge.viaProxy.push(await probeThenFfmpeg(miniProxy.env));
+      const proxied = await viaWorkerProxy();
+      merge.viaWorkerProxy.push(proxied.ms);
+      merge.proxyCpu.push(proxied.cpu);
     }
     workerMetrics.after = await (await fetch(`${worker.url}/metrics`)).text();
     const bestJob = merge.jobs.reduce((a, b) => (b.total < a.total ? b : a));
@@ -467,6 +512,7 @@ export async function benchJobs() {
     throw err;
   } finally {
     await miniProxy?.close();
+    await workerProxy?.close();
     await stack?.stop();
     fs.rmSync(scratch, { recursive: true, force: true });
     if (failed) console.error('bench/jobs: failed; every process it started has been stopped.');
@@ -504,12 +550,18 @@ export async function benchJobs() {
   row('*where the time goes:* bare ffprobe of the video URL', merge.probe, false);
   row('*where the time goes:* bare ffprobe, then bare ffmpeg (two processes, as the worker once did)', merge.probeThenFfmpeg);
   row('*where the time goes:* the same through a minimal Node forward proxy', merge.viaProxy);
+  row('*where the time goes:* bare ffmpeg through the worker\'s egress proxy (its code, in the bench process)', merge.viaWorkerProxy);
+  row('*where the time goes:* … CPU time of that proxy (ms, not wall time)', merge.proxyCpu, false);
   const ratio = bestTotal / bestBare;
   const prefetchRatio = best(merge.prefetch.map((p) => p.total)) / bestBare;
   console.log(`\nratio job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}); started→finished/bare: ${fmt(best(jobProcessing) / bestBare, 2)}×; prefetch option/bare: ${fmt(prefetchRatio, 2)}× (${prefetchRatio < ratio ? 'faster' : 'slower'} than the job as it runs)`);
   // Differences of best times: the least each step costs, as far as the shared machine lets us see.
-  const b = { bare: bestBare, start: best(merge.start), probeThen: best(merge.probeThenFfmpeg), proxy: best(merge.viaProxy), wait: best(jobWaits), processing: best(jobProcessing) };
-  console.log(`job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); the rest (the worker's proxy: egress checks, 407 challenge, accounting; execa, BullMQ, artifact store; noise) ≈ ${fmt(b.processing - b.bare, 0)} ms; for scale, a minimal Node proxy adds ≈ ${fmt(b.proxy - b.probeThen, 0)} ms and an ffprobe run first ≈ ${fmt(b.probeThen - b.bare, 0)} ms`);
+  const b = { bare: bestBare, start: best(merge.start), probeThen: best(merge.probeThenFfmpeg), proxy: best(merge.viaProxy), workerProxy: best(merge.viaWorkerProxy), wait: best(jobWaits), processing: best(jobProcessing) };
+  console.log(`job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); the rest (the worker's proxy, execa, BullMQ, artifact store, noise) ≈ ${fmt(b.processing - b.bare, 0)} ms. For scale: the worker's proxy code run in this process adds ≈ ${fmt(b.workerProxy - b.bare, 0)} ms to bare ffmpeg (${fmt(median(merge.proxyCpu), 0)} ms of CPU per run), a minimal Node proxy ≈ ${fmt(b.proxy - b.probeThen, 0)} ms, an ffprobe run first ≈ ${fmt(b.probeThen - b.bare, 0)} ms`);
+  const cpu = { bare: median(merge.bareCpu), worker: median(merge.jobCpu.map((c) => c.worker)), children: median(merge.jobCpu.map((c) => c.children)) };
+  const cpuRatio = (cpu.worker + cpu.children) / cpu.bare;
+  const prefetchCpu = median(merge.prefetch.map((p) => p.cpu));
+  console.log(`CPU per merge (medians, 10 ms ticks; what load on the machine hardly changes): bare ffmpeg ${fmt(cpu.bare, 0)} ms; job ${fmt(cpu.worker + cpu.children, 0)} ms = worker process ${fmt(cpu.worker, 0)} ms (its egress proxy, BullMQ, execa) + its ffmpeg/ffprobe ${fmt(cpu.children, 0)} ms: ${fmt(cpuRatio, 2)}× bare; prefetch option (download in this process + ffmpeg on the files) ${fmt(prefetchCpu, 0)} ms: ${fmt(prefetchCpu / cpu.bare, 2)}× bare`);
   console.log(`worker over the ${ROUNDS} measured jobs: processor time ${fmt((jobSeconds * 1000) / ROUNDS, 0)} ms per job, egress proxy passed ${fmt(proxyBytes / ROUNDS / MB, 1)} MB per job (inputs ${fmt(bytes / MB, 1)} MB)`);
   const a = artifactInfo;
   const ok = Math.abs(a.duration - MEDIA_SECONDS) < 0.5 && a.video === 1 && a.audio === 1;
@@ -527,7 +579,7 @@ export async function benchJobs() {
     console.log(`\nnote: ${api.spuriousExpired.length} poll(s) saw a completing job as "expired" without finished_at (GET /api/v1/jobs/{id} reads the job, then its state: a race in the gateway); polled again.`);
   }
   console.log(`(jobs benchmark took ${fmt(elapsed, 0)} s)`);
-  return { ratio, artifactOk: ok, rssRatio };
+  return { ratio, cpuRatio, artifactOk: ok, rssRatio };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchJobs();
