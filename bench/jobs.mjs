@@ -2,24 +2,30 @@
 // through the worker's egress proxy → artifact store), against the same ffmpeg command run bare on
 // the same inputs from the same origin, in the same run.
 // 1. Merge of a 60 s 720p H.264 video-only MP4 and a 60 s AAC audio-only M4A (stream copy, +faststart):
-//    job created→finished against bare ffmpeg, best of 3, runs alternated. Target: job ≤ 2× bare.
-// 2. Queue latency (created→started from the job record): 40 small jobs (2 s MP3 → WAV) one after the
-//    other with the worker idle at enqueue time, and a burst of 20 submitted at once.
+//    job created→finished against bare ffmpeg, best of 5, runs alternated. Target: job ≤ 1.3× bare.
+//    CPU time per merge (worker, its ffmpeg, bare ffmpeg) is printed beside it: load hardly moves it.
+//    Beside it, the options of issue 10 measured on the same inputs (prefetching the inputs through
+//    egress into files, then ffmpeg on local files), so the choice in the worker can be checked.
+// 2. Worker RSS while it runs 4 merge jobs at once (WORKER_CONCURRENCY=4), against the same worker idle.
+// Queue latency and throughput (a burst of jobs, 1 and 2 workers) are in bench/queue.mjs.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fmt, requireTool, root, startNginxOrigin, waitForHttp } from './lib.mjs';
+import { pipeline } from 'node:stream/promises';
+import { fmt, requireTool, root, sampleRss, startNginxOrigin, waitForHttp } from './lib.mjs';
 
-const ROUNDS = Number(process.env.BENCH_JOB_ROUNDS ?? 3);
-const SEQUENTIAL = Number(process.env.BENCH_QUEUE_JOBS ?? 40);
-const BURST = Number(process.env.BENCH_BURST_JOBS ?? 20);
-const POLL_MS = 50;
+const ROUNDS = Number(process.env.BENCH_JOB_ROUNDS ?? 5);
+const RSS_JOBS = 4;
+const TARGET_RATIO = 1.3;
+/** Peak worker RSS with RSS_JOBS merges running, against the same worker idle (the media is not buffered). */
+const TARGET_RSS_RATIO = 2;
+export const POLL_MS = 50;
 const MEDIA_SECONDS = 60;
 
 /** Runs a command; resolves with its wall time (ms) and output, rejects on a non-zero exit. */
-function run(cmd, args, { timeoutMs = 120_000, env } = {}) {
+export function run(cmd, args, { timeoutMs = 120_000, env } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
@@ -54,7 +60,7 @@ async function makeOnce(file, args) {
   return true;
 }
 
-async function makeInputs(dir) {
+export async function makeInputs(dir) {
   const t0 = Date.now();
   const made = [
     await makeOnce(path.join(dir, 'video.mp4'), [
@@ -118,7 +124,7 @@ async function startMiniProxy() {
  * reads two interleaved inputs about ten times slower (3 s instead of 0.3 s here), which would make
  * the baseline meaningless; with 206 answers it reads them as fast as from nginx.
  */
-async function startFileOrigin(dir) {
+export async function startFileOrigin(dir) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const file = path.join(dir, path.basename(decodeURIComponent(url.pathname)));
@@ -152,7 +158,7 @@ async function startFileOrigin(dir) {
 }
 
 /** Starts an app (gateway or worker) with its output in a log file. */
-function startApp(script, env, logFile) {
+export function startApp(script, env, logFile) {
   const fd = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
@@ -160,7 +166,7 @@ function startApp(script, env, logFile) {
 }
 
 /** SIGTERM, then SIGKILL after `ms`; resolves once the process has exited. */
-function stopChild(child, ms = 15_000) {
+export function stopChild(child, ms = 15_000) {
   return new Promise((resolve) => {
     if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
     const timer = setTimeout(() => child.kill('SIGKILL'), ms);
@@ -172,9 +178,9 @@ function stopChild(child, ms = 15_000) {
   });
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function percentile(xs, p) {
+export function percentile(xs, p) {
   if (xs.length === 0) return NaN;
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
@@ -183,7 +189,7 @@ function percentile(xs, p) {
 const median = (xs) => percentile(xs, 50);
 const best = (xs) => Math.min(...xs);
 
-class Api {
+export class Api {
   constructor(base) {
     this.base = base;
     /** Jobs seen "expired" (without finished_at) while completing: see waitJob. */
@@ -221,6 +227,27 @@ class Api {
     return (await res.json()).data;
   }
 
+  /**
+   * Polls jobs until all are completed (one poll at a time, `pollMs` apart, so that a burst of waits does
+   * not load the gateway it measures); resolves with the job records in the order of `ids`.
+   */
+  async waitAll(ids, { pollMs = 250, timeoutMs = 300_000 } = {}) {
+    const deadline = Date.now() + timeoutMs;
+    const done = new Map();
+    while (done.size < ids.length) {
+      for (const id of ids) {
+        if (done.has(id)) continue;
+        const job = await this.job(id);
+        if (job.status === 'completed') done.set(id, job);
+        else if (job.status === 'failed' || (job.status === 'expired' && job.finished_at)) throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
+      }
+      if (done.size === ids.length) break;
+      if (Date.now() > deadline) throw new Error(`${ids.length - done.size} of ${ids.length} jobs not completed after ${timeoutMs} ms`);
+      await sleep(pollMs);
+    }
+    return ids.map((id) => done.get(id));
+  }
+
   /** Polls the job every POLL_MS until it is completed; throws if it fails or takes too long. */
   async waitJob(id, timeoutMs = 120_000) {
     const deadline = Date.now() + timeoutMs;
@@ -241,7 +268,7 @@ class Api {
 }
 
 /** created→started, started→finished and created→finished (ms) from a job record. */
-function timings(job) {
+export function timings(job) {
   const created = Date.parse(job.created_at);
   const started = Date.parse(job.started_at);
   const finished = Date.parse(job.finished_at);
@@ -260,6 +287,25 @@ async function probeMedia(url) {
   };
 }
 
+/**
+ * CPU time (ms) a process has used itself and its waited-for children (ffmpeg, ffprobe), from
+ * /proc/<pid>/stat. Unlike wall time, other load on the machine hardly changes it.
+ */
+function cpuMs(pid = process.pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  return { self: (Number(f[11]) + Number(f[12])) * tick, children: (Number(f[13]) + Number(f[14])) * tick };
+}
+
+/** CPU time (ms) `fn` costs process `pid`: its own and its children's. */
+async function cpuOf(pid, fn) {
+  const before = cpuMs(pid);
+  const value = await fn();
+  const after = cpuMs(pid);
+  return { value, self: after.self - before.self, children: after.children - before.children };
+}
+
 /** The sum and count of a worker histogram or counter, from its /metrics text. */
 function metric(text, name) {
   let total = 0;
@@ -269,65 +315,122 @@ function metric(text, name) {
   return total;
 }
 
-export async function benchJobs() {
-  requireTool('ffmpeg', 'apt-get install ffmpeg');
-  requireTool('ffprobe', 'apt-get install ffmpeg');
-  requireTool('redis-server', 'apt-get install redis-server');
+/** The bench inputs, their origin, a private Redis and the gateway: what both job benchmarks start. */
+export async function startStack(scratch, logs) {
   const { startRedis, freePort } = await import('@reelay/testkit');
-  const loadStart = os.loadavg();
   const filesDir = path.join(os.tmpdir(), 'reelay-bench-files');
   fs.mkdirSync(filesDir, { recursive: true });
   fs.chmodSync(filesDir, 0o755);
   const { generatedSeconds } = await makeInputs(filesDir);
-  const sizes = Object.fromEntries(['video.mp4', 'audio.m4a'].map((n) => [n, fs.statSync(path.join(filesDir, n)).size]));
-
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-jobs-'));
   const dataDir = path.join(scratch, 'data');
-  fs.mkdirSync(dataDir);
+  fs.mkdirSync(dataDir, { recursive: true });
+  const stack = { filesDir, generatedSeconds, dataDir, workers: [] };
+  stack.stopWorkers = async () => {
+    await Promise.all(stack.workers.map((w) => stopChild(w.child)));
+    stack.workers = [];
+  };
+  stack.stop = async () => {
+    await stack.stopWorkers();
+    await stopChild(stack.gateway);
+    if (stack.origin?.child) await stopChild(stack.origin.child);
+    else await stack.origin?.stop();
+    await stack.redis?.stop();
+  };
+  try {
+    stack.redis = await startRedis();
+    stack.origin = (await startNginxOrigin({ files: filesDir })) ?? (await startFileOrigin(filesDir));
+    const port = await freePort();
+    stack.common = { REDIS_URL: stack.redis.url, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
+    stack.gateway = startApp('apps/gateway/dist/main.js', { ...stack.common, PORT: String(port) }, logs.gateway);
+    stack.base = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${stack.base}/readyz`);
+  } catch (err) {
+    await stack.stop(); // whatever did start
+    throw err;
+  }
+  stack.api = new Api(stack.base);
+  stack.fileUrl = (name) => `http://127.0.0.1:${stack.origin.port}/files/${name}`;
+  /** Starts a worker with its own metrics port; resolves once it answers /healthz. */
+  stack.startWorker = async (env = {}) => {
+    const metricsPort = await freePort();
+    const child = startApp('apps/worker/dist/main.js', { ...stack.common, METRICS_PORT: String(metricsPort), ...env }, logs.worker);
+    const w = { child, url: `http://127.0.0.1:${metricsPort}` };
+    stack.workers.push(w);
+    await waitForHttp(`${w.url}/healthz`);
+    return w;
+  };
+  return stack;
+}
+
+/** Prints the last lines of the apps' logs (after a failure). */
+export function dumpLogs(logs) {
+  for (const [name, file] of Object.entries(logs)) {
+    const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    if (text.trim()) console.error(`--- ${name} log (last lines) ---\n${text.split('\n').slice(-30).join('\n')}`);
+  }
+}
+
+/**
+ * The prefetch option of issue 10, measured outside the worker: both inputs fetched through the same
+ * egress client the worker uses (address checks, pinned sockets) into files, in parallel, then ffmpeg
+ * on the local files. Returns the download and ffmpeg times (ms).
+ */
+async function prefetchThenFfmpeg(egress, urls, dir, ffmpegLocal) {
+  const t = performance.now();
+  const files = urls.map((_, i) => path.join(dir, `prefetch-${i}`));
+  await Promise.all(urls.map(async (url, i) => {
+    const res = await egress.open(url, { identity: true });
+    await pipeline(res.body, fs.createWriteStream(files[i]));
+  }));
+  const download = performance.now() - t;
+  const ffmpeg = (await ffmpegLocal(files)).ms;
+  for (const f of files) fs.rmSync(f, { force: true });
+  return { download, ffmpeg, total: download + ffmpeg };
+}
+
+export async function benchJobs() {
+  requireTool('ffmpeg', 'apt-get install ffmpeg');
+  requireTool('ffprobe', 'apt-get install ffmpeg');
+  requireTool('redis-server', 'apt-get install redis-server');
+  const { Egress } = await import('../packages/egress/dist/index.js');
+  const { EgressProxy } = await import('../apps/worker/dist/proxy.js');
+  const loadStart = os.loadavg();
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-jobs-'));
   // BENCH_JOBS_LOG_DIR keeps the apps' logs (with BENCH_LOG_LEVEL=debug: a timeline of each job).
   const logDir = process.env.BENCH_JOBS_LOG_DIR ? path.resolve(process.env.BENCH_JOBS_LOG_DIR) : scratch;
   fs.mkdirSync(logDir, { recursive: true });
   const logs = { gateway: path.join(logDir, 'gateway.log'), worker: path.join(logDir, 'worker.log') };
   const concurrency = Number(process.env.WORKER_CONCURRENCY ?? os.availableParallelism());
-  let redis;
-  let origin;
-  let gateway;
-  let worker;
+  let stack;
   let api;
   const t0 = Date.now();
-  const merge = { start: [], bare: [], probe: [], probeThenFfmpeg: [], viaProxy: [], jobs: [] };
+  const merge = { start: [], bare: [], bareCpu: [], jobCpu: [], prefetch: [], probe: [], probeThenFfmpeg: [], viaProxy: [], viaWorkerProxy: [], proxyCpu: [], jobs: [] };
   let miniProxy;
-  const queue = { sequential: [], burst: [], burstMakespan: NaN, burstCreatedSpread: NaN };
+  let workerProxy;
   let artifactInfo;
+  let sizes;
+  const rss = {};
   const workerMetrics = { before: '', after: '' };
   let failed = false;
   try {
-    redis = await startRedis();
-    origin = (await startNginxOrigin({ files: filesDir })) ?? (await startFileOrigin(filesDir));
-    const port = await freePort();
-    const metricsPort = await freePort();
-    const common = { REDIS_URL: redis.url, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
-    gateway = startApp('apps/gateway/dist/main.js', { ...common, PORT: String(port) }, logs.gateway);
-    worker = startApp('apps/worker/dist/main.js', { ...common, METRICS_PORT: String(metricsPort) }, logs.worker);
-    const base = `http://127.0.0.1:${port}`;
-    const workerBase = `http://127.0.0.1:${metricsPort}`;
-    await waitForHttp(`${base}/readyz`);
-    await waitForHttp(`${workerBase}/healthz`);
-    api = new Api(base);
-    const fileUrl = (name) => `http://127.0.0.1:${origin.port}/files/${name}`;
+    stack = await startStack(scratch, logs);
+    api = stack.api;
+    sizes = Object.fromEntries(['video.mp4', 'audio.m4a'].map((n) => [n, fs.statSync(path.join(stack.filesDir, n)).size]));
+    const worker = await stack.startWorker();
+    const { fileUrl, base } = stack;
 
-    // The pair from the HTML5 page, and the small MP3 as a direct file.
+    // The pair from the HTML5 page.
     const pair = await api.extract(fileUrl('pair.html'));
     const sources = pair.media.flatMap((m) => m.sources);
     const video = sources.find((s) => s.stream_profile === 'video_only');
     const audio = sources.find((s) => s.stream_profile === 'audio_only');
     if (!video || !audio) throw new Error(`the pair page gave no video_only + audio_only sources: ${JSON.stringify(pair)}`);
-    const tone = (await api.extract(fileUrl('tone.mp3'))).media[0].sources[0];
 
     // 1. Merge job vs bare ffmpeg. A warm-up of each (page cache, JIT, connections) is not counted.
     const bareOut = path.join(scratch, 'bare.mp4');
-    const bare = (env) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-i', video.url, '-i', audio.url, '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-movflags', '+faststart', bareOut], { env });
-    // The worker first asks ffprobe for the duration (for progress), as the extract gave none.
+    const ffmpegPair = (inputs, env) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-i', inputs[0], '-i', inputs[1], '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-movflags', '+faststart', bareOut], { env });
+    const bare = (env) => ffmpegPair([video.url, audio.url], env);
+    // What the worker did before: ask ffprobe for the duration (for progress), as the extract gave none.
     const probe = (env) => run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'json', video.url], { env });
     const probeThenFfmpeg = async (env) => {
       const t = performance.now();
@@ -335,7 +438,23 @@ export async function benchJobs() {
       await bare(env);
       return performance.now() - t;
     };
+    const egress = new Egress({ allowlist: ['127.0.0.1'] });
     miniProxy = await startMiniProxy();
+    // The worker's own egress proxy, in this process: what ffmpeg's reads cost through it, in wall
+    // time and in this process's CPU time (which, unlike wall time, other load hardly changes).
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    workerProxy = await EgressProxy.start({ egress, logger: silent });
+    const viaWorkerProxy = async () => {
+      const session = workerProxy.openSession(`bench-${Math.random().toString(36).slice(2)}`, { maxBytes: 1e10 });
+      try {
+        const cpu = process.cpuUsage();
+        const { ms } = await bare({ ...process.env, ...session.env });
+        const used = process.cpuUsage(cpu);
+        return { ms, cpu: (used.user + used.system) / 1000 };
+      } finally {
+        workerProxy.closeSession(session);
+      }
+    };
     const mergeJob = async (n) => {
       const sent = performance.now();
       const id = await api.submit({ video_url: video.url, audio_url: audio.url, filename: `bench-${n}` });
@@ -344,49 +463,58 @@ export async function benchJobs() {
     };
     await bare();
     await mergeJob('warm');
-    workerMetrics.before = await (await fetch(`${workerBase}/metrics`)).text();
+    await prefetchThenFfmpeg(egress, [video.url, audio.url], scratch, ffmpegPair);
+    workerMetrics.before = await (await fetch(`${worker.url}/metrics`)).text();
     await probeThenFfmpeg(miniProxy.env);
+    await viaWorkerProxy();
     for (let i = 0; i < ROUNDS; i++) {
-      merge.bare.push((await bare()).ms);
-      merge.jobs.push(await mergeJob(i));
+      const b = await cpuOf(process.pid, () => bare());
+      merge.bare.push(b.value.ms);
+      merge.bareCpu.push(b.children);
+      const j = await cpuOf(worker.child.pid, () => mergeJob(i));
+      merge.jobs.push(j.value);
+      merge.jobCpu.push({ worker: j.self, children: j.children });
+      const p = await cpuOf(process.pid, () => prefetchThenFfmpeg(egress, [video.url, audio.url], scratch, ffmpegPair));
+      merge.prefetch.push({ ...p.value, cpu: p.self + p.children });
       merge.probe.push((await probe()).ms);
       merge.start.push((await run('ffmpeg', ['-version'])).ms);
       merge.probeThenFfmpeg.push(await probeThenFfmpeg());
       merge.viaProxy.push(await probeThenFfmpeg(miniProxy.env));
+      const proxied = await viaWorkerProxy();
+      merge.viaWorkerProxy.push(proxied.ms);
+      merge.proxyCpu.push(proxied.cpu);
     }
-    workerMetrics.after = await (await fetch(`${workerBase}/metrics`)).text();
+    workerMetrics.after = await (await fetch(`${worker.url}/metrics`)).text();
     const bestJob = merge.jobs.reduce((a, b) => (b.total < a.total ? b : a));
     artifactInfo = { ...(await probeMedia(`${base}/api/v1/jobs/${bestJob.id}/artifact`)), size: bestJob.size, bareSize: fs.statSync(bareOut).size };
     fs.rmSync(bareOut, { force: true });
 
-    // 2. Queue latency. Sequential: each job is submitted once the previous one has completed.
-    await api.waitJob(await api.submit({ url: tone.url, format: 'wav', filename: 'q-warm' }));
-    for (let i = 0; i < SEQUENTIAL; i++) {
-      const job = await api.waitJob(await api.submit({ url: tone.url, format: 'wav', filename: `q-${i}` }));
-      queue.sequential.push(timings(job));
-    }
-    // Burst: all submitted at once; they queue behind WORKER_CONCURRENCY.
-    await sleep(200);
-    const ids = await Promise.all(Array.from({ length: BURST }, (_, i) => api.submit({ url: tone.url, format: 'wav', filename: `burst-${i}` })));
-    const jobs = await Promise.all(ids.map((id) => api.waitJob(id)));
-    queue.burst = jobs.map(timings);
-    const createdMin = Math.min(...jobs.map((j) => Date.parse(j.created_at)));
-    const finishedMax = Math.max(...jobs.map((j) => Date.parse(j.finished_at)));
-    queue.burstMakespan = finishedMax - createdMin;
-    queue.burstCreatedSpread = Math.max(...jobs.map((j) => Date.parse(j.created_at))) - createdMin;
+    // 2. Worker RSS: a fresh worker taking RSS_JOBS jobs at once, sampled idle (after one warm-up job)
+    // and while they run.
+    await stack.stopWorkers();
+    const big = await stack.startWorker({ WORKER_CONCURRENCY: String(RSS_JOBS) });
+    await mergeJob('rss-warm');
+    await sleep(500);
+    const idle = sampleRss(big.child.pid);
+    await sleep(1_000);
+    rss.idle = idle.stop().max;
+    const sampler = sampleRss(big.child.pid);
+    const tRss = performance.now();
+    const running = await Promise.all(Array.from({ length: RSS_JOBS }, async (_, i) => {
+      const id = await api.submit({ video_url: video.url, audio_url: audio.url, filename: `rss-${i}` });
+      return api.waitJob(id);
+    }));
+    rss.wall = performance.now() - tRss;
+    rss.running = sampler.stop();
+    rss.overlap = Math.min(...running.map((j) => Date.parse(j.finished_at))) - Math.max(...running.map((j) => Date.parse(j.started_at)));
   } catch (err) {
     failed = true;
-    for (const [name, file] of Object.entries(logs)) {
-      const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-      if (text.trim()) console.error(`--- ${name} log (last lines) ---\n${text.split('\n').slice(-30).join('\n')}`);
-    }
+    dumpLogs(logs);
     throw err;
   } finally {
     await miniProxy?.close();
-    await Promise.all([stopChild(worker), stopChild(gateway)]);
-    if (origin?.child) await stopChild(origin.child);
-    else await origin?.stop();
-    await redis?.stop();
+    await workerProxy?.close();
+    await stack?.stop();
     fs.rmSync(scratch, { recursive: true, force: true });
     if (failed) console.error('bench/jobs: failed; every process it started has been stopped.');
   }
@@ -398,8 +526,8 @@ export async function benchJobs() {
   const proxyBytes = metric(workerMetrics.after, 'reelay_proxy_bytes_total') - metric(workerMetrics.before, 'reelay_proxy_bytes_total');
 
   const la = (l) => l.map((v) => v.toFixed(2)).join(' / ');
-  console.log(`\n## jobs (one worker, WORKER_CONCURRENCY=${concurrency}, origin: ${origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${la(loadStart)}, at end ${la(loadEnd)})\n`);
-  if (generatedSeconds) console.log(`(inputs generated in ${fmt(generatedSeconds, 1)} s and cached in ${filesDir})\n`);
+  console.log(`\n## jobs (one worker, WORKER_CONCURRENCY=${concurrency}, origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${la(loadStart)}, at end ${la(loadEnd)})\n`);
+  if (stack.generatedSeconds) console.log(`(inputs generated in ${fmt(stack.generatedSeconds, 1)} s and cached in ${stack.filesDir})\n`);
   const MB = 1e6;
   const bytes = sizes['video.mp4'] + sizes['audio.m4a'];
   const bestBare = best(merge.bare);
@@ -416,35 +544,43 @@ export async function benchJobs() {
   row('job started → finished (worker)', jobProcessing);
   row('job created → started (queue wait)', jobWaits, false);
   row(`client: POST → a poll sees completed (${POLL_MS} ms polls)`, merge.jobs.map((j) => j.client), false);
+  row('*option:* prefetch both inputs through egress into files (in parallel), then ffmpeg on the files', merge.prefetch.map((p) => p.total));
+  row('*option:* … of which the parallel download', merge.prefetch.map((p) => p.download));
+  row('*option:* … of which ffmpeg on the local files', merge.prefetch.map((p) => p.ffmpeg));
   row('*where the time goes:* starting ffmpeg (`ffmpeg -version`)', merge.start, false);
   row('*where the time goes:* bare ffprobe of the video URL', merge.probe, false);
-  row('*where the time goes:* bare ffprobe, then bare ffmpeg (the worker\'s two processes)', merge.probeThenFfmpeg);
+  row('*where the time goes:* bare ffprobe, then bare ffmpeg (two processes, as the worker once did)', merge.probeThenFfmpeg);
   row('*where the time goes:* the same through a minimal Node forward proxy', merge.viaProxy);
+  row('*where the time goes:* bare ffmpeg through the worker\'s egress proxy (its code, in the bench process)', merge.viaWorkerProxy);
+  row('*where the time goes:* … CPU time of that proxy (ms, not wall time)', merge.proxyCpu, false);
   const ratio = bestTotal / bestBare;
-  console.log(`\nratio job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ 2×: ${ratio <= 2 ? 'met' : 'NOT met'}); started→finished/bare: ${fmt(best(jobProcessing) / bestBare, 2)}×`);
+  const prefetchRatio = best(merge.prefetch.map((p) => p.total)) / bestBare;
+  console.log(`\nratio job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}); started→finished/bare: ${fmt(best(jobProcessing) / bestBare, 2)}×; prefetch option/bare: ${fmt(prefetchRatio, 2)}× (${prefetchRatio < ratio ? 'faster' : 'slower'} than the job as it runs)`);
   // Differences of best times: the least each step costs, as far as the shared machine lets us see.
-  const b = { bare: bestBare, start: best(merge.start), probeThen: best(merge.probeThenFfmpeg), proxy: best(merge.viaProxy), wait: best(jobWaits), processing: best(jobProcessing) };
-  console.log(`job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); ffprobe run first ≈ +${fmt(b.probeThen - b.bare, 0)} ms; copying through a Node proxy ≈ +${fmt(b.proxy - b.probeThen, 0)} ms; the rest (the worker's proxy: egress checks, 407 challenge, accounting; execa, BullMQ, artifact store; noise) ≈ ${fmt(b.processing - b.proxy, 0)} ms`);
+  const b = { bare: bestBare, start: best(merge.start), probeThen: best(merge.probeThenFfmpeg), proxy: best(merge.viaProxy), workerProxy: best(merge.viaWorkerProxy), wait: best(jobWaits), processing: best(jobProcessing) };
+  console.log(`job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); the rest (the worker's proxy, execa, BullMQ, artifact store, noise) ≈ ${fmt(b.processing - b.bare, 0)} ms. For scale: the worker's proxy code run in this process adds ≈ ${fmt(b.workerProxy - b.bare, 0)} ms to bare ffmpeg (${fmt(median(merge.proxyCpu), 0)} ms of CPU per run), a minimal Node proxy ≈ ${fmt(b.proxy - b.probeThen, 0)} ms, an ffprobe run first ≈ ${fmt(b.probeThen - b.bare, 0)} ms`);
+  const cpu = { bare: median(merge.bareCpu), worker: median(merge.jobCpu.map((c) => c.worker)), children: median(merge.jobCpu.map((c) => c.children)) };
+  const cpuRatio = (cpu.worker + cpu.children) / cpu.bare;
+  const prefetchCpu = median(merge.prefetch.map((p) => p.cpu));
+  console.log(`CPU per merge (medians, 10 ms ticks; what load on the machine hardly changes): bare ffmpeg ${fmt(cpu.bare, 0)} ms; job ${fmt(cpu.worker + cpu.children, 0)} ms = worker process ${fmt(cpu.worker, 0)} ms (its egress proxy, BullMQ, execa) + its ffmpeg/ffprobe ${fmt(cpu.children, 0)} ms: ${fmt(cpuRatio, 2)}× bare; prefetch option (download in this process + ffmpeg on the files) ${fmt(prefetchCpu, 0)} ms: ${fmt(prefetchCpu / cpu.bare, 2)}× bare`);
   console.log(`worker over the ${ROUNDS} measured jobs: processor time ${fmt((jobSeconds * 1000) / ROUNDS, 0)} ms per job, egress proxy passed ${fmt(proxyBytes / ROUNDS / MB, 1)} MB per job (inputs ${fmt(bytes / MB, 1)} MB)`);
   const a = artifactInfo;
   const ok = Math.abs(a.duration - MEDIA_SECONDS) < 0.5 && a.video === 1 && a.audio === 1;
   console.log(`artifact (ffprobe): ${fmt(a.duration, 2)} s, ${a.video} video + ${a.audio} audio stream (${a.codecs}), ${fmt(a.size / MB, 1)} MB (bare: ${fmt(a.bareSize / MB, 1)} MB): ${ok ? 'ok' : 'NOT ok'}`);
 
-  console.log(`\n### queue latency: enqueue → start (created_at → started_at), 2 s MP3 → WAV jobs\n`);
-  console.log('| scenario | jobs | p50 ms | p99 ms | max ms | started → finished p50 ms |');
-  console.log('|---|---|---|---|---|---|');
-  const qrow = (name, xs) => {
-    const waits = xs.map((t) => t.wait);
-    console.log(`| ${name} | ${xs.length} | ${fmt(percentile(waits, 50), 0)} | ${fmt(percentile(waits, 99), 0)} | ${fmt(Math.max(...waits), 0)} | ${fmt(percentile(xs.map((t) => t.processing), 50), 0)} |`);
-  };
-  qrow('idle worker, one at a time', queue.sequential);
-  qrow(`burst of ${BURST} at once (concurrency ${concurrency})`, queue.burst);
-  console.log(`\nburst: submitted within ${fmt(queue.burstCreatedSpread, 0)} ms, all finished ${fmt(queue.burstMakespan, 0)} ms after the first was created. Job timestamps have millisecond resolution.`);
+  const rssRatio = rss.running.max / rss.idle;
+  console.log(`\n### worker RSS with ${RSS_JOBS} merge jobs at once (WORKER_CONCURRENCY=${RSS_JOBS}; ${fmt((RSS_JOBS * bytes) / MB, 0)} MB of media through its proxy)\n`);
+  console.log('| worker process (Node, without its ffmpeg children) | RSS MB |');
+  console.log('|---|---|');
+  console.log(`| idle, after one warm-up job (baseline) | ${fmt(rss.idle, 0)} |`);
+  console.log(`| peak while ${RSS_JOBS} jobs run (${fmt(rss.wall, 0)} ms for all; all ${RSS_JOBS} ran together for ${fmt(rss.overlap, 0)} ms) | ${fmt(rss.running.max, 0)} |`);
+  console.log(`| after they finished | ${fmt(rss.running.end, 0)} |`);
+  console.log(`\nratio peak/idle: ${fmt(rssRatio, 2)}× (target ≤ ${TARGET_RSS_RATIO}×, i.e. media streamed, not buffered: ${rssRatio <= TARGET_RSS_RATIO ? 'met' : 'NOT met'})`);
   if (api.spuriousExpired.length > 0) {
     console.log(`\nnote: ${api.spuriousExpired.length} poll(s) saw a completing job as "expired" without finished_at (GET /api/v1/jobs/{id} reads the job, then its state: a race in the gateway); polled again.`);
   }
   console.log(`(jobs benchmark took ${fmt(elapsed, 0)} s)`);
-  return { ratio, artifactOk: ok, sequentialP50: percentile(queue.sequential.map((t) => t.wait), 50) };
+  return { ratio, cpuRatio, artifactOk: ok, rssRatio };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchJobs();

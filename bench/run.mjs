@@ -3,6 +3,7 @@
 import { benchDirectDownload } from './download.mjs';
 import { benchExtract } from './extract.mjs';
 import { benchJobs } from './jobs.mjs';
+import { benchQueue } from './queue.mjs';
 import { benchScale } from './scale.mjs';
 import { benchSurfaceA } from './surface-a.mjs';
 
@@ -10,4 +11,5 @@ await benchExtract();
 await benchSurfaceA();
 await benchDirectDownload();
 await benchJobs();
+await benchQueue();
 await benchScale();

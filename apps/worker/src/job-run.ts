@@ -3,6 +3,7 @@
 // asked), then the artifact. Failures are thrown for process.ts to classify.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
@@ -37,6 +38,9 @@ export interface RunContext {
 }
 
 /** The proxy saw a failure upstream that fails the job whatever ffmpeg made of it; classifyFailure reads which. */
+/** As long as the least time between two progress writes: a job shorter than this needs no percentage. */
+export const PROBE_DELAY_MS = 1_000;
+
 export class UpstreamFailed extends Error {
   override readonly name = 'UpstreamFailed';
 }
@@ -44,13 +48,19 @@ export class UpstreamFailed extends Error {
 export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult> {
   const { config } = deps;
   const { payload, plan, session, log } = ctx;
-  // Without a duration from the extract, ffprobe finds it while ffmpeg already runs: progress only
-  // needs it later, and probing first cost a process start and a header read on every such job.
+  // Without a duration from the extract, ffprobe finds it while ffmpeg already runs, and only once
+  // ffmpeg has run for PROBE_DELAY_MS: a job done sooner shows no percentage anyway, and an ffprobe
+  // beside it cost a process start and a header read (a third of a short job's time, in bench/).
   const probeAbort = new AbortController();
+  const probeSignal = AbortSignal.any([ctx.signal, probeAbort.signal]);
+  const probeLater = async (): Promise<number | undefined> => {
+    await delay(PROBE_DELAY_MS, undefined, { signal: probeSignal });
+    return probeDuration(deps, plan, session, { ...ctx, signal: probeSignal });
+  };
   const duration =
     payload.duration ??
-    probeDuration(deps, plan, session, { ...ctx, signal: AbortSignal.any([ctx.signal, probeAbort.signal]) }).catch((err: unknown) => {
-      log.info({ cause: (err as Error).message }, 'duration probe failed');
+    probeLater().catch((err: unknown) => {
+      if (!probeSignal.aborted) log.info({ cause: (err as Error).message }, 'duration probe failed');
       return undefined;
     });
 

@@ -1,5 +1,6 @@
 // Jobs end to end: enqueued as the gateway does, run by a real worker with real ffmpeg, every input
 // fetched from the local origin through the worker's egress proxy.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -8,7 +9,7 @@ import { decodeJobError, JobResultSchema, type JobInput } from '@reelay/contract
 import { moovBeforeMdat, probe, type ProbeResult } from '@reelay/media';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import type { RunningWorker } from '../src/worker.js';
-import { payload, sample, serveTestMedia, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
+import { payload, sample, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
 
 const PREFIX = `reelay-test-jobs-${process.pid}`;
 const TTL_SECONDS = 600;
@@ -73,14 +74,51 @@ describe('merge', () => {
 });
 
 describe('convert', () => {
-  test('a muxed mp4 becomes an mp3 with a single mp3 stream, its duration probed through the proxy', async () => {
+  test('a muxed mp4 becomes an mp3 with a single mp3 stream, read once: a job this short runs no duration probe beside ffmpeg', async () => {
     const before = origin.hits.get('/muxed.mp4') ?? 0;
     const { result, progress, info } = await complete(payload([input('/muxed.mp4', 'muxed_progressive')], { operation: 'convert', format: 'mp3' }));
-    expect((origin.hits.get('/muxed.mp4') ?? 0) - before).toBeGreaterThanOrEqual(2); // ffprobe, then ffmpeg
+    expect((origin.hits.get('/muxed.mp4') ?? 0) - before).toBe(1); // ffmpeg alone
     expect(streams(info)).toEqual([['audio', 'mp3']]);
     expect(info.formatName).toBe('mp3');
     expect(result).toMatchObject({ filename: 'clip.mp3', content_type: 'audio/mpeg' });
     expect(progress).toBe(100);
+  });
+
+  test('a job that runs longer than a second has its duration probed through the proxy and shows running percentages', async () => {
+    // 10 s of audio: ffmpeg and ffprobe both read 5 s of input before they write or answer anything.
+    const file = path.join(dataDir, 'ten-seconds.m4a');
+    execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'aac', '-b:a', '32k', '-movflags', '+faststart', '-y', file]);
+    const data = fs.readFileSync(file);
+    // ffmpeg's read (the first request) takes 3 s; ffprobe's (the second) is answered at once.
+    let requests = 0;
+    origin.route('/slow-audio.m4a', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mp4', 'content-length': data.length });
+      if (++requests > 1) return void res.end(data);
+      let sent = 0;
+      const timer = setInterval(() => {
+        const n = Math.min(Math.ceil(data.length / 60), data.length - sent);
+        res.write(data.subarray(sent, sent + n));
+        sent += n;
+        if (sent >= data.length) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 50);
+      res.on('close', () => clearInterval(timer));
+    });
+    const job = payload([input('/slow-audio.m4a', 'audio_only')], { operation: 'convert', format: 'mp3' });
+    await queue.add(job);
+    const seen = new Set<unknown>();
+    let state = '';
+    const deadline = Date.now() + 15_000;
+    while (state !== 'completed' && state !== 'failed' && Date.now() < deadline) {
+      seen.add((await queue.queue.getJob(job.id))?.progress);
+      state = await queue.state(job.id);
+      await sleep(100);
+    }
+    expect(state).toBe('completed');
+    expect(origin.hits.get('/slow-audio.m4a')).toBe(2); // ffmpeg, and ffprobe a second later
+    expect([...seen].some((p) => typeof p === 'number' && p > 0 && p < 100)).toBe(true);
   });
 
   test('a muxed mp4 becomes an mkv with its streams copied', async () => {
@@ -150,10 +188,10 @@ describe('operations', () => {
     expect((await fetch(`${worker.metricsUrl}/healthz`)).status).toBe(200);
     const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
     expect(sample(text, 'reelay_jobs_total', { operation: 'merge', outcome: 'completed' })).toBe(1);
-    expect(sample(text, 'reelay_jobs_total', { operation: 'convert', outcome: 'completed' })).toBe(3);
+    expect(sample(text, 'reelay_jobs_total', { operation: 'convert', outcome: 'completed' })).toBe(4);
     expect(sample(text, 'reelay_jobs_total', { operation: 'remux', outcome: 'completed' })).toBe(4);
     expect(sample(text, 'reelay_job_duration_seconds_count', { operation: 'remux', outcome: 'completed' })).toBe(4);
-    expect(sample(text, 'reelay_queue_jobs', { state: 'completed' })).toBe(8);
+    expect(sample(text, 'reelay_queue_jobs', { state: 'completed' })).toBe(9);
     expect(sample(text, 'reelay_queue_jobs', { state: 'waiting' })).toBe(0);
     expect(sample(text, 'reelay_proxy_bytes_total', {})).toBeGreaterThan(500_000);
     expect(sample(text, 'reelay_proxy_blocked_total', {})).toBe(0);
