@@ -11,6 +11,7 @@ import got, { type Got, type Response as GotResponse } from 'got';
 import { ReelayError } from '@reelay/contracts';
 import { addressBlockReason, isHostAllowlisted, normaliseHost, parseAllowlist, type Allowlist } from './address.js';
 import { BodyTooLargeError, readAll } from './body.js';
+import { DEFAULT_HOST_LIMITS, HostLimiter, type HostLimits, type HostSlot } from './host-limit.js';
 
 export const MAX_REDIRECTS = 5;
 export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
@@ -25,6 +26,8 @@ export interface EgressOptions {
   /** Milliseconds a socket may stay silent. */
   idleTimeoutMs?: number;
   maxRedirects?: number;
+  /** Fair shares per origin host (host-limit.ts); defaults: DEFAULT_HOST_LIMITS. */
+  hostLimits?: Partial<HostLimits>;
 }
 
 export interface RequestOptions {
@@ -70,12 +73,16 @@ export class Egress {
   readonly allow: Allowlist;
   private readonly client: Got;
   private readonly maxRedirects: number;
+  /** Per-host slots: one slow host or slow reader cannot hold the pool other requests need. */
+  readonly hosts: HostLimiter;
 
   constructor(options: EgressOptions = {}) {
     this.allow = parseAllowlist(options.allowlist ?? []);
+    this.hosts = new HostLimiter({ ...DEFAULT_HOST_LIMITS, ...options.hostLimits });
     this.maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
     const lookup = this.guardedLookup.bind(this);
-    const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
+    // The host limiter bounds sockets per host (fresh + held lanes); the agent must not queue on its own.
+    const agentOptions = { keepAlive: true, maxFreeSockets: 64, scheduling: 'lifo' as const };
     const connect = options.connectTimeoutMs ?? 5_000;
     this.client = got.extend({
       followRedirect: false,
@@ -117,11 +124,20 @@ export class Egress {
     const started = Date.now();
     for (let hop = 0; ; hop++) {
       this.assertUrlAllowed(url);
-      const response = await this.once(url, options, options.deadlineMs ? options.deadlineMs - (Date.now() - started) : undefined);
+      const slot = await this.hosts.acquire(url.host, options.signal);
+      let response: GotResponse;
+      try {
+        response = await this.once(url, options, options.deadlineMs ? options.deadlineMs - (Date.now() - started) : undefined);
+      } catch (err) {
+        slot.release();
+        throw err;
+      }
+      slot.hold();
       const status = response.statusCode;
       const location = response.headers.location;
       if (status >= 300 && status < 400 && status !== 304 && location && options.followRedirects !== false) {
         response.destroy();
+        slot.release();
         if (hop >= this.maxRedirects) {
           throw new ReelayError('upstream_error', `The origin redirected more than ${this.maxRedirects} times.`);
         }
@@ -138,8 +154,10 @@ export class Egress {
       }
       if (!options.allowErrorStatus && status >= 400) {
         response.destroy();
+        slot.release();
         throw statusError(status);
       }
+      releaseWith(response, slot);
       return { url: url.href, status, headers: response.headers, body: response };
     }
   }
@@ -232,6 +250,15 @@ export class Egress {
       else callback(null, answers[0].address, answers[0].family);
     });
   }
+}
+
+/** Gives the host slot back when the body is done with, however that happens. */
+function releaseWith(body: Readable, slot: HostSlot): void {
+  if (body.destroyed || body.readableEnded) return slot.release();
+  const release = () => slot.release();
+  body.once('end', release);
+  body.once('close', release);
+  body.once('error', release);
 }
 
 function parseOrThrow(raw: string): URL {
