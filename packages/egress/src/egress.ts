@@ -26,6 +26,11 @@ export interface EgressOptions {
   /** Milliseconds a socket may stay silent. */
   idleTimeoutMs?: number;
   maxRedirects?: number;
+  /**
+   * Milliseconds a media stream may move no bytes before the gateway cuts it (a client that does not
+   * read holds an upstream connection and a host slot). Default 10 s.
+   */
+  streamIdleMs?: number;
   /** Fair shares per origin host (host-limit.ts); defaults: DEFAULT_HOST_LIMITS. */
   hostLimits?: Partial<HostLimits>;
 }
@@ -75,10 +80,12 @@ export class Egress {
   private readonly maxRedirects: number;
   /** Per-host slots: one slow host or slow reader cannot hold the pool other requests need. */
   readonly hosts: HostLimiter;
+  readonly streamIdleMs: number;
 
   constructor(options: EgressOptions = {}) {
     this.allow = parseAllowlist(options.allowlist ?? []);
     this.hosts = new HostLimiter({ ...DEFAULT_HOST_LIMITS, ...options.hostLimits });
+    this.streamIdleMs = options.streamIdleMs ?? 10_000;
     this.maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
     const lookup = this.guardedLookup.bind(this);
     // The host limiter bounds sockets per host (fresh + held lanes); the agent must not queue on its own.
