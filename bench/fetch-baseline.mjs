@@ -12,11 +12,11 @@ const { default: express } = await load('apps/gateway', 'express/index.js');
 
 let fetchPage;
 if (client === 'got') {
-  const { default: got } = await load('packages/egress', 'got/dist/source/index.js');
+  const { default: got } = await load('.', 'got/dist/source/index.js'); // a root devDependency: measured, not used by reelay
   const agent = { http: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
   fetchPage = async (url) => (await got(url, { agent, retry: { limit: 0 } })).body;
 } else if (client === 'undici') {
-  const { default: undici } = await load('.', 'undici/index.js'); // a root devDependency: measured, not used by reelay
+  const { default: undici } = await load('packages/egress', 'undici/index.js');
   const dispatcher = new undici.Agent({ connections: 256 });
   fetchPage = async (url) => (await undici.request(url, { dispatcher })).body.text();
 } else {
