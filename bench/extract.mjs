@@ -1,36 +1,55 @@
 // Benchmark: uncached POST /api/v1/extract throughput and latency at 64 connections, a new URL every
-// request, for an OpenGraph page and an HLS master, next to the origin's own requests/s for the
-// same documents in the same run. Targets (2 cores): ≥ 800 extracts/s with p99 < 100 ms on the
-// OpenGraph page; gateway RSS < 200 MB.
-import { fmt, newUrlScript, requireTool, sampleRss, startBenchGateway, startBenchOrigin, wrk } from './lib.mjs';
+// request, for an OpenGraph page and an HLS master, against baselines measured in the same run: the
+// origin itself, and a bare Express app that only fetches the same document with the HTTP client
+// reelay's egress uses (and with undici and node:http, to compare clients) and answers a small JSON
+// envelope (fetch-baseline.mjs).
+// Targets (issue 10): extract ≥ 0.8× the same-client baseline; p99 ≤ 5× p50; every answer a 200;
+// gateway RSS ≤ 200 MB.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fetchFresh, fmt, newUrlScript, requireTool, root, sampleRss, startBenchGateway, startBenchOrigin, startFetchBaseline, wrk, wrkAsync } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const egressDeps = JSON.parse(fs.readFileSync(path.join(root, 'packages/egress/package.json'), 'utf8')).dependencies;
+/** The client reelay's egress is built on: the baseline the ratio is taken against. */
+export const REELAY_CLIENT = egressDeps.undici ? 'undici' : 'got';
 
 export async function benchExtract() {
   requireTool('wrk', 'apt-get install wrk');
   const { startRedis } = await import('@reelay/testkit');
   const redis = await startRedis();
   // nginx serves the documents when installed: it leaves the gateway the CPU a Node origin would take
-  // on a 2-core machine, and it is the baseline the figures are compared with.
+  // on a 2-core machine.
   const origin = await startBenchOrigin();
   const originPort = origin.port;
-  let gateway;
+  const clients = [...new Set([REELAY_CLIENT, 'got', 'undici', 'http'])];
   const results = [];
+  let gateway;
   try {
     gateway = await startBenchGateway({ REDIS_URL: redis.url });
-    const base = gateway.base;
-    for (const [name, path] of [['OpenGraph page', 'og'], ['HLS master', 'hls']]) {
-      const originRun = wrk({ url: `http://127.0.0.1:${originPort}/${path}/1`, seconds: SECONDS });
-      const script = newUrlScript({ originPort, docPath: path, route: '/api/v1/extract' });
+    for (const [name, docPath] of [['OpenGraph page', 'og'], ['HLS master', 'hls']]) {
+      const script = newUrlScript({ originPort, docPath, route: '/api/v1/extract' });
+      const originRun = wrk({ url: `http://127.0.0.1:${originPort}/${docPath}/1`, seconds: SECONDS });
+      const baselines = {};
+      for (const client of clients) {
+        const base = await startFetchBaseline(client);
+        try {
+          wrk({ url: `${base.base}/api/v1/extract`, seconds: 2, script });
+          baselines[client] = wrk({ url: `${base.base}/api/v1/extract`, seconds: SECONDS, script });
+        } finally {
+          base.child.kill('SIGTERM');
+        }
+      }
       // Warm up (JIT, connection pools), then measure.
-      wrk({ url: `${base}/api/v1/extract`, seconds: 2, script });
-      const before = await within100ms(base);
+      wrk({ url: `${gateway.base}/api/v1/extract`, seconds: 2, script });
+      const before = await within100ms(gateway.base);
       const rss = sampleRss(gateway.child.pid);
-      const run = wrk({ url: `${base}/api/v1/extract`, seconds: SECONDS, script });
+      // Asynchronously, so that the RSS sampler's timer runs during the load.
+      const run = await wrkAsync({ url: `${gateway.base}/api/v1/extract`, seconds: SECONDS, script });
       const mem = rss.stop();
-      const after = await within100ms(base);
+      const after = await within100ms(gateway.base);
       const served = (after.fast - before.fast) / Math.max(1, after.all - before.all);
-      results.push({ name, originRun, run, mem, served });
+      results.push({ name, originRun, baselines, run, mem, served });
     }
   } finally {
     gateway?.child.kill('SIGTERM');
@@ -38,15 +57,27 @@ export async function benchExtract() {
     await redis.stop();
   }
 
-  console.log(`\n## extract (uncached, new URL per request, 64 connections, ${SECONDS}s, origin: ${origin.kind})\n`);
-  console.log('| document | origin req/s | extract req/s | extract/origin | p50 ms | p90 ms | p99 ms | gateway-timed ≤ 100 ms | errors | gateway RSS max MB |');
+  console.log(`\n## extract (uncached, new URL per request, 64 connections, ${SECONDS}s, origin: ${origin.kind}; reelay's client: ${REELAY_CLIENT})\n`);
+  console.log('| document | server | req/s | vs baseline | p50 ms | p90 ms | p99 ms | p99/p50 | non-2xx | socket errors |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
-  for (const { name, originRun, run, mem, served } of results) {
-    console.log(`| ${name} | ${fmt(originRun.rps, 0)} | ${fmt(run.rps, 0)} | ${fmt(run.rps / originRun.rps, 3)} | ${fmt(run.p50, 2)} | ${fmt(run.p90, 2)} | ${fmt(run.p99, 2)} | ${fmt(served * 100, 2)}% | ${run.non2xx} non-2xx, sockets: ${run.socketErrors} | ${fmt(mem.max, 0)} |`);
+  const row = (doc, label, r, ref) => console.log(`| ${doc} | ${label} | ${fmt(r.rps, 0)} | ${ref ? `${fmt(r.rps / ref.rps, 3)}×` : ''} | ${fmt(r.p50, 2)} | ${fmt(r.p90, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.p99 / r.p50, 1)} | ${r.non2xx} | ${r.socketErrors} |`);
+  for (const { name, originRun, baselines, run } of results) {
+    const ref = baselines[REELAY_CLIENT];
+    row(name, 'origin (GET, one URL)', originRun);
+    for (const client of clients) row(name, `baseline: Express + ${client === 'http' ? 'node:http' : client} fetch`, baselines[client], client === REELAY_CLIENT ? undefined : ref);
+    row(name, '**reelay extract**', run, ref);
   }
-  console.log('\nLatencies are wrk\'s (client side); "gateway-timed" is the share of extracts the gateway itself answered within 100 ms (its reelay_http_request_duration_seconds histogram).');
-  const og = results[0];
-  console.log(`\ntargets: OpenGraph ≥ 800 extracts/s: ${og.run.rps >= 800 ? 'met' : 'NOT met'}; p99 < 100 ms: ${og.run.p99 < 100 ? 'met' : 'NOT met'}; RSS < 200 MB: ${Math.max(...results.map((r) => r.mem.max)) < 200 ? 'met' : 'NOT met'}`);
+  console.log('\n| document | gateway RSS start → max MB | gateway-timed ≤ 100 ms |');
+  console.log('|---|---|---|');
+  for (const { name, mem, served } of results) console.log(`| ${name} | ${fmt(mem.start, 0)} → ${fmt(mem.max, 0)} | ${fmt(served * 100, 2)}% |`);
+  console.log('\nLatencies are wrk\'s (client side); "gateway-timed" is the share of extracts the gateway itself answered within 100 ms (its reelay_http_request_duration_seconds histogram).\n');
+  const verdict = (ok) => (ok ? 'met' : 'NOT met');
+  for (const { name, baselines, run } of results) {
+    const ratio = run.rps / baselines[REELAY_CLIENT].rps;
+    console.log(`${name}: extract/baseline(${REELAY_CLIENT}) ${fmt(ratio, 2)}× (target ≥ 0.8×: ${verdict(ratio >= 0.8)}); extract/baseline(node:http) ${fmt(run.rps / baselines.http.rps, 2)}×; p99/p50 ${fmt(run.p99 / run.p50, 1)} (target ≤ 5: ${verdict(run.p99 <= 5 * run.p50)}); every answer a 200: ${verdict(run.non2xx === 0 && run.socketErrors === 'none')}`);
+  }
+  const rssMax = Math.max(...results.map((r) => r.mem.max));
+  console.log(`gateway RSS max ${fmt(rssMax, 0)} MB (target ≤ 200 MB: ${verdict(rssMax <= 200)})`);
   return results;
 }
 
@@ -54,7 +85,7 @@ if (import.meta.url === `file://${process.argv[1]}`) await benchExtract();
 
 /** Counts of successful extracts answered within 100 ms and in all, from the gateway's histogram. */
 async function within100ms(base) {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetchFresh(`${base}/metrics`)).text();
   const count = (le) => {
     const m = new RegExp(`reelay_http_request_duration_seconds_bucket\\{le="${le}",[^}]*route="/api/v1/extract",status="200"[^}]*\\} (\\d+)`).exec(text);
     return m ? Number(m[1]) : 0;

@@ -51,7 +51,32 @@ export async function waitForHttp(url, timeoutMs = 15_000) {
 }
 
 /** Runs wrk and returns requests/s, latency percentiles (ms) and error counts. */
-export function wrk({ url, connections = 64, threads = 2, seconds = 10, script, scriptEnv = {} }) {
+export function wrk(options) {
+  const { args, cleanup } = wrkArgs(options);
+  const out = spawnSync('wrk', args, { encoding: 'utf8', env: { ...process.env, ...(options.scriptEnv ?? {}) } });
+  cleanup();
+  if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr || out.stdout}`);
+  return parseWrk(out.stdout);
+}
+
+/** wrk without blocking this process's event loop (so timers such as sampleRss keep running). */
+export function wrkAsync(options) {
+  const { args, cleanup } = wrkArgs(options);
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', args, { env: { ...process.env, ...(options.scriptEnv ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.once('exit', (code) => {
+      cleanup();
+      if (code !== 0) reject(new Error(`wrk failed: ${err || out}`));
+      else resolve(parseWrk(out));
+    });
+  });
+}
+
+function wrkArgs({ url, connections = 64, threads = 2, seconds = 10, script }) {
   const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--latency'];
   let scriptFile;
   if (script) {
@@ -60,10 +85,10 @@ export function wrk({ url, connections = 64, threads = 2, seconds = 10, script, 
     args.push('-s', scriptFile);
   }
   args.push(url);
-  const out = spawnSync('wrk', args, { encoding: 'utf8', env: { ...process.env, ...scriptEnv } });
-  if (scriptFile) fs.rmSync(scriptFile, { force: true });
-  if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr || out.stdout}`);
-  const text = out.stdout;
+  return { args, cleanup: () => scriptFile && fs.rmSync(scriptFile, { force: true }) };
+}
+
+function parseWrk(text) {
   const num = (re) => {
     const m = re.exec(text);
     return m ? Number(m[1]) : NaN;
@@ -203,4 +228,22 @@ request = function()
   local body = '{"url":"http://127.0.0.1:${originPort}/${docPath}/' .. tid .. '-' .. n .. '"}'
   return wrk.format("POST", "${route}", { ${extra}["Content-Type"] = "application/json" }, body)
 end`;
+}
+
+/** Starts bench/fetch-baseline.mjs with one HTTP client (got, undici or http); resolves with its base URL. */
+export async function startFetchBaseline(client) {
+  const { child, line } = await spawnNode(['bench/fetch-baseline.mjs', client]);
+  return { child, base: `http://127.0.0.1:${line}` };
+}
+
+/** Reads a URL with a fresh connection each time, so a server's keep-alive timeout cannot race it. */
+export async function fetchFresh(url) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(url, { headers: { connection: 'close' } });
+    } catch (err) {
+      if (attempt >= 2) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }

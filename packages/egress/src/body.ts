@@ -27,12 +27,13 @@ export async function readAll(stream: Readable, maxBytes: number): Promise<Buffe
 
 /**
  * Reads at least `bytes` bytes (fewer if the stream ends first) without losing the rest: returns the
- * head and a function that reads the remainder up to maxBytes in total.
+ * head and a function that reads the remainder up to maxBytes in total, or one that yields the head
+ * and then the unread remainder unbuffered (to stream on a body that was only peeked at).
  */
 export async function readHead(
   stream: Readable,
   bytes: number,
-): Promise<{ head: Buffer; ended: boolean; rest: (maxBytes: number) => Promise<Buffer> }> {
+): Promise<{ head: Buffer; ended: boolean; rest: (maxBytes: number) => Promise<Buffer>; replay: () => AsyncGenerator<Buffer> }> {
   const chunks: Buffer[] = [];
   let total = 0;
   const iterator = stream[Symbol.asyncIterator]();
@@ -69,5 +70,14 @@ export async function readHead(
     }
     return Buffer.concat(more, size);
   };
-  return { head, ended, rest };
+  async function* replay(): AsyncGenerator<Buffer> {
+    if (head.length > 0) yield head;
+    if (ended) return;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value as Buffer;
+    }
+  }
+  return { head, ended, rest, replay };
 }

@@ -6,68 +6,19 @@
 // on the session so the run fails with the right code. CONNECT tunnels are opt-in (proxy-tunnel.ts):
 // a program that does its own TLS needs them, one with protocol tricks of its own (ffmpeg) must not
 // get them.
+// This module holds the server, its sessions and authentication; forwarding is proxy-forward.ts, the
+// body rewrite proxy-rewrite.ts, the shared types proxy-types.ts.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { isReelayError, ReelayError } from '@reelay/contracts';
-import { BodyTooLargeError, readAll } from './body.js';
-import { toReelayError, type Egress, type EgressResponse } from './egress.js';
+import { forward, reply, type ForwardContext } from './proxy-forward.js';
 import { ProxySession, type SessionInit, type SessionOptions } from './proxy-session.js';
 import { openTunnel, refuseTunnel, type TunnelPolicy } from './proxy-tunnel.js';
+import { SILENT_LOGGER, type ProxyEgress, type ProxyHooks, type ProxyLogger, type ProxyOptions } from './proxy-types.js';
 
-/** What the proxy needs of egress: open() for requests; connect() and the allowlist for tunnels. */
-export type ProxyEgress = Pick<Egress, 'open'> & Partial<Pick<Egress, 'connect' | 'allow'>>;
-
-/** A pino-compatible logger (the egress package does not depend on the observability one). */
-export interface ProxyLogger {
-  debug(fields: Record<string, unknown>, msg: string): void;
-  info(fields: Record<string, unknown>, msg: string): void;
-  warn(fields: Record<string, unknown>, msg: string): void;
-  error(fields: Record<string, unknown>, msg: string): void;
-}
-
-export interface ProxyHooks {
-  onBytes?: (bytes: number) => void;
-  onBlocked?: () => void;
-}
-
-/** Rewrites some response bodies on their way to the client (the worker's manifests). */
-export interface BodyRewriter {
-  /** Bytes to look at before deciding. */
-  sniffBytes: number;
-  /** Largest body buffered to rewrite; a larger one fails the request. */
-  maxBytes: number;
-  /** What such a body is called in messages ("manifest"). */
-  name: string;
-  detect(head: Buffer): boolean;
-  rewrite(text: string, target: URL): string;
-}
-
-export interface ProxyOptions<S extends ProxySession> {
-  egress: ProxyEgress;
-  /** Whether CONNECT tunnels are served (to checked addresses and ports) or refused with 405. */
-  allowConnect: boolean;
-  /** Ports a tunnel may reach on a host that is not allow-listed (default: 443). */
-  connectPorts?: readonly number[];
-  logger?: ProxyLogger;
-  hooks?: ProxyHooks;
-  /** Builds a session; a client with needs of its own (the worker's ffmpeg environment) subclasses. */
-  session?: (init: SessionInit) => S;
-  /**
-   * The origin URL an absolute-form request target names. Throws TypeError when the target is no
-   * proxy request (400) and a ReelayError when it names a scheme that may not be fetched (403).
-   * Default: an absolute http or https URL.
-   */
-  target?: (requestTarget: string) => URL;
-  /** Rewrites a response's Location header (default: unchanged). */
-  location?: (value: string, target: URL) => string;
-  rewriter?: BodyRewriter;
-}
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-const SILENT: ProxyLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+// The proxy's types keep their old home for callers.
+export type { BodyRewriter, ProxyEgress, ProxyHooks, ProxyLogger, ProxyOptions } from './proxy-types.js';
 
 export class GuardedProxy<S extends ProxySession = ProxySession> {
   private readonly sessions = new Map<string, S>();
@@ -76,6 +27,7 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
   private readonly logger: ProxyLogger;
   private readonly hooks: ProxyHooks;
   private readonly tunnels: TunnelPolicy | undefined;
+  private readonly forwarding: ForwardContext;
 
   private constructor(
     private readonly server: http.Server,
@@ -83,8 +35,9 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     private readonly options: ProxyOptions<S>,
   ) {
     this.egress = options.egress;
-    this.logger = options.logger ?? SILENT;
+    this.logger = options.logger ?? SILENT_LOGGER;
     this.hooks = options.hooks ?? {};
+    this.forwarding = { egress: this.egress, logger: this.logger, hooks: this.hooks, location: options.location, rewriter: options.rewriter, blocked: (session, error, where) => this.blocked(session as S, error, where) };
     this.tunnels = options.allowConnect ? { egress: options.egress, ports: new Set(options.connectPorts ?? [443]), logger: this.logger, hooks: this.hooks } : undefined;
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       this.handle(req, res).catch((err: unknown) => {
@@ -171,113 +124,7 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
       return reply(res, 403);
     }
     if (session.signal.aborted) return reply(res, 403);
-    await this.forward(session, req, res, target);
-  }
-
-  private async forward(session: S, req: http.IncomingMessage, res: http.ServerResponse, target: URL): Promise<void> {
-    // One controller per request: it follows the session (cut off, ended) and the client (which
-    // closes connections when it seeks or has read enough), so no upstream transfer outlives its reader.
-    const abort = new AbortController();
-    const onSessionAbort = () => abort.abort();
-    session.signal.addEventListener('abort', onSessionAbort, { once: true });
-    res.once('close', () => {
-      abort.abort();
-      session.signal.removeEventListener('abort', onSessionAbort);
-    });
-
-    let upstream: EgressResponse;
-    try {
-      upstream = await this.egress.open(target, {
-        method: req.method === 'HEAD' ? 'HEAD' : 'GET',
-        headers: session.forwardHeaders(req.headers),
-        identity: true,
-        followRedirects: false, // the client follows them itself, through the proxy, so every hop is checked
-        allowErrorStatus: true,
-        signal: abort.signal,
-      });
-    } catch (err) {
-      if (abort.signal.aborted) return void res.destroy(); // the client or its run went away first
-      const error = toReelayError(err);
-      if (error.code === 'url_blocked') {
-        this.blocked(session, error, target.host);
-        return reply(res, 403);
-      }
-      session.recordError(error);
-      this.logger.info({ ...session.logFields, host: target.host, code: error.code }, 'proxy: upstream failed');
-      return reply(res, error.code === 'upstream_timeout' ? 504 : 502);
-    }
-    session.recordStatus(upstream.status);
-    // Errors of the body after the headers: upstream's fault unless we aborted it ourselves.
-    upstream.body.once('error', (err: Error) => {
-      if (!abort.signal.aborted) session.recordError(toReelayError(err));
-    });
-    this.logger.debug({ ...session.logFields, host: target.host, status: upstream.status }, 'proxy: response');
-
-    const headers = responseHeaders(upstream.headers, target, this.options.location);
-    const rewriter = this.options.rewriter;
-    const sniff = rewriter && req.method === 'GET' && upstream.status >= 200 && upstream.status < 300 && !rangeFromMiddle(req);
-    const out = sniff ? await this.maybeRewrite(rewriter, session, upstream, target, headers) : { status: upstream.status, headers, body: upstream.body };
-    if (out === undefined) {
-      if (abort.signal.aborted) return void res.destroy();
-      return reply(res, 502);
-    }
-    res.writeHead(out.status, out.headers);
-    const counter = new Transform({
-      transform: (chunk: Buffer, _encoding, done) => {
-        if (!session.count(chunk.length)) return done(new Error('byte limit reached'));
-        this.hooks.onBytes?.(chunk.length);
-        done(null, chunk);
-      },
-    });
-    try {
-      await pipeline(out.body, counter, res);
-    } catch (err) {
-      // Already recorded where it matters (body error, byte limit); a client that left is no failure.
-      this.logger.debug({ ...session.logFields, host: target.host, err: (err as Error).message }, 'proxy: transfer ended early');
-    }
-  }
-
-  /**
-   * Peeks at the first bytes. A body the rewriter wants is read whole (bounded), rewritten and sent
-   * with fresh length headers; anything else streams on, the peeked bytes first. Undefined when the
-   * body failed.
-   */
-  private async maybeRewrite(rewriter: BodyRewriter, session: S, upstream: EgressResponse, target: URL, headers: http.OutgoingHttpHeaders): Promise<ProxiedResponse | undefined> {
-    const iterator = upstream.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    const head: Buffer[] = [];
-    let size = 0;
-    let ended = false;
-    try {
-      while (size < rewriter.sniffBytes) {
-        const next = await iterator.next();
-        if (next.done) {
-          ended = true;
-          break;
-        }
-        head.push(next.value);
-        size += next.value.length;
-      }
-    } catch {
-      return undefined; // the body's error listener has recorded why
-    }
-    const first = Buffer.concat(head);
-    if (!rewriter.detect(first)) {
-      return { status: upstream.status, headers, body: Readable.from(replay(first, ended ? undefined : iterator)) };
-    }
-    let text = first;
-    if (!ended) {
-      try {
-        text = Buffer.concat([first, await readAll(Readable.from(replay(Buffer.alloc(0), iterator)), rewriter.maxBytes - first.length)]);
-      } catch (err) {
-        if (err instanceof BodyTooLargeError) session.recordError(new ReelayError('upstream_error', `A ${rewriter.name} is larger than ${rewriter.maxBytes / 1024 / 1024} MB.`));
-        return undefined; // otherwise the body's error listener has recorded why
-      }
-    }
-    const rewritten = Buffer.from(rewriter.rewrite(text.toString('utf8'), target));
-    const out: http.OutgoingHttpHeaders = { ...headers, 'content-length': String(rewritten.length) };
-    // The whole body, at a new length: a 206's range and validators no longer describe it.
-    for (const name of ['content-range', 'accept-ranges', 'etag', 'last-modified']) delete out[name];
-    return { status: 200, headers: out, body: Readable.from([rewritten]) };
+    await forward(this.forwarding, session, req, res, target);
   }
 
   private blocked(session: S, error: ReelayError, where: string): void {
@@ -285,12 +132,6 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     this.hooks.onBlocked?.();
     this.logger.warn({ ...session.logFields, target: where }, 'proxy: blocked a request');
   }
-}
-
-interface ProxiedResponse {
-  status: number;
-  headers: http.OutgoingHttpHeaders;
-  body: Readable;
 }
 
 /** The default request target: an absolute http or https URL, without its fragment. */
@@ -306,34 +147,4 @@ export function absoluteTarget(requestTarget: string): URL {
   }
   url.hash = '';
   return url;
-}
-
-async function* replay(first: Buffer, rest: AsyncIterator<Buffer> | undefined): AsyncGenerator<Buffer> {
-  if (first.length > 0) yield first;
-  if (!rest) return;
-  for (;;) {
-    const next = await rest.next();
-    if (next.done) return;
-    yield next.value;
-  }
-}
-
-/** Whether a request asks for a range that does not start at 0 (no sniffing then). */
-function rangeFromMiddle(req: http.IncomingMessage): boolean {
-  const match = /^bytes=(\d+)-/.exec(req.headers.range ?? '');
-  return match !== null && Number(match[1]) > 0;
-}
-
-function responseHeaders(upstream: http.IncomingHttpHeaders, target: URL, location: ProxyOptions<ProxySession>['location']): http.OutgoingHttpHeaders {
-  const listed = new Set(String(upstream.connection ?? '').toLowerCase().split(',').map((s) => s.trim()));
-  const out: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name)) continue;
-    out[name] = name === 'location' && typeof value === 'string' && location ? location(value, target) : value;
-  }
-  return out;
-}
-
-function reply(res: http.ServerResponse, status: number): void {
-  res.writeHead(status, { 'content-length': '0', connection: 'close' }).end();
 }

@@ -69,14 +69,14 @@ export class ExtractorRegistry {
     const leftovers = fallback?.takesLeftovers ? fallback : undefined;
     const generic = await this.readGeneric(url, ctx, leftovers);
     if (generic.extraction && !generic.scripted) return generic.extraction;
-    if (!leftovers) throw generic.failure;
+    if (!leftovers) throw generic.failure();
     ctx.log?.(generic.extraction ? 'only pictures on a page drawn by a script; asking the fallback' : 'the generic extractors found no media; asking the fallback', { extractor: leftovers.name });
     try {
       const extraction = buildResult(await leftovers.extract(url, ctx));
       // A fallback that offers the fetched document itself as the media (yt-dlp's "could be a direct
       // link" guess) says nothing new: the generic path read those bytes and found no media in them.
       const sources = extraction.result.media.flatMap((m) => m.sources);
-      if (sources.every((s) => generic.fetched.includes(s.url))) throw generic.failure;
+      if (sources.every((s) => generic.fetched.includes(s.url))) throw generic.failure();
       return extraction;
     } catch (err) {
       // Pictures are still an answer; only a bug is worth failing the request for.
@@ -92,14 +92,15 @@ export class ExtractorRegistry {
   }
 
   /**
-   * The generic path. `extraction` is what it found, unless it found nothing (`failure`, always
+   * The generic path. `extraction` is what it found, unless it found nothing (`failure()`, always
    * no_media_found; other errors are thrown); `scripted` when it found only pictures and the fallback
    * wants the page; `fetched` the URLs of the document it read (as submitted and after redirects).
    */
   private async readGeneric(url: URL, ctx: ExtractContext, leftovers: FallbackExtractor | undefined): Promise<GenericOutcome> {
     const doc = await fetchDocument(ctx.egress, url, ctx.signal);
     const fetched = [url.href, doc.finalUrl.href];
-    let failure = new ReelayError('no_media_found', 'The URL was fetched but holds no media reelay can read.');
+    // Built only when nothing is found: an error's stack trace costs time on every successful extract.
+    let failure: ReelayError | undefined;
     try {
       for (const extractor of this.generic) {
         if (!extractor.detect(doc)) continue;
@@ -107,7 +108,7 @@ export class ExtractorRegistry {
           const extraction = buildResult(await extractor.extract(doc, ctx));
           const onlyPictures = extraction.result.media.every((m) => m.type === 'image');
           const scripted = onlyPictures && leftovers?.wantsPage !== undefined && (await leftovers.wantsPage(doc));
-          return { extraction, scripted, fetched, failure };
+          return { extraction, scripted, fetched, failure: () => noMediaFound() };
         } catch (err) {
           if (!(err instanceof ReelayError) || err.code !== 'no_media_found') throw err;
           failure = err;
@@ -117,7 +118,8 @@ export class ExtractorRegistry {
     } finally {
       doc.close();
     }
-    return { scripted: false, fetched, failure };
+    const found = failure;
+    return { scripted: false, fetched, failure: () => found ?? noMediaFound() };
   }
 }
 
@@ -125,5 +127,9 @@ interface GenericOutcome {
   extraction?: Extraction;
   scripted: boolean;
   fetched: string[];
-  failure: ReelayError;
+  failure: () => ReelayError;
+}
+
+function noMediaFound(): ReelayError {
+  return new ReelayError('no_media_found', 'The URL was fetched but holds no media reelay can read.');
 }

@@ -1,6 +1,8 @@
 // Direct streams: a progressive source piped from the origin through the egress guard to the
 // client with backpressure, Range passed through, and the upstream request cancelled when the
 // client goes away. Errors before the first byte are envelopes; after it, the connection is cut.
+// A stream that moves no bytes for egress.streamIdleMs (a client that stopped reading, or an origin
+// that went quiet) is cut too, so it cannot hold an upstream connection and its host's slot.
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { ReelayError, type StoredSource } from '@reelay/contracts';
@@ -68,7 +70,13 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   // Counting on 'data' beside the pipe, rather than in a Transform stage, saves a stream hop per
   // chunk on the hot path; the limit still cuts the stream the moment it is passed.
   let bytes = 0;
+  // Backpressure stops 'data' once the client's buffers are full, so the timer sees a non-reader.
+  const idle = setTimeout(() => {
+    upstream.body.destroy(new ReelayError('upstream_timeout', 'The stream moved no bytes for too long.'));
+  }, egress.streamIdleMs);
+  idle.unref();
   upstream.body.on('data', (chunk: Buffer) => {
+    idle.refresh();
     bytes += chunk.length;
     if (bytes > opts.maxBytes) upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
   });
@@ -78,6 +86,7 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
     // Headers are out: the only honest signal left is cutting the connection.
     if (!res.destroyed) res.destroy();
   } finally {
+    clearTimeout(idle);
     metrics.streamedBytes.inc(bytes);
     metrics.activeStreams.dec();
   }

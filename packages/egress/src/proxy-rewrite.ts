@@ -1,0 +1,38 @@
+// The proxy's body rewrite (the worker's manifests): peek at the first bytes of a response, and
+// either read it whole (bounded), rewrite it and send it at its new length, or stream it on untouched,
+// the peeked bytes first. Built on body.ts's readHead, so peeking never loses or re-reads a byte.
+import type http from 'node:http';
+import { Readable } from 'node:stream';
+import { ReelayError } from '@reelay/contracts';
+import { BodyTooLargeError, readHead } from './body.js';
+import type { EgressResponse } from './egress.js';
+import type { ProxySession } from './proxy-session.js';
+import type { BodyRewriter, ProxiedResponse } from './proxy-types.js';
+
+/**
+ * The response to send for an upstream body the rewriter may want. Undefined when the body failed
+ * (the body's own error listener has recorded why, or the size failure is recorded here).
+ */
+export async function rewriteBody(rewriter: BodyRewriter, session: ProxySession, upstream: EgressResponse, target: URL, headers: http.OutgoingHttpHeaders): Promise<ProxiedResponse | undefined> {
+  let peeked: Awaited<ReturnType<typeof readHead>>;
+  try {
+    peeked = await readHead(upstream.body, rewriter.sniffBytes);
+  } catch {
+    return undefined;
+  }
+  if (!rewriter.detect(peeked.head)) {
+    return { status: upstream.status, headers, body: Readable.from(peeked.replay()) };
+  }
+  let text: Buffer;
+  try {
+    text = await peeked.rest(rewriter.maxBytes);
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) session.recordError(new ReelayError('upstream_error', `A ${rewriter.name} is larger than ${rewriter.maxBytes / 1024 / 1024} MB.`));
+    return undefined;
+  }
+  const rewritten = Buffer.from(rewriter.rewrite(text.toString('utf8'), target));
+  const out: http.OutgoingHttpHeaders = { ...headers, 'content-length': String(rewritten.length) };
+  // The whole body, at a new length: a 206's range and validators no longer describe it.
+  for (const name of ['content-range', 'accept-ranges', 'etag', 'last-modified']) delete out[name];
+  return { status: 200, headers: out, body: Readable.from([rewritten]) };
+}

@@ -1,0 +1,67 @@
+// The guarded proxy's vocabulary: what it needs of egress, the logger and hooks it reports to, the
+// options a caller starts it with, and the body rewriter the worker plugs in. A module of its own so
+// that the proxy's parts (server, forwarding, rewriting, tunnels) import types without importing each
+// other.
+import type http from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Egress } from './egress.js';
+import type { ProxySession, SessionInit } from './proxy-session.js';
+
+/** What the proxy needs of egress: open() for requests; connect() and the allowlist for tunnels. */
+export type ProxyEgress = Pick<Egress, 'open'> & Partial<Pick<Egress, 'connect' | 'allow'>>;
+
+/** A pino-compatible logger (the egress package does not depend on the observability one). */
+export interface ProxyLogger {
+  debug(fields: Record<string, unknown>, msg: string): void;
+  info(fields: Record<string, unknown>, msg: string): void;
+  warn(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
+}
+
+export interface ProxyHooks {
+  onBytes?: (bytes: number) => void;
+  onBlocked?: () => void;
+}
+
+/** Rewrites some response bodies on their way to the client (the worker's manifests). */
+export interface BodyRewriter {
+  /** Bytes to look at before deciding. */
+  sniffBytes: number;
+  /** Largest body buffered to rewrite; a larger one fails the request. */
+  maxBytes: number;
+  /** What such a body is called in messages ("manifest"). */
+  name: string;
+  detect(head: Buffer): boolean;
+  rewrite(text: string, target: URL): string;
+}
+
+export interface ProxyOptions<S extends ProxySession = ProxySession> {
+  egress: ProxyEgress;
+  /** Whether CONNECT tunnels are served (to checked addresses and ports) or refused with 405. */
+  allowConnect: boolean;
+  /** Ports a tunnel may reach on a host that is not allow-listed (default: 443). */
+  connectPorts?: readonly number[];
+  logger?: ProxyLogger;
+  hooks?: ProxyHooks;
+  /** Builds a session; a client with needs of its own (the worker's ffmpeg environment) subclasses. */
+  session?: (init: SessionInit) => S;
+  /**
+   * The origin URL an absolute-form request target names. Throws TypeError when the target is no
+   * proxy request (400) and a ReelayError when it names a scheme that may not be fetched (403).
+   * Default: an absolute http or https URL.
+   */
+  target?: (requestTarget: string) => URL;
+  /** Rewrites a response's Location header (default: unchanged). */
+  location?: (value: string, target: URL) => string;
+  rewriter?: BodyRewriter;
+}
+
+/** What is sent back for one proxied request: possibly rewritten, possibly the upstream body as is. */
+export interface ProxiedResponse {
+  status: number;
+  headers: http.OutgoingHttpHeaders;
+  body: Readable;
+}
+
+/** The logger used when none is given. */
+export const SILENT_LOGGER: ProxyLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
