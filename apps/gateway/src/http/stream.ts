@@ -68,16 +68,24 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   // Counting on 'data' beside the pipe, rather than in a Transform stage, saves a stream hop per
   // chunk on the hot path; the limit still cuts the stream the moment it is passed.
   let bytes = 0;
+  let tooLarge = false;
   upstream.body.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
-    if (bytes > opts.maxBytes) upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
+    if (bytes > opts.maxBytes) {
+      tooLarge = true;
+      upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
+    }
   });
+  let outcome: 'completed' | 'client_aborted' | 'origin_error' | 'too_large' = 'completed';
   try {
     await pipeline(upstream.body, res);
   } catch {
+    // Told apart for the metrics: the client leaving is normal, the origin failing is not.
+    outcome = tooLarge ? 'too_large' : controller.signal.aborted ? 'client_aborted' : 'origin_error';
     // Headers are out: the only honest signal left is cutting the connection.
     if (!res.destroyed) res.destroy();
   } finally {
+    metrics.streams.inc({ outcome });
     metrics.streamedBytes.inc(bytes);
     metrics.activeStreams.dec();
   }
