@@ -91,7 +91,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, deps.queuePrefix) };
 
   const routes: RouteSpec[] = [
-    ...healthRoutes(redis, metrics, readiness),
+    // METRICS_PUBLIC=false: /metrics only on METRICS_PORT (main.ts), not on the public port.
+    ...healthRoutes(redis, metrics, readiness).filter((r) => config.METRICS_PUBLIC || r.path !== '/metrics'),
     ...extractRoutes(extractService),
     ...platformRoutes(registry),
     ...surfaceARoutes(extractService, { gate: accounts.gate, usage: accounts.usage, metrics, logger }),
@@ -108,6 +109,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     responses: { 200: { description: 'OpenAPI 3.1 document', contentType: 'application/json' } },
     handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION }))),
   });
+
+  metrics.knownRoutes(routes);
 
   const app = express();
   app.disable('x-powered-by');

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hasRedis, loadConfig } from '@reelay/config';
 import { createLogger } from '@reelay/observability';
 import { createGateway } from './app.js';
+import { serveMetrics } from './metrics.js';
 import { connectRedis, redisReady } from './redis.js';
 
 const GRACE_MS = 10_000;
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  const metricsServer = config.METRICS_PUBLIC ? undefined : await serveMetrics(gateway.metrics.registry, config.HOST, config.METRICS_PORT);
+  if (metricsServer) logger.info({ port: (metricsServer.address() as AddressInfo).port }, 'metrics served on their own port only (METRICS_PUBLIC=false)');
   logger.info({ host: config.HOST, port }, `gateway listening on http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`);
 
   let stopping = false;
@@ -51,6 +54,8 @@ async function main(): Promise<void> {
       process.exit(0);
     });
     server.closeIdleConnections();
+    metricsServer?.close();
+    metricsServer?.closeAllConnections();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -47,7 +47,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     const parsed = JobPayloadSchema.safeParse(job.data);
     if (!parsed.success || parsed.data.id !== job.id) {
       deps.logger.warn({ jobId: job.id, issues: parsed.error?.issues.slice(0, 5) }, 'job payload is invalid');
-      metrics.jobFinished('unknown', 'failed', 0);
+      metrics.jobFinished('unknown', 'failed', 0, 'invalid_request');
       throw new UnrecoverableError(encodeJobError({ code: 'invalid_request', message: 'The job payload is invalid.' }));
     }
     const payload = parsed.data;
@@ -120,8 +120,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       const willRetry = failure.retry && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
       // A retried job waits (delayed) as queued: it must not show the percent of the attempt that failed.
       if (willRetry) await progress.reset();
-      metrics.jobFinished(payload.operation, willRetry ? 'retried' : 'failed', seconds);
-      metrics.jobErrors.inc({ operation: payload.operation, code: failure.code });
+      metrics.jobFinished(payload.operation, willRetry ? 'retried' : 'failed', seconds, failure.code);
       log.warn({ code: failure.code, retry: willRetry, cause: describe(err), upstream: describeUpstream(session.failures) }, 'job failed');
       const message = encodeJobError({ code: failure.code, message: failure.message });
       throw failure.retry ? new Error(message) : new UnrecoverableError(message);

@@ -14,7 +14,7 @@ export async function runWorkerProcess(options: WorkerProcessOptions = {}): Prom
     logger.fatal('REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
     process.exit(2);
   }
-  const worker = await startWorker({ config, logger, ...options });
+  const worker = await startWorker({ config, logger, shutdownGraceMs: config.SHUTDOWN_GRACE_SECONDS * 1000, ...options });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -73,7 +73,8 @@ test("a temp folder that cannot be used fails the job as storage_error, naming t
 
 test('/metrics counts the failures by error code', async () => {
   const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
-  expect(sample(text, 'reelay_job_errors_total', { operation: 'convert', code: 'storage_error' })).toBe(2);
+  const attempts = (outcome: string) => sample(text, 'reelay_jobs_total', { operation: 'convert', outcome, error_code: 'storage_error' });
+  expect((attempts('failed') ?? 0) + (attempts('retried') ?? 0)).toBe(2);
 });
 
 test('once the folder is usable again jobs complete', async () => {

@@ -67,6 +67,11 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_KEY_PER_MIN: int(1).default(100),
   RATE_LIMIT_PUBLIC_PER_MIN: int(1).default(15),
   METRICS_PORT: int(0, 65535).default(9464),
+  // Operations (metrics exposure, shutdown): kept together in one block.
+  /** false: the gateway answers /metrics only on METRICS_PORT, not on its public PORT. */
+  METRICS_PUBLIC: bool.default(true),
+  /** How long a stopping worker lets running jobs finish before handing them back to the queue. */
+  SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
   YTDLP_PATH: z.string().min(1).optional(),

@@ -22,6 +22,24 @@ export class FfmpegError extends Error {
 
 export const STDERR_TAIL_BYTES = 4096;
 
+/**
+ * ffmpeg runs in its own process group (detached), so a terminal's Ctrl-C reaches the worker, which
+ * decides whether to finish or hand the job back, instead of killing ffmpeg and failing the job.
+ * execa does not clean up detached children, so the live ones are killed here when the process exits.
+ */
+const live = new Set<{ kill(signal?: NodeJS.Signals): boolean }>();
+let exitHookInstalled = false;
+function track(child: { kill(signal?: NodeJS.Signals): boolean }): () => void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const c of live) c.kill('SIGKILL');
+    });
+  }
+  live.add(child);
+  return () => live.delete(child);
+}
+
 /** Keeps only the last `limit` bytes written to it, so a chatty process cannot grow memory. */
 export class TailBuffer {
   private chunks: Buffer[] = [];
@@ -117,7 +135,9 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
     stdin: 'ignore',
     // Streams are consumed here as they arrive (progress, stderr tail) instead of being buffered whole.
     buffer: false,
+    detached: true,
   });
+  const untrack = track(subprocess);
   subprocess.stdout.setEncoding('utf8');
   subprocess.stdout.on('data', (chunk: string) => parser.push(chunk));
   subprocess.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -127,6 +147,8 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
   } catch (err) {
     if (callbackError) throw callbackError.error;
     throw toFfmpegError(err, 'ffmpeg', stderr.toString(), opts.timeoutMs);
+  } finally {
+    untrack();
   }
   throttle.finish();
   if (callbackError) throw callbackError.error;

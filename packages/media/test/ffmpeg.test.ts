@@ -162,6 +162,17 @@ describe('failures', () => {
     expect(Date.now() - started).toBeLessThan(4_000);
   });
 
+  test('ffmpeg leads its own process group, so a Ctrl-C sent to the worker\'s terminal group never reaches it', async () => {
+    const report = path.join(out, `pgrp-${Math.random().toString(36).slice(2)}.txt`);
+    // Field 5 of /proc/self/stat is the process group (the name in field 2 is in parentheses).
+    const script = `require('fs').writeFileSync(${JSON.stringify(report)}, require('fs').readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2] + ' ' + process.pid)`;
+    await runFfmpeg({ binary: process.execPath, args: ['-e', script], timeoutMs: 10_000 });
+    const [group, pid] = fs.readFileSync(report, 'utf8').split(' ').map(Number);
+    const ownGroup = Number(fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2]);
+    expect(group).toBe(pid);
+    expect(group).not.toBe(ownGroup);
+  });
+
   test('an already aborted signal fails without starting ffmpeg', async () => {
     const err = await failure(runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 30_000, signal: AbortSignal.abort() }));
     expect(err.kind).toBe('aborted');

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { ReelayError, type StoredSource } from '@reelay/contracts';
 import { statusError, type Egress } from '@reelay/egress';
-import type { GatewayMetrics } from '../metrics.js';
+import type { GatewayMetrics, StreamOutcome } from '../metrics.js';
 import { contentDisposition, withExtension } from './disposition.js';
 
 const MIME_EXT: Record<string, string> = {
@@ -71,22 +71,32 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   // chunk on the hot path; the limit still cuts the stream the moment it is passed.
   let bytes = 0;
   // Backpressure stops 'data' once the client's buffers are full, so the timer sees a non-reader.
+  let stalled = false;
   const idle = setTimeout(() => {
+    stalled = true;
     upstream.body.destroy(new ReelayError('upstream_timeout', 'The stream moved no bytes for too long.'));
   }, egress.streamIdleMs);
   idle.unref();
+  let tooLarge = false;
   upstream.body.on('data', (chunk: Buffer) => {
     idle.refresh();
     bytes += chunk.length;
-    if (bytes > opts.maxBytes) upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
+    if (bytes > opts.maxBytes) {
+      tooLarge = true;
+      upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
+    }
   });
+  let outcome: StreamOutcome = 'completed';
   try {
     await pipeline(upstream.body, res);
   } catch {
+    // Told apart for the metrics: the client leaving is normal, the origin failing is not.
+    outcome = tooLarge ? 'too_large' : stalled ? 'stalled' : controller.signal.aborted ? 'client_aborted' : 'origin_error';
     // Headers are out: the only honest signal left is cutting the connection.
     if (!res.destroyed) res.destroy();
   } finally {
     clearTimeout(idle);
+    metrics.streams.inc({ outcome });
     metrics.streamedBytes.inc(bytes);
     metrics.activeStreams.dec();
   }
