@@ -181,12 +181,24 @@ export function credentialsOf(env: Record<string, string | undefined>): string {
 }
 
 /** The value of the sample of `name` whose labels include `labels` (Prometheus text format). */
-export function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+/** The values of every series of a metric whose labels include these. */
+function series(text: string, name: string, labels: Record<string, string>): number[] {
+  const values: number[] = [];
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+)\{(.*)\} (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
     const have = Object.fromEntries([...match[2].matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(match[3]);
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) values.push(Number(match[3]));
   }
-  return undefined;
+  return values;
+}
+
+/** The first matching series' value; undefined when there is none. */
+export function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  return series(text, name, labels)[0];
+}
+
+/** The sum over every matching series (e.g. across error codes). */
+export function sampleSum(text: string, name: string, labels: Record<string, string>): number {
+  return series(text, name, labels).reduce((a, b) => a + b, 0);
 }
