@@ -70,8 +70,9 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
       },
       handler: async (req, res) => {
         const stored = await jobs.artifact(String(req.params.id));
+        const disposition = contentDisposition(stored.meta.filename);
         res.setHeader('Content-Type', stored.meta.content_type);
-        res.setHeader('Content-Disposition', contentDisposition(stored.meta.filename));
+        res.setHeader('Content-Disposition', disposition);
         res.setHeader('Cache-Control', 'private, no-store');
         await new Promise<void>((resolve, reject) => {
           res.sendFile(stored.path, { acceptRanges: true, cacheControl: false, lastModified: true, etag: true, dotfiles: 'allow' }, (err?: NodeJS.ErrnoException) => {
