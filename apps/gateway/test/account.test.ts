@@ -61,6 +61,16 @@ describe('sign-up', () => {
     expectError(await from().post('/account/signup').send(body), 400, 'invalid_request');
   });
 
+  test('one address signing up over and over is rate_limited with Retry-After; other addresses are not', async () => {
+    const ip = uniqueIp();
+    for (let i = 0; i < 10; i++) await from(ip).post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    const refused = await from(ip).post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD });
+    expectError(refused, 429, 'rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
+    await from().post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    expect((await request(gw.app).get('/metrics')).text).toMatch(/reelay_rate_limited_total\{surface="signup",app="gateway"\} [1-9]/);
+  });
+
   test('a body that is not JSON is 415', async () => {
     expectError(await from().post('/account/signup').set('Content-Type', 'application/x-www-form-urlencoded').send('email=a@b.c&password=1234567890'), 415, 'unsupported_media_type');
   });
@@ -110,6 +120,16 @@ describe('sign-in and sign-out', () => {
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(900);
     const metrics = (await request(gw.app).get('/metrics')).text;
     expect(metrics).toMatch(/reelay_rate_limited_total\{surface="login",app="gateway"\} [1-9]/);
+  });
+
+  test('50 parallel wrong passwords get 5 tries at most; the others are 429 at once', async () => {
+    const email = uniqueEmail();
+    await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => from().post('/account/login').send({ email, password: `guess ${i} guess` })));
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(45);
+    for (const res of answers) expect(res.body).toEqual({ success: false, error: { code: expect.any(String), message: expect.any(String) } });
   });
 
   test('one address failing against many accounts is slowed too', async () => {

@@ -47,11 +47,20 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'accounts',
       summary: 'Create an account and sign in (sets the reelay_session cookie)',
       body: SignupRequestSchema,
-      responses: { 201: { description: 'Signed in', schema: AccountSchema }, ...BAD_BODY, ...CROSS_SITE, 409: error('email_taken') },
+      responses: {
+        201: { description: 'Signed in', schema: AccountSchema },
+        ...BAD_BODY,
+        ...CROSS_SITE,
+        409: error('email_taken'),
+        429: { ...error('rate_limited: too many sign-ups from this address'), headers: { 'Retry-After': 'Seconds to wait' } },
+      },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { email, password } = parseBody(SignupRequestSchema, req.body);
-        const account = await accounts.signup(email, password);
+        const account = await accounts.signup(email, password, req.ip).catch((err: unknown) => {
+          if (err instanceof ReelayError && err.code === 'rate_limited') metrics.rateLimited.inc({ surface: 'signup' });
+          throw err;
+        });
         await startSession(req, res, account);
         res.status(201).json({ email: account.email });
       },
