@@ -21,9 +21,10 @@ import type { GatewayMetrics } from '../metrics.js';
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 const CROSS_SITE = { 403: error('cross_site_request: the Origin or Sec-Fetch-Site is another site') };
 const NOT_SIGNED_IN = { 401: error('not_signed_in: no live session cookie') };
-const KEY_NOT_FOUND = { 404: error('not_found: no key with this id in the account') };
+const KEY_NOT_FOUND = { 400: error('invalid_request: malformed percent-encoding in the id'), 404: error('not_found: no key with this id in the account') };
 const BAD_BODY = { 400: error('invalid_request'), 415: error('unsupported_media_type') };
 const KEY_ID = { id: 'The key id' };
+const UNAVAILABLE = { 503: error('service_unavailable: Redis cannot be reached') };
 /** The success envelope every route answers with. */
 const ok = <T>(data: T) => ({ success: true as const, data });
 
@@ -55,6 +56,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         ...CROSS_SITE,
         409: error('email_taken'),
         429: { ...error('rate_limited: too many sign-ups from this address'), headers: { 'Retry-After': 'Seconds to wait' } },
+        ...UNAVAILABLE,
       },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
@@ -79,6 +81,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         401: error('invalid_credentials: unknown e-mail address or wrong password (the same answer for both)'),
         ...CROSS_SITE,
         429: { ...error('rate_limited: too many failed sign-ins'), headers: { 'Retry-After': 'Seconds to wait' } },
+        ...UNAVAILABLE,
       },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
@@ -96,7 +99,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       path: '/account/logout',
       tag: 'accounts',
       summary: 'Sign out: ends the session and clears its cookie',
-      responses: { 204: { description: 'Signed out (also when there was no session)' }, ...CROSS_SITE },
+      responses: { 204: { description: 'Signed out (also when there was no session)' }, ...CROSS_SITE, ...UNAVAILABLE },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         await sessions.destroy(readCookie(req, SESSION_COOKIE));
@@ -110,7 +113,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'accounts',
       summary: 'The signed-in account',
       auth: 'session',
-      responses: { 200: { description: 'Signed in', schema: AccountEnvelopeSchema }, ...NOT_SIGNED_IN },
+      responses: { 200: { description: 'Signed in', schema: AccountEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
       before: [noStore, session],
       handler: (req, res) => res.json(ok({ email: signedIn(req).email })),
     },
@@ -120,7 +123,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'accounts',
       summary: "The account's API keys with their usage (never their secrets)",
       auth: 'session',
-      responses: { 200: { description: 'The keys, oldest first', schema: ApiKeyListEnvelopeSchema }, ...NOT_SIGNED_IN },
+      responses: { 200: { description: 'The keys, oldest first', schema: ApiKeyListEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
       before: [noStore, session],
       handler: async (req, res) => res.json(ok({ keys: await keys.list(signedIn(req).accountId) })),
     },
@@ -131,7 +134,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: 'Create an API key; the response holds its secret, shown this once',
       auth: 'session',
       body: CreateKeyRequestSchema,
-      responses: { 201: { description: 'The new key with its secret', schema: CreatedApiKeyEnvelopeSchema }, ...BAD_BODY, ...NOT_SIGNED_IN, ...CROSS_SITE },
+      responses: { 201: { description: 'The new key with its secret', schema: CreatedApiKeyEnvelopeSchema }, ...BAD_BODY, ...NOT_SIGNED_IN, ...CROSS_SITE, ...UNAVAILABLE },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name } = parseBody(CreateKeyRequestSchema, req.body);
@@ -146,7 +149,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         summary: action === 'disable' ? 'Disable a key: it is kept, and refused with 403 api_key_disabled' : 'Enable a disabled key again',
         auth: 'session',
         params: KEY_ID,
-        responses: { 200: { description: 'The key', schema: ApiKeyEnvelopeSchema }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND },
+        responses: { 200: { description: 'The key', schema: ApiKeyEnvelopeSchema }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND, ...UNAVAILABLE },
         before: [noStore, sameOrigin, session],
         handler: async (req, res) => res.json(ok(await keys.setEnabled(signedIn(req).accountId, String(req.params.id), action === 'enable'))),
       }),
@@ -158,7 +161,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: 'Delete a key for good: it is refused with 401 invalid_api_key from now on',
       auth: 'session',
       params: KEY_ID,
-      responses: { 204: { description: 'Deleted' }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND },
+      responses: { 204: { description: 'Deleted' }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND, ...UNAVAILABLE },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         await keys.delete(signedIn(req).accountId, String(req.params.id));
