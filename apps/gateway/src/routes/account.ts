@@ -22,7 +22,7 @@ const error = (description: string) => ({ description, schema: ErrorEnvelopeSche
 const CROSS_SITE = { 403: error('cross_site_request: the Origin or Sec-Fetch-Site is another site') };
 const NOT_SIGNED_IN = { 401: error('not_signed_in: no live session cookie') };
 const KEY_NOT_FOUND = { 400: error('invalid_request: malformed percent-encoding in the id'), 404: error('not_found: no key with this id in the account') };
-const BAD_BODY = { 400: error('invalid_request'), 415: error('unsupported_media_type') };
+const BAD_BODY = { 400: error('invalid_request'), 413: error('payload_too_large: the body is over 16 KiB'), 415: error('unsupported_media_type') };
 const KEY_ID = { id: 'The key id' };
 const UNAVAILABLE = { 503: error('service_unavailable: Redis cannot be reached') };
 /** The success envelope every route answers with. */
