@@ -3,6 +3,7 @@
 import { Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
 import { createAccountServices } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE } from '@reelay/contracts';
@@ -15,6 +16,7 @@ import { SourceRegistry } from '@reelay/sources';
 import { bodyErrors, jsonBody, requireJson } from './http/body.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { requestId } from './http/request-id.js';
+import { responseCheck, type MismatchReporter } from './http/response-check.js';
 import { expressPath, type RouteSpec } from './http/route.js';
 import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
@@ -31,6 +33,8 @@ import { JobService } from './services/jobs.js';
 
 export const VERSION = '0.1.0';
 
+const OpenApiDocumentSchema = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }).meta({ id: 'OpenApiDocument' });
+
 export interface GatewayDeps {
   config: Config;
   redis: Redis;
@@ -42,6 +46,8 @@ export interface GatewayDeps {
   artifacts?: ArtifactStore;
   /** BullMQ key prefix (tests isolate themselves with their own). */
   queuePrefix?: string;
+  /** Called for each response that its route spec does not document (tests fail on any). */
+  onResponseMismatch?: MismatchReporter;
 }
 
 export interface Gateway {
@@ -106,7 +112,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     path: '/api/openapi.json',
     tag: 'operations',
     summary: 'This OpenAPI document',
-    responses: { 200: { description: 'OpenAPI 3.1 document', contentType: 'application/json' } },
+    responses: { 200: { description: 'OpenAPI 3.1 document', schema: OpenApiDocumentSchema } },
     handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION }))),
   });
 
@@ -135,6 +141,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res.setHeader('Referrer-Policy', 'no-referrer');
     next();
   });
+  if (deps.onResponseMismatch) {
+    for (const route of routes) app[route.method](expressPath(route.path), responseCheck(route, deps.onResponseMismatch));
+  }
   // Route guards (keys, limits, sessions, same-origin) run before the body is read: a refusal costs
   // no parsing and answers the same whatever the body.
   for (const route of routes) if (route.before?.length) app[route.method](expressPath(route.path), ...route.before);

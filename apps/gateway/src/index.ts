@@ -1,3 +1,4 @@
 export * from './app.js';
 export { GatewayMetrics } from './metrics.js';
 export * from './redis.js';
+export { answerClientErrors } from './http/client-error.js';

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hasRedis, loadConfig } from '@reelay/config';
 import { createLogger } from '@reelay/observability';
 import { createGateway } from './app.js';
+import { answerClientErrors } from './http/client-error.js';
 import { serveMetrics } from './metrics.js';
 import { connectRedis, redisReady } from './redis.js';
 
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

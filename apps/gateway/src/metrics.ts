@@ -36,7 +36,7 @@ export class GatewayMetrics {
     this.streams = new prom.Counter({ name: 'reelay_streams_total', help: 'Direct streams once the response started, by how they ended: completed, client_aborted, origin_error (the origin failed or cut the body), too_large (cut at MAX_MEDIA_BYTES), stalled (no bytes moved for the idle deadline).', labelNames: ['outcome'], registers });
     this.downloads = new prom.Counter({ name: 'reelay_downloads_total', help: 'Download requests by delivery: direct, job, or job_reused (the same request\'s live job).', labelNames: ['kind'], registers });
     this.surfaceRequests = new prom.Counter({ name: 'reelay_surface_requests_total', help: 'Surface A requests by surface (api, playground) and key check (ok, missing, invalid, disabled; none on the playground).', labelNames: ['surface', 'auth'], registers });
-    this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429 rate_limited, by surface (api, playground, login).', labelNames: ['surface'], registers });
+    this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429 rate_limited, by surface (api, playground, login, signup).', labelNames: ['surface'], registers });
     this.gateDuration = new prom.Histogram({ name: 'reelay_surface_gate_duration_seconds', help: 'Time of surface A\'s key check and rate limit (one Redis round trip), by surface.', labelNames: ['surface'], buckets: GATE_BUCKETS, registers });
   }
 

@@ -11,7 +11,7 @@ function idOf(schema: z.ZodType): string | undefined {
   return (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
 }
 
-export function buildOpenApi(routes: readonly RouteSpec[], info: { version: string }): JsonSchema {
+export function buildOpenApi(routes: readonly RouteSpec[], info: { version: string; serverUrl?: string }): JsonSchema {
   // Every schema registered with .meta({ id }) becomes a component; references between them use $ref.
   const { schemas } = z.toJSONSchema(z.globalRegistry, { uri: (id) => REF_PREFIX + id, io: 'output', unrepresentable: 'any' }) as {
     schemas: Record<string, JsonSchema>;
@@ -33,7 +33,11 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
         Object.entries(route.responses).map(([status, spec]) => {
           const response: Record<string, unknown> = { description: spec.description };
           if (spec.schema) response.content = { 'application/json': { schema: schemaRef(spec.schema) } };
-          else if (spec.contentType) response.content = { [spec.contentType]: { schema: { type: 'string', format: 'binary' } } };
+          else if (spec.contentType) {
+            const types = typeof spec.contentType === 'string' ? [spec.contentType] : spec.contentType;
+            // OpenAPI 3.1 describes raw bytes by their media type alone, with no schema.
+            response.content = Object.fromEntries(types.map((type) => [type, {}]));
+          }
           if (spec.headers) response.headers = Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]));
           return [status, response];
         }),
@@ -47,7 +51,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
       schema: { type: 'string' },
     }));
     if (params.length) operation.parameters = params;
-    if (route.auth) operation.security = [{ [route.auth]: [] }];
+    // Public routes say so explicitly: no scheme applies, rather than "not documented".
+    operation.security = route.auth ? [{ [route.auth]: [] }] : [];
     if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaRef(route.body) } } };
     (paths[route.path] ??= {})[route.method] = operation;
   }
@@ -58,6 +63,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
       version: info.version,
       description: 'Media extraction and download service. Errors use the envelope {"success": false, "error": {"code", "message"}}.',
     },
+    // Relative: the document is served by the gateway it describes, whatever host name reached it.
+    servers: [{ url: info.serverUrl ?? '/', description: 'The gateway serving this document' }],
     paths,
     components: {
       schemas,

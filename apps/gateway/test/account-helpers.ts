@@ -31,7 +31,7 @@ export async function signUp(app: Express): Promise<SignedInAgent> {
 }
 
 export async function createKey(agent: SignedInAgent['agent'], name = 'test app'): Promise<{ id: string; secret: string; prefix: string }> {
-  return (await agent.post('/account/keys').send({ name }).expect(201)).body;
+  return (await agent.post('/account/keys').send({ name }).expect(201)).body.data;
 }
 
 /** Retries an assertion until it holds or `ms` pass (usage is counted just after a response). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { ApiKeyListSchema, ApiKeySchema, CreatedApiKeySchema } from '@reelay/accounts';
+import { ApiKeyEnvelopeSchema, ApiKeyListEnvelopeSchema, CreatedApiKeyEnvelopeSchema } from '@reelay/accounts';
 import request from 'supertest';
 import { buildGateway, type TestGateway } from './helpers.js';
 import { createKey, expectError, PASSWORD, signUp, uniqueEmail, uniqueIp } from './account-helpers.js';
@@ -28,7 +28,7 @@ describe('sign-up', () => {
   test('creates the account, signs in with an HttpOnly, SameSite=Lax cookie, and normalises the e-mail', async () => {
     const email = uniqueEmail();
     const res = await from().post('/account/signup').send({ email: `  ${email.toUpperCase()} `, password: PASSWORD }).expect(201);
-    expect(res.body).toEqual({ email });
+    expect(res.body).toEqual({ success: true, data: { email } });
     expect(res.headers['cache-control']).toBe('no-store');
     const cookie = sessionCookie(res);
     expect(cookie).toMatch(/^reelay_session=[A-Za-z0-9_-]{43};/);
@@ -37,7 +37,7 @@ describe('sign-up', () => {
     expect(cookie).toMatch(/; Path=\//);
     expect(cookie).not.toMatch(/Secure/);
     const me = await request(gw.app).get('/account/me').set('Cookie', cookie.split(';')[0]).expect(200);
-    expect(me.body).toEqual({ email });
+    expect(me.body).toEqual({ success: true, data: { email } });
   });
 
   test('the cookie is Secure when the request came over https', async () => {
@@ -61,6 +61,16 @@ describe('sign-up', () => {
     expectError(await from().post('/account/signup').send(body), 400, 'invalid_request');
   });
 
+  test('one address signing up over and over is rate_limited with Retry-After; other addresses are not', async () => {
+    const ip = uniqueIp();
+    for (let i = 0; i < 10; i++) await from(ip).post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    const refused = await from(ip).post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD });
+    expectError(refused, 429, 'rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
+    await from().post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    expect((await request(gw.app).get('/metrics')).text).toMatch(/reelay_rate_limited_total\{surface="signup",app="gateway"\} [1-9]/);
+  });
+
   test('a body that is not JSON is 415', async () => {
     expectError(await from().post('/account/signup').set('Content-Type', 'application/x-www-form-urlencoded').send('email=a@b.c&password=1234567890'), 415, 'unsupported_media_type');
   });
@@ -71,9 +81,9 @@ describe('sign-in and sign-out', () => {
     const email = uniqueEmail();
     await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
     const res = await from().post('/account/login').send({ email: ` ${email.toUpperCase()}`, password: PASSWORD }).expect(200);
-    expect(res.body).toEqual({ email });
+    expect(res.body).toEqual({ success: true, data: { email } });
     const me = await request(gw.app).get('/account/me').set('Cookie', sessionCookie(res).split(';')[0]).expect(200);
-    expect(me.body).toEqual({ email });
+    expect(me.body).toEqual({ success: true, data: { email } });
   });
 
   test('an unknown e-mail and a wrong password get the same answer in similar time', async () => {
@@ -112,6 +122,16 @@ describe('sign-in and sign-out', () => {
     expect(metrics).toMatch(/reelay_rate_limited_total\{surface="login",app="gateway"\} [1-9]/);
   });
 
+  test('50 parallel wrong passwords get 5 tries at most; the others are 429 at once', async () => {
+    const email = uniqueEmail();
+    await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => from().post('/account/login').send({ email, password: `guess ${i} guess` })));
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(45);
+    for (const res of answers) expect(res.body).toEqual({ success: false, error: { code: expect.any(String), message: expect.any(String) } });
+  });
+
   test('one address failing against many accounts is slowed too', async () => {
     const ip = uniqueIp();
     for (let i = 0; i < 20; i++) expectError(await from(ip).post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }), 401, 'invalid_credentials');
@@ -143,12 +163,12 @@ describe('API keys', () => {
   test('create shows the secret once; the list never does', async () => {
     const { agent } = await signUp(gw.app);
     const res = await agent.post('/account/keys').send({ name: '  my app  ' }).expect(201);
-    const created = CreatedApiKeySchema.parse(res.body);
+    const created = CreatedApiKeyEnvelopeSchema.parse(res.body).data;
     expect(created).toMatchObject({ name: 'my app', enabled: true, last_used_at: null, usage: { total_requests: 0, successful_requests: 0, success_rate: null } });
     expect(created.secret).toMatch(/^rly_[A-Za-z0-9_-]{43}$/);
     expect(created.prefix).toBe(created.secret.slice(0, 8));
     const list = await agent.get('/account/keys').expect(200);
-    expect(ApiKeyListSchema.parse(list.body).keys.map((k) => k.id)).toEqual([created.id]);
+    expect(ApiKeyListEnvelopeSchema.parse(list.body).data.keys.map((k) => k.id)).toEqual([created.id]);
     expect(list.text).not.toContain(created.secret);
     expect(list.headers['cache-control']).toBe('no-store');
   });
@@ -167,20 +187,20 @@ describe('API keys', () => {
     const owner = await signUp(gw.app);
     const other = await signUp(gw.app);
     const key = await createKey(owner.agent);
-    expect(ApiKeySchema.parse((await owner.agent.post(`/account/keys/${key.id}/disable`).expect(200)).body).enabled).toBe(false);
-    expect(ApiKeySchema.parse((await owner.agent.post(`/account/keys/${key.id}/enable`).expect(200)).body).enabled).toBe(true);
+    expect(ApiKeyEnvelopeSchema.parse((await owner.agent.post(`/account/keys/${key.id}/disable`).expect(200)).body).data.enabled).toBe(false);
+    expect(ApiKeyEnvelopeSchema.parse((await owner.agent.post(`/account/keys/${key.id}/enable`).expect(200)).body).data.enabled).toBe(true);
     expectError(await other.agent.post(`/account/keys/${key.id}/disable`), 404, 'not_found');
     expectError(await other.agent.post(`/account/keys/${key.id}/enable`), 404, 'not_found');
     expectError(await other.agent.delete(`/account/keys/${key.id}`), 404, 'not_found');
-    expect((await other.agent.get('/account/keys').expect(200)).body).toEqual({ keys: [] });
-    expect((await owner.agent.get('/account/keys').expect(200)).body.keys[0]).toMatchObject({ id: key.id, enabled: true });
+    expect((await other.agent.get('/account/keys').expect(200)).body).toEqual({ success: true, data: { keys: [] } });
+    expect((await owner.agent.get('/account/keys').expect(200)).body.data.keys[0]).toMatchObject({ id: key.id, enabled: true });
   });
 
   test('delete is 204 and permanent; the id is then not_found', async () => {
     const { agent } = await signUp(gw.app);
     const key = await createKey(agent);
     await agent.delete(`/account/keys/${key.id}`).expect(204);
-    expect((await agent.get('/account/keys').expect(200)).body).toEqual({ keys: [] });
+    expect((await agent.get('/account/keys').expect(200)).body).toEqual({ success: true, data: { keys: [] } });
     expectError(await agent.delete(`/account/keys/${key.id}`), 404, 'not_found');
     expectError(await agent.post('/account/keys/no-such-key/enable'), 404, 'not_found');
   });
@@ -206,7 +226,7 @@ describe('cross-site requests', () => {
     expectError(await agent.post(`/account/keys/${key.id}/disable`).set('Origin', 'null'), 403, 'cross_site_request');
     expectError(await agent.post(`/account/keys/${key.id}/disable`).set('Sec-Fetch-Site', 'cross-site'), 403, 'cross_site_request');
     expectError(await agent.delete(`/account/keys/${key.id}`).set('Sec-Fetch-Site', 'same-site'), 403, 'cross_site_request');
-    expect((await agent.get('/account/keys')).body.keys[0].enabled).toBe(true);
+    expect((await agent.get('/account/keys')).body.data.keys[0].enabled).toBe(true);
   });
 
   test('cross-site sign-up, sign-in, sign-out and key creation are refused before anything happens', async () => {
@@ -219,7 +239,7 @@ describe('cross-site requests', () => {
     expectError(await agent.post('/account/logout').set(evil), 403, 'cross_site_request');
     // A cross-site form post is refused as such, not for its content type.
     expectError(await agent.post('/account/keys').set('Origin', 'http://evil.example').type('form').send('name=planted'), 403, 'cross_site_request');
-    expect((await agent.get('/account/keys').expect(200)).body).toEqual({ keys: [] });
+    expect((await agent.get('/account/keys').expect(200)).body).toEqual({ success: true, data: { keys: [] } });
     await from().post('/account/signup').send({ email: fresh, password: PASSWORD }).expect(201);
   });
 
@@ -235,8 +255,8 @@ describe('the OpenAPI document', () => {
   test('describes the account routes with their schemas and the session cookie', async () => {
     const doc = (await request(gw.app).get('/api/openapi.json').expect(200)).body;
     expect(doc.paths['/account/signup'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/SignupRequest' });
-    expect(doc.paths['/account/keys'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyList' });
-    expect(doc.paths['/account/keys'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreatedApiKey' });
+    expect(doc.paths['/account/keys'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyListEnvelope' });
+    expect(doc.paths['/account/keys'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreatedApiKeyEnvelope' });
     expect(doc.paths['/account/keys/{id}'].delete.security).toEqual([{ session: [] }]);
     expect(doc.components.securitySchemes.session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'reelay_session' });
     expect(doc.components.schemas.ApiKey.properties).not.toHaveProperty('secret');

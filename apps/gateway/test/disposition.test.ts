@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { parse } from 'content-disposition';
 import { contentDisposition, sanitizeBasename, withExtension } from '../src/http/disposition.js';
 
 describe('download file names', () => {
@@ -10,6 +11,11 @@ describe('download file names', () => {
     ['', 'download'],
     ['...', 'download'],
     ['Ünïcödé 日本語 🎬', 'Ünïcödé 日本語 🎬'],
+    ['clip\u202egpj.exe', 'clipgpj.exe'],
+    ['\u2066a\u2069\u200e\u200fb\u061c', 'ab'],
+    ['a\ud800b', 'a\ufffdb'],
+    ['lone low \udc00 and pair 🎬', 'lone low \ufffd and pair 🎬'],
+    ['👩\u200d💻 dev', '👩\u200d💻 dev'],
   ])('%j is sanitised to %j', (raw, expected) => {
     expect(sanitizeBasename(raw)).toBe(expected);
   });
@@ -26,7 +32,20 @@ describe('download file names', () => {
   });
 
   test('Content-Disposition has an ASCII fallback and the UTF-8 name', () => {
-    expect(contentDisposition('Café "Noir" 100%.mp4')).toBe(`attachment; filename="Caf_ _Noir_ 100_.mp4"; filename*=UTF-8''Caf%C3%A9%20%22Noir%22%20100%25.mp4`);
-    expect(contentDisposition("it's (ok).mp3")).toBe(`attachment; filename="it's (ok).mp3"; filename*=UTF-8''it%27s%20%28ok%29.mp3`);
+    expect(contentDisposition('Café "Noir" 100%.mp4')).toBe(`attachment; filename="Caf_ Noir 100_.mp4"; filename*=UTF-8''Caf%C3%A9%20Noir%20100%25.mp4`);
+  });
+
+  test('a plain ASCII name needs no filename* parameter', () => {
+    expect(contentDisposition("it's (ok).mp3")).toBe(`attachment; filename="it's (ok).mp3"`);
+  });
+
+  test('Content-Disposition never throws, even for a stored name with a lone surrogate or a path', () => {
+    expect(contentDisposition('x\ud800.webm')).toBe(`attachment; filename=x_.webm; filename*=UTF-8''x%EF%BF%BD.webm`);
+    expect(contentDisposition('../../etc/passwd')).toBe('attachment; filename="etc passwd"');
+  });
+
+  test('the header parses back to the name with the content-disposition package', () => {
+    const name = 'Ünïcödé 日本語 🎬 "q".mp4';
+    expect(parse(contentDisposition(name)).parameters.filename).toBe(sanitizeBasename(name));
   });
 });

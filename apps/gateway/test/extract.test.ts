@@ -13,6 +13,8 @@ beforeAll(async () => {
   origin = await startOrigin();
   origin.file('/clip.mp4', media.muxedMp4, 'video/mp4');
   origin.file('/download', media.mp3, 'application/octet-stream', { 'content-disposition': 'attachment; filename="My Song.mp3"' });
+  origin.file('/download-utf8', media.mp3, 'application/octet-stream', { 'content-disposition': `attachment; filename="Caf_ song.mp3"; filename*=UTF-8''Caf%C3%A9%20song.mp3` });
+  origin.file('/download-bad-cd', media.mp3, 'application/octet-stream', { 'content-disposition': 'attachment; filename="unterminated' });
   origin.body('/empty', '<html><head><title>Nothing here</title></head><body>text</body></html>', 'text/html');
   origin.body('/plain', 'just words', 'text/plain');
   origin.status('/missing', 404);
@@ -55,6 +57,11 @@ describe('POST /api/v1/extract', () => {
     expect(stored).toMatchObject({ url, stream_profile: 'muxed_progressive', media_index: 0, platform: 'generic' });
     const ttl = await gw.redis.ttl(new SourceRegistry(gw.redis, 3600).key(url));
     expect(ttl).toBeGreaterThan(3500);
+  });
+
+  test("Content-Disposition's UTF-8 filename* is preferred, and a malformed header is ignored", async () => {
+    expect((await extract({ url: origin.url('/download-utf8') }).expect(200)).body.data.title).toBe('Café song');
+    expect((await extract({ url: origin.url('/download-bad-cd') }).expect(200)).body.data.title).toBe('download-bad-cd');
   });
 
   test('an octet-stream file is recognised by its bytes and titled by Content-Disposition', async () => {

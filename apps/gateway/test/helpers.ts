@@ -32,7 +32,10 @@ export async function buildGateway(options: { env?: Record<string, string>; redi
   const egress = new Egress({ allowlist: config.EGRESS_ALLOWLIST, responseTimeoutMs: 1500, idleTimeoutMs: 1500 });
   // Each gateway gets its own queue prefix, so tests of different files never share jobs.
   const queuePrefix = options.deps?.queuePrefix ?? `test-${randomBytes(4).toString('hex')}`;
-  const gateway = createGateway({ config, redis, logger, egress, queuePrefix, ...options.deps });
+  // Every response a test receives is also checked against what its route documents (status and
+  // schema); closing the gateway fails the test file when any was not.
+  const mismatches = new Set<string>();
+  const gateway = createGateway({ config, redis, logger, egress, queuePrefix, onResponseMismatch: (problem) => mismatches.add(problem), ...options.deps });
   return {
     ...gateway,
     redis,
@@ -40,6 +43,7 @@ export async function buildGateway(options: { env?: Record<string, string>; redi
     close: async () => {
       await gateway.close().catch(() => undefined);
       await redis.quit().catch(() => redis.disconnect());
+      if (mismatches.size) throw new Error(`responses that the OpenAPI document does not describe:\n${[...mismatches].join('\n')}`);
     },
   };
 }

@@ -121,8 +121,7 @@ function successRate(usage) {
 }
 
 async function loadKeys(focusAfter) {
-  const data = await account('/account/keys');
-  const keys = Array.isArray(data) ? data : data.keys ?? [];
+  const { keys } = await account('/account/keys');
   keysBody.replaceChildren(...keys.map(keyRow));
   keysTable.hidden = keys.length === 0;
   noKeys.hidden = keys.length !== 0;
@@ -170,7 +169,7 @@ createForm.addEventListener('submit', async (event) => {
   try {
     const created = await account('/account/keys', { method: 'POST', body: { name } });
     createForm.reset();
-    showSecret(created.name ?? created.key?.name ?? name, created.secret ?? created.key?.secret);
+    showSecret(created.name, created.secret);
     await loadKeys();
   } catch (err) {
     formError(createForm, err.message);

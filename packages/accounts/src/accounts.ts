@@ -8,6 +8,7 @@ import { ReelayError } from '@reelay/contracts';
 import type { LoginThrottle } from './login-throttle.js';
 import { dummyHash, hashPassword, verifyPassword } from './password.js';
 import { guarded, sha256Hex } from './redis.js';
+import type { SignupLimit } from './signup-limit.js';
 
 const StoredAccountSchema = z.object({ id: z.string(), email: z.string(), password_hash: z.string(), created_at: z.number() });
 
@@ -20,6 +21,7 @@ export class AccountStore {
   constructor(
     private readonly redis: Redis,
     private readonly throttle: LoginThrottle,
+    private readonly signupLimit?: SignupLimit,
     private readonly prefix = 'reelay:account:',
   ) {}
 
@@ -27,8 +29,12 @@ export class AccountStore {
     return this.prefix + sha256Hex(email);
   }
 
-  /** Creates an account for a normalised e-mail address; email_taken when it has one already. */
-  async signup(email: string, password: string): Promise<Account> {
+  /**
+   * Creates an account for a normalised e-mail address; email_taken when it has one already,
+   * rate_limited when the client address has signed up too often.
+   */
+  async signup(email: string, password: string, ip?: string): Promise<Account> {
+    await this.signupLimit?.charge(ip);
     const stored = { id: randomBytes(12).toString('base64url'), email, password_hash: await hashPassword(password), created_at: Date.now() };
     const created = await guarded(() => this.redis.set(this.key(email), JSON.stringify(stored), 'NX'));
     if (created !== 'OK') throw new ReelayError('email_taken', 'An account with this e-mail address exists already; sign in instead.');
@@ -37,16 +43,16 @@ export class AccountStore {
 
   /** The account when the password is right; invalid_credentials otherwise, rate_limited when throttled. */
   async login(email: string, password: string, ip: string | undefined): Promise<Account> {
-    await this.throttle.check(email, ip);
+    await this.throttle.attempt(email, ip);
     const raw = await guarded(() => this.redis.get(this.key(email)));
     const stored = raw ? StoredAccountSchema.parse(JSON.parse(raw)) : undefined;
     // Unknown addresses are checked against a dummy hash: the same scrypt work as a wrong password.
     const valid = await verifyPassword(password, stored?.password_hash ?? (await dummyHash()));
+    // A failure keeps the place attempt() took: it is already counted.
     if (!stored || !valid) {
-      await this.throttle.failed(email, ip);
       throw new ReelayError('invalid_credentials', 'The e-mail address or the password is wrong.');
     }
-    await this.throttle.succeeded(email);
+    await this.throttle.succeeded(email, ip);
     return { id: stored.id, email: stored.email };
   }
 }

@@ -6,6 +6,7 @@ import { KeyStore } from './keys.js';
 import { SurfaceGate, type SurfaceLimits } from './limits.js';
 import { LoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 import { SessionStore } from './sessions.js';
+import { SignupLimit, type SignupLimitOptions } from './signup-limit.js';
 import { UsageCounter } from './usage.js';
 
 export * from './accounts.js';
@@ -15,6 +16,7 @@ export * from './login-throttle.js';
 export * from './password.js';
 export * from './schemas.js';
 export * from './sessions.js';
+export * from './signup-limit.js';
 export * from './usage.js';
 
 export interface AccountServices {
@@ -25,9 +27,9 @@ export interface AccountServices {
   gate: SurfaceGate;
 }
 
-export function createAccountServices(redis: Redis, options: { limits: SurfaceLimits; login?: LoginThrottleOptions; sessionTtlSeconds?: number }): AccountServices {
+export function createAccountServices(redis: Redis, options: { limits: SurfaceLimits; login?: LoginThrottleOptions; signup?: SignupLimitOptions; sessionTtlSeconds?: number }): AccountServices {
   return {
-    accounts: new AccountStore(redis, new LoginThrottle(redis, options.login)),
+    accounts: new AccountStore(redis, new LoginThrottle(redis, options.login), new SignupLimit(redis, options.signup)),
     sessions: new SessionStore(redis, options.sessionTtlSeconds),
     keys: new KeyStore(redis),
     usage: new UsageCounter(redis),

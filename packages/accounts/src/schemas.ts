@@ -55,3 +55,10 @@ export const CreatedApiKeySchema = ApiKeySchema.extend({
 }).meta({ id: 'CreatedApiKey' });
 
 export const ApiKeyListSchema = z.object({ keys: z.array(ApiKeySchema) }).meta({ id: 'ApiKeyList' });
+
+// Success bodies of the account routes: the same {"success": true, "data": …} envelope as every route.
+const ok = <T extends z.ZodType>(data: T, id: string) => z.object({ success: z.literal(true), data }).meta({ id });
+export const AccountEnvelopeSchema = ok(AccountSchema, 'AccountEnvelope');
+export const ApiKeyEnvelopeSchema = ok(ApiKeySchema, 'ApiKeyEnvelope');
+export const CreatedApiKeyEnvelopeSchema = ok(CreatedApiKeySchema, 'CreatedApiKeyEnvelope');
+export const ApiKeyListEnvelopeSchema = ok(ApiKeyListSchema, 'ApiKeyListEnvelope');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import { AccountStore, LoginThrottle } from '../src/index.js';
+import { AccountStore, LoginThrottle, SignupLimit } from '../src/index.js';
 import { testRedis, uniqueEmail, uniqueIp } from './helpers.js';
 
 let redis: Redis;
@@ -67,5 +67,40 @@ describe('accounts', () => {
     await expect(accounts.login(uniqueEmail(), 'wrong', ip)).rejects.toMatchObject({ code: 'invalid_credentials' });
     await expect(accounts.login(email, PASSWORD, ip)).rejects.toMatchObject({ code: 'rate_limited' });
     await expect(accounts.login(email, PASSWORD, uniqueIp())).resolves.toMatchObject({ email });
+  });
+
+  test('50 parallel wrong passwords for one account get at most the limit of tries; the rest are rate_limited', async () => {
+    const email = uniqueEmail();
+    await accounts.signup(email, PASSWORD);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => accounts.login(email, `wrong ${i}`, uniqueIp()).catch((e: { code: string }) => e.code)));
+    expect(results.filter((code) => code === 'invalid_credentials')).toHaveLength(3);
+    expect(results.filter((code) => code === 'rate_limited')).toHaveLength(47);
+    await expect(accounts.login(email, PASSWORD, uniqueIp())).rejects.toMatchObject({ code: 'rate_limited' });
+  });
+
+  test('50 parallel wrong passwords from one address across accounts are held to the address limit', async () => {
+    const ip = uniqueIp();
+    const results = await Promise.all(Array.from({ length: 50 }, () => accounts.login(uniqueEmail(), 'wrong', ip).catch((e: { code: string }) => e.code)));
+    expect(results.filter((code) => code === 'invalid_credentials')).toHaveLength(5);
+  });
+});
+
+describe('sign-up limit', () => {
+  test('an address that signs up more often than allowed is rate_limited with Retry-After; another address is not', async () => {
+    const limited = new AccountStore(redis, new LoginThrottle(redis), new SignupLimit(redis, { perIp: 2, windowSeconds: 60 }));
+    const ip = uniqueIp();
+    await limited.signup(uniqueEmail(), PASSWORD, ip);
+    await limited.signup(uniqueEmail(), PASSWORD, ip);
+    const refused = await limited.signup(uniqueEmail(), PASSWORD, ip).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(Number((refused as { headers: Record<string, string> }).headers['Retry-After'])).toBeGreaterThan(50);
+    await expect(limited.signup(uniqueEmail(), PASSWORD, uniqueIp())).resolves.toMatchObject({ id: expect.any(String) });
+  });
+
+  test('parallel sign-ups from one address cannot exceed the limit', async () => {
+    const limited = new AccountStore(redis, new LoginThrottle(redis), new SignupLimit(redis, { perIp: 3, windowSeconds: 60 }));
+    const ip = uniqueIp();
+    const results = await Promise.allSettled(Array.from({ length: 12 }, () => limited.signup(uniqueEmail(), PASSWORD, ip)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
   });
 });

@@ -32,6 +32,9 @@ export const ERROR_STATUS = {
   invalid_credentials: 401,
   not_signed_in: 401,
   cross_site_request: 403,
+  // Malformed HTTP that Node's parser refuses before Express sees a request (server 'clientError').
+  request_timeout: 408,
+  headers_too_large: 431,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

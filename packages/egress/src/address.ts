@@ -1,7 +1,11 @@
 // Which addresses reelay may connect to. Only globally routable unicast is allowed: ipaddr.js names
-// every special-purpose range (private, loopback, link-local incl. 169.254.169.254, CGNAT, multicast,
-// reserved, unspecified, ULA, IPv4-mapped, 6to4/Teredo/NAT64 which embed IPv4 addresses...) and we
-// refuse all of them. EGRESS_ALLOWLIST (hosts, IPs or CIDRs) is the single exception.
+// the special-purpose ranges of IANA's registries (private, loopback, link-local incl.
+// 169.254.169.254, CGNAT, multicast, reserved, unspecified, ULA, IPv4-mapped, 6to4/Teredo/NAT64 which
+// embed IPv4 addresses...) and we refuse all of them, the few that IANA marks global too (AS112, AMT,
+// ORCHIDv2: nothing serves media there). ipaddr.js calls everything else "unicast", including IPv6
+// outside 2000::/3 such as the deprecated IPv4-compatible ::/96 (::a9fe:a9fe is 169.254.169.254), so
+// IPv6 must also lie in 2000::/3, the only block IANA allocates for global unicast.
+// EGRESS_ALLOWLIST (hosts, IPs or CIDRs) is the single exception.
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -62,8 +66,15 @@ export function addressBlockReason(address: string, allow: Allowlist): string | 
     return 'ipv4Mapped';
   }
   const range = addr.range();
-  return range === 'unicast' ? null : range;
+  if (range !== 'unicast') return range;
+  if (addr.kind() === 'ipv6' && !addr.match(GLOBAL_UNICAST_V6)) {
+    const parts = (addr as ipaddr.IPv6).parts;
+    return parts.slice(0, 6).every((part) => part === 0) ? 'ipv4Compatible' : 'notGlobalUnicast';
+  }
+  return null;
 }
+
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 /** Lower-cases, strips IPv6 brackets and a trailing dot. */
 export function normaliseHost(hostname: string): string {

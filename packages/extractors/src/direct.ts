@@ -1,5 +1,6 @@
 // Direct media files: a URL that answers with video, audio or an image itself. Recognised from
 // Content-Type, the URL's extension, or the first bytes (for origins that send octet-stream).
+import { parse as parseDisposition } from 'content-disposition';
 import type { MediaType } from '@reelay/contracts';
 import { urlExtension, type FetchedDocument } from './document.js';
 import type { DocumentExtractor, ResultDraft, SourceDraft } from './types.js';
@@ -34,18 +35,15 @@ function classify(doc: FetchedDocument): { kind: MediaType; mime?: string; ext?:
   return kind ? { kind, ext } : undefined;
 }
 
+/** The origin's file name: RFC 6266 parsing (filename* preferred) by the content-disposition package. */
 function filenameOf(doc: FetchedDocument): string | undefined {
-  const cd = String(doc.headers['content-disposition'] ?? '');
-  const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(cd);
-  if (star) {
-    try {
-      return decodeURIComponent(star[1].trim());
-    } catch {
-      /* fall through to the plain parameter */
-    }
+  const header = doc.headers['content-disposition'];
+  if (!header) return undefined;
+  try {
+    return parseDisposition(String(header)).parameters.filename?.trim() || undefined;
+  } catch {
+    return undefined; // a malformed header names no file; the title falls back to the URL
   }
-  const plain = /filename\s*=\s*"?([^";]+)"?/.exec(cd);
-  return plain?.[1].trim() || undefined;
 }
 
 export const directFile: DocumentExtractor = {

@@ -54,11 +54,11 @@ export class ExtractorRegistry {
 
   async extract(url: URL, ctx: ExtractContext): Promise<Extraction> {
     const fallback = this.fallback;
-    if (fallback?.claims(url)) return buildResult(await fallback.extract(url, ctx));
+    if (fallback?.claims(url)) return buildResult(await fallback.extract(url, ctx), ctx.egress);
     for (const platform of this.platforms) {
       if (!platform.matches(url)) continue;
       try {
-        return buildResult(await platform.extract(url, ctx));
+        return buildResult(await platform.extract(url, ctx), ctx.egress);
       } catch (err) {
         if (!(err instanceof NotMyUrl)) throw err;
         ctx.log?.('platform extractor declined the URL', { extractor: platform.name, reason: err.message });
@@ -72,7 +72,7 @@ export class ExtractorRegistry {
     if (!leftovers) throw generic.failure();
     ctx.log?.(generic.extraction ? 'only pictures on a page drawn by a script; asking the fallback' : 'the generic extractors found no media; asking the fallback', { extractor: leftovers.name });
     try {
-      const extraction = buildResult(await leftovers.extract(url, ctx));
+      const extraction = buildResult(await leftovers.extract(url, ctx), ctx.egress);
       // A fallback that offers the fetched document itself as the media (yt-dlp's "could be a direct
       // link" guess) says nothing new: the generic path read those bytes and found no media in them.
       const sources = extraction.result.media.flatMap((m) => m.sources);
@@ -105,7 +105,7 @@ export class ExtractorRegistry {
       for (const extractor of this.generic) {
         if (!extractor.detect(doc)) continue;
         try {
-          const extraction = buildResult(await extractor.extract(doc, ctx));
+          const extraction = buildResult(await extractor.extract(doc, ctx), ctx.egress);
           const onlyPictures = extraction.result.media.every((m) => m.type === 'image');
           const scripted = onlyPictures && leftovers?.wantsPage !== undefined && (await leftovers.wantsPage(doc));
           return { extraction, scripted, fetched, failure: () => noMediaFound() };

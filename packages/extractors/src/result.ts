@@ -2,6 +2,7 @@
 // labelled, sorted best first, items indexed, the content type derived, and the whole checked
 // against the zod contract. Extractors only fill drafts.
 import { ExtractResultSchema, ReelayError, type ExtractResult, type MediaItem, type Source } from '@reelay/contracts';
+import type { Egress } from '@reelay/egress';
 import type { Extraction, MediaDraft, ResultDraft, SourceDraft, SourceRecord } from './types.js';
 
 const PROTOCOL_RANK: Record<Source['stream_profile'], number> = {
@@ -87,20 +88,44 @@ function fallbackTitle(url: string): string {
   }
 }
 
-/** Assembles, validates and records a draft. Throws no_media_found when nothing is left. */
-export function buildResult(draft: ResultDraft): Extraction {
+/**
+ * Why a source could never be downloaded: its URL is not http(s) or names a blocked address literally
+ * (a DASH BaseURL of file:///etc/passwd or http://10.0.0.1/, an HLS variant at 169.254.169.254).
+ * The download would refuse it, so it is not offered. Names are resolved only when fetched.
+ */
+function unfetchable(url: string, egress: Pick<Egress, 'assertUrlAllowed'>): ReelayError | undefined {
+  try {
+    egress.assertUrlAllowed(new URL(url));
+    return undefined;
+  } catch (err) {
+    if (err instanceof ReelayError) return err;
+    return new ReelayError('url_blocked', 'The source URL cannot be parsed.');
+  }
+}
+
+/**
+ * Assembles, validates and records a draft. With `egress`, sources it would refuse are dropped
+ * first. Throws no_media_found when nothing is left (url_blocked when only refused sources were).
+ */
+export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrlAllowed'>): Extraction {
   const seen = new Set<string>();
   const items: { draft: MediaDraft; sources: SourceDraft[] }[] = [];
+  let refused: ReelayError | undefined;
   for (const item of draft.media) {
     const sources: SourceDraft[] = [];
     for (const s of item.sources) {
       if (!s.url || seen.has(s.url)) continue;
+      const refusal = egress && unfetchable(s.url, egress);
+      if (refusal) {
+        refused ??= refusal;
+        continue;
+      }
       seen.add(s.url);
       sources.push(s);
     }
     if (sources.length) items.push({ draft: item, sources: sources.sort(compareSources) });
   }
-  if (items.length === 0) throw new ReelayError('no_media_found', 'No downloadable media was found at this URL.');
+  if (items.length === 0) throw refused ?? new ReelayError('no_media_found', 'No downloadable media was found at this URL.');
 
   const title = (draft.title?.trim() || items[0].draft.title?.trim() || fallbackTitle(draft.url)).slice(0, 500);
   const records: SourceRecord[] = [];

@@ -1,13 +1,26 @@
-// Safe download file names: a sanitised name from a title or the client, an ASCII `filename` for
-// old clients and an RFC 6266 / RFC 5987 `filename*` with the full UTF-8 name.
+// Safe download file names: a sanitised name from a title or the client, and the Content-Disposition
+// header built by the `content-disposition` package (RFC 6266 / RFC 8187) with an ASCII fallback.
+import { create as createDisposition } from 'content-disposition';
 
 const MAX_NAME = 150;
 
-/** Removes path parts, control and reserved characters; never returns an empty or dot name. */
+// Bidi embeddings, overrides, isolates and marks: U+202E turns "clip\u202Egpj.exe" into what reads as
+// "clipexe.jpg", so a name could lie about its extension.
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// A lone UTF-16 surrogate cannot be encoded as UTF-8: encodeURIComponent throws on it.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Replaces unpaired surrogates with U+FFFD, so the string has a UTF-8 form. */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\ufffd');
+}
+
+/** Removes path parts, control, bidi and reserved characters; never returns an empty or dot name. */
 export function sanitizeBasename(raw: string | undefined, fallback = 'download'): string {
-  const cleaned = (raw ?? '')
+  const cleaned = wellFormed(raw ?? '')
     .normalize('NFC')
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .replace(BIDI_CONTROLS, '')
     .replace(/[/\\:*?"<>|]+/g, ' ')
     .replace(/\s+/g, ' ')
     .trim()
@@ -21,8 +34,13 @@ export function withExtension(basename: string, ext: string | undefined): string
   return ext && /^[a-z0-9]{1,5}$/i.test(ext) ? `${basename}.${ext.toLowerCase()}` : basename;
 }
 
+/**
+ * `attachment` with the name: a plain-ASCII `filename` for old clients and, when the name is not
+ * plain ASCII, `filename*` with its UTF-8 form. The name is sanitised again here because stored job
+ * metadata may predate the current rules.
+ */
 export function contentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\%]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+  const name = sanitizeBasename(filename);
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\%]/g, '_');
+  return createDisposition(name, { fallback: ascii });
 }

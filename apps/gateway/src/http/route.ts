@@ -7,8 +7,8 @@ import { ReelayError } from '@reelay/contracts';
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
-  /** Media type of a non-JSON body (e.g. a file stream). */
-  contentType?: string;
+  /** Media type(s) of a non-JSON body (e.g. a file stream: the types it may really carry). */
+  contentType?: string | readonly string[];
   headers?: Record<string, string>;
 }
 

@@ -2,10 +2,10 @@
 // cookie, and the signed-in account's keys. Routes that change state refuse cross-site requests.
 import type { Request, Response } from 'express';
 import {
-  AccountSchema,
-  ApiKeyListSchema,
-  ApiKeySchema,
-  CreatedApiKeySchema,
+  AccountEnvelopeSchema,
+  ApiKeyEnvelopeSchema,
+  ApiKeyListEnvelopeSchema,
+  CreatedApiKeyEnvelopeSchema,
   CreateKeyRequestSchema,
   LoginRequestSchema,
   SignupRequestSchema,
@@ -21,9 +21,12 @@ import type { GatewayMetrics } from '../metrics.js';
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 const CROSS_SITE = { 403: error('cross_site_request: the Origin or Sec-Fetch-Site is another site') };
 const NOT_SIGNED_IN = { 401: error('not_signed_in: no live session cookie') };
-const KEY_NOT_FOUND = { 404: error('not_found: no key with this id in the account') };
-const BAD_BODY = { 400: error('invalid_request'), 415: error('unsupported_media_type') };
+const KEY_NOT_FOUND = { 400: error('invalid_request: malformed percent-encoding in the id'), 404: error('not_found: no key with this id in the account') };
+const BAD_BODY = { 400: error('invalid_request'), 413: error('payload_too_large: the body is over 16 KiB'), 415: error('unsupported_media_type') };
 const KEY_ID = { id: 'The key id' };
+const UNAVAILABLE = { 503: error('service_unavailable: Redis cannot be reached') };
+/** The success envelope every route answers with. */
+const ok = <T>(data: T) => ({ success: true as const, data });
 
 function signedIn(req: Request): SignedIn {
   if (!req.signedIn) throw new Error('route registered without requireSession');
@@ -47,13 +50,23 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'accounts',
       summary: 'Create an account and sign in (sets the reelay_session cookie)',
       body: SignupRequestSchema,
-      responses: { 201: { description: 'Signed in', schema: AccountSchema }, ...BAD_BODY, ...CROSS_SITE, 409: error('email_taken') },
+      responses: {
+        201: { description: 'Signed in', schema: AccountEnvelopeSchema },
+        ...BAD_BODY,
+        ...CROSS_SITE,
+        409: error('email_taken'),
+        429: { ...error('rate_limited: too many sign-ups from this address'), headers: { 'Retry-After': 'Seconds to wait' } },
+        ...UNAVAILABLE,
+      },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { email, password } = parseBody(SignupRequestSchema, req.body);
-        const account = await accounts.signup(email, password);
+        const account = await accounts.signup(email, password, req.ip).catch((err: unknown) => {
+          if (err instanceof ReelayError && err.code === 'rate_limited') metrics.rateLimited.inc({ surface: 'signup' });
+          throw err;
+        });
         await startSession(req, res, account);
-        res.status(201).json({ email: account.email });
+        res.status(201).json(ok({ email: account.email }));
       },
     },
     {
@@ -63,11 +76,12 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: 'Sign in (sets the reelay_session cookie); failures are slowed per account and per address',
       body: LoginRequestSchema,
       responses: {
-        200: { description: 'Signed in', schema: AccountSchema },
+        200: { description: 'Signed in', schema: AccountEnvelopeSchema },
         ...BAD_BODY,
         401: error('invalid_credentials: unknown e-mail address or wrong password (the same answer for both)'),
         ...CROSS_SITE,
         429: { ...error('rate_limited: too many failed sign-ins'), headers: { 'Retry-After': 'Seconds to wait' } },
+        ...UNAVAILABLE,
       },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
@@ -77,7 +91,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
           throw err;
         });
         await startSession(req, res, account);
-        res.json({ email: account.email });
+        res.json(ok({ email: account.email }));
       },
     },
     {
@@ -85,7 +99,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       path: '/account/logout',
       tag: 'accounts',
       summary: 'Sign out: ends the session and clears its cookie',
-      responses: { 204: { description: 'Signed out (also when there was no session)' }, ...CROSS_SITE },
+      responses: { 204: { description: 'Signed out (also when there was no session)' }, ...CROSS_SITE, ...UNAVAILABLE },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         await sessions.destroy(readCookie(req, SESSION_COOKIE));
@@ -99,9 +113,9 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'accounts',
       summary: 'The signed-in account',
       auth: 'session',
-      responses: { 200: { description: 'Signed in', schema: AccountSchema }, ...NOT_SIGNED_IN },
+      responses: { 200: { description: 'Signed in', schema: AccountEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
       before: [noStore, session],
-      handler: (req, res) => res.json({ email: signedIn(req).email }),
+      handler: (req, res) => res.json(ok({ email: signedIn(req).email })),
     },
     {
       method: 'get',
@@ -109,9 +123,9 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'accounts',
       summary: "The account's API keys with their usage (never their secrets)",
       auth: 'session',
-      responses: { 200: { description: 'The keys, oldest first', schema: ApiKeyListSchema }, ...NOT_SIGNED_IN },
+      responses: { 200: { description: 'The keys, oldest first', schema: ApiKeyListEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
       before: [noStore, session],
-      handler: async (req, res) => res.json({ keys: await keys.list(signedIn(req).accountId) }),
+      handler: async (req, res) => res.json(ok({ keys: await keys.list(signedIn(req).accountId) })),
     },
     {
       method: 'post',
@@ -120,11 +134,11 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: 'Create an API key; the response holds its secret, shown this once',
       auth: 'session',
       body: CreateKeyRequestSchema,
-      responses: { 201: { description: 'The new key with its secret', schema: CreatedApiKeySchema }, ...BAD_BODY, ...NOT_SIGNED_IN, ...CROSS_SITE },
+      responses: { 201: { description: 'The new key with its secret', schema: CreatedApiKeyEnvelopeSchema }, ...BAD_BODY, ...NOT_SIGNED_IN, ...CROSS_SITE, ...UNAVAILABLE },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name } = parseBody(CreateKeyRequestSchema, req.body);
-        res.status(201).json(await keys.create(signedIn(req).accountId, name));
+        res.status(201).json(ok(await keys.create(signedIn(req).accountId, name)));
       },
     },
     ...(['disable', 'enable'] as const).map(
@@ -135,9 +149,9 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         summary: action === 'disable' ? 'Disable a key: it is kept, and refused with 403 api_key_disabled' : 'Enable a disabled key again',
         auth: 'session',
         params: KEY_ID,
-        responses: { 200: { description: 'The key', schema: ApiKeySchema }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND },
+        responses: { 200: { description: 'The key', schema: ApiKeyEnvelopeSchema }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND, ...UNAVAILABLE },
         before: [noStore, sameOrigin, session],
-        handler: async (req, res) => res.json(await keys.setEnabled(signedIn(req).accountId, String(req.params.id), action === 'enable')),
+        handler: async (req, res) => res.json(ok(await keys.setEnabled(signedIn(req).accountId, String(req.params.id), action === 'enable'))),
       }),
     ),
     {
@@ -147,7 +161,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: 'Delete a key for good: it is refused with 401 invalid_api_key from now on',
       auth: 'session',
       params: KEY_ID,
-      responses: { 204: { description: 'Deleted' }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND },
+      responses: { 204: { description: 'Deleted' }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND, ...UNAVAILABLE },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         await keys.delete(signedIn(req).accountId, String(req.params.id));

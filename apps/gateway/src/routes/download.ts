@@ -1,6 +1,6 @@
 // Surface B: POST /api/v1/download, GET /api/v1/jobs/{id} and its artifact.
 import type { Egress } from '@reelay/egress';
-import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema, ReelayError } from '@reelay/contracts';
+import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema } from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
 import { sendArtifact } from '../http/artifact.js';
 import { parseBody, type RouteSpec } from '../http/route.js';
@@ -10,6 +10,14 @@ import type { DownloadService } from '../services/download.js';
 import type { JobService } from '../services/jobs.js';
 
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
+
+// What a direct stream may carry: the origin's type when it names one, else the source's, else bytes.
+const STREAM_TYPES = ['video/mp4', 'video/webm', 'video/quicktime', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/octet-stream'];
+// What a job writes: one per output format (mp4 webm mkv mp3 m4a opus wav).
+const ARTIFACT_TYPES = ['video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav'];
+const FILE_HEADERS = { 'Content-Disposition': 'attachment with a safe filename (and filename* in UTF-8)', 'Accept-Ranges': 'bytes when Range requests are honoured' };
+const PARTIAL = { description: 'The requested byte range', contentType: STREAM_TYPES, headers: { 'Content-Range': 'The range sent, e.g. bytes 0-1023/4096', ...FILE_HEADERS } };
+const UNSATISFIABLE = { description: 'Range Not Satisfiable: the range lies outside the file (empty body)', headers: { 'Content-Range': 'bytes */<size>' } };
 
 export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect' }): RouteSpec[] {
   const { downloads, jobs, egress, metrics } = deps;
@@ -21,11 +29,15 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
       summary: 'Download a source or a merge pair: a direct stream, or an asynchronous job',
       body: DownloadRequestSchema,
       responses: {
-        200: { description: 'The media, streamed (206 for a Range request)', contentType: 'application/octet-stream' },
+        200: { description: 'The media, streamed', contentType: STREAM_TYPES, headers: FILE_HEADERS },
         202: { description: 'A job was started (or the same request\'s live job is returned); poll status_url', schema: JobAcceptedSchema, headers: { Location: 'The job URL' } },
+        206: PARTIAL,
         400: error('invalid_request, unknown_source or invalid_merge_pair'),
         403: error('url_blocked'),
         404: error('content_not_found'),
+        413: error('payload_too_large: the body is over 16 KiB'),
+        415: error('unsupported_media_type: the body is not JSON'),
+        416: UNSATISFIABLE,
         502: error('upstream_error'),
         503: error('service_unavailable'),
         504: error('upstream_timeout'),
@@ -51,7 +63,12 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
       tag: 'surface B',
       summary: 'A download job: status, progress, error or artifact',
       params: { id: 'The job id from the 202 answer' },
-      responses: { 200: { description: 'The job', schema: JobEnvelopeSchema }, 404: error('job_not_found'), 503: error('service_unavailable') },
+      responses: {
+        200: { description: 'The job', schema: JobEnvelopeSchema },
+        400: error('invalid_request: malformed percent-encoding in the id'),
+        404: error('job_not_found'),
+        503: error('service_unavailable'),
+      },
       handler: async (req, res) => {
         res.setHeader('Cache-Control', 'no-store');
         res.json({ success: true, data: await jobs.view(String(req.params.id)) });
@@ -64,11 +81,14 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
       summary: "A finished job's file (Range supported)",
       params: { id: 'The job id' },
       responses: {
-        200: { description: 'The file (206 for a Range request)', contentType: 'application/octet-stream' },
+        200: { description: 'The file', contentType: ARTIFACT_TYPES, headers: FILE_HEADERS },
+        206: { ...PARTIAL, contentType: ARTIFACT_TYPES },
         302: { description: 'With ARTIFACT_DELIVERY=redirect and an S3 store: a presigned URL valid for 60 s', headers: { Location: 'The presigned URL' } },
+        400: error('invalid_request: malformed percent-encoding in the id'),
         404: error('job_not_found'),
         409: error('artifact_not_ready: the job has not completed'),
         410: error('artifact_expired'),
+        416: UNSATISFIABLE,
         503: error('service_unavailable: Redis or the artifact store is unreachable'),
       },
       handler: async (req, res) => {

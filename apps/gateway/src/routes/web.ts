@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Request, Response } from 'express';
-import { ReelayError } from '@reelay/contracts';
+import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
 
 /** The same folder from src/routes (tests) and dist/routes (pnpm start, the image). */
@@ -71,7 +71,7 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       tag: 'web',
       summary,
       internal: true,
-      responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
+      responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 304: { description: 'Not modified (If-None-Match matched)' } },
       handler: (req, res) => send(req, res, content),
     };
   };
@@ -84,7 +84,12 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       tag: 'web',
       summary: 'A static asset of the web app',
       internal: true,
-      responses: { 200: { description: 'CSS, JavaScript or SVG' } },
+      responses: {
+        200: { description: 'CSS, JavaScript or SVG', contentType: ['text/css', 'text/javascript', 'image/svg+xml'] },
+        304: { description: 'Not modified (If-None-Match matched)' },
+        400: { description: 'invalid_request: malformed percent-encoding in the name', schema: ErrorEnvelopeSchema },
+        404: { description: 'not_found: no such asset', schema: ErrorEnvelopeSchema },
+      },
       handler: (req, res) => {
         const asset = assets.get(String(req.params.file));
         if (!asset) throw new ReelayError('not_found', `No asset named ${String(req.params.file)}.`);

@@ -25,36 +25,48 @@ export interface TestBrowser {
   page: Page;
   /** Script errors and console errors (CSP violations among them); 4xx answers are expected. */
   errors: string[];
+  /**
+   * Replaces the context with a new, empty one (no cookies, storage or history) and one page, so a
+   * test never depends on what an earlier test left behind. Headers apply to every request of it.
+   */
+  fresh(options?: { headers?: Record<string, string>; permissions?: { names: string[]; origin: string } }): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Chromium with a fresh profile in a temp dir, removed on close. */
+/** Chromium (one process per test file) with a fresh context and page; call fresh() before each test. */
 export async function launchBrowser(): Promise<TestBrowser> {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    acceptDownloads: true,
-    viewport: { width: 1200, height: 900 },
-    locale: 'en-GB',
-    timezoneId: 'UTC',
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
   const errors: string[] = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) errors.push(msg.text());
-  });
-  page.on('pageerror', (err) => errors.push(err.message));
-  return {
-    context,
-    page,
+  const open = async (options: Parameters<TestBrowser['fresh']>[0] = {}) => {
+    const context = await browser.newContext({
+      acceptDownloads: true,
+      viewport: { width: 1200, height: 900 },
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+      extraHTTPHeaders: options.headers,
+    });
+    if (options.permissions) await context.grantPermissions(options.permissions.names, { origin: options.permissions.origin });
+    const page = await context.newPage();
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) errors.push(msg.text());
+    });
+    page.on('pageerror', (err) => errors.push(err.message));
+    return { context, page };
+  };
+  const first = await open();
+  const handle: TestBrowser = {
+    ...first,
     errors,
+    fresh: async (options) => {
+      await handle.context.close().catch(() => undefined);
+      Object.assign(handle, await open(options));
+    },
     close: async () => {
-      await context.close().catch(() => undefined);
-      fs.rmSync(userDataDir, { recursive: true, force: true });
+      await handle.context.close().catch(() => undefined);
+      await browser.close().catch(() => undefined);
     },
   };
+  return handle;
 }
 
 export interface ServedGateway {

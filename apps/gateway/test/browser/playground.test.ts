@@ -1,6 +1,6 @@
 // The playground in a real browser: extract a local page, save a progressive source, merge a
 // video-only and an audio-only source with the real worker and save the artifact.
-import { afterAll, afterEach, beforeAll, expect, test } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -46,6 +46,11 @@ describeBrowser('the playground page', () => {
     served = await serveGateway({ env, deps: { queuePrefix } });
     worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
     browser = await launchBrowser();
+  });
+
+  // A fresh context per test: no job list, storage or page state carried over from another test.
+  beforeEach(async () => {
+    await browser.fresh();
     page = browser.page;
   });
 

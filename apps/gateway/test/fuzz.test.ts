@@ -1,0 +1,174 @@
+// Property-based fuzzing of every JSON route with fast-check: odd types, sizes, unicode (lone
+// surrogates, bidi controls), control characters, content types and encodings, malformed ids. Whatever
+// arrives, the gateway answers with a status below 500 and, for errors, the envelope; and it stays up.
+// URLs in the generated bodies only ever name 127.0.0.1 (the local origin) or addresses the egress
+// check refuses before connecting, so no traffic leaves the machine.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import request from 'supertest';
+import { startOrigin, type Origin } from '@reelay/testkit';
+import { buildGateway, type TestGateway } from './helpers.js';
+import { PASSWORD } from './account-helpers.js';
+import { wellFormed } from '../src/http/disposition.js';
+
+let gw: TestGateway;
+let origin: Origin;
+let cookie: string;
+let apiKey: string;
+let keyId: string;
+
+const RUNS = 60;
+const ip = () => `10.${[...randomBytes(3)].join('.')}`;
+
+beforeAll(async () => {
+  origin = await startOrigin();
+  origin.body('/page.html', '<html><head><title>t</title></head><body><video src="/missing.mp4"></video></body></html>', 'text/html');
+  gw = await buildGateway({ env: { TRUST_PROXY: 'true' } });
+  const agent = request(gw.app);
+  const signup = await agent.post('/account/signup').set('X-Forwarded-For', ip()).send({ email: `fuzz-${randomBytes(6).toString('hex')}@example.com`, password: PASSWORD }).expect(201);
+  cookie = String(([] as string[]).concat(signup.headers['set-cookie'] ?? []).find((c) => c.startsWith('reelay_session='))).split(';')[0];
+  const key = (await agent.post('/account/keys').set('Cookie', cookie).send({ name: 'fuzz' }).expect(201)).body.data;
+  apiKey = key.secret;
+  keyId = key.id;
+});
+
+afterAll(async () => {
+  await gw.close();
+  await origin.close();
+});
+
+// Strings that stress text handling: any unicode (lone surrogates included), bidi and C0/C1 controls.
+const nasty = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: fc.constantFrom('\u202e', '\u2066', '\u0000', '\u001b', '\u0085', '\ud800', '\udc00', '\ufeff', '%', '/', '\\', '..', '"', 'é', '🎬'), maxLength: 20 }),
+  fc.constantFrom('', ' ', '.', '..', '%zz', 'a\ud800b', 'x'.repeat(5000), 'CON', 'nul.mp4'),
+);
+
+// URL-ish values that never reach the network: local, refused before connecting, or not URLs at all.
+const url = () =>
+  fc.oneof(
+    nasty,
+    fc.constantFrom(
+      origin.url('/page.html'),
+      origin.url('/missing'),
+      origin.url('/%zz'),
+      'http://127.0.0.2/x.mp4',
+      'http://[::1]/x',
+      'http://[::a9fe:a9fe]/',
+      'http://0x7f.0.0.2/',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'http://',
+      origin.url(`/${'a'.repeat(3000)}`),
+    ),
+  );
+
+// Any JSON value in a field: the right type, a wrong one, or something huge.
+const anyValue = () => fc.oneof(url(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(nasty, { maxLength: 3 }), fc.dictionary(nasty, nasty, { maxKeys: 3 }));
+
+const bodies = (fields: string[]) =>
+  fc.oneof(
+    fc.record(Object.fromEntries(fields.map((f) => [f, anyValue()])), { requiredKeys: [] }),
+    fc.jsonValue({ maxDepth: 3 }).filter((v) => !JSON.stringify(v).includes('http')),
+    fc.constant({ ['a'.repeat(20_000)]: 1 }),
+  );
+
+interface Shot {
+  status: number;
+  type: string | undefined;
+  body: unknown;
+}
+
+function expectSane(res: Shot, what: string): void {
+  if (res.status >= 500) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  if (res.status >= 400 && res.status !== 416) {
+    expect(res.type).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ success: false, error: { code: expect.any(String), message: expect.any(String) } });
+  }
+}
+
+const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[] = [
+  { path: '/api/v1/extract', fields: ['url'] },
+  { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename'] },
+  { path: '/api/playground', fields: ['url'] },
+  { path: '/api', fields: ['url'], auth: 'key' },
+  { path: '/account/signup', fields: ['email', 'password'] },
+  { path: '/account/login', fields: ['email', 'password'] },
+  { path: '/account/keys', fields: ['name'], auth: 'session' },
+];
+
+function post(path: string, auth?: 'key' | 'session') {
+  let req = request(gw.app).post(path).set('X-Forwarded-For', ip());
+  if (auth === 'key') req = req.set('X-API-Key', apiKey);
+  if (auth === 'session') req = req.set('Cookie', cookie);
+  return req;
+}
+
+describe('fuzzing every JSON route', () => {
+  test.each(JSON_ROUTES)('POST $path with any JSON body never answers 5xx and errors carry the envelope', async ({ path, fields, auth }) => {
+    await fc.assert(
+      fc.asyncProperty(bodies(fields), async (body) => {
+        const res = await post(path, auth).set('Content-Type', 'application/json').send(JSON.stringify(body) ?? 'null');
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `POST ${path} ${JSON.stringify(body).slice(0, 200)}`);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  test('raw bodies in any content type and encoding never answer 5xx', async () => {
+    const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-16', 'application/json; charset=bogus', 'application/merge-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/json; charset=utf-8; x="\\"');
+    const encoding = fc.constantFrom(undefined, 'gzip', 'deflate', 'br', 'identity', 'zstd', 'gzip, gzip', 'x');
+    const bytes = fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 100 }).map((s) => Buffer.from(s)), fc.constant(Buffer.alloc(17 * 1024, 0x7b)));
+    const route = fc.constantFrom(...JSON_ROUTES);
+    await fc.assert(
+      fc.asyncProperty(route, contentType, encoding, bytes, async ({ path, auth }, type, enc, body) => {
+        let req = post(path, auth).serialize((data: Buffer) => data as unknown as string);
+        if (type) req = req.set('Content-Type', type);
+        if (enc) req = req.set('Content-Encoding', enc);
+        const res = await req.send(Buffer.from(body));
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `POST ${path} (${type}, ${enc})`);
+      }),
+      { numRuns: RUNS * 2 },
+    );
+  });
+
+  test('ids in the path, however malformed or encoded, never answer 5xx', async () => {
+    const raw = fc.oneof(
+      fc.string({ maxLength: 40 }).map((s) => encodeURIComponent(wellFormed(s))),
+      fc.stringMatching(/^[A-Za-z0-9%._~:-]{0,40}$/),
+      fc.constantFrom('%zz', '%', '%E0%A4%A', '%ED%A0%80', '..%2F..%2Fetc%2Fpasswd', '%00', 'a'.repeat(3000), keyId),
+    );
+    const target = fc.constantFrom(
+      (id: string) => request(gw.app).get(`/api/v1/jobs/${id}`),
+      (id: string) => request(gw.app).get(`/api/v1/jobs/${id}/artifact`),
+      (id: string) => request(gw.app).post(`/account/keys/${id}/disable`).set('Cookie', cookie),
+      (id: string) => request(gw.app).post(`/account/keys/${id}/enable`).set('Cookie', cookie),
+      (id: string) => request(gw.app).delete(`/account/keys/${id}`).set('Cookie', cookie),
+      (id: string) => request(gw.app).get(`/assets/${id}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(raw, target, async (id, call) => {
+        const res = await call(id === keyId ? `${id}x` : id);
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `path id ${id.slice(0, 100)}`);
+      }),
+      { numRuns: RUNS * 2 },
+    );
+  });
+
+  test('odd headers (request ids, keys, ranges, origins) never answer 5xx', async () => {
+    const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 60 });
+    await fc.assert(
+      fc.asyncProperty(printable, printable, printable, fc.constantFrom(...JSON_ROUTES), async (requestId, key, range, { path }) => {
+        const res = await post(path).set('X-Request-Id', requestId).set('X-API-Key', key).set('Range', range).set('Origin', range).send({ url: 'http://127.0.0.2/' });
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `headers on ${path}`);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  test('the gateway is still alive and ready to answer afterwards', async () => {
+    await request(gw.app).get('/healthz').expect(200);
+    await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/page.html') }).expect(200);
+  });
+});
