@@ -95,10 +95,14 @@ export class KeyStore {
     const pipeline = this.redis.pipeline();
     for (const hash of hashes) pipeline.hgetall(apiKeyRecord(hash));
     const records = (await guarded(async () => checkResults(await pipeline.exec()))) as Record<string, string>[];
+    // Keys made in the same millisecond tie on created_at; the index hash keeps insertion order
+    // (a listpack while it holds at most 128 fields, and an account has at most 100 keys), so its
+    // position breaks the tie where a random id would not.
+    const position = new Map(Object.keys(index).map((id, i) => [id, i]));
     return records
       .filter((r) => r.id && r.account_id === accountId)
       .map(toView)
-      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+      .sort((a, b) => a.created_at.localeCompare(b.created_at) || (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0));
   }
 
   async setEnabled(accountId: string, id: string, enabled: boolean): Promise<ApiKeyView> {
