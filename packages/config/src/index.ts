@@ -6,10 +6,6 @@ import { z } from 'zod';
 
 const GiB = 1024 ** 3;
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
 /** TRUST_PROXY: a boolean, a hop count, or Express's list of trusted addresses/subnets. */
