@@ -21,6 +21,7 @@ export * from './registry.js';
 export * from './result.js';
 export * from './document.js';
 export * from './manifest.js';
+export { extOfMime, kindOfMime, mimeOfExt, HTML_TYPES, HLS_TYPES, DASH_TYPES } from './media-types.js';
 export { YtdlpBridge, YTDLP_TIMEOUT_MS, hostListed, type YtdlpOptions } from './ytdlp.js';
 export { mapYtdlpInfo } from './ytdlp-map.js';
 export { locateYtdlp } from './ytdlp-process.js';
