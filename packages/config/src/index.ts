@@ -41,7 +41,15 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Platform endpoint overrides, e.g. PLATFORM_BLUESKY_API=http://127.0.0.1:9000 (tests, mirrors). */
   platformEndpoints: z.record(z.string(), z.string().url()).default({}),
+  /** CHILD_ENV_NAMES as found: what a child process (yt-dlp) is given to find its runtime. */
+  childEnv: z.record(z.string(), z.string()).default({}),
 });
+
+/**
+ * The variables a child process may inherit so a pip, venv or distribution install finds its Python,
+ * locale and certificates. Nothing else: no proxy variables, no secret of reelay's such as REDIS_URL.
+ */
+export const CHILD_ENV_NAMES: readonly string[] = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
 
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -58,12 +66,15 @@ const PLATFORM_PREFIX = 'PLATFORM_';
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const input: Record<string, unknown> = {};
   const platformEndpoints: Record<string, string> = {};
+  const childEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined || value === '') continue;
+    if (CHILD_ENV_NAMES.includes(key)) childEnv[key] = value;
     if (key.startsWith(PLATFORM_PREFIX)) platformEndpoints[key.slice(PLATFORM_PREFIX.length).toLowerCase()] = value;
     else if (key in ConfigSchema.shape) input[key] = value;
   }
   input.platformEndpoints = platformEndpoints;
+  input.childEnv = childEnv;
   const parsed = ConfigSchema.safeParse(input);
   if (!parsed.success) {
     throw new ConfigError(

@@ -40,11 +40,10 @@ export function childEnv(base: Record<string, string | undefined>): Record<strin
 }
 
 /**
- * The yt-dlp binary: YTDLP_PATH when it names an executable file, else `yt-dlp` on PATH (the
- * process's, as a spawn without a path would search it). `problem` explains a YTDLP_PATH that cannot
- * be used, for the start-up log.
+ * The yt-dlp binary: YTDLP_PATH when it names an executable file, else `yt-dlp` on `searchPath` (the
+ * PATH the config read). `problem` explains a YTDLP_PATH that cannot be used, for the start-up log.
  */
-export function locateYtdlp(configured: string | undefined, searchPath = process.env.PATH ?? ''): { binary?: string; problem?: string } {
+export function locateYtdlp(configured: string | undefined, searchPath: string): { binary?: string; problem?: string } {
   if (configured) {
     return isExecutable(configured) ? { binary: configured } : { problem: `YTDLP_PATH=${configured} is not an executable file` };
   }

@@ -2,7 +2,6 @@
 import fs from 'node:fs/promises';
 import { execa, ExecaError } from 'execa';
 import { z } from 'zod';
-import { resolveFfprobe } from './binaries.js';
 import { inputArgs, type InputKind, type MediaInput } from './inputs.js';
 import { STDERR_TAIL_BYTES, toFfmpegError } from './runner.js';
 
@@ -66,7 +65,7 @@ export interface ProbeOptions {
 
 /** ffprobe one input (a local file, or an http:// URL with headers) with the same whitelists as ffmpeg. */
 export async function probe(input: MediaInput, opts: ProbeOptions = {}): Promise<ProbeResult> {
-  const binary = opts.binary ?? resolveFfprobe();
+  const binary = opts.binary ?? 'ffprobe'; // the worker passes FFPROBE_PATH's resolution
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(input, { kind: opts.kind, aes128: opts.aes128 })];
   let stdout: string;

@@ -9,7 +9,7 @@ import { buildArgs, type MediaOperation } from '../src/operations.js';
 import { moovBeforeMdat, probe } from '../src/probe.js';
 import { FfmpegError, runFfmpeg, type RunFfmpegOptions } from '../src/runner.js';
 
-const ffmpeg = resolveFfmpeg();
+const ffmpeg = resolveFfmpeg({ FFMPEG_PATH: process.env.FFMPEG_PATH });
 const GLOBAL = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats'];
 /** A live-paced synthetic source: runs for `seconds` of wall time. */
 const slowSource = (seconds: number) => [...GLOBAL, '-re', '-f', 'lavfi', '-i', `testsrc2=size=64x48:rate=10:duration=${seconds}`, '-f', 'null', '-'];
