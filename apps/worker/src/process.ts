@@ -12,7 +12,7 @@ import { classifyFailure, OutputError } from './failure.js';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob, type JobPlan } from './plan.js';
 import type { EgressProxy } from './proxy.js';
-import type { ProxySession } from './proxy-session.js';
+import type { JobProxySession } from './proxy-session.js';
 
 /** The artifact store plus where it keeps temporary folders (to clear a dead attempt's leftovers). */
 export type JobArtifacts = ArtifactStore & { readonly tempDir: string };
@@ -124,7 +124,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     job: DownloadJob;
     payload: JobPayload;
     plan: JobPlan;
-    session: ProxySession;
+    session: JobProxySession;
     dir: string;
     log: Logger;
     signal: AbortSignal;
@@ -174,7 +174,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
   }
 
   /** The first input's duration, for progress. A quarter of the job's time at most, 15 s at most. */
-  async function probeDuration(plan: JobPlan, session: ProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
+  async function probeDuration(plan: JobPlan, session: JobProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
     const timeout = Math.min(15_000, timeoutMs / 4, ctx.deadline - Date.now());
     try {
       const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.env, signal: ctx.signal, timeoutMs: timeout });

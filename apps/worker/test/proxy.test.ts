@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Egress, type EgressResponse, type RequestOptions } from '@reelay/egress';
 import { createLogger } from '@reelay/observability';
 import { startOrigin, type Origin } from '@reelay/testkit';
-import type { ProxySession } from '../src/proxy-session.js';
+import type { JobProxySession } from '../src/proxy-session.js';
 import { EgressProxy } from '../src/proxy.js';
 import { credentialsOf, proxyGet, startTrap, until } from './helpers.js';
 
@@ -35,7 +35,7 @@ afterAll(async () => {
   await trap.close();
 });
 
-function session(options: Partial<Parameters<EgressProxy['openSession']>[1]> = {}): ProxySession {
+function session(options: Partial<Parameters<EgressProxy['openSession']>[1]> = {}): JobProxySession {
   return proxy.openSession('AAAAAAAAAAAAAAAAAAAAAA', { maxBytes: 1_000_000, ...options });
 }
 

@@ -1,9 +1,9 @@
 // What each page method (JSON-LD, HTML5, Twitter card, OpenGraph) hands to the merger: candidate
 // media items in one shape, and the one rule for whether a URL found on a page is media at all —
 // its scheme, its extension and its declared MIME type.
-import type { MediaType } from '@reelay/contracts';
+import type { ManifestKind, MediaType } from '@reelay/contracts';
 import { urlExtension } from './document.js';
-import { manifestKind, type ManifestKind } from './manifest.js';
+import { manifestKind } from './manifest.js';
 import { parseTypeAttr } from './labels.js';
 import { extOfMime, kindOfMime, mimeOfExt } from './media-types.js';
 
