@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { resolveFfmpeg } from '../src/binaries.js';
 import { buildArgs, type MediaOperation } from '../src/operations.js';
-import { moovBeforeMdat, probe } from '../src/probe.js';
+import { moovBeforeMdat } from '../src/faststart.js';
+import { probe } from '../src/probe.js';
 import { FfmpegError, runFfmpeg, type RunFfmpegOptions } from '../src/runner.js';
 
 const ffmpeg = resolveFfmpeg({ FFMPEG_PATH: process.env.FFMPEG_PATH });
