@@ -1,4 +1,4 @@
-// ffprobe as a typed summary, and the faststart check (is moov before mdat) read from the MP4 header.
+// ffprobe as a typed summary: streams, codecs, duration and size of one input.
 import { execa, ExecaError } from 'execa';
 import { z } from 'zod';
 import { inputArgs, type InputKind, type MediaInput } from './inputs.js';
