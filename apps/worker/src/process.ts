@@ -11,7 +11,7 @@ import type { Logger } from '@reelay/observability';
 import { classifyFailure, OutputError } from './failure.js';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob, type JobPlan } from './plan.js';
-import type { EgressProxy } from './proxy.js';
+import type { JobProxy } from './proxy.js';
 import type { JobProxySession } from './proxy-session.js';
 
 /** The artifact store plus where it keeps temporary folders (to clear a dead attempt's leftovers). */
@@ -47,7 +47,7 @@ export class ActiveJobs {
 
 export interface ProcessorDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
-  proxy: Pick<EgressProxy, 'openSession' | 'closeSession'>;
+  proxy: Pick<JobProxy, 'openSession' | 'closeSession'>;
   artifacts: JobArtifacts;
   binaries: { ffmpeg: string; ffprobe: string };
   logger: Logger;

@@ -14,29 +14,28 @@ export type { ProxyEgress, ProxyHooks };
 /** Largest manifest the proxy buffers to rewrite. */
 export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
-export type EgressProxy = GuardedProxy<JobProxySession>;
+/** The worker's egress proxy: the shared guarded proxy with job sessions and manifest rewriting. */
+export type JobProxy = GuardedProxy<JobProxySession>;
 
-export const EgressProxy = {
-  /** Listens on 127.0.0.1 only, on a free port. */
-  start(options: { egress: ProxyEgress; logger: Logger; hooks?: ProxyHooks }): Promise<EgressProxy> {
-    return GuardedProxy.start<JobProxySession>({
-      egress: options.egress,
-      logger: options.logger,
-      hooks: options.hooks,
-      allowConnect: false,
-      session: (init) => new JobProxySession(init),
-      target: fromProxyUrl,
-      location: standInLocation,
-      rewriter: {
-        name: 'manifest',
-        sniffBytes: MANIFEST_SNIFF_BYTES,
-        maxBytes: MAX_MANIFEST_BYTES,
-        detect: (head) => sniffManifest(head) !== undefined,
-        rewrite: rewriteManifest,
-      },
-    });
-  },
-};
+/** Starts the worker's egress proxy, listening on 127.0.0.1 only, on a free port. */
+export function startJobProxy(options: { egress: ProxyEgress; logger: Logger; hooks?: ProxyHooks }): Promise<JobProxy> {
+  return GuardedProxy.start<JobProxySession>({
+    egress: options.egress,
+    logger: options.logger,
+    hooks: options.hooks,
+    allowConnect: false,
+    session: (init) => new JobProxySession(init),
+    target: fromProxyUrl,
+    location: standInLocation,
+    rewriter: {
+      name: 'manifest',
+      sniffBytes: MANIFEST_SNIFF_BYTES,
+      maxBytes: MAX_MANIFEST_BYTES,
+      detect: (head) => sniffManifest(head) !== undefined,
+      rewrite: rewriteManifest,
+    },
+  });
+}
 
 /** A redirect to https becomes its stand-in, so ffmpeg asks the proxy for it like anything else. */
 function standInLocation(value: string, target: URL): string {

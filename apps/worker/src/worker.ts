@@ -13,7 +13,7 @@ import { resolveFfmpeg, resolveFfprobe } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
 import { ActiveJobs, createProcessor } from './process.js';
-import { EgressProxy } from './proxy.js';
+import { startJobProxy } from './proxy.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -81,7 +81,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => queue.close());
 
     const metrics = new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES), logger);
-    const proxy = await EgressProxy.start({
+    const proxy = await startJobProxy({
       egress: deps.egress ?? new Egress({ allowlist: config.EGRESS_ALLOWLIST }),
       logger: logger.child({ component: 'proxy' }),
       hooks: { onBytes: (n) => metrics.proxyBytes.inc(n), onBlocked: () => metrics.proxyBlocked.inc() },
