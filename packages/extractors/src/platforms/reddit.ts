@@ -12,7 +12,7 @@ import { ReelayError } from '@reelay/contracts';
 import { MAX_PAGE_BYTES } from '@reelay/egress';
 import { kindOfMime, mimeOfExt } from '../media-types.js';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
-import { endpoint, extOf, getJson, manifestSources } from './public-api.js';
+import { endpoint, extOf, getJson, manifestSources, statusFailure } from './public-api.js';
 
 const WWW = 'https://www.reddit.com';
 const I_REDD_IT = 'https://i.redd.it';
@@ -125,9 +125,9 @@ async function resolveToPost(start: URL, ctx: ExtractContext): Promise<string> {
 }
 
 function statusOrBlocked(status: number, doing: string): ReelayError {
-  if (status === 429) return new ReelayError('upstream_error', 'Reddit is rate limiting this server (429); try again later.');
+  // Reddit's 403 without a reason is its block of datacenter IPs, worth saying as such.
   if (status === 403) return new ReelayError('upstream_error', "Reddit refused this server's IP (403).");
-  return new ReelayError('upstream_error', `Reddit failed with HTTP ${status} while ${doing}.`);
+  return statusFailure('Reddit', status, doing);
 }
 
 async function fetchPost(id: string, ctx: ExtractContext): Promise<Post> {

@@ -8,7 +8,7 @@
 import { ReelayError } from '@reelay/contracts';
 import { MAX_PAGE_BYTES } from '@reelay/egress';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
-import { endpoint, getJson, manifestSources, obj, parseJson, str } from './public-api.js';
+import { endpoint, getJson, manifestSources, obj, parseJson, statusFailure, str } from './public-api.js';
 
 const PLAYER = 'https://player.vimeo.com';
 const HEADERS = { referer: 'https://player.vimeo.com/' };
@@ -92,7 +92,6 @@ async function fetchConfig(id: string, hash: string | undefined, ctx: ExtractCon
   if (hash) page.searchParams.set('h', hash);
   const res = await getJson(ctx, page, {}, { accept: 'text/html,application/json;q=0.9,*/*;q=0.8', maxBytes: MAX_PAGE_BYTES });
   if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This Vimeo video does not exist or was deleted.');
-  if (res.status === 429) throw new ReelayError('upstream_error', 'Vimeo is rate limiting this server (429); try again later.');
   const error = obj(res.json) as PlayerConfig | undefined;
   if (res.status === 403 || res.status === 401) {
     // The player explains a refusal in its page (or in JSON): privacy settings mean the video is not public.
@@ -101,7 +100,7 @@ async function fetchConfig(id: string, hash: string | undefined, ctx: ExtractCon
     }
     throw new ReelayError('upstream_error', "Vimeo refused this server's request (403); it blocks many datacenter IPs.");
   }
-  if (res.status >= 400) throw new ReelayError('upstream_error', `Vimeo's player failed with HTTP ${res.status}.`);
+  if (res.status >= 400) throw statusFailure('Vimeo', res.status, 'player');
   const config = findPlayerConfig(res.text) ?? (error?.request ? error : undefined);
   if (!config) {
     if (error?.message) throw new ReelayError('content_not_found', `Vimeo cannot play this video: ${error.message}`);

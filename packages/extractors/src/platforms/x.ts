@@ -9,7 +9,7 @@
 import { ReelayError } from '@reelay/contracts';
 import { MAX_PAGE_BYTES } from '@reelay/egress';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
-import { endpoint, getJson, manifestSources } from './public-api.js';
+import { endpoint, getJson, manifestSources, statusFailure } from './public-api.js';
 
 const SYNDICATION = 'https://cdn.syndication.twimg.com';
 const TCO = 'https://t.co';
@@ -93,8 +93,7 @@ async function fetchTweet(id: string, ctx: ExtractContext): Promise<Tweet> {
   api.searchParams.set('token', syndicationToken(id));
   const res = await getJson(ctx, api, {}, { maxBytes: MAX_PAGE_BYTES });
   if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This post on X does not exist or was deleted.');
-  if (res.status === 429) throw new ReelayError('upstream_error', 'X is rate limiting this server (429); try again later.');
-  if (res.status >= 400) throw new ReelayError('upstream_error', `X's syndication endpoint failed with HTTP ${res.status}.`);
+  if (res.status >= 400) throw statusFailure('X', res.status, 'syndication endpoint');
   // An unknown or withdrawn id is answered 200 with an empty body or an empty object.
   if (!res.text.trim()) throw new ReelayError('content_not_found', 'This post on X does not exist or is not public.');
   if (res.json === undefined) throw new ReelayError('upstream_error', "X's syndication endpoint answered with something other than JSON.");
