@@ -393,7 +393,7 @@ export async function benchJobs() {
   requireTool('ffprobe', 'apt-get install ffmpeg');
   requireTool('redis-server', 'apt-get install redis-server');
   const { Egress } = await import('../packages/egress/dist/index.js');
-  const { EgressProxy } = await import('../apps/worker/dist/proxy.js');
+  const { startJobProxy } = await import('../apps/worker/dist/proxy.js');
   const loadStart = os.loadavg();
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-jobs-'));
   // BENCH_JOBS_LOG_DIR keeps the apps' logs (with BENCH_LOG_LEVEL=debug: a timeline of each job).
@@ -443,7 +443,7 @@ export async function benchJobs() {
     // The worker's own egress proxy, in this process: what ffmpeg's reads cost through it, in wall
     // time and in this process's CPU time (which, unlike wall time, other load hardly changes).
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
-    workerProxy = await EgressProxy.start({ egress, logger: silent });
+    workerProxy = await startJobProxy({ egress, logger: silent });
     const viaWorkerProxy = async () => {
       const session = workerProxy.openSession(`bench-${Math.random().toString(36).slice(2)}`, { maxBytes: 1e10 });
       try {

@@ -161,10 +161,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
 /** yt-dlp as the registry's fallback: YTDLP_PATH, else `yt-dlp` on PATH, for YTDLP_HOSTS and leftovers. */
 function ytdlpOptions(config: Config, egress: Egress, logger: Logger): YtdlpOptions {
-  const found = locateYtdlp(config.YTDLP_PATH);
+  const found = locateYtdlp(config.YTDLP_PATH, config.childEnv.PATH ?? '');
   if (found.problem) logger.warn(`${found.problem}: URLs that need yt-dlp will answer no_media_found`);
   else if (!found.binary) logger.info('yt-dlp not found: YTDLP_HOSTS URLs will answer no_media_found');
-  return { binary: found.binary, hosts: config.YTDLP_HOSTS, egress, logger: logger.child({ component: 'ytdlp-proxy' }) };
+  return { binary: found.binary, hosts: config.YTDLP_HOSTS, baseEnv: config.childEnv, egress, logger: logger.child({ component: 'ytdlp-proxy' }) };
 }
 
 export function createApp(deps: GatewayDeps): Express {

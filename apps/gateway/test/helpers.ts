@@ -14,7 +14,7 @@ export interface TestGateway extends Gateway {
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', ...env });
+  return parseConfig({ PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', ...env });
 }
 
 /** A client with the production options, ready before it is returned. */

@@ -7,18 +7,16 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { FsArtifactStore } from '@reelay/artifacts';
+import { syndicationToken } from '@reelay/extractors';
 import { parseConfig } from '@reelay/config';
 import { probe } from '@reelay/media';
 import { createLogger } from '@reelay/observability';
-import { serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { fixture as platformFixture, serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker } from '@reelay/worker';
-import { syndicationToken } from '../../../packages/extractors/src/platforms/x.js';
 import { buildGateway, type TestGateway } from './helpers.js';
 
-const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../packages/extractors/test/fixtures');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-platforms-'));
 const artifacts = new FsArtifactStore(dataDir);
 const prefix = `test-platforms-${randomBytes(4).toString('hex')}`;
@@ -29,9 +27,7 @@ const vimeoReferers: string[] = [];
 
 const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
 
-function fixture(name: string): string {
-  return fs.readFileSync(path.join(FIXTURES, name), 'utf8').replaceAll('{{origin}}', origin.base);
-}
+const fixture = (name: string): string => platformFixture(origin, name);
 
 /** supertest parser that keeps any body as raw bytes. */
 function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {

@@ -1,3 +1,4 @@
+// @ts-check
 // Same-origin JSON calls to the gateway, and the small DOM helpers both pages share. Failures become
 // ApiError with the envelope's readable message, so pages only ever show `error.message`.
 
@@ -18,7 +19,9 @@ export class ApiError extends Error {
  * @param {{ method?: string, body?: unknown, signal?: AbortSignal }} [options]
  */
 export async function send(path, { method = 'GET', body, signal } = {}) {
+  /** @type {Record<string, string>} */
   const headers = { Accept: 'application/json' };
+  /** @type {RequestInit} */
   const init = { method, headers, credentials: 'same-origin', signal };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
@@ -57,15 +60,17 @@ export async function api(path, options) {
 /**
  * Creates an element: `el('button', { type: 'button', class: 'x', onclick }, 'Label')`.
  * Attributes starting with `on` become listeners; null and false attributes are left out.
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
  * @param {Record<string, unknown>} [attrs]
  * @param {...(Node | string | number | null | undefined | false)} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === null || value === undefined || value === false) continue;
-    if (name.startsWith('on') && typeof value === 'function') node.addEventListener(name.slice(2), value);
+    if (name.startsWith('on') && typeof value === 'function') node.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
     else if (name in node && typeof value !== 'string') node[name] = value;
     else node.setAttribute(name, value === true ? '' : String(value));
   }

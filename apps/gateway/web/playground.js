@@ -1,3 +1,4 @@
+// @ts-check
 // The playground (/): extract a URL, list its media and sources, download a source (progressive files
 // are saved straight from the response; HLS/DASH become jobs), merge a video-only with an audio-only
 // source, and follow each job until its artifact can be saved.
@@ -29,15 +30,8 @@ const isVideoOnly = (s) => s.stream_profile === 'video_only' || (SEGMENTED.has(s
 const isAudioOnly = (s) => s.stream_profile === 'audio_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === false);
 
 /** Extracts through the keyless surface A route. */
-async function extract(url) {
-  try {
-    return await api('/api/playground', { method: 'POST', body: { url } });
-  } catch (err) {
-    // Fallback for a gateway without POST /api/playground yet (an unknown route is `not_found`;
-    // an origin's 404 is `content_not_found`). Remove once that route has shipped everywhere.
-    if (err instanceof ApiError && err.code === 'not_found') return api('/api/v1/extract', { method: 'POST', body: { url } });
-    throw err;
-  }
+function extract(url) {
+  return api('/api/playground', { method: 'POST', body: { url } });
 }
 
 function validUrl(value) {
@@ -219,7 +213,6 @@ function filenameFrom(header) {
     const plain = /filename\s*=\s*(?:"((?:\\.|[^"\\])*)"|([^;]+))/i.exec(header);
     name = plain ? (plain[1] !== undefined ? plain[1].replace(/\\(.)/g, '$1') : plain[2].trim()) : null;
   }
-  // eslint-disable-next-line no-control-regex
   return name ? name.replace(/[\\/\u0000-\u001f]/g, '_') : null;
 }
 

@@ -1,3 +1,4 @@
+// @ts-check
 // API key settings (/settings/api-keys): sign up or in, list keys with their usage, create a key
 // (its secret is shown once, in memory only), disable, enable and delete with a confirmation.
 import { ApiError, api, el, say, timeEl } from './api.js';

@@ -14,7 +14,7 @@ import { expectedOutput } from './expectations.js';
 import { IncompleteOutputError, onStorage, OutputError } from './failure.js';
 import type { JobPlan } from './plan.js';
 import type { ProgressWriter } from './progress-writer.js';
-import type { ProxySession } from './proxy-session.js';
+import type { JobProxySession } from './proxy-session.js';
 
 /** The artifact store plus where it keeps temporary folders (to clear a dead attempt's leftovers). */
 export type JobArtifacts = ArtifactStore;
@@ -29,7 +29,7 @@ export interface RunContext {
   job: Pick<Job, 'updateProgress'>;
   payload: JobPayload;
   plan: JobPlan;
-  session: ProxySession;
+  session: JobProxySession;
   dir: string;
   log: Logger;
   progress: ProgressWriter;
@@ -105,7 +105,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
 }
 
 /** The first input's duration, for progress. A quarter of the job's time at most, 15 s at most. */
-async function probeDuration(deps: RunDeps, plan: JobPlan, session: ProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
+async function probeDuration(deps: RunDeps, plan: JobPlan, session: JobProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
   const timeout = Math.min(15_000, (deps.config.JOB_TIMEOUT_SECONDS * 1000) / 4, ctx.deadline - Date.now());
   try {
     const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.env, signal: ctx.signal, timeoutMs: timeout });

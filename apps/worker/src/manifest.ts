@@ -1,16 +1,15 @@
 // HLS playlists and DASH manifests reach ffmpeg through the proxy as text. Their https references
 // are rewritten to the stand-in names ffmpeg can fetch (https-names.ts); nothing else is changed.
 // This is for function, not safety: whatever a manifest says, ffmpeg can only ask the proxy.
+import type { ManifestKind } from '@reelay/contracts';
 import { standInHost } from './https-names.js';
 
-export type ManifestKind = 'hls' | 'dash';
-
-/** Bytes to look at before deciding whether a response is a manifest. */
-export const SNIFF_BYTES = 512;
+/** Bytes to look at before deciding whether a response is a manifest (the extractors' SNIFF_BYTES is file-type's 4100). */
+export const MANIFEST_SNIFF_BYTES = 512;
 
 /** Recognises a manifest by its first bytes: content types are too often wrong to rely on. */
 export function sniffManifest(head: Buffer): ManifestKind | undefined {
-  const text = head.subarray(0, SNIFF_BYTES).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const text = head.subarray(0, MANIFEST_SNIFF_BYTES).toString('utf8').replace(/^\uFEFF/, '').trimStart();
   if (text.startsWith('#EXTM3U')) return 'hls';
   if (text.startsWith('<') && /<(\w+:)?MPD[\s>]/.test(text)) return 'dash';
   return undefined;

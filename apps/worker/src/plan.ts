@@ -1,16 +1,15 @@
 // From a job payload to the ffmpeg operation that makes its file. The plan follows the inputs (two
 // progressive files, one or two HLS/DASH streams, one progressive file) and the requested format;
 // the payload's `operation` names the job for people and metrics and is not second-guessed here.
-import { AUDIO_FORMATS, ReelayError, type JobInput, type JobPayload, type OutputFormat } from '@reelay/contracts';
+import { AUDIO_FORMATS, ReelayError, type Container, type JobInput, type JobPayload, type OutputFormat } from '@reelay/contracts';
 import {
+  codecPair,
   codecsFit,
   containerFor,
   isContainer,
   isSettableHeader,
   mimeForContainer,
   outputFormat,
-  splitCodecs,
-  type Container,
   type InputKind,
   type InputSpec,
   type MediaOperation,
@@ -60,7 +59,7 @@ function copyable(container: Container, videoCodec: string | undefined, audioCod
 }
 
 function planSingle(payload: JobPayload, input: JobInput): MediaOperation {
-  const { videoCodec, audioCodec } = splitCodecs(input.codecs);
+  const { videoCodec, audioCodec } = codecPair(input.codecs);
   const kind = segmented(input);
   const spec = toInputSpec(input);
   if (kind === undefined) {
@@ -77,8 +76,8 @@ function planSingle(payload: JobPayload, input: JobInput): MediaOperation {
 }
 
 function planPair(payload: JobPayload, video: JobInput, audio: JobInput): MediaOperation {
-  const videoCodec = splitCodecs(video.codecs).videoCodec;
-  const audioCodec = splitCodecs(audio.codecs).audioCodec;
+  const videoCodec = codecPair(video.codecs).videoCodec;
+  const audioCodec = codecPair(audio.codecs).audioCodec;
   // An audio format from a pair is the audio member converted on its own.
   if (payload.format !== undefined && AUDIO_FORMATS.has(payload.format)) return planSingle(payload, audio);
   const kind = segmented(video);

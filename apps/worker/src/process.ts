@@ -13,13 +13,13 @@ import { runJob, type JobArtifacts } from './job-run.js';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob } from './plan.js';
 import { ProgressWriter } from './progress-writer.js';
-import type { EgressProxy } from './proxy.js';
+import type { JobProxy } from './proxy.js';
 
 export type { JobArtifacts } from './job-run.js';
 
 export interface ProcessorDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
-  proxy: Pick<EgressProxy, 'openSession' | 'closeSession'>;
+  proxy: Pick<JobProxy, 'openSession' | 'closeSession'>;
   artifacts: JobArtifacts;
   binaries: { ffmpeg: string; ffprobe: string };
   logger: Logger;

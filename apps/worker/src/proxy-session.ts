@@ -1,11 +1,12 @@
 // A job attempt's session of the worker's egress proxy (the shared guarded proxy of @reelay/egress):
 // the environment that points ffmpeg at it, and only request headers ffmpeg can be told to send.
-import { ProxySession as GuardedSession, type SessionInit } from '@reelay/egress';
+import { ProxySession, type SessionInit } from '@reelay/egress';
 import { isSettableHeader } from '@reelay/media';
 
 export type { SessionFailures, SessionOptions } from '@reelay/egress';
 
-export class ProxySession extends GuardedSession {
+/** The egress proxy's session for one job attempt (named apart from the ProxySession it extends). */
+export class JobProxySession extends ProxySession {
   constructor(init: SessionInit) {
     super({ ...init, options: { ...init.options, headerNames: [...(init.options.headerNames ?? [])].filter(isSettableHeader) } });
   }

@@ -6,37 +6,36 @@
 import { GuardedProxy, type ProxyEgress, type ProxyHooks } from '@reelay/egress';
 import type { Logger } from '@reelay/observability';
 import { fromProxyUrl, toProxyUrl } from './https-names.js';
-import { rewriteManifest, sniffManifest, SNIFF_BYTES } from './manifest.js';
-import { ProxySession } from './proxy-session.js';
+import { rewriteManifest, sniffManifest, MANIFEST_SNIFF_BYTES } from './manifest.js';
+import { JobProxySession } from './proxy-session.js';
 
 export type { ProxyEgress, ProxyHooks };
 
 /** Largest manifest the proxy buffers to rewrite. */
 export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
-export type EgressProxy = GuardedProxy<ProxySession>;
+/** The worker's egress proxy: the shared guarded proxy with job sessions and manifest rewriting. */
+export type JobProxy = GuardedProxy<JobProxySession>;
 
-export const EgressProxy = {
-  /** Listens on 127.0.0.1 only, on a free port. */
-  start(options: { egress: ProxyEgress; logger: Logger; hooks?: ProxyHooks }): Promise<EgressProxy> {
-    return GuardedProxy.start<ProxySession>({
-      egress: options.egress,
-      logger: options.logger,
-      hooks: options.hooks,
-      allowConnect: false,
-      session: (init) => new ProxySession(init),
-      target: fromProxyUrl,
-      location: standInLocation,
-      rewriter: {
-        name: 'manifest',
-        sniffBytes: SNIFF_BYTES,
-        maxBytes: MAX_MANIFEST_BYTES,
-        detect: (head) => sniffManifest(head) !== undefined,
-        rewrite: rewriteManifest,
-      },
-    });
-  },
-};
+/** Starts the worker's egress proxy, listening on 127.0.0.1 only, on a free port. */
+export function startJobProxy(options: { egress: ProxyEgress; logger: Logger; hooks?: ProxyHooks }): Promise<JobProxy> {
+  return GuardedProxy.start<JobProxySession>({
+    egress: options.egress,
+    logger: options.logger,
+    hooks: options.hooks,
+    allowConnect: false,
+    session: (init) => new JobProxySession(init),
+    target: fromProxyUrl,
+    location: standInLocation,
+    rewriter: {
+      name: 'manifest',
+      sniffBytes: MANIFEST_SNIFF_BYTES,
+      maxBytes: MAX_MANIFEST_BYTES,
+      detect: (head) => sniffManifest(head) !== undefined,
+      rewrite: rewriteManifest,
+    },
+  });
+}
 
 /** A redirect to https becomes its stand-in, so ffmpeg asks the proxy for it like anything else. */
 function standInLocation(value: string, target: URL): string {

@@ -7,7 +7,6 @@
 // again on every beat, starting to take jobs once the binaries run. Exiting instead would leave the
 // reason in the logs of a restart loop, and each restart would look healthy for a moment.
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { hasRedis, type Config } from '@reelay/config';
 import { DOWNLOAD_QUEUE, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
@@ -19,7 +18,7 @@ import { Heartbeat } from './heartbeat.js';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
 import { ActiveJobs } from './active-jobs.js';
 import { createProcessor } from './process.js';
-import { EgressProxy } from './proxy.js';
+import { startJobProxy } from './proxy.js';
 import { connectRedis } from './redis.js';
 import { checkTools } from './toolcheck.js';
 
@@ -96,7 +95,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => queue.close());
 
     const metrics = new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES), logger);
-    const proxy = await EgressProxy.start({
+    const proxy = await startJobProxy({
       egress: deps.egress ?? new Egress({ allowlist: config.EGRESS_ALLOWLIST }),
       logger: logger.child({ component: 'proxy' }),
       hooks: { onBytes: (n) => metrics.proxyBytes.inc(n), onBlocked: () => metrics.proxyBlocked.inc() },

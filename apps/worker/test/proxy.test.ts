@@ -4,21 +4,21 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Egress, type EgressResponse, type RequestOptions } from '@reelay/egress';
 import { createLogger } from '@reelay/observability';
 import { startOrigin, type Origin } from '@reelay/testkit';
-import type { ProxySession } from '../src/proxy-session.js';
-import { EgressProxy } from '../src/proxy.js';
+import type { JobProxySession } from '../src/proxy-session.js';
+import { startJobProxy, type JobProxy } from '../src/proxy.js';
 import { credentialsOf, proxyGet, startTrap, until } from './helpers.js';
 
 const logger = createLogger({ name: 'proxy-test', level: 'silent' });
 const egress = new Egress({ allowlist: ['127.0.0.1'], responseTimeoutMs: 2_000, idleTimeoutMs: 2_000 });
 let origin: Origin;
-let proxy: EgressProxy;
+let proxy: JobProxy;
 let trap: Awaited<ReturnType<typeof startTrap>>;
 const counted = { bytes: 0, blocked: 0 };
 
 beforeAll(async () => {
   origin = await startOrigin();
   trap = await startTrap('127.0.0.2');
-  proxy = await EgressProxy.start({ egress, logger, hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ } });
+  proxy = await startJobProxy({ egress, logger, hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ } });
   origin.route('/echo', (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive', 'x-kept': 'yes', 'keep-alive': 'timeout=5' });
     res.end(JSON.stringify(req.headers));
@@ -35,7 +35,7 @@ afterAll(async () => {
   await trap.close();
 });
 
-function session(options: Partial<Parameters<EgressProxy['openSession']>[1]> = {}): ProxySession {
+function session(options: Partial<Parameters<JobProxy['openSession']>[1]> = {}): JobProxySession {
   return proxy.openSession('AAAAAAAAAAAAAAAAAAAAAA', { maxBytes: 1_000_000, ...options });
 }
 
@@ -186,10 +186,10 @@ describe('https origins and manifests', () => {
       return { url: String(url), status: 206, headers: { 'content-type': 'application/vnd.apple.mpegurl', 'content-length': String(body.length), 'content-range': `bytes 0-${body.length - 1}/${body.length}` }, body: Readable.from([Buffer.from(body)]) };
     },
   };
-  let fakeProxy: EgressProxy;
+  let fakeProxy: JobProxy;
 
   beforeAll(async () => {
-    fakeProxy = await EgressProxy.start({ egress: fake, logger });
+    fakeProxy = await startJobProxy({ egress: fake, logger });
   });
   afterAll(async () => {
     await fakeProxy.close();

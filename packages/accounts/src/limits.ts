@@ -12,7 +12,7 @@
 //
 // Requests with an unknown or deleted key are charged to the IP bucket, so guessing keys is held to
 // the public limit; a disabled key is a real key and is charged to its own bucket.
-import { isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Redis } from 'ioredis';
 import { apiKeyRecord, hashSecret } from './keys.js';
 import { luaScript, runScript } from './redis.js';
@@ -104,14 +104,11 @@ export class SurfaceGate {
  */
 export function ipBucket(ip: string | undefined): string {
   if (!ip) return 'unknown';
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
-  if (mapped) return mapped[1];
-  const address = ip.split('%')[0];
-  if (!isIPv6(address)) return address;
-  const [head, tail] = address.split('::');
-  const groups = (part: string | undefined) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
-  const before = groups(head);
-  const after = groups(tail);
-  const all = tail === undefined ? before : [...before, ...Array<string>(8 - before.length - after.length).fill('0'), ...after];
-  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  if (!ipaddr.isValid(ip)) return ip;
+  const parsed = ipaddr.parse(ip);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  // ipaddr.js expands '::', embedded IPv4 and zone ids; the first four groups are the /64.
+  return `${v6.parts.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
 }

@@ -6,10 +6,6 @@ import { z } from 'zod';
 
 const GiB = 1024 ** 3;
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
 /** TRUST_PROXY: a boolean, a hop count, or Express's list of trusted addresses/subnets. */
@@ -22,6 +18,10 @@ const trustProxy = z.string().transform((v): boolean | number | string => {
 const list = z
   .string()
   .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 export const ConfigSchema = z.object({
   PORT: int(0, 65535).default(8080),
@@ -79,6 +79,8 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Platform endpoint overrides, e.g. PLATFORM_BLUESKY_API=http://127.0.0.1:9000 (tests, mirrors). */
   platformEndpoints: z.record(z.string(), z.string().url()).default({}),
+  /** CHILD_ENV_NAMES as found: what a child process (yt-dlp) is given to find its runtime. */
+  childEnv: z.record(z.string(), z.string()).default({}),
 }).superRefine((c, ctx) => {
   // Checked together: each is valid alone, but some combinations cannot work.
   if (c.ARTIFACT_STORE === 's3' && !c.S3_BUCKET) ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'is required when ARTIFACT_STORE=s3' });
@@ -86,6 +88,12 @@ export const ConfigSchema = z.object({
   if (c.REDIS_SENTINEL_NAME && !c.REDIS_SENTINELS?.length) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINELS'], message: 'is required when REDIS_SENTINEL_NAME is set' });
   if (Boolean(c.AWS_ACCESS_KEY_ID) !== Boolean(c.AWS_SECRET_ACCESS_KEY)) ctx.addIssue({ code: 'custom', path: ['AWS_SECRET_ACCESS_KEY'], message: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are set together' });
 });
+
+/**
+ * The variables a child process may inherit so a pip, venv or distribution install finds its Python,
+ * locale and certificates. Nothing else: no proxy variables, no secret of reelay's such as REDIS_URL.
+ */
+export const CHILD_ENV_NAMES: readonly string[] = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
 
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -126,12 +134,15 @@ const PLATFORM_PREFIX = 'PLATFORM_';
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const input: Record<string, unknown> = {};
   const platformEndpoints: Record<string, string> = {};
+  const childEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined || value === '') continue;
+    if (CHILD_ENV_NAMES.includes(key)) childEnv[key] = value;
     if (key.startsWith(PLATFORM_PREFIX)) platformEndpoints[key.slice(PLATFORM_PREFIX.length).toLowerCase()] = value;
     else if (key in ConfigShape) input[key] = value;
   }
   input.platformEndpoints = platformEndpoints;
+  input.childEnv = childEnv;
   const parsed = ConfigSchema.safeParse(input);
   if (!parsed.success) {
     throw new ConfigError(

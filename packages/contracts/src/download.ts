@@ -4,9 +4,16 @@ import { z } from 'zod';
 import { ErrorCodeSchema } from './errors.js';
 import { MAX_URL_LENGTH, StreamProfileSchema } from './extract.js';
 
-export const OutputFormatSchema = z.enum(['mp4', 'webm', 'mkv', 'mp3', 'm4a', 'opus', 'wav']);
+/** Formats that hold video (and audio): what a merge or a video conversion writes. */
+export const ContainerSchema = z.enum(['mp4', 'webm', 'mkv']);
+export type Container = z.infer<typeof ContainerSchema>;
+/** Formats that hold audio only. */
+export const AudioFormatSchema = z.enum(['mp3', 'm4a', 'opus', 'wav']);
+export type AudioFormat = z.infer<typeof AudioFormatSchema>;
+/** Every format a download may ask for: the one list the gateway, the worker and ffmpeg's side share. */
+export const OutputFormatSchema = z.enum([...ContainerSchema.options, ...AudioFormatSchema.options]);
 export type OutputFormat = z.infer<typeof OutputFormatSchema>;
-export const AUDIO_FORMATS: ReadonlySet<OutputFormat> = new Set(['mp3', 'm4a', 'opus', 'wav']);
+export const AUDIO_FORMATS: ReadonlySet<OutputFormat> = new Set(AudioFormatSchema.options);
 
 const mediaUrl = z.string().min(1).max(MAX_URL_LENGTH);
 

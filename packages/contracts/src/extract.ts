@@ -6,6 +6,8 @@ export const MAX_URL_LENGTH = 2048;
 
 export const StreamProfileSchema = z.enum(['muxed_progressive', 'video_only', 'audio_only', 'image', 'hls', 'dash']);
 export type StreamProfile = z.infer<typeof StreamProfileSchema>;
+/** The stream profiles that are manifests (a playlist of segments rather than one file). */
+export type ManifestKind = Extract<StreamProfile, 'hls' | 'dash'>;
 
 export const MediaTypeSchema = z.enum(['video', 'audio', 'image']);
 export type MediaType = z.infer<typeof MediaTypeSchema>;

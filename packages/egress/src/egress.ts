@@ -164,7 +164,6 @@ export class Egress {
   /** Fetches a page, manifest or API answer as text, at most maxBytes (default 5 MB) decoded. */
   async fetchText(input: string | URL, options: RequestOptions & { maxBytes?: number } = {}): Promise<TextResponse> {
     const deadlineMs = options.deadlineMs ?? 20_000;
-    const started = Date.now();
     const res = await this.open(input, { ...options, deadlineMs });
     const buf = await this.read(res.body, options.maxBytes ?? MAX_PAGE_BYTES);
     return { url: res.url, status: res.status, headers: res.headers, text: buf.toString('utf8') };

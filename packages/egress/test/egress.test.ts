@@ -1,21 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { ReelayError } from '@reelay/contracts';
 import { startOrigin, type Origin } from '@reelay/testkit';
 import { Egress } from '../src/egress.js';
 
 let origin: Origin;
 const egress = new Egress({ allowlist: ['127.0.0.1'], responseTimeoutMs: 500, idleTimeoutMs: 500 });
 const strict = new Egress();
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ReelayError);
-    return (err as ReelayError).code;
-  }
-  throw new Error('expected a failure');
-}
 
 beforeAll(async () => {
   origin = await startOrigin();
@@ -60,14 +49,14 @@ describe('egress guard', () => {
 
   test('refuses loopback without the allowlist, before connecting', async () => {
     const before = origin.hits.get('/page') ?? 0;
-    expect(await codeOf(strict.fetchText(origin.url('/page')))).toBe('url_blocked');
+    await expect(strict.fetchText(origin.url('/page'))).rejects.toMatchObject({ code: 'url_blocked' });
     expect(origin.hits.get('/page') ?? 0).toBe(before);
   });
 
   test.each(['http://127.0.0.2:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.0.0.1/', 'http://0177.0.0.1/', 'http://127.1/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'http://[::]/', 'http://169.254.169.254/', 'http://0xa9fea9fe/'])(
     'refuses %s without the allowlist, whatever its spelling',
     async (url) => {
-      expect(await codeOf(strict.fetchText(url))).toBe('url_blocked');
+      await expect(strict.fetchText(url)).rejects.toMatchObject({ code: 'url_blocked' });
     },
   );
 
@@ -80,45 +69,44 @@ describe('egress guard', () => {
     ['http://0x7f.0.0.1:1/', 'upstream_error'],
     ['http://[::ffff:127.0.0.1]:1/', 'upstream_error'],
   ])('with 127.0.0.1 allow-listed, %s gives %s', async (url, expected) => {
-    expect(await codeOf(egress.fetchText(url))).toBe(expected);
+    await expect(egress.fetchText(url)).rejects.toMatchObject({ code: expected });
   });
 
   test('checks DNS answers: localhost resolves to loopback and is refused', async () => {
-    expect(await codeOf(strict.fetchText(`http://localhost:${origin.port}/page`))).toBe('url_blocked');
+    await expect(strict.fetchText(`http://localhost:${origin.port}/page`)).rejects.toMatchObject({ code: 'url_blocked' });
   });
 
   test('re-checks every redirect hop', async () => {
-    expect(await codeOf(egress.fetchText(origin.url('/to-blocked')))).toBe('url_blocked');
-    expect(await codeOf(egress.fetchText(origin.url('/to-metadata')))).toBe('url_blocked');
-    expect(await codeOf(egress.fetchText(origin.url('/to-file')))).toBe('url_blocked');
+    await expect(egress.fetchText(origin.url('/to-blocked'))).rejects.toMatchObject({ code: 'url_blocked' });
+    await expect(egress.fetchText(origin.url('/to-metadata'))).rejects.toMatchObject({ code: 'url_blocked' });
+    await expect(egress.fetchText(origin.url('/to-file'))).rejects.toMatchObject({ code: 'url_blocked' });
   });
 
   test('stops redirect loops and chains longer than five hops', async () => {
-    expect(await codeOf(egress.fetchText(origin.url('/loop-a')))).toBe('upstream_error');
-    expect(await codeOf(egress.fetchText(origin.url('/chain/0')))).toBe('upstream_error');
+    await expect(egress.fetchText(origin.url('/loop-a'))).rejects.toMatchObject({ code: 'upstream_error' });
+    await expect(egress.fetchText(origin.url('/chain/0'))).rejects.toMatchObject({ code: 'upstream_error' });
     expect((await egress.fetchText(origin.url('/chain/2'))).text).toBe('end');
   });
 
   test('maps origin statuses', async () => {
-    expect(await codeOf(egress.fetchText(origin.url('/missing')))).toBe('content_not_found');
-    expect(await codeOf(egress.fetchText(origin.url('/gone')))).toBe('content_not_found');
-    expect(await codeOf(egress.fetchText(origin.url('/broken')))).toBe('upstream_error');
+    await expect(egress.fetchText(origin.url('/missing'))).rejects.toMatchObject({ code: 'content_not_found' });
+    await expect(egress.fetchText(origin.url('/gone'))).rejects.toMatchObject({ code: 'content_not_found' });
+    await expect(egress.fetchText(origin.url('/broken'))).rejects.toMatchObject({ code: 'upstream_error' });
     const allowed = await egress.fetchText(origin.url('/broken'), { allowErrorStatus: true });
     expect(allowed.status).toBe(500);
   });
 
   test('times out on an origin that never answers', async () => {
-    expect(await codeOf(egress.fetchText(origin.url('/stall')))).toBe('upstream_timeout');
+    await expect(egress.fetchText(origin.url('/stall'))).rejects.toMatchObject({ code: 'upstream_timeout' });
   });
 
   test('stops reading past the byte limit', async () => {
-    expect(await codeOf(egress.fetchText(origin.url('/big')))).toBe('upstream_error');
-    const small = await codeOf(egress.fetchText(origin.url('/page'), { maxBytes: 5 }));
-    expect(small).toBe('upstream_error');
+    await expect(egress.fetchText(origin.url('/big'))).rejects.toMatchObject({ code: 'upstream_error' });
+    await expect(egress.fetchText(origin.url('/page'), { maxBytes: 5 })).rejects.toMatchObject({ code: 'upstream_error' });
   });
 
   test('refuses a closed port with upstream_error', async () => {
-    expect(await codeOf(egress.fetchText('http://127.0.0.1:1/'))).toBe('upstream_error');
+    await expect(egress.fetchText('http://127.0.0.1:1/')).rejects.toMatchObject({ code: 'upstream_error' });
   });
 });
 

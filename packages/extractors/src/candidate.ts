@@ -1,10 +1,11 @@
 // What each page method (JSON-LD, HTML5, Twitter card, OpenGraph) hands to the merger: candidate
 // media items in one shape, and the one rule for whether a URL found on a page is media at all —
 // its scheme, its extension and its declared MIME type.
-import type { MediaType } from '@reelay/contracts';
+import type { ManifestKind, MediaType } from '@reelay/contracts';
 import { urlExtension } from './document.js';
-import { manifestKind, type ManifestKind } from './manifest.js';
+import { manifestKind } from './manifest.js';
 import { parseTypeAttr } from './labels.js';
+import { extOfMime, kindOfMime, mimeOfExt } from './media-types.js';
 
 export type PageMethod = 'json_ld' | 'html5' | 'twitter_card' | 'opengraph';
 
@@ -31,42 +32,12 @@ export interface Candidate {
   title?: string;
 }
 
-const EXT_MIME: Record<string, string> = {
-  mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm', mkv: 'video/x-matroska', ogv: 'video/ogg',
-  flv: 'video/x-flv', ts: 'video/mp2t', '3gp': 'video/3gpp', avi: 'video/x-msvideo', wmv: 'video/x-ms-wmv', mpg: 'video/mpeg', mpeg: 'video/mpeg',
-  mp3: 'audio/mpeg', m4a: 'audio/mp4', aac: 'audio/aac', ogg: 'audio/ogg', oga: 'audio/ogg', opus: 'audio/opus', wav: 'audio/wav',
-  flac: 'audio/flac', weba: 'audio/webm', mka: 'audio/x-matroska', wma: 'audio/x-ms-wma',
-  jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', heic: 'image/heic', bmp: 'image/bmp',
-};
-
-const MIME_EXT: Record<string, string> = {
-  'video/mp4': 'mp4', 'video/webm': 'webm', 'video/ogg': 'ogv', 'video/quicktime': 'mov', 'video/x-matroska': 'mkv', 'video/x-flv': 'flv',
-  'video/mp2t': 'ts', 'video/3gpp': '3gp', 'video/mpeg': 'mpg', 'audio/mpeg': 'mp3', 'audio/mp3': 'mp3', 'audio/mp4': 'm4a', 'audio/x-m4a': 'm4a',
-  'audio/aac': 'aac', 'audio/ogg': 'ogg', 'audio/opus': 'opus', 'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/flac': 'flac', 'audio/webm': 'weba',
-  'image/jpeg': 'jpg', 'image/png': 'png', 'image/gif': 'gif', 'image/webp': 'webp', 'image/avif': 'avif',
-};
-
 // Players, scripts, pages and subtitle files that sites put where media belongs (yt-dlp's
 // filter_video drops the same kinds).
 const NOT_MEDIA_EXT = new Set(['swf', 'js', 'css', 'html', 'htm', 'xhtml', 'xml', 'json', 'srt', 'vtt', 'ttml', 'sbv', 'sub', 'txt', 'svg']);
 
 // Declared types that name a player or an embed rather than a file.
 const NOT_MEDIA_MIME = /^(?:text\/|application\/(?:x-shockwave-flash|javascript|json|xhtml)|video\/(?:youtube|vimeo|x-youtube))/;
-
-/** Known extension of a MIME type, or a MIME type for an extension ('jpg' → 'image/jpeg'). */
-export function mimeOfExt(ext: string): string | undefined {
-  return EXT_MIME[ext.replace(/^\./, '').toLowerCase()];
-}
-
-export function kindOfMime(mime: string | undefined): MediaType | undefined {
-  if (!mime) return undefined;
-  if (mime.startsWith('video/')) return 'video';
-  if (mime.startsWith('audio/')) return 'audio';
-  if (mime.startsWith('image/')) return 'image';
-  if (mime === 'application/ogg') return 'audio';
-  if (mime === 'application/mp4') return 'video';
-  return undefined;
-}
 
 /** An absolute http(s) URL, or undefined for empty values, data:, blob:, javascript: and garbage. */
 export function resolveUrl(raw: string | undefined, base: URL): string | undefined {
@@ -105,7 +76,7 @@ export function findSource(raw: string | undefined, base: URL, hints: SourceHint
   if (mime && NOT_MEDIA_MIME.test(mime)) return undefined;
   const manifest = manifestKind(url, mime);
   if (manifest && hints.declared === 'image') return undefined;
-  const extMime = EXT_MIME[ext];
+  const extMime = mimeOfExt(ext);
   if (hints.strict && !manifest && !kindOfMime(mime) && !extMime) return undefined;
   const kind = manifest ? (hints.declared ?? 'video') : (kindOfMime(mime) ?? hints.declared ?? kindOfMime(extMime));
   if (!kind) return undefined;
@@ -115,7 +86,7 @@ export function findSource(raw: string | undefined, base: URL, hints: SourceHint
   const source: FoundSource = { url, kind };
   if (manifest) source.manifest = manifest;
   if (mime && !manifest) source.mime = mime;
-  const knownExt = (mime && MIME_EXT[mime]) || (extMime ? ext : undefined);
+  const knownExt = (mime && extOfMime(mime)) || (extMime ? ext : undefined);
   if (knownExt && !manifest) source.ext = knownExt;
   const codecs = typed.codecs ?? hints.codecs;
   if (codecs) source.codecs = codecs;

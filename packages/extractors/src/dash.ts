@@ -8,7 +8,9 @@ import { ReelayError } from '@reelay/contracts';
 import { XMLParser } from 'fast-xml-parser';
 import { splitCodecs, type CodecParts } from './codecs.js';
 import { urlExtension, type FetchedDocument } from './document.js';
+import { extOfMime, HTML_TYPES } from './media-types.js';
 import type { DocumentExtractor, MediaDraft, ResultDraft, SourceDraft } from './types.js';
+import { frameRate, isoDuration, positive } from './values.js';
 
 type XmlNode = { [key: string]: unknown };
 
@@ -25,8 +27,6 @@ const parser = new XMLParser({
   isArray: (name, _path, _leaf, isAttribute) => !isAttribute && REPEATED.has(name),
 });
 
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
-const EXT_BY_MIME: Record<string, string> = { 'video/mp4': 'mp4', 'audio/mp4': 'm4a', 'video/webm': 'webm', 'audio/webm': 'webm' };
 /** Language codes that name no language (undetermined, multiple, none, missing). */
 const NO_LANGUAGE = new Set(['und', 'mul', 'zxx', 'mis']);
 const TRICK_MODE = 'http://dashif.org/guidelines/trickmode';
@@ -45,31 +45,6 @@ function kids(node: XmlNode | undefined, name: string): XmlNode[] {
 function attr(node: XmlNode | undefined, name: string): string | undefined {
   const value = node?.[`@${name}`];
   return typeof value === 'string' && value.trim() ? value.trim() : undefined;
-}
-
-function positiveNumber(s: string | undefined): number | undefined {
-  const n = Number(s);
-  return s !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
-}
-
-/** "30000/1001" → 29.97; "25" → 25. */
-function frameRate(s: string | undefined): number | undefined {
-  if (!s) return undefined;
-  const [num, den = '1'] = s.split('/');
-  const rate = Number(num) / Number(den);
-  return Number.isFinite(rate) && rate > 0 ? Math.round(rate * 1000) / 1000 : undefined;
-}
-
-const NUM = String.raw`(\d+(?:\.\d+)?)`;
-// P(?!$) and T(?=\d) refuse the empty forms "P" and "PT".
-const ISO_DURATION = new RegExp(`^P(?!$)(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?=\\d)(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`);
-
-/** An xs:duration (PT1M2.5S, P1DT2H) in seconds; years and months count as 365 and 30 days, as in yt-dlp. */
-function isoDuration(s: string | undefined): number | undefined {
-  const m = s ? ISO_DURATION.exec(s.trim()) : null;
-  if (!m) return undefined;
-  const [y, mo, w, d, h, mi, sec] = m.slice(1).map((v) => Number(v ?? 0));
-  return (((y * 365 + mo * 30 + w * 7 + d) * 24 + h) * 60 + mi) * 60 + sec;
 }
 
 /** The base URL of a level: its first BaseURL resolved against the parent's, else the parent's. */
@@ -156,13 +131,13 @@ function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep
     location = { url: base.url.href, stream_profile: muxed ? 'muxed_progressive' : hasVideo ? 'video_only' : 'audio_only' };
   }
   const lang = pick('lang');
-  const picture = hasVideo ? { width: positiveNumber(pick('width')), height: positiveNumber(pick('height')), fps: frameRate(pick('frameRate')) } : {};
+  const picture = hasVideo ? { width: positive(pick('width')), height: positive(pick('height')), fps: frameRate(pick('frameRate')) } : {};
   walk.sources.push({
     ...location,
     mime_type: mime,
-    ext: mime ? EXT_BY_MIME[mime] : undefined,
+    ext: extOfMime(mime),
     codecs: codecsText,
-    bitrate: positiveNumber(pick('bandwidth')),
+    bitrate: positive(pick('bandwidth')),
     language: lang && !NO_LANGUAGE.has(lang.toLowerCase()) ? lang : undefined,
     has_audio: hasAudio,
     has_video: hasVideo,

@@ -3,24 +3,10 @@
 import { parse as parseDisposition } from 'content-disposition';
 import type { MediaType } from '@reelay/contracts';
 import { urlExtension, type FetchedDocument } from './document.js';
+import { kindOfMime, mimeOfExt } from './media-types.js';
 import type { DocumentExtractor, ResultDraft, SourceDraft } from './types.js';
 
-const EXT_KIND: Record<string, MediaType> = {
-  mp4: 'video', m4v: 'video', mov: 'video', webm: 'video', mkv: 'video', avi: 'video', ogv: 'video', flv: 'video', ts: 'video', '3gp': 'video', wmv: 'video', mpg: 'video', mpeg: 'video',
-  mp3: 'audio', m4a: 'audio', aac: 'audio', ogg: 'audio', oga: 'audio', opus: 'audio', wav: 'audio', flac: 'audio', weba: 'audio', wma: 'audio', mka: 'audio',
-  jpg: 'image', jpeg: 'image', png: 'image', gif: 'image', webp: 'image', avif: 'image', heic: 'image', bmp: 'image',
-};
-
 const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/binary', 'application/force-download', 'application/x-download']);
-
-function kindOfMime(mime: string): MediaType | undefined {
-  if (mime.startsWith('video/')) return 'video';
-  if (mime.startsWith('audio/')) return 'audio';
-  if (mime.startsWith('image/') && mime !== 'image/svg+xml') return 'image';
-  if (mime === 'application/ogg') return 'audio';
-  if (mime === 'application/mp4') return 'video';
-  return undefined;
-}
 
 function classify(doc: FetchedDocument): { kind: MediaType; mime?: string; ext?: string } | undefined {
   const byType = kindOfMime(doc.contentType);
@@ -31,7 +17,7 @@ function classify(doc: FetchedDocument): { kind: MediaType; mime?: string; ext?:
     if (kind) return { kind, mime: doc.sniffed.mime, ext: doc.sniffed.ext };
   }
   const ext = urlExtension(doc.finalUrl);
-  const kind = EXT_KIND[ext];
+  const kind = kindOfMime(mimeOfExt(ext));
   return kind ? { kind, ext } : undefined;
 }
 

@@ -6,10 +6,11 @@ import type { Egress } from '@reelay/egress';
 import { BodyTooLargeError, MAX_PAGE_BYTES, readHead, toReelayError } from '@reelay/egress';
 import { ReelayError } from '@reelay/contracts';
 import { fileTypeFromBuffer } from 'file-type';
+import { DASH_TYPES, HLS_TYPES, HTML_TYPES } from './media-types.js';
 
 export const SNIFF_BYTES = 4100;
 
-const TEXT_TYPES = new Set(['text/html', 'application/xhtml+xml', 'application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl', 'application/dash+xml']);
+const TEXT_TYPES = new Set([...HTML_TYPES, ...HLS_TYPES, ...DASH_TYPES]);
 
 export interface FetchedDocument {
   /** The URL as submitted. */

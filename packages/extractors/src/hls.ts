@@ -6,10 +6,15 @@ import HLS from 'hls-parser';
 import type { Key, MasterPlaylist, MediaPlaylist, Rendition, Variant } from 'hls-parser/types.js';
 import { splitCodecs } from './codecs.js';
 import { urlExtension, type FetchedDocument } from './document.js';
+import { HLS_TYPES, HTML_TYPES } from './media-types.js';
 import type { DocumentExtractor, MediaDraft, ResultDraft, SourceDraft } from './types.js';
+import { positive } from './values.js';
 
-const MPEGURL_TYPES = new Set(['application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl']);
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+// Strict mode rejects what players and yt-dlp accept (a missing or too low EXT-X-VERSION, an
+// EXTINF longer than the target duration, duplicate rendition names), so the lenient mode is set once, at load;
+// silent keeps its complaints off stderr. What matters here (a variant or segment to list) is
+// checked on the result instead.
+HLS.setOptions({ strictMode: false, silent: true });
 
 /** Key systems whose keys only a licensed player can obtain: FairPlay, PlayReady, Widevine. */
 const DRM_KEYFORMATS = new Set(['com.apple.streamingkeydelivery', 'com.microsoft.playready', 'urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed']);
@@ -34,11 +39,6 @@ export function parseHls(text: string, url: URL, headers?: Record<string, string
 }
 
 function parsePlaylist(text: string): MasterPlaylist | MediaPlaylist {
-  // Strict mode rejects what players and yt-dlp accept (a missing or too low EXT-X-VERSION, an
-  // EXTINF longer than the target duration, duplicate rendition names), so the lenient mode is used;
-  // silent keeps its complaints off stderr. What matters here (a variant or segment to list) is
-  // checked on the result instead.
-  HLS.setOptions({ strictMode: false, silent: true });
   try {
     return HLS.parse(prepare(text));
   } catch (err) {
@@ -74,10 +74,6 @@ function resolveUri(uri: string | undefined, base: URL): URL | undefined {
   if (!URL.canParse(uri, base.href)) return undefined;
   const url = new URL(uri, base);
   return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
-}
-
-function positive(n: number | undefined): number | undefined {
-  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 /** The rendition a player picks from a group: the DEFAULT one, else the first. */
@@ -184,7 +180,7 @@ function fromMedia(playlist: MediaPlaylist, url: URL): MediaDraft[] {
 }
 
 function detect(doc: FetchedDocument): boolean {
-  if (MPEGURL_TYPES.has(doc.contentType)) return true;
+  if (HLS_TYPES.has(doc.contentType)) return true;
   if (looksLikeHls(doc.head.toString('utf8'))) return true;
   // A .m3u8 URL answered with an HTML page is an error page or a login wall, left to the page extractor.
   return urlExtension(doc.finalUrl) === 'm3u8' && !HTML_TYPES.has(doc.contentType);

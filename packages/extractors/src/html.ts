@@ -11,6 +11,7 @@ import { jsonLdCandidates } from './jsonld.js';
 import { cleanText } from './labels.js';
 import { expandManifest } from './manifest.js';
 import { ogImage, ogTitle, openGraphImages, openGraphMedia } from './opengraph.js';
+import { HTML_TYPES } from './media-types.js';
 import { parsePage, type PageInfo } from './page.js';
 import { twitterCandidates, twitterImage, twitterTitle } from './twitter.js';
 import type { DocumentExtractor, ExtractContext, MediaDraft, ResultDraft, SourceDraft } from './types.js';
@@ -18,7 +19,6 @@ import type { DocumentExtractor, ExtractContext, MediaDraft, ResultDraft, Source
 /** Manifests fetched per page, at most: each is a request to the origin. */
 export const MAX_MANIFESTS = 4;
 
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 // Types origins send when they do not know (or lie): the first bytes decide.
 const UNTYPED = new Set(['', 'text/plain', 'application/octet-stream', 'binary/octet-stream', 'application/binary', 'application/force-download', 'application/x-download']);
 const HTML_START = /^(?:\s|<!--[\s\S]*?-->)*<(?:!doctype\s+html|html|head|meta)[\s>/]/i;

@@ -4,7 +4,8 @@
 // title="1500k"), which we read like yt-dlp does.
 import type { Candidate, FoundSource } from './candidate.js';
 import { addSource, findSource } from './candidate.js';
-import { parseBitrate, parseResolution, positiveInt, type Resolution } from './labels.js';
+import { parseBitrate, parseResolution, type Resolution, toNumber } from './labels.js';
+import { positiveInt } from './values.js';
 import type { Attrs, MediaElement } from './page.js';
 
 // Lazy-loading players move the URL into data-* attributes; the first usable one wins.
@@ -21,8 +22,8 @@ function firstSource(attrs: Attrs, names: readonly string[], make: (raw: string)
 
 /** Resolution from explicit attributes first, then from the label or title text. */
 function sourceResolution(attrs: Attrs): Resolution {
-  const width = positiveInt(attrs.width);
-  const height = positiveInt(attrs.height) ?? positiveInt(attrs.res) ?? positiveInt(attrs['data-res']) ?? positiveInt(attrs.size);
+  const width = positiveInt(toNumber(attrs.width));
+  const height = positiveInt(toNumber(attrs.height)) ?? positiveInt(toNumber(attrs.res)) ?? positiveInt(toNumber(attrs['data-res'])) ?? positiveInt(toNumber(attrs.size));
   if (width || height) return { width, height };
   const fromLabel = parseResolution(attrs.label);
   return fromLabel.height ? fromLabel : parseResolution(attrs.title);
@@ -31,8 +32,8 @@ function sourceResolution(attrs: Attrs): Resolution {
 function elementCandidate(element: MediaElement, base: URL): Candidate | undefined {
   const declared = element.kind;
   // width/height on the element are its display size: a fallback for renditions that say nothing.
-  const width = positiveInt(element.attrs.width);
-  const height = positiveInt(element.attrs.height);
+  const width = positiveInt(toNumber(element.attrs.width));
+  const height = positiveInt(toNumber(element.attrs.height));
   const withShown = (s: FoundSource): FoundSource => {
     if (s.kind !== 'video' || s.manifest || s.width || s.height) return s;
     return { ...s, ...(width && { width }), ...(height && { height }) };

@@ -21,8 +21,11 @@ export * from './registry.js';
 export * from './result.js';
 export * from './document.js';
 export * from './manifest.js';
+export { extOfMime, kindOfMime, mimeOfExt, HTML_TYPES, HLS_TYPES, DASH_TYPES } from './media-types.js';
 export { YtdlpBridge, YTDLP_TIMEOUT_MS, hostListed, type YtdlpOptions } from './ytdlp.js';
 export { mapYtdlpInfo } from './ytdlp-map.js';
+/** X's syndication token for a post id (tests play the syndication endpoint and check it). */
+export { syndicationToken } from './platforms/x.js';
 export { locateYtdlp } from './ytdlp-process.js';
 
 /** Tried in order on a fetched document: manifests first (they are text), then media files, then pages. */

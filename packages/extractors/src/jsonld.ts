@@ -3,8 +3,10 @@
 // video, image or associatedMedia; a WebPage's mainEntity; an ItemList's entries). contentUrl is
 // the file; embedUrl is a player page, which yt-dlp ignores as a media URL too.
 import type { MediaType } from '@reelay/contracts';
-import { addSource, findSource, mimeOfExt, resolveUrl, type Candidate, type FoundSource } from './candidate.js';
-import { cleanText, parseBitrate, parseDuration, parseSize, positiveInt, toNumber } from './labels.js';
+import { addSource, findSource, resolveUrl, type Candidate, type FoundSource } from './candidate.js';
+import { mimeOfExt } from './media-types.js';
+import { cleanText, parseBitrate, parseDuration, parseSize, toNumber } from './labels.js';
+import { positiveInt } from './values.js';
 
 type Obj = Record<string, unknown>;
 
@@ -69,8 +71,8 @@ function addFiles(sources: FoundSource[], node: Obj, declared: MediaType | undef
   const hints = {
     type: formatType(node.encodingFormat ?? node.fileFormat),
     declared,
-    width: positiveInt(node.width),
-    height: positiveInt(node.height),
+    width: positiveInt(toNumber(node.width)),
+    height: positiveInt(toNumber(node.height)),
     bitrate: bitrateOf(node.bitrate),
     size: parseSize(node.contentSize),
   };

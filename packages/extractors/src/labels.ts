@@ -1,6 +1,7 @@
 // Reading the loose values pages put in attributes, meta tags and JSON-LD: player labels ("720p",
 // "1080p HD", "1500k", "1920x1080"), sizes ("12.5 MB"), durations (ISO 8601 "PT1H2M3.5S", "1:02:03",
 // plain seconds) and type attributes (`video/mp4; codecs="avc1.42E01E, mp4a.40.2"`).
+import { isoDuration } from './values.js';
 
 /** A finite number from a number, a numeric string ("1280", "1280px") or a schema.org QuantitativeValue. */
 export function toNumber(value: unknown): number | undefined {
@@ -14,12 +15,6 @@ export function toNumber(value: unknown): number | undefined {
     return typeof inner === 'object' ? undefined : toNumber(inner);
   }
   return undefined;
-}
-
-/** A positive whole number, or undefined. */
-export function positiveInt(value: unknown): number | undefined {
-  const n = toNumber(value);
-  return n !== undefined && n > 0 ? Math.round(n) : undefined;
 }
 
 export interface Resolution {
@@ -66,8 +61,6 @@ export function parseSize(value: unknown): number | undefined {
   return Math.round(Number(m[1]) * SIZE_UNITS[(m[2] ?? '').toLowerCase()]);
 }
 
-const ISO_DURATION = /^P(?:(\d+(?:[.,]\d+)?)D)?(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/i;
-
 /** Seconds from ISO 8601 ("PT1H2M3.5S", "P0DT0H5M"), a clock ("1:02:03") or plain seconds. */
 export function parseDuration(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
@@ -76,10 +69,7 @@ export function parseDuration(value: unknown): number | undefined {
   if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text);
   const clock = /^(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d+)?)$/.exec(text);
   if (clock) return Number(clock[1] ?? 0) * 3600 + Number(clock[2]) * 60 + Number(clock[3]);
-  const iso = ISO_DURATION.exec(text);
-  if (!iso || !/\d/.test(text)) return undefined;
-  const [days, hours, minutes, seconds] = iso.slice(1).map((part) => (part ? Number(part.replace(',', '.')) : 0));
-  return days * 86400 + hours * 3600 + minutes * 60 + seconds;
+  return isoDuration(text);
 }
 
 /** The MIME type (lower case, without parameters) and the codecs parameter of a type attribute. */

@@ -1,15 +1,11 @@
 // Expanding a manifest URL found elsewhere (a page's og:video, a <source>, a JSON-LD contentUrl)
 // into its variants, with the same parsers the manifest extractors use.
-import { ReelayError } from '@reelay/contracts';
+import { ReelayError, type ManifestKind } from '@reelay/contracts';
 import { urlExtension } from './document.js';
 import { looksLikeHls, parseHls } from './hls.js';
 import { looksLikeMpd, parseMpd } from './dash.js';
+import { DASH_TYPES, HLS_TYPES } from './media-types.js';
 import type { ExtractContext, MediaDraft } from './types.js';
-
-export type ManifestKind = 'hls' | 'dash';
-
-const HLS_TYPES = new Set(['application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl']);
-const DASH_TYPES = new Set(['application/dash+xml']);
 
 /** Whether a URL (with an optional declared MIME type) names an HLS or DASH manifest. */
 export function manifestKind(url: string, mime?: string): ManifestKind | undefined {

@@ -4,7 +4,8 @@
 // file itself; like yt-dlp we keep only what is typed or named as media.
 import type { MediaType } from '@reelay/contracts';
 import { findSource, type Candidate } from './candidate.js';
-import { parseDuration, positiveInt } from './labels.js';
+import { parseDuration, toNumber } from './labels.js';
+import { positiveInt } from './values.js';
 import { metaFirst, type MetaTag, type PageInfo } from './page.js';
 
 type Root = 'og:video' | 'og:audio' | 'og:image';
@@ -40,7 +41,7 @@ function groupUrls(group: Group): string[] {
 }
 
 function groupCandidate(group: Group, base: URL, declared: MediaType, strict: boolean): Candidate | undefined {
-  const hints = { type: group.type, declared, strict, width: positiveInt(group.width), height: positiveInt(group.height) };
+  const hints = { type: group.type, declared, strict, width: positiveInt(toNumber(group.width)), height: positiveInt(toNumber(group.height)) };
   for (const raw of groupUrls(group)) {
     const source = findSource(raw, base, hints);
     if (source) return { method: 'opengraph', type: declared, sources: [source] };

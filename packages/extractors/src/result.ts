@@ -4,6 +4,7 @@
 import { ExtractResultSchema, ReelayError, type ExtractResult, type MediaItem, type Source } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { Extraction, MediaDraft, ResultDraft, SourceDraft, SourceRecord } from './types.js';
+import { nonNegative, positiveInt } from './values.js';
 
 const PROTOCOL_RANK: Record<Source['stream_profile'], number> = {
   muxed_progressive: 0,
@@ -47,15 +48,6 @@ export function compareSources(a: SourceDraft, b: SourceDraft): number {
     PROTOCOL_RANK[a.stream_profile] - PROTOCOL_RANK[b.stream_profile] ||
     (b.size ?? 0) - (a.size ?? 0)
   );
-}
-
-function positiveInt(n: unknown): number | undefined {
-  const v = typeof n === 'string' ? Number(n) : n;
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : undefined;
-}
-
-function finiteNonNegative(n: unknown): number | undefined {
-  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
 function toSource(d: SourceDraft): Source {
@@ -132,7 +124,7 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
   const media: MediaItem[] = items.map(({ draft: item, sources }, index) => {
     const out: MediaItem = { index, type: item.type, sources: sources.map(toSource) };
     if (item.thumbnail) out.thumbnail = item.thumbnail;
-    const duration = finiteNonNegative(item.duration);
+    const duration = nonNegative(item.duration);
     if (duration !== undefined) out.duration = Math.round(duration * 1000) / 1000;
     if (item.title && items.length > 1) out.title = item.title.slice(0, 500);
     for (const [i, s] of sources.entries()) {

@@ -5,19 +5,13 @@
 // Field meanings (yt-dlp README, "OUTPUT TEMPLATE"; platforms.md §20): vcodec/acodec 'none' means
 // the track is absent, a missing value means unknown (yt-dlp then assumes both); tbr is in kbit/s;
 // http_headers are what yt-dlp itself would send to download the format.
+import { mimeOfExt } from './media-types.js';
 import type { MediaDraft, ResultDraft, SourceDraft } from './types.js';
+import { obj, positive, str, type Json } from './values.js';
 
-type Json = Record<string, unknown>;
-
-const obj = (v: unknown): Json | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
 
 /** Download headers yt-dlp records that a download needs; the rest (Accept, Sec-Fetch-*) are its own habits. */
 const KEPT_HEADERS = ['User-Agent', 'Referer', 'Cookie', 'Origin'];
-
-const VIDEO_MIME: Record<string, string> = { mp4: 'video/mp4', m4v: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', flv: 'video/x-flv', mkv: 'video/x-matroska', '3gp': 'video/3gpp', ts: 'video/mp2t' };
-const AUDIO_MIME: Record<string, string> = { m4a: 'audio/mp4', mp4: 'audio/mp4', mp3: 'audio/mpeg', webm: 'audio/webm', weba: 'audio/webm', ogg: 'audio/ogg', oga: 'audio/ogg', opus: 'audio/ogg', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav' };
 
 /** yt-dlp's extractor_key as a platform name: lower case, [a-z0-9_] only ("Youtube" → "youtube"). */
 export function platformName(extractorKey: unknown): string {
@@ -67,10 +61,10 @@ export function formatSource(f: Json): SourceDraft | undefined {
   const hasVideo = vcodec !== null;
   const hasAudio = acodec !== null;
   const common: Omit<SourceDraft, 'url' | 'stream_profile'> = {
-    width: num(f.width),
-    height: num(f.height),
-    fps: num(f.fps),
-    bitrate: num(f.tbr) !== undefined ? Math.round(num(f.tbr)! * 1000) : undefined,
+    width: positive(f.width),
+    height: positive(f.height),
+    fps: positive(f.fps),
+    bitrate: positive(f.tbr) !== undefined ? Math.round(positive(f.tbr)! * 1000) : undefined,
     codecs: [vcodec, acodec].filter((c): c is string => typeof c === 'string').join(',') || undefined,
     language: str(f.language),
     headers: keptHeaders(f.http_headers),
@@ -91,9 +85,9 @@ export function formatSource(f: Json): SourceDraft | undefined {
   if (!isHttpUrl(url)) return undefined;
   const ext = str(f.ext)?.toLowerCase();
   const profile = hasVideo && hasAudio ? 'muxed_progressive' : hasVideo ? 'video_only' : 'audio_only';
-  const mime = ext ? (profile === 'audio_only' ? AUDIO_MIME[ext] : VIDEO_MIME[ext]) : undefined;
+  const mime = ext ? mimeOfExt(ext, profile === 'audio_only' ? 'audio' : undefined) : undefined;
   const split = profile === 'muxed_progressive' ? {} : tracks;
-  return { url, stream_profile: profile, ext, mime_type: mime, size: num(f.filesize), ...common, ...split };
+  return { url, stream_profile: profile, ext, mime_type: mime, size: positive(f.filesize), ...common, ...split };
 }
 
 function thumbnailOf(entry: Json): string | undefined {
@@ -115,7 +109,7 @@ function mediaItem(entry: Json): MediaDraft | undefined {
   const sources = formats.map((f) => obj(f)).flatMap((f) => (f ? (formatSource(f) ?? []) : []));
   if (sources.length === 0) return undefined;
   const audioOnly = sources.every((s) => s.has_video === false);
-  return { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: num(entry.duration) };
+  return { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: positive(entry.duration) };
 }
 
 /** Video entries of an info dict: itself, or a playlist's entries (nested playlists flattened). */

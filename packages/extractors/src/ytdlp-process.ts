@@ -3,9 +3,9 @@
 // nothing bypasses `--proxy`), a hard time limit (SIGKILL to its whole process group: it may start
 // helpers of its own), bounded output, and only a short sanitised line of stderr kept, because yt-dlp
 // echoes URLs, tokens included, into its messages.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 
 /** The flags every run gets; the URL and the proxy are added per run. */
 export const YTDLP_FLAGS: readonly string[] = [
@@ -40,11 +40,10 @@ export function childEnv(base: Record<string, string | undefined>): Record<strin
 }
 
 /**
- * The yt-dlp binary: YTDLP_PATH when it names an executable file, else `yt-dlp` on PATH (the
- * process's, as a spawn without a path would search it). `problem` explains a YTDLP_PATH that cannot
- * be used, for the start-up log.
+ * The yt-dlp binary: YTDLP_PATH when it names an executable file, else `yt-dlp` on `searchPath` (the
+ * PATH the config read). `problem` explains a YTDLP_PATH that cannot be used, for the start-up log.
  */
-export function locateYtdlp(configured: string | undefined, searchPath = process.env.PATH ?? ''): { binary?: string; problem?: string } {
+export function locateYtdlp(configured: string | undefined, searchPath: string): { binary?: string; problem?: string } {
   if (configured) {
     return isExecutable(configured) ? { binary: configured } : { problem: `YTDLP_PATH=${configured} is not an executable file` };
   }
@@ -87,46 +86,50 @@ export interface RunOutcome {
 const STDERR_TAIL = 8 * 1024;
 
 /** Runs the binary to its end; rejects only when it cannot be started. */
-export function runYtdlp(opts: RunOptions): Promise<RunOutcome> {
-  return new Promise<RunOutcome>((resolve, reject) => {
-    // Its own process group, so that one kill reaches whatever it started.
-    const child = spawn(opts.binary, opts.args, { env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, shell: false });
-    let ended: RunOutcome['ended'] = 'exited';
-    const stdout: Buffer[] = [];
-    let stdoutBytes = 0;
-    let stderr = '';
-    const kill = (why: RunOutcome['ended']) => {
-      if (ended === 'exited') ended = why;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL'); // the group is already gone; the child itself may not be reaped yet
-      }
-    };
-    const timer = setTimeout(() => kill('timeout'), opts.timeoutMs);
-    const onAbort = () => kill('aborted');
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener('abort', onAbort, { once: true });
-
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      if (stdoutBytes > opts.maxStdoutBytes) return kill('too_large');
-      stdout.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
-    });
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      reject(err);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      resolve({ ended, exitCode: code, stdout: Buffer.concat(stdout).toString('utf8'), stderr });
-    });
+export async function runYtdlp(opts: RunOptions): Promise<RunOutcome> {
+  // How the run ended, set by the kills below (an object, as closures write it).
+  const run: { ended: RunOutcome['ended'] } = { ended: 'exited' };
+  const subprocess = execa(opts.binary, opts.args, {
+    env: opts.env,
+    extendEnv: false, // only the variables childEnv kept: never a proxy variable of this process
+    stdin: 'ignore',
+    detached: true, // its own process group, so that one kill reaches whatever it started
+    buffer: { stdout: true, stderr: false }, // stderr is kept as a bounded tail below
+    stripFinalNewline: false,
+    reject: false,
   });
+  const kill = (why: RunOutcome['ended']) => {
+    if (run.ended === 'exited') run.ended = why;
+    try {
+      if (subprocess.pid !== undefined) process.kill(-subprocess.pid, 'SIGKILL');
+    } catch {
+      subprocess.kill('SIGKILL'); // the group is already gone; the child itself may not be reaped yet
+    }
+  };
+  const timer = setTimeout(() => kill('timeout'), opts.timeoutMs);
+  const onAbort = () => kill('aborted');
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  let stdoutBytes = 0;
+  subprocess.stdout?.on('data', (chunk: Buffer) => {
+    stdoutBytes += chunk.length;
+    if (stdoutBytes > opts.maxStdoutBytes) kill('too_large');
+  });
+  let stderr = '';
+  subprocess.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+  });
+  try {
+    const result = await subprocess;
+    // A binary that could not be started has neither an exit code nor a signal.
+    if (result.failed && result.exitCode === undefined && result.signal === undefined && run.ended === 'exited') throw result.cause ?? new Error(result.shortMessage);
+    const stdout = run.ended === 'too_large' ? '' : String(result.stdout ?? '');
+    return { ended: run.ended, exitCode: result.exitCode ?? null, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
 }
 
 /**

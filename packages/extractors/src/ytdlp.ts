@@ -29,7 +29,7 @@ export interface YtdlpOptions {
   maxWaiting?: number;
   /** Bytes one run may move through the proxy; default 64 MiB (pages, player scripts, manifests). */
   maxBytes?: number;
-  /** Environment the child's is taken from (default: this process's); see childEnv. */
+  /** Environment the child's is taken from (the config's childEnv; default none); see childEnv. */
   baseEnv?: Record<string, string | undefined>;
 }
 
@@ -105,7 +105,7 @@ export class YtdlpBridge implements FallbackExtractor {
       outcome = await runYtdlp({
         binary,
         args: ytdlpArgs(url, session.proxyUrl),
-        env: childEnv(this.options.baseEnv ?? process.env), // a subprocess inherits it anyway; childEnv keeps only a few
+        env: childEnv(this.options.baseEnv ?? {}), // childEnv keeps only a few, and never a proxy variable
         timeoutMs: this.options.timeoutMs ?? YTDLP_TIMEOUT_MS,
         signal: ctx.signal ? AbortSignal.any([stop.signal, ctx.signal]) : stop.signal,
         maxStdoutBytes: MAX_STDOUT_BYTES,

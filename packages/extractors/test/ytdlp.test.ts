@@ -21,7 +21,7 @@ let trap: Awaited<ReturnType<typeof startTrap>>;
 const registries: ExtractorRegistry[] = [];
 
 function registry(options: Partial<YtdlpOptions> = {}): ExtractorRegistry {
-  const r = createRegistry({ ytdlp: { binary: ytdlp, hosts: [], egress, ...options } });
+  const r = createRegistry({ ytdlp: { binary: ytdlp, hosts: [], egress, baseEnv: { PATH: process.env.PATH }, ...options } });
   registries.push(r);
   return r;
 }

@@ -1,15 +1,9 @@
 // Codec names, the container a pair of codecs goes into (yt-dlp's get_compatible_ext), and MIME types.
-
-export const CONTAINERS = ['mp4', 'webm', 'mkv'] as const;
-export const AUDIO_FORMATS = ['mp3', 'm4a', 'opus', 'wav'] as const;
-export const OUTPUT_FORMATS = [...CONTAINERS, ...AUDIO_FORMATS] as const;
-
-export type Container = (typeof CONTAINERS)[number];
-export type AudioFormat = (typeof AUDIO_FORMATS)[number];
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+// The formats themselves are the contracts' (OutputFormatSchema): one list for the API and ffmpeg.
+import { ContainerSchema, type Container, type OutputFormat } from '@reelay/contracts';
 
 export function isContainer(format: OutputFormat): format is Container {
-  return (CONTAINERS as readonly string[]).includes(format);
+  return ContainerSchema.safeParse(format).success;
 }
 
 // mp4a object types that are not AAC (RFC 6381 uses the MP4 object type indication in hex, or
@@ -62,8 +56,11 @@ export function codecKind(codec: string | undefined): 'video' | 'audio' | undefi
   return undefined;
 }
 
-/** An RFC 6381 `codecs` list (`"avc1.64001f, mp4a.40.2"`) split into its video and audio codec. */
-export function splitCodecs(codecs: string | undefined): { videoCodec?: string; audioCodec?: string } {
+/**
+ * The first video and the first audio codec of an RFC 6381 `codecs` list (`"avc1.64001f, mp4a.40.2"`
+ * → h264 and aac), normalised. (The extractors' splitCodecs keeps every entry, unnormalised.)
+ */
+export function codecPair(codecs: string | undefined): { videoCodec?: string; audioCodec?: string } {
   const out: { videoCodec?: string; audioCodec?: string } = {};
   for (const part of (codecs ?? '').split(',')) {
     const kind = codecKind(part);

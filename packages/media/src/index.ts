@@ -3,6 +3,7 @@ export * from './binaries.js';
 export * from './containers.js';
 export * from './inputs.js';
 export * from './operations.js';
+export * from './faststart.js';
 export * from './probe.js';
 export * from './progress.js';
 export * from './runner.js';

@@ -1,5 +1,6 @@
 // The ffmpeg operations (merge, convert, remux) as data, and pure builders of their argument arrays.
-import { codecsFit, isContainer, muxerFor, normaliseCodec, type AudioFormat, type Container, type OutputFormat } from './containers.js';
+import type { AudioFormat, Container, OutputFormat } from '@reelay/contracts';
+import { codecsFit, isContainer, muxerFor, normaliseCodec } from './containers.js';
 import { inputArgs, localPath, type MediaInput } from './inputs.js';
 
 /**

@@ -1,8 +1,6 @@
-// ffprobe as a typed summary, and the faststart check (is moov before mdat) read from the MP4 header.
-import fs from 'node:fs/promises';
+// ffprobe as a typed summary: streams, codecs, duration and size of one input.
 import { execa, ExecaError } from 'execa';
 import { z } from 'zod';
-import { resolveFfprobe } from './binaries.js';
 import { inputArgs, type InputKind, type MediaInput } from './inputs.js';
 import { STDERR_TAIL_BYTES, toFfmpegError } from './runner.js';
 
@@ -66,7 +64,7 @@ export interface ProbeOptions {
 
 /** ffprobe one input (a local file, or an http:// URL with headers) with the same whitelists as ffmpeg. */
 export async function probe(input: MediaInput, opts: ProbeOptions = {}): Promise<ProbeResult> {
-  const binary = opts.binary ?? resolveFfprobe();
+  const binary = opts.binary ?? 'ffprobe'; // the worker passes FFPROBE_PATH's resolution
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(input, { kind: opts.kind, aes128: opts.aes128 })];
   let stdout: string;
@@ -90,39 +88,4 @@ export async function probe(input: MediaInput, opts: ProbeOptions = {}): Promise
       ...(s.height !== undefined ? { height: s.height } : {}),
     })),
   };
-}
-
-/**
- * Whether the `moov` box comes before `mdat` among the file's top-level boxes (what +faststart
- * does). Reads only box headers: 32-bit size and type, a 64-bit size when the 32-bit one is 1, and
- * size 0 meaning "to the end of the file". Throws for a file with neither box (not an MP4).
- */
-export async function moovBeforeMdat(file: string): Promise<boolean> {
-  const handle = await fs.open(file, 'r');
-  try {
-    const { size: fileSize } = await handle.stat();
-    const header = Buffer.alloc(16);
-    let offset = 0;
-    while (offset + 8 <= fileSize) {
-      const { bytesRead } = await handle.read(header, 0, 16, offset);
-      if (bytesRead < 8) break;
-      const type = header.toString('latin1', 4, 8);
-      if (type === 'moov') return true;
-      if (type === 'mdat') return false;
-      let boxSize = header.readUInt32BE(0);
-      if (boxSize === 1) {
-        if (bytesRead < 16) break;
-        const large = header.readBigUInt64BE(8);
-        if (large > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`MP4 box too large at offset ${offset} in ${file}`);
-        boxSize = Number(large);
-      } else if (boxSize === 0) {
-        break; // the last box runs to the end of the file, and it is neither moov nor mdat
-      }
-      if (boxSize < 8) throw new Error(`invalid MP4 box size ${boxSize} at offset ${offset} in ${file}`);
-      offset += boxSize;
-    }
-  } finally {
-    await handle.close();
-  }
-  throw new Error(`no moov or mdat box in ${file}: not an MP4 file`);
 }

@@ -1,7 +1,8 @@
 // Whether a finished file is what was asked for: ffmpeg can exit 0 after a failed read (an origin
 // that ignores Range, a body cut short, a missing segment) with a track or a stretch of media
 // missing. The judgement is pure (judgeOutput); verifyOutput probes the local file and applies it.
-import { moovBeforeMdat, probe, type ProbeResult } from './probe.js';
+import { moovBeforeMdat } from './faststart.js';
+import { probe, type ProbeResult } from './probe.js';
 
 export interface OutputExpectation {
   /** Tracks the file must hold. At least one audio or video track is always required. */

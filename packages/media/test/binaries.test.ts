@@ -1,37 +1,25 @@
 import { describe, expect, test } from '@jest/globals';
-import { ffmpegStaticPath, resolveFfmpeg, resolveFfprobe, type BinaryDeps } from '../src/binaries.js';
-
-const deps = (staticPath: string | null, existing: string[]): BinaryDeps => ({
-  staticPath: () => staticPath,
-  exists: (file) => existing.includes(file),
-});
+import { resolveFfmpeg, resolveFfprobe } from '../src/binaries.js';
 
 describe('ffmpeg binary', () => {
-  test('FFMPEG_PATH wins over everything', () => {
-    expect(resolveFfmpeg({ FFMPEG_PATH: '/opt/ffmpeg' }, deps('/static/ffmpeg', ['/static/ffmpeg']))).toBe('/opt/ffmpeg');
+  test('FFMPEG_PATH is used as given, even when the file is not there, so a wrong path fails loudly', () => {
+    expect(resolveFfmpeg({ FFMPEG_PATH: '/opt/missing/ffmpeg' })).toBe('/opt/missing/ffmpeg');
   });
 
-  test("ffmpeg-static's binary is used when its file exists", () => {
-    expect(resolveFfmpeg({}, deps('/static/ffmpeg', ['/static/ffmpeg']))).toBe('/static/ffmpeg');
+  test('without FFMPEG_PATH the ffmpeg on PATH is used', () => {
+    expect(resolveFfmpeg({})).toBe('ffmpeg');
+    expect(resolveFfmpeg({ FFMPEG_PATH: '' })).toBe('ffmpeg');
   });
 
-  test("ffmpeg-static's path is skipped when its download never happened", () => {
-    expect(resolveFfmpeg({}, deps('/static/ffmpeg', []))).toBe('ffmpeg');
-  });
-
-  test('ffmpeg on PATH is the fallback when ffmpeg-static has no build for the platform', () => {
-    expect(resolveFfmpeg({ FFMPEG_PATH: '' }, deps(null, []))).toBe('ffmpeg');
-  });
-
-  test("ffmpeg-static's path loads in this workspace, where its install script is skipped", () => {
-    const path = ffmpegStaticPath();
-    expect(path === null || path.endsWith('ffmpeg')).toBe(true);
+  test('FFPROBE_PATH does not change which ffmpeg runs', () => {
+    expect(resolveFfmpeg({ FFPROBE_PATH: '/opt/ffprobe' })).toBe('ffmpeg');
   });
 });
 
 describe('ffprobe binary', () => {
-  test('FFPROBE_PATH, else ffprobe on PATH', () => {
+  test('FFPROBE_PATH, else ffprobe on PATH; FFMPEG_PATH does not move it', () => {
     expect(resolveFfprobe({ FFPROBE_PATH: '/opt/ffprobe' })).toBe('/opt/ffprobe');
     expect(resolveFfprobe({})).toBe('ffprobe');
+    expect(resolveFfprobe({ FFMPEG_PATH: '/opt/ffmpeg' })).toBe('ffprobe');
   });
 });

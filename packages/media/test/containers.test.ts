@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { codecsFit, containerFor, mimeForContainer, muxerFor, normaliseCodec, splitCodecs, type Container } from '../src/containers.js';
+import type { Container } from '@reelay/contracts';
+import { codecPair, codecsFit, containerFor, mimeForContainer, muxerFor, normaliseCodec } from '../src/containers.js';
 
 describe('codec names', () => {
   test.each([
@@ -38,9 +39,9 @@ describe('codec names', () => {
   });
 
   test('a codecs attribute splits into its video and audio codec', () => {
-    expect(splitCodecs('avc1.64001f, mp4a.40.2')).toEqual({ videoCodec: 'h264', audioCodec: 'aac' });
-    expect(splitCodecs('opus')).toEqual({ audioCodec: 'opus' });
-    expect(splitCodecs(undefined)).toEqual({});
+    expect(codecPair('avc1.64001f, mp4a.40.2')).toEqual({ videoCodec: 'h264', audioCodec: 'aac' });
+    expect(codecPair('opus')).toEqual({ audioCodec: 'opus' });
+    expect(codecPair(undefined)).toEqual({});
   });
 });
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { moovBeforeMdat } from '../src/probe.js';
+import { moovBeforeMdat } from '../src/faststart.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-moov-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -44,12 +44,12 @@ test('docker-compose.yml validates and starts each app only once Redis is health
   expect(compose).not.toMatch(/^version:/m);
   for (const service of ['gateway', 'worker']) {
     const block = new RegExp(`^  ${service}:\\n((?:    .*\\n|\\n)*)`, 'm').exec(compose)?.[1] ?? '';
-    expect({ service, init: /^    init: true$/m.test(block) }).toEqual({ service, init: true });
-    expect({ service, healthcheck: /^    healthcheck:\n      test: .*\/(healthz|readyz)/m.test(block) }).toEqual({ service, healthcheck: true });
-    expect({ service, dependsOnHealthy: /^    depends_on:\n      redis:\n        condition: service_healthy$/m.test(block) }).toEqual({ service, dependsOnHealthy: true });
+    expect({ service, init: /^ {4}init: true$/m.test(block) }).toEqual({ service, init: true });
+    expect({ service, healthcheck: /^ {4}healthcheck:\n {6}test: .*\/(healthz|readyz)/m.test(block) }).toEqual({ service, healthcheck: true });
+    expect({ service, dependsOnHealthy: /^ {4}depends_on:\n {6}redis:\n {8}condition: service_healthy$/m.test(block) }).toEqual({ service, dependsOnHealthy: true });
     expect(block).toMatch(new RegExp(`"${service}/dist/main.js"`));
   }
-  const worker = /^  worker:\n((?:    .*\n|\n)*)/m.exec(compose)![1];
+  const worker = /^ {2}worker:\n((?: {4}.*\n|\n)*)/m.exec(compose)![1];
   // Docker's stop must wait past the worker's hand-back grace, or jobs wait for their lock to lapse.
   const grace = Number(/SHUTDOWN_GRACE_SECONDS: "(\d+)"/.exec(worker)?.[1]);
   const stop = Number(/stop_grace_period: (\d+)s/.exec(worker)?.[1]);

@@ -1,3 +1,4 @@
+export * from './fixtures.js';
 export * from './media.js';
 export * from './origin.js';
 export * from './redis.js';

@@ -7,14 +7,9 @@ import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { ReelayError, type StoredSource } from '@reelay/contracts';
 import { statusError, type Egress } from '@reelay/egress';
+import { extOfMime } from '@reelay/extractors';
 import type { GatewayMetrics, StreamOutcome } from '../metrics.js';
 import { contentDisposition, withExtension } from './disposition.js';
-
-const MIME_EXT: Record<string, string> = {
-  'video/mp4': 'mp4', 'video/webm': 'webm', 'video/quicktime': 'mov', 'video/x-matroska': 'mkv', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a',
-  'audio/aac': 'aac', 'audio/ogg': 'ogg', 'audio/opus': 'opus', 'audio/wav': 'wav', 'audio/flac': 'flac', 'image/jpeg': 'jpg', 'image/png': 'png',
-  'image/gif': 'gif', 'image/webp': 'webp', 'image/avif': 'avif',
-};
 
 export interface StreamOptions {
   egress: Egress;
@@ -57,7 +52,7 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   }
   const upstreamType = String(headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   const contentType = upstreamType && upstreamType !== 'application/octet-stream' ? upstreamType : (source.mime_type ?? 'application/octet-stream');
-  const ext = source.ext ?? MIME_EXT[contentType];
+  const ext = source.ext ?? extOfMime(contentType);
   res.status(status === 206 ? 206 : 200);
   res.setHeader('Content-Type', contentType);
   if (Number.isFinite(length) && headers['content-encoding'] === undefined) res.setHeader('Content-Length', String(length));

@@ -3,7 +3,7 @@
 // and images byte for byte, an HLS variant as a job the worker turns into an MP4.
 import { describe, expect, test } from '@jest/globals';
 import { serveFile } from '@reelay/testkit';
-import { fixture, platformHarness, streams } from './harness.js';
+import { fixture, platformHarness, streams, sha256 } from './harness.js';
 
 const ALICE = 'did:plc:alicefixtureaaaaaaaaaaaa';
 const BOB = 'did:plc:bobfixtureaaaaaaaaaaaaaa';
@@ -74,7 +74,9 @@ describe('Bluesky videos', () => {
     const data = await h.extract(post('3l4vidfixt2aa'));
     expect(data).toMatchObject({ platform: 'bluesky', extract_profile: 'bluesky_api', content_type: 'video' });
     const original = h.source(data, { stream_profile: 'muxed_progressive' });
-    const headers = await h.expectBytes(original.url, h.media.muxedMp4);
+    const got = await h.download(original.url);
+    expect(got).toMatchObject({ status: 200, sha256: sha256(h.media.muxedMp4) });
+    const headers = got.headers;
     expect(headers['content-type']).toBe('video/mp4');
   });
 
@@ -82,20 +84,21 @@ describe('Bluesky videos', () => {
     const data = await h.extract(post('3l4vidfixt2aa'));
     const variant = h.source(data, { stream_profile: 'hls', quality: '360p' });
     const before = h.hitsUnder(`${watch(ALICE, ALICE_VIDEO)}/360p/seg`);
-    const { job, info } = await h.runJob({ url: variant.url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ url: variant.url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Sunset over the harbour.mp4', content_type: 'video/mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
     expect(h.hitsUnder(`${watch(ALICE, ALICE_VIDEO)}/360p/seg`) - before).toBeGreaterThanOrEqual(2);
   });
 
   test("a quote post downloads the quoted video's original from the quoted author's PDS", async () => {
     const data = await h.extract(post('3l4quofixt2aa'));
     expect(data).toMatchObject({ content_type: 'video', title: 'look at this' });
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive' }).url, bobVideo);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(bobVideo) });
   });
 });
 
@@ -103,7 +106,9 @@ describe('Bluesky images', () => {
   test('a single image downloads at full size as the origin bytes', async () => {
     const data = await h.extract(post('3l4imgfixt2aa'));
     expect(data.content_type).toBe('image');
-    const headers = await h.expectBytes(h.source(data, { stream_profile: 'image' }).url, h.image('single'));
+    const got = await h.download(h.source(data, { stream_profile: 'image' }).url);
+    expect(got).toMatchObject({ status: 200, sha256: sha256(h.image('single')) });
+    const headers = got.headers;
     expect(headers['content-type']).toBe('image/jpeg');
   });
 
@@ -113,7 +118,9 @@ describe('Bluesky images', () => {
     expect(data.media).toHaveLength(4);
     for (const [i, name] of ['gallery1', 'gallery2', 'gallery3', 'gallery4'].entries()) {
       const image = h.source(data, { stream_profile: 'image' }, i);
-      const headers = await h.expectBytes(image.url, h.image(name));
+      const got = await h.download(image.url);
+      expect(got).toMatchObject({ status: 200, sha256: sha256(h.image(name)) });
+      const headers = got.headers;
       expect(headers['content-type']).toBe(image.mime_type);
     }
   });
@@ -121,13 +128,15 @@ describe('Bluesky images', () => {
   test('a Tenor GIF card downloads as the GIF itself', async () => {
     const data = await h.extract(post('3l4giffixt2aa'));
     const gif = h.source(data, { stream_profile: 'image', mime_type: 'image/gif' });
-    const headers = await h.expectBytes(gif.url, h.image('tenor'));
+    const got = await h.download(gif.url);
+    expect(got).toMatchObject({ status: 200, sha256: sha256(h.image('tenor')) });
+    const headers = got.headers;
     expect(headers['content-type']).toBe('image/gif');
   });
 
   test('a quote with media of its own downloads its own image, not the quoted video', async () => {
     const data = await h.extract(post('3l4rwmfixt2aa'));
     expect(data.media).toHaveLength(1);
-    await h.expectBytes(h.source(data, { stream_profile: 'image' }).url, h.image('cat'));
+    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cat')) });
   });
 });

@@ -3,7 +3,7 @@
 // for byte; PeerTube's HLS variant with its audio rendition, and its split HLS files, as worker jobs.
 import { describe, expect, test } from '@jest/globals';
 import type { StreamProfile } from '@reelay/contracts';
-import { fixture, platformHarness, streams } from './harness.js';
+import { fixture, platformHarness, streams, sha256 } from './harness.js';
 
 const UUID = '9c9de5e8-0a1e-484a-b099-e80766180a6d';
 const LEGACY = '3f2c9a10-5b6d-4e7f-8a9b-0c1d2e3f4a5b';
@@ -67,7 +67,9 @@ describe('Mastodon statuses', () => {
   ])('%s downloads its file byte for byte', async (_kind, n, profile, type, file) => {
     const data = await h.extract(h.origin.url(`/@alice/11300000000000000${n}`));
     expect(data).toMatchObject({ platform: 'mastodon', extract_profile: 'mastodon_api' });
-    const headers = await h.expectBytes(h.source(data, { stream_profile: profile }).url, file());
+    const got = await h.download(h.source(data, { stream_profile: profile }).url);
+    expect(got).toMatchObject({ status: 200, sha256: sha256(file()) });
+    const headers = got.headers;
     expect(headers['content-type']).toBe(type);
   });
 
@@ -77,7 +79,7 @@ describe('Mastodon statuses', () => {
     expect(data.media).toHaveLength(2);
     for (const [i, name] of ['spider1', 'spider2'].entries()) {
       const image = h.source(data, { stream_profile: 'image' }, i);
-      expect((await h.expectBytes(image.url, h.image(name)))['content-type']).toBe(image.mime_type);
+      expect(await h.download(image.url)).toMatchObject({ status: 200, sha256: sha256(h.image(name)), contentType: image.mime_type });
     }
   });
 });
@@ -88,7 +90,7 @@ describe('PeerTube videos', () => {
   test('the web video file downloads byte for byte', async () => {
     const data = await h.extract(watch());
     expect(data).toMatchObject({ platform: 'peertube', extract_profile: 'peertube_api', content_type: 'video' });
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url, files.web240);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.web240) });
   });
 
   test('the HLS video variant and its audio rendition are remuxed by the worker into one MP4', async () => {
@@ -96,13 +98,14 @@ describe('PeerTube videos', () => {
     const video = h.source(data, { stream_profile: 'hls', has_video: true });
     const audio = h.source(data, { stream_profile: 'hls', has_video: false });
     const before = h.origin.hits.get(`${HLS}/f00d0002-0.m3u8`) ?? 0;
-    const { job, info } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Test pattern with a 440 Hz tone.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
     // The audio was read from the audio rendition's playlist, not taken from the video variant.
     expect(h.origin.hits.get(`${HLS}/f00d0002-0.m3u8`) ?? 0).toBeGreaterThan(before);
   });
@@ -111,27 +114,28 @@ describe('PeerTube videos', () => {
     const data = await h.extract(watch());
     const video = h.source(data, { stream_profile: 'video_only' });
     const audio = h.source(data, { stream_profile: 'audio_only' });
-    await h.expectBytes(video.url, h.media.videoOnlyMp4);
-    await h.expectBytes(audio.url, h.media.audioOnlyM4a);
-    const { job, info } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    expect(await h.download(video.url)).toMatchObject({ status: 200, sha256: sha256(h.media.videoOnlyMp4) });
+    expect(await h.download(audio.url)).toMatchObject({ status: 200, sha256: sha256(h.media.audioOnlyM4a) });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job.operation).toBe('merge');
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.streams[0]).toMatchObject({ width: 640, height: 360 });
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.streams[0]).toMatchObject({ width: 640, height: 360 });
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
   });
 
   test('an older upload downloads its webseed video and audio files byte for byte', async () => {
     const data = await h.extract(h.origin.url('/w/mN3pQrStUvWxYz2a4b5c6d'));
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '480p' }).url, files.legacy480);
-    await h.expectBytes(h.source(data, { stream_profile: 'audio_only' }).url, h.media.audioOnlyM4a);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '480p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.legacy480) });
+    expect(await h.download(h.source(data, { stream_profile: 'audio_only' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.audioOnlyM4a) });
   });
 
   test('an audio-only upload downloads its audio file byte for byte', async () => {
     const data = await h.extract(h.origin.url('/w/aud1oon1yUp1oadAaaaaaa'));
     expect(data.content_type).toBe('audio');
-    await h.expectBytes(h.source(data, { stream_profile: 'audio_only' }).url, h.media.audioOnlyM4a);
+    expect(await h.download(h.source(data, { stream_profile: 'audio_only' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.audioOnlyM4a) });
   });
 });

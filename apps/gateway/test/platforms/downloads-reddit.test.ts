@@ -3,7 +3,7 @@
 // an older upload's split files and the HLS variant with its audio as worker jobs. The split-audio
 // merge of a current upload is in ../platform-downloads.test.ts.
 import { describe, expect, test } from '@jest/globals';
-import { fixture, platformHarness, streams } from './harness.js';
+import { fixture, platformHarness, streams, sha256 } from './harness.js';
 
 const POSTS: Record<string, string> = {
   vid1: 'video-dash',
@@ -59,47 +59,47 @@ describe('Reddit images and GIFs', () => {
   test('an image post downloads its image byte for byte', async () => {
     const data = await h.extract(post('img1'));
     expect(data).toMatchObject({ platform: 'reddit', content_type: 'image' });
-    expect((await h.expectBytes(h.source(data, { stream_profile: 'image' }).url, h.image('testcard')))['content-type']).toBe('image/jpeg');
+    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('testcard')), contentType: 'image/jpeg' });
   });
 
   test('an i.redd.it link downloads the file itself', async () => {
     const data = await h.extract('https://i.redd.it/pic.png');
     expect(data).toMatchObject({ platform: 'reddit', extract_profile: 'direct_file' });
-    await h.expectBytes(h.source(data, { stream_profile: 'image' }).url, h.image('pic'));
+    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('pic')) });
   });
 
   test("every item of a gallery downloads: the PNG, the JPEG, and the animated item's MP4 and GIF", async () => {
     const data = await h.extract(post('gal1'));
     expect(data.content_type).toBe('gallery');
     expect(data.media.map((m) => m.type)).toEqual(['image', 'image', 'video']);
-    expect((await h.expectBytes(h.source(data, { stream_profile: 'image' }, 0).url, h.image('m3png')))['content-type']).toBe('image/png');
-    expect((await h.expectBytes(h.source(data, { stream_profile: 'image' }, 1).url, h.image('m1jpg')))['content-type']).toBe('image/jpeg');
-    expect((await h.expectBytes(h.source(data, { stream_profile: 'video_only' }, 2).url, files.animMp4))['content-type']).toBe('video/mp4');
-    expect((await h.expectBytes(h.source(data, { stream_profile: 'image' }, 2).url, h.image('m2anim')))['content-type']).toBe('image/gif');
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({ status: 200, sha256: sha256(h.image('m3png')), contentType: 'image/png' });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 1).url)).toMatchObject({ status: 200, sha256: sha256(h.image('m1jpg')), contentType: 'image/jpeg' });
+    expect(await h.download(h.source(data, { stream_profile: 'video_only' }, 2).url)).toMatchObject({ status: 200, sha256: sha256(files.animMp4), contentType: 'video/mp4' });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 2).url)).toMatchObject({ status: 200, sha256: sha256(h.image('m2anim')), contentType: 'image/gif' });
   });
 
   test('a .gif post downloads both its silent MP4 rendering and the GIF file', async () => {
     const data = await h.extract(post('gif2'));
-    await h.expectBytes(h.source(data, { stream_profile: 'video_only', mime_type: 'video/mp4' }).url, files.loopMp4);
-    await h.expectBytes(h.source(data, { stream_profile: 'image', mime_type: 'image/gif' }).url, h.image('loop'));
+    expect(await h.download(h.source(data, { stream_profile: 'video_only', mime_type: 'video/mp4' }).url)).toMatchObject({ status: 200, sha256: sha256(files.loopMp4) });
+    expect(await h.download(h.source(data, { stream_profile: 'image', mime_type: 'image/gif' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('loop')) });
   });
 
   test('a GIF uploaded as video downloads its silent video file byte for byte', async () => {
     const data = await h.extract(post('gif1'));
-    await h.expectBytes(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url, files.gifVideo);
+    expect(await h.download(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.gifVideo) });
   });
 });
 
 describe('Reddit videos', () => {
   test('a video posted without sound downloads its one silent file byte for byte', async () => {
     const data = await h.extract(post('mute1'));
-    await h.expectBytes(h.source(data, { stream_profile: 'video_only' }).url, files.silent);
+    expect(await h.download(h.source(data, { stream_profile: 'video_only' }).url)).toMatchObject({ status: 200, sha256: sha256(files.silent) });
   });
 
   test('a crosspost downloads the video of the original post', async () => {
     const data = await h.extract(post('xp1'));
     expect(data.title).toBe('Crossposted: a test clip');
-    await h.expectBytes(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url, h.media.videoOnlyMp4);
+    expect(await h.download(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.videoOnlyMp4) });
   });
 
   test("an older upload's fallback video and probed audio file merge into one MP4 through the worker", async () => {
@@ -107,27 +107,29 @@ describe('Reddit videos', () => {
     const video = h.source(data, { stream_profile: 'video_only' });
     const audio = h.source(data, { stream_profile: 'audio_only' });
     expect(audio.url).toBe(h.origin.url('/v/fb1abc/DASH_audio.mp4'));
-    const { job, info } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job.operation).toBe('merge');
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.streams[0]).toMatchObject({ width: 640, height: 360 });
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.streams[0]).toMatchObject({ width: 640, height: 360 });
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
   });
 
   test('an HLS variant and its audio rendition are remuxed into one MP4 through the worker', async () => {
     const data = await h.extract(post('vid1'));
     const video = h.source(data, { stream_profile: 'hls', url: h.origin.url('/v/vid1abc/HLS_360.m3u8') });
     const audio = h.source(data, { stream_profile: 'hls', url: h.origin.url('/v/vid1abc/HLS_AUDIO_128.m3u8') });
-    const { job, info } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'A test clip with split audio.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
     expect(h.origin.hits.get('/v/vid1abc/HLS_AUDIO_128.m3u8')).toBeGreaterThan(0);
   });
 });

@@ -2,7 +2,7 @@
 // (each platform's API or player being the local origin) and downloaded: MP4 files byte for byte,
 // HLS variants and DASH representations as worker jobs whose artifacts ffprobe reads.
 import { describe, expect, test } from '@jest/globals';
-import { fixture, platformHarness, streams } from './harness.js';
+import { fixture, platformHarness, streams, sha256 } from './harness.js';
 
 const PLAYER = 'https://player.vimeo.com/';
 /** Dailymotion's master: muxed variants, each naming its progressive twin in PROGRESSIVE-URI. */
@@ -54,8 +54,8 @@ describe('Streamable', () => {
   test('every ready rendition of a video downloads byte for byte', async () => {
     const data = await h.extract('https://streamable.com/a1b2c3');
     expect(data).toMatchObject({ platform: 'streamable', extract_profile: 'streamable_api', content_type: 'video' });
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url, h.media.muxedMp4);
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '180p' }).url, files.mobile);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.muxedMp4) });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '180p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.mobile) });
   });
 });
 
@@ -63,25 +63,26 @@ describe('Dailymotion', () => {
   test("the MP4 twins of an HLS master's variants download byte for byte", async () => {
     const data = await h.extract('https://www.dailymotion.com/video/x8abc12');
     expect(data).toMatchObject({ platform: 'dailymotion', extract_profile: 'dailymotion_metadata' });
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url, files.dm720);
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '384p' }).url, files.dm384);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm720) });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '384p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm384) });
   });
 
   test('an HLS variant is remuxed by the worker into an MP4 with H.264 video and AAC audio', async () => {
     const data = await h.extract('https://www.dailymotion.com/video/x8abc12');
-    const { job, info } = await h.runJob({ url: h.source(data, { stream_profile: 'hls', quality: '384p' }).url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ url: h.source(data, { stream_profile: 'hls', quality: '384p' }).url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Harbour timelapse.mp4', content_type: 'video/mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
   });
 
   test('every MP4 quality of an older video downloads byte for byte', async () => {
     const data = await h.extract('https://www.dailymotion.com/video/x9prog1');
-    await h.expectBytes(h.source(data, { quality: '380p' }).url, files.dm380);
-    await h.expectBytes(h.source(data, { quality: '240p' }).url, files.dm240);
+    expect(await h.download(h.source(data, { quality: '380p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm380) });
+    expect(await h.download(h.source(data, { quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm240) });
   });
 });
 
@@ -89,22 +90,23 @@ describe('Vimeo', () => {
   test('a progressive file downloads byte for byte, and an unlisted video with its hash', async () => {
     const data = await h.extract('https://vimeo.com/1001');
     expect(data).toMatchObject({ platform: 'vimeo', extract_profile: 'vimeo_player_config' });
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url, files.vimeo360);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.vimeo360) });
     const unlisted = await h.extract('https://vimeo.com/1004/abcdef1234');
-    await h.expectBytes(h.source(unlisted, { stream_profile: 'muxed_progressive' }).url, files.unlisted);
+    expect(await h.download(h.source(unlisted, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(files.unlisted) });
   });
 
   test('an HLS video variant and its audio rendition are remuxed into one MP4, fetched with the player as Referer', async () => {
     const data = await h.extract('https://player.vimeo.com/video/1002');
     const video = h.source(data, { stream_profile: 'hls', url: h.origin.url('/vimeo/fastly/1002/sep/video/v360/playlist.m3u8') });
     const audio = h.source(data, { stream_profile: 'hls', url: h.origin.url('/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8') });
-    const { job, info } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Streamed only.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
     const seen = [...h.referers].filter(([route]) => route.startsWith('/vimeo/fastly/1002/sep/'));
     expect(seen.map(([route]) => route).sort()).toEqual(expect.arrayContaining(['/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8', '/vimeo/fastly/1002/sep/video/v360/playlist.m3u8']));
     expect(new Set(seen.flatMap(([, referers]) => referers))).toEqual(new Set([PLAYER]));
@@ -114,14 +116,15 @@ describe('Vimeo', () => {
     const data = await h.extract('https://vimeo.com/channels/staffpicks/1003');
     const sources = data.media[0].sources.filter((s) => s.stream_profile === 'dash');
     expect(sources.map((s) => s.url.split('#')[1])).toEqual(['representation=0', 'representation=1']);
-    const { job, info } = await h.runJob({ video_url: sources[0].url, audio_url: sources[1].url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: sources[0].url, audio_url: sources[1].url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Segmented DASH.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.streams[0]).toMatchObject({ width: 320, height: 240 });
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.streams[0]).toMatchObject({ width: 320, height: 240 });
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
     expect(h.origin.hits.get('/vimeo/1003/sep/video/chunk-1-00002.m4s')).toBeGreaterThan(0);
   });
 });

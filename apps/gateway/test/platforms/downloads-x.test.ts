@@ -2,8 +2,8 @@
 // the local origin, token checked) and downloaded: MP4 variants, the GIF's MP4, photos and media of
 // mixed and quoted posts byte for byte; an HLS video variant with its audio rendition as a worker job.
 import { describe, expect, test } from '@jest/globals';
-import { syndicationToken } from '../../../../packages/extractors/src/platforms/x.js';
-import { fixture, platformHarness, streams } from './harness.js';
+import { syndicationToken } from '@reelay/extractors';
+import { fixture, platformHarness, streams, sha256 } from './harness.js';
 
 const VIDEO = '/x/amplify_video/1790000000000000001';
 const POSTS: Record<string, string> = {
@@ -51,9 +51,9 @@ describe('X videos', () => {
   test('every MP4 variant of a video downloads byte for byte', async () => {
     const data = await h.extract('https://x.com/reelaytest/status/1790000000000000001');
     expect(data).toMatchObject({ platform: 'x', extract_profile: 'x_syndication', content_type: 'video' });
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url, files.high);
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url, files.mid);
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url, h.media.muxedMp4);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.high) });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.mid) });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.muxedMp4) });
   });
 
   test('the HLS video variant and its audio rendition are remuxed into one MP4 through the worker', async () => {
@@ -61,14 +61,15 @@ describe('X videos', () => {
     const video = h.source(data, { stream_profile: 'hls', url: h.origin.url(`${VIDEO}/pl/avc1/320x240/low.m3u8`) });
     const audio = h.source(data, { stream_profile: 'hls', has_audio: true, has_video: false });
     const before = h.hitsUnder(`${VIDEO}/pl/mp4a/128000/`);
-    const { job, info } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'A test pattern with a tone, in three sizes.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
     ]);
-    expect(info.streams[0]).toMatchObject({ width: 320, height: 240 });
-    expect(info.durationSeconds).toBeCloseTo(2, 0);
+    expect(info?.streams[0]).toMatchObject({ width: 320, height: 240 });
+    expect(info?.durationSeconds).toBeCloseTo(2, 0);
     // The playlist and segments of the audio rendition were read.
     expect(h.hitsUnder(`${VIDEO}/pl/mp4a/128000/`) - before).toBeGreaterThanOrEqual(3);
   });
@@ -76,12 +77,12 @@ describe('X videos', () => {
   test('an animated GIF downloads its silent MP4 byte for byte', async () => {
     const data = await h.extract('https://twitter.com/reelaytest/status/1800000000000000002');
     const gif = h.source(data, { stream_profile: 'video_only' });
-    expect((await h.expectBytes(gif.url, files.gif))['content-type']).toBe('video/mp4');
+    expect(await h.download(gif.url)).toMatchObject({ status: 200, sha256: sha256(files.gif), contentType: 'video/mp4' });
   });
 
   test('a post without media of its own downloads the video of the post it quotes', async () => {
     const data = await h.extract('https://x.com/quoter/status/1833333333333333333');
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive' }).url, files.quoted);
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(files.quoted) });
   });
 });
 
@@ -90,17 +91,17 @@ describe('X photos and several media', () => {
     const data = await h.extract('https://x.com/reelaytest/status/1811111111111111111');
     expect(data.content_type).toBe('gallery');
     expect(data.media).toHaveLength(2);
-    expect((await h.expectBytes(h.source(data, { stream_profile: 'image' }, 0).url, h.image('cardOne')))['content-type']).toBe('image/png');
-    expect((await h.expectBytes(h.source(data, { stream_profile: 'image' }, 1).url, h.image('cardTwo')))['content-type']).toBe('image/jpeg');
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cardOne')), contentType: 'image/png' });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 1).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cardTwo')), contentType: 'image/jpeg' });
   });
 
   test('both media of a post with a photo and a video download, and /video/2 names the video alone', async () => {
     const data = await h.extract('https://x.com/reelaytest/status/1822222222222222222');
     expect(data.media.map((m) => m.type)).toEqual(['image', 'video']);
-    await h.expectBytes(h.source(data, { stream_profile: 'image' }, 0).url, h.image('cardOne'));
-    await h.expectBytes(h.source(data, { stream_profile: 'muxed_progressive' }, 1).url, files.mixed);
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cardOne')) });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }, 1).url)).toMatchObject({ status: 200, sha256: sha256(files.mixed) });
     const second = await h.extract('https://x.com/reelaytest/status/1822222222222222222/video/2');
     expect(second.media).toHaveLength(1);
-    await h.expectBytes(h.source(second, { stream_profile: 'muxed_progressive' }).url, files.mixed);
+    expect(await h.download(h.source(second, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(files.mixed) });
   });
 });

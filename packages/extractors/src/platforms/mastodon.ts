@@ -10,6 +10,7 @@
 // Endpoints: none. The instance is the URL's own origin (a status id belongs to that instance).
 // Download headers: none; media sits on the instance or its object storage.
 import { ReelayError } from '@reelay/contracts';
+import { mimeOfExt } from '../media-types.js';
 import { NotMyUrl } from '../registry.js';
 import type { MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
 import { arr, extOf, frameRate, getJson, htmlText, num, obj, postTitle, rateLimited, str, type Json } from './public-api.js';
@@ -82,18 +83,15 @@ function attachmentItem(attachment: Json): MediaDraft | undefined {
       return { type: 'video', sources: [source], thumbnail, title, duration };
     }
     case 'audio': {
-      const source: SourceDraft = { url, ext, stream_profile: 'audio_only', mime_type: AUDIO_MIME[ext ?? ''], bitrate, has_audio: true, has_video: false };
+      const source: SourceDraft = { url, ext, stream_profile: 'audio_only', mime_type: ext && mimeOfExt(ext, 'audio'), bitrate, has_audio: true, has_video: false };
       return { type: 'audio', sources: [source], thumbnail, title, duration };
     }
     case 'image':
-      return { type: 'image', sources: [{ ...base, stream_profile: 'image', mime_type: IMAGE_MIME[ext ?? ''] }], thumbnail, title };
+      return { type: 'image', sources: [{ ...base, stream_profile: 'image', mime_type: ext && mimeOfExt(ext) }], thumbnail, title };
     default:
       return undefined;
   }
 }
-
-const AUDIO_MIME: Record<string, string> = { mp3: 'audio/mpeg', ogg: 'audio/ogg', oga: 'audio/ogg', opus: 'audio/ogg', m4a: 'audio/mp4', wav: 'audio/wav', flac: 'audio/flac' };
-const IMAGE_MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', avif: 'image/avif' };
 
 export const mastodon: UrlExtractor = {
   name: 'mastodon',

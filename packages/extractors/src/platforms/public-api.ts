@@ -1,13 +1,13 @@
-// What the public-API platform extractors (Bluesky, Mastodon, PeerTube, Streamable, Dailymotion)
-// share: one guarded GET of a JSON API whose error answers are read, not thrown (each platform
-// explains its errors in its own body shape), endpoint overrides, safe readers for untyped JSON, and
-// the few conversions their mappings have in common.
+// What every platform extractor shares: one guarded GET of a JSON API whose error answers are read,
+// not thrown (each platform explains its errors in its own body shape), endpoint overrides, the
+// readers for untyped JSON (from ../values.ts), status failures and manifest sources.
 import { ReelayError } from '@reelay/contracts';
 import { Parser } from 'htmlparser2';
 import { expandManifest } from '../manifest.js';
 import type { ExtractContext, SourceDraft } from '../types.js';
+import { str } from '../values.js';
 
-export type Json = Record<string, unknown>;
+export { arr, frameRate, num, obj, str, type Json } from '../values.js';
 
 export interface ApiAnswer {
   /** The URL that answered, after redirects. */
@@ -16,19 +16,36 @@ export interface ApiAnswer {
   contentType: string;
   /** The parsed body; undefined when it is not JSON (an HTML error page, a proxy's message). */
   json: unknown;
+  /** The body as text, for platforms whose answer may be a page rather than JSON. */
+  text: string;
+}
+
+export interface GetJsonOptions {
+  /** The Accept header (default application/json). */
+  accept?: string;
+  /** The most the answer may hold (default 2 MB). */
+  maxBytes?: number;
+}
+
+/** The JSON value of a text, or undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** GETs a JSON API through the egress guard. Error statuses are returned, not thrown. */
-export async function getJson(ctx: ExtractContext, url: string, headers: Record<string, string> = {}): Promise<ApiAnswer> {
-  const res = await ctx.egress.fetchText(url, { headers: { accept: 'application/json', ...headers }, signal: ctx.signal, allowErrorStatus: true, maxBytes: 2 * 1024 * 1024 });
-  let json: unknown;
-  try {
-    json = JSON.parse(res.text);
-  } catch {
-    json = undefined;
-  }
+export async function getJson(ctx: ExtractContext, url: string | URL, headers: Record<string, string> = {}, options: GetJsonOptions = {}): Promise<ApiAnswer> {
+  const res = await ctx.egress.fetchText(url, {
+    headers: { accept: options.accept ?? 'application/json', ...headers },
+    signal: ctx.signal,
+    allowErrorStatus: true,
+    maxBytes: options.maxBytes ?? 2 * 1024 * 1024,
+  });
   const contentType = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  return { url: res.url, status: res.status, contentType, json };
+  return { url: res.url, status: res.status, contentType, json: parseJson(res.text), text: res.text };
 }
 
 /**
@@ -50,25 +67,6 @@ export function statusFailure(platform: string, status: number, detail?: string)
 
 export function rateLimited(platform: string): ReelayError {
   return new ReelayError('upstream_error', `${platform} is rate limiting requests (429); try again later.`);
-}
-
-// Readers for untyped JSON: each returns undefined unless the value has the expected type.
-export const obj = (v: unknown): Json | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined);
-export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v : undefined);
-export function num(v: unknown): number | undefined {
-  const n = typeof v === 'string' && v.trim() ? Number(v) : v;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
-}
-
-/** A frame rate written as a number or a fraction ("30000/1001"). */
-export function frameRate(v: unknown): number | undefined {
-  if (typeof v === 'string' && v.includes('/')) {
-    const [a, b] = v.split('/').map(Number);
-    return a > 0 && b > 0 ? Math.round((a / b) * 1000) / 1000 : undefined;
-  }
-  const n = num(v);
-  return n && n > 0 ? n : undefined;
 }
 
 /** A URL as written by an API (absolute, protocol-relative or a path) made absolute, or undefined. */
@@ -110,14 +108,16 @@ export { urlExtension as extOf } from '../document.js';
 /**
  * The HLS (or DASH) variants of a manifest a platform links to, as sources. `required` says whether
  * the manifest is the only way to the media: when the platform also gave progressive files, a
- * manifest that fails to load is logged and left out rather than failing the whole extraction.
+ * manifest that fails to load is logged and left out rather than failing the whole extraction. A
+ * manifest the egress guard blocked always fails it: a platform pointing at a refused address is
+ * something the caller must hear about.
  */
 export async function manifestSources(ctx: ExtractContext, url: string, required: boolean, headers?: Record<string, string>): Promise<SourceDraft[]> {
   try {
     const items = await expandManifest(url, ctx, headers);
     return items.flatMap((item) => item.sources);
   } catch (err) {
-    if (required || ctx.signal?.aborted) throw err;
+    if (required || ctx.signal?.aborted || (err instanceof ReelayError && err.code === 'url_blocked')) throw err;
     ctx.log?.('manifest left out', { url, error: err instanceof Error ? err.message : String(err) });
     return [];
   }

@@ -9,9 +9,10 @@
 //                 default reddit_www (cobalt maps v.redd.it/{id} to reddit.com/video/{id})
 //   reddit_image  i.redd.it base, default https://i.redd.it
 import { ReelayError } from '@reelay/contracts';
-import { expandManifest } from '../manifest.js';
+import { MAX_PAGE_BYTES } from '@reelay/egress';
+import { kindOfMime, mimeOfExt } from '../media-types.js';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
-import { endpoint, extOf } from './public-api.js';
+import { endpoint, extOf, getJson, manifestSources, statusFailure } from './public-api.js';
 
 const WWW = 'https://www.reddit.com';
 const I_REDD_IT = 'https://i.redd.it';
@@ -20,7 +21,6 @@ const USER_AGENT = 'server:reelay:0.1 (media extraction service)';
 const MAX_HOPS = 5;
 /** Audio file names next to a fallback video, newest scheme first (cobalt, platforms.md §4). */
 const AUDIO_NAMES = ['DASH_AUDIO_128.mp4', 'DASH_AUDIO_64.mp4', 'DASH_audio.mp4', 'audio'];
-const IMAGE_EXTS: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp' };
 
 type Route = { kind: 'post'; id: string } | { kind: 'share' } | { kind: 'video'; id: string } | { kind: 'image'; file: string };
 
@@ -125,21 +125,17 @@ async function resolveToPost(start: URL, ctx: ExtractContext): Promise<string> {
 }
 
 function statusOrBlocked(status: number, doing: string): ReelayError {
-  if (status === 429) return new ReelayError('upstream_error', 'Reddit is rate limiting this server (429); try again later.');
+  // Reddit's 403 without a reason is its block of datacenter IPs, worth saying as such.
   if (status === 403) return new ReelayError('upstream_error', "Reddit refused this server's IP (403).");
-  return new ReelayError('upstream_error', `Reddit failed with HTTP ${status} while ${doing}.`);
+  return statusFailure('Reddit', status, doing);
 }
 
 async function fetchPost(id: string, ctx: ExtractContext): Promise<Post> {
   const api = new URL(`${endpoint(ctx, 'reddit_www', WWW)}/comments/${id}.json`);
   api.searchParams.set('raw_json', '1');
-  const res = await ctx.egress.fetchText(api, { headers: { 'user-agent': USER_AGENT, accept: 'application/json' }, signal: ctx.signal, allowErrorStatus: true });
-  let body: unknown;
-  try {
-    body = JSON.parse(res.text);
-  } catch {
-    body = undefined;
-  }
+  // A post with many comments is large; the page limit (5 MB), not the API one, applies.
+  const res = await getJson(ctx, api, { 'user-agent': USER_AGENT }, { maxBytes: MAX_PAGE_BYTES });
+  const body = res.json;
   if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This Reddit post does not exist or was deleted.');
   if (res.status === 403 && body) {
     const reason = (body as { reason?: string }).reason;
@@ -167,16 +163,7 @@ async function probe(url: string, ctx: ExtractContext): Promise<{ ok: boolean; s
   return { ok: res.status === 200 || res.status === 206, status: res.status, type, size: total ? Number(total) : undefined };
 }
 
-/** A manifest's sources, or none (logged) when it cannot be read: other routes to the same video remain. */
-async function manifestSources(url: string, ctx: ExtractContext): Promise<SourceDraft[]> {
-  try {
-    return (await expandManifest(url, ctx)).flatMap((m) => m.sources);
-  } catch (err) {
-    if (err instanceof ReelayError && err.code === 'url_blocked') throw err;
-    ctx.log?.('reddit manifest skipped', { url, error: err instanceof Error ? err.message : String(err) });
-    return [];
-  }
-}
+
 
 /** The first audio file that exists next to a fallback video, trying the names newest first. */
 async function probeAudio(fallback: string, ctx: ExtractContext): Promise<SourceDraft | undefined> {
@@ -192,7 +179,7 @@ async function probeAudio(fallback: string, ctx: ExtractContext): Promise<Source
 async function videoItem(video: RedditVideo, ctx: ExtractContext): Promise<SourceDraft[]> {
   const silent = video.has_audio === false || video.is_gif === true;
   const dash = unescapeUrl(video.dash_url);
-  let sources = dash ? await manifestSources(dash, ctx) : [];
+  let sources = dash ? await manifestSources(ctx, dash, false) : [];
   const fallback = unescapeUrl(video.fallback_url);
   if (!sources.some((s) => s.has_video) && fallback) {
     sources = [
@@ -215,7 +202,7 @@ async function videoItem(video: RedditVideo, ctx: ExtractContext): Promise<Sourc
     if (audio) sources.push(audio);
   }
   const hls = unescapeUrl(video.hls_url);
-  if (hls) sources.push(...(await manifestSources(hls, ctx)));
+  if (hls) sources.push(...(await manifestSources(ctx, hls, false)));
   // A GIF (or a video posted muted) has no audio track, whatever a manifest variant implies.
   if (silent) sources = sources.filter((s) => s.has_video !== false).map((s) => ({ ...s, has_audio: false }));
   return sources;
@@ -223,7 +210,7 @@ async function videoItem(video: RedditVideo, ctx: ExtractContext): Promise<Sourc
 
 function imageSource(url: string, width?: number, height?: number, mime?: string): SourceDraft {
   const ext = extOf(url);
-  return { url, stream_profile: 'image', mime_type: mime ?? IMAGE_EXTS[ext], ext: ext || undefined, width, height };
+  return { url, stream_profile: 'image', mime_type: mime ?? mimeOfExt(ext), ext: ext || undefined, width, height };
 }
 
 /** A silent MP4 rendering of a GIF. */
@@ -256,7 +243,7 @@ function singleImage(post: Post): MediaDraft | undefined {
   const url = unescapeUrl(post.url_overridden_by_dest ?? post.url);
   const preview = post.preview?.images?.[0];
   const src = preview?.source;
-  if (url && IMAGE_EXTS[extOf(url)]) {
+  if (url && kindOfMime(mimeOfExt(extOf(url))) === 'image') {
     const image = imageSource(url, src?.width, src?.height);
     const mp4 = preview?.variants?.mp4?.source;
     const mp4Url = unescapeUrl(mp4?.url);

@@ -6,8 +6,9 @@
 // Endpoints (ctx.endpoints, from PLATFORM_VIMEO_<NAME>):
 //   vimeo_player  default https://player.vimeo.com (GET /video/{id}[?h={hash}])
 import { ReelayError } from '@reelay/contracts';
-import { expandManifest } from '../manifest.js';
+import { MAX_PAGE_BYTES } from '@reelay/egress';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { endpoint, getJson, manifestSources, obj, parseJson, statusFailure, str } from './public-api.js';
 
 const PLAYER = 'https://player.vimeo.com';
 const HEADERS = { referer: 'https://player.vimeo.com/' };
@@ -78,33 +79,20 @@ export function findPlayerConfig(html: string): PlayerConfig | undefined {
       const start = m.index + m[0].length;
       const end = objectEnd(html, start);
       if (end < 0) continue;
-      try {
-        const config = JSON.parse(html.slice(start, end)) as PlayerConfig;
-        if (config && (config.request || config.video)) return config;
-      } catch {
-        // Not JSON (a script object literal of the same name): try the next occurrence.
-      }
+      // Not JSON (a script object literal of the same name): try the next occurrence.
+      const config = obj(parseJson(html.slice(start, end))) as PlayerConfig | undefined;
+      if (config && (config.request || config.video)) return config;
     }
   }
   return undefined;
 }
 
-function parseJson(text: string): PlayerConfig | undefined {
-  if (!text.trimStart().startsWith('{')) return undefined;
-  try {
-    return JSON.parse(text) as PlayerConfig;
-  } catch {
-    return undefined;
-  }
-}
-
 async function fetchConfig(id: string, hash: string | undefined, ctx: ExtractContext): Promise<PlayerConfig> {
-  const page = new URL(`${(ctx.endpoints.vimeo_player ?? PLAYER).replace(/\/+$/, '')}/video/${id}`);
+  const page = new URL(`${endpoint(ctx, 'vimeo_player', PLAYER)}/video/${id}`);
   if (hash) page.searchParams.set('h', hash);
-  const res = await ctx.egress.fetchText(page, { headers: { accept: 'text/html,application/json;q=0.9,*/*;q=0.8' }, signal: ctx.signal, allowErrorStatus: true });
+  const res = await getJson(ctx, page, {}, { accept: 'text/html,application/json;q=0.9,*/*;q=0.8', maxBytes: MAX_PAGE_BYTES });
   if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This Vimeo video does not exist or was deleted.');
-  if (res.status === 429) throw new ReelayError('upstream_error', 'Vimeo is rate limiting this server (429); try again later.');
-  const error = parseJson(res.text);
+  const error = obj(res.json) as PlayerConfig | undefined;
   if (res.status === 403 || res.status === 401) {
     // The player explains a refusal in its page (or in JSON): privacy settings mean the video is not public.
     if (/privacy settings|video is private|password/i.test(error?.message ?? res.text)) {
@@ -112,7 +100,7 @@ async function fetchConfig(id: string, hash: string | undefined, ctx: ExtractCon
     }
     throw new ReelayError('upstream_error', "Vimeo refused this server's request (403); it blocks many datacenter IPs.");
   }
-  if (res.status >= 400) throw new ReelayError('upstream_error', `Vimeo's player failed with HTTP ${res.status}.`);
+  if (res.status >= 400) throw statusFailure('Vimeo', res.status, 'player');
   const config = findPlayerConfig(res.text) ?? (error?.request ? error : undefined);
   if (!config) {
     if (error?.message) throw new ReelayError('content_not_found', `Vimeo cannot play this video: ${error.message}`);
@@ -131,7 +119,7 @@ function cdnUrl(files: Cdns | undefined): string | undefined {
 async function dashManifestUrl(url: string, ctx: ExtractContext): Promise<string> {
   if (!/[?&]json=1(?:&|$)/.test(url)) return url.replace(/\/master\.json(?=$|\?)/, '/master.mpd');
   const res = await ctx.egress.fetchText(url, { headers: HEADERS, signal: ctx.signal });
-  const target = (parseJson(res.text) as { url?: string } | undefined)?.url;
+  const target = str(obj(parseJson(res.text))?.url);
   if (!target || !URL.canParse(target, res.url)) throw new ReelayError('upstream_error', "Vimeo's DASH pointer names no manifest.");
   return new URL(target, res.url).href;
 }
@@ -175,7 +163,7 @@ export const vimeo: UrlExtractor = {
     const addManifest = async (locate: () => Promise<string | undefined>): Promise<void> => {
       try {
         const link = await locate();
-        if (link) for (const item of await expandManifest(link, ctx, HEADERS)) sources.push(...item.sources);
+        if (link) sources.push(...(await manifestSources(ctx, link, true, HEADERS)));
       } catch (err) {
         if (err instanceof ReelayError && err.code === 'url_blocked') throw err;
         failure ??= err;

@@ -7,9 +7,9 @@
 //   x_syndication  default https://cdn.syndication.twimg.com (GET /tweet-result?id=&token=)
 //   x_tco          t.co short-link base, default https://t.co
 import { ReelayError } from '@reelay/contracts';
-import { expandManifest } from '../manifest.js';
+import { MAX_PAGE_BYTES } from '@reelay/egress';
 import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
-import { endpoint } from './public-api.js';
+import { endpoint, getJson, manifestSources, statusFailure } from './public-api.js';
 
 const SYNDICATION = 'https://cdn.syndication.twimg.com';
 const TCO = 'https://t.co';
@@ -91,18 +91,13 @@ async function fetchTweet(id: string, ctx: ExtractContext): Promise<Tweet> {
   const api = new URL(`${endpoint(ctx, 'x_syndication', SYNDICATION)}/tweet-result`);
   api.searchParams.set('id', id);
   api.searchParams.set('token', syndicationToken(id));
-  const res = await ctx.egress.fetchText(api, { headers: { accept: 'application/json' }, signal: ctx.signal, allowErrorStatus: true });
+  const res = await getJson(ctx, api, {}, { maxBytes: MAX_PAGE_BYTES });
   if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This post on X does not exist or was deleted.');
-  if (res.status === 429) throw new ReelayError('upstream_error', 'X is rate limiting this server (429); try again later.');
-  if (res.status >= 400) throw new ReelayError('upstream_error', `X's syndication endpoint failed with HTTP ${res.status}.`);
+  if (res.status >= 400) throw statusFailure('X', res.status, 'syndication endpoint');
   // An unknown or withdrawn id is answered 200 with an empty body or an empty object.
   if (!res.text.trim()) throw new ReelayError('content_not_found', 'This post on X does not exist or is not public.');
-  let tweet: Tweet;
-  try {
-    tweet = JSON.parse(res.text) as Tweet;
-  } catch {
-    throw new ReelayError('upstream_error', "X's syndication endpoint answered with something other than JSON.");
-  }
+  if (res.json === undefined) throw new ReelayError('upstream_error', "X's syndication endpoint answered with something other than JSON.");
+  const tweet = res.json as Tweet;
   if (!tweet || typeof tweet !== 'object' || Object.keys(tweet).length === 0) throw new ReelayError('content_not_found', 'This post on X does not exist or is not public.');
   if (tweet.__typename === 'TweetTombstone') {
     const why = tweet.tombstone?.text?.text?.replace(/\s*Learn more\.?$/, '');
@@ -150,13 +145,8 @@ async function videoSources(m: MediaDetail, ctx: ExtractContext): Promise<Source
   }
   for (const v of variants) {
     if (!v.url || v.content_type?.toLowerCase() !== 'application/x-mpegurl') continue;
-    try {
-      for (const item of await expandManifest(v.url, ctx)) sources.push(...item.sources);
-    } catch (err) {
-      // The MP4 variants are the same video; the manifest only adds choices.
-      if (sources.length === 0 || (err instanceof ReelayError && err.code === 'url_blocked')) throw err;
-      ctx.log?.('x manifest skipped', { url: v.url, error: err instanceof Error ? err.message : String(err) });
-    }
+    // The MP4 variants are the same video; the manifest only adds choices.
+    sources.push(...(await manifestSources(ctx, v.url, sources.length === 0)));
   }
   return sources;
 }

@@ -1,26 +1,12 @@
-// Helpers of the platform tests.
-// Fixtures are hand-written JSON in the shape of each API's answers (test/fixtures/{platform}/);
-// their media URLs point at the local origin through placeholders: {{origin}} is http://127.0.0.1:PORT,
-// {{host}} is 127.0.0.1:PORT (protocol-relative URLs), {{tenor}} the stand-in for media.tenor.com.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+// Helpers of the platform tests. Fixtures are hand-written JSON in the shape of each API's answers
+// (test/fixtures/{platform}/), read through @reelay/testkit's fixture() with the origin filled in.
 import { expect } from '@jest/globals';
 import { ReelayError } from '@reelay/contracts';
 import { Egress } from '@reelay/egress';
-import type { Origin } from '@reelay/testkit';
+import { fixture, type Origin } from '@reelay/testkit';
 import { createRegistry, type Extraction } from '../../src/index.js';
 
-const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
-
-/** A fixture file with its placeholders filled for this origin. */
-export function fixture(origin: Origin, name: string): string {
-  const text = fs.readFileSync(path.join(FIXTURES, name), 'utf8');
-  return text
-    .replaceAll('{{origin}}', origin.base)
-    .replaceAll('{{host}}', new URL(origin.base).host)
-    .replaceAll('{{tenor}}', `${origin.base}/tenor`);
-}
+export { fixture };
 
 export function fixtureJson<T = Record<string, unknown>>(origin: Origin, name: string): T {
   return JSON.parse(fixture(origin, name)) as T;

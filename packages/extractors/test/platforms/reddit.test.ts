@@ -105,10 +105,16 @@ describe('Reddit URLs', () => {
     expect(reddit.matches(new URL(url))).toBe(false);
   });
 
-  test('the platform lists its patterns and kinds', () => {
+  test('the platform lists its kinds, and patterns that describe the same URLs it matches', () => {
     expect(reddit.platform).toBe('reddit');
     expect(reddit.kinds).toEqual(['video', 'image', 'gallery']);
-    expect(reddit.patterns.length).toBeGreaterThan(0);
+    const listed = (url: string) => reddit.patterns.some((p) => p.test(url));
+    for (const url of ['https://www.reddit.com/r/videos/comments/vid1/slug/', 'https://redd.it/vid1', 'https://v.redd.it/vid1abc', 'https://i.redd.it/pic.png', 'https://www.reddit.com/r/videos/s/AbCdEf123']) {
+      expect([url, listed(url)]).toEqual([url, true]);
+    }
+    for (const url of ['https://notreddit.com/r/videos/comments/vid1/', 'https://www.reddit.com.example/r/videos/comments/vid1/', 'https://www.reddit.com/r/videos/']) {
+      expect([url, listed(url)]).toEqual([url, false]);
+    }
   });
 });
 

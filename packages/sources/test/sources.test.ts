@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
+import type { SourceRecord } from '@reelay/contracts';
+import { SourceRegistry } from '../src/index.js';
+
+const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+const prefix = `test:sources:${process.pid}:`;
+
+afterAll(async () => {
+  await redis.quit();
+});
+
+const record = (url: string, media_index = 0): SourceRecord => ({ url, stream_profile: 'muxed_progressive', media_index, media_type: 'video', title: 'Clip', mime_type: 'video/mp4' });
+
+describe('the source registry', () => {
+  test('a recorded source is found again by its exact URL, with what a download needs', async () => {
+    const sources = new SourceRegistry(redis, 60, prefix);
+    await sources.record('reddit', [record('http://127.0.0.1/a.mp4')]);
+    const found = await sources.get('http://127.0.0.1/a.mp4');
+    expect(found).toMatchObject({ url: 'http://127.0.0.1/a.mp4', platform: 'reddit', stream_profile: 'muxed_progressive', mime_type: 'video/mp4' });
+    expect(await sources.get('http://127.0.0.1/a.mp4?other')).toBeUndefined();
+  });
+
+  test('sources of one media item share an item key; another item or another extraction does not', async () => {
+    const sources = new SourceRegistry(redis, 60, prefix);
+    await sources.record('generic', [record('http://127.0.0.1/v.mp4', 0), record('http://127.0.0.1/a.m4a', 0), record('http://127.0.0.1/other.mp4', 1)]);
+    await sources.record('generic', [record('http://127.0.0.1/later.mp4', 0)]);
+    const [video, audio, other, later] = await Promise.all(['v.mp4', 'a.m4a', 'other.mp4', 'later.mp4'].map((f) => sources.get(`http://127.0.0.1/${f}`)));
+    expect(video!.item_key).toBe(audio!.item_key);
+    expect(other!.item_key).not.toBe(video!.item_key);
+    expect(later!.item_key).not.toBe(video!.item_key);
+  });
+
+  test('a source expires after SOURCE_TTL_SECONDS', async () => {
+    const sources = new SourceRegistry(redis, 60, prefix);
+    await sources.record('generic', [record('http://127.0.0.1/ttl.mp4')]);
+    const ttl = await redis.ttl(sources.key('http://127.0.0.1/ttl.mp4'));
+    expect(ttl).toBeGreaterThan(50);
+    expect(ttl).toBeLessThanOrEqual(60);
+  });
+
+  test('a stored value that is not a source (or names another URL) reads as unknown, not as a crash', async () => {
+    const sources = new SourceRegistry(redis, 60, prefix);
+    await redis.set(sources.key('http://127.0.0.1/bad'), JSON.stringify({ url: 'http://127.0.0.1/bad' }));
+    expect(await sources.get('http://127.0.0.1/bad')).toBeUndefined();
+    await sources.record('generic', [record('http://127.0.0.1/real.mp4')]);
+    await redis.copy(sources.key('http://127.0.0.1/real.mp4'), sources.key('http://127.0.0.1/alias.mp4'));
+    expect(await sources.get('http://127.0.0.1/alias.mp4')).toBeUndefined();
+  });
+
+  test('an unreachable Redis is service_unavailable, for record and for get', async () => {
+    const down = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true, retryStrategy: () => null });
+    const sources = new SourceRegistry(down, 60, prefix);
+    await expect(sources.get('http://127.0.0.1/x')).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(sources.record('generic', [record('http://127.0.0.1/x')])).rejects.toMatchObject({ code: 'service_unavailable' });
+    down.disconnect();
+  });
+});
