@@ -1,6 +1,6 @@
 # One image for both apps; docker-compose picks the command (gateway/dist/main.js or
-# worker/dist/main.js). ffmpeg comes from Debian because ffmpeg-static's download step is skipped at
-# install time (see pnpm-workspace.yaml). yt-dlp comes from PyPI, not Debian, because platforms
+# worker/dist/main.js). ffmpeg and ffprobe come from Debian (found on PATH; FFMPEG_PATH overrides).
+# yt-dlp comes from PyPI, not Debian, because platforms
 # change faster than Debian's release cycle. Node 22 is an LTS line (Node 20 reached end of life).
 FROM node:22-bookworm-slim AS build
 WORKDIR /src
