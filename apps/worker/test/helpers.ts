@@ -12,7 +12,8 @@ import { Redis } from 'ioredis';
 import { parseConfig, type Config } from '@reelay/config';
 import { DOWNLOAD_QUEUE, type JobInput, type JobPayload, type JobResult } from '@reelay/contracts';
 import { createLogger } from '@reelay/observability';
-import type { Origin, TestMedia } from '@reelay/testkit';
+import { afterAll, beforeAll } from '@jest/globals';
+import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker, type WorkerDeps } from '../src/worker.js';
 
 export function newJobId(): string {
@@ -32,6 +33,39 @@ export async function startTestWorker(options: { prefix: string; dataDir: string
   const { env, ...deps } = options;
   const config = testConfig({ DATA_DIR: options.dataDir, ...env });
   return startWorker({ config, logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, ...deps });
+}
+
+/** One test file's worker stack, filled in by beforeAll and stopped by afterAll. */
+export interface WorkerStack {
+  prefix: string;
+  media: TestMedia;
+  origin: Origin;
+  dataDir: string;
+  worker: RunningWorker;
+  queue: TestQueue;
+}
+
+/**
+ * Registers beforeAll/afterAll that start the test media, a local origin (serving the media unless
+ * told not to), a worker on its own queue prefix and data folder, and a producer queue; and stop them.
+ */
+export function useWorkerStack(name: string, options: { serveMedia?: boolean; env?: Record<string, string> } = {}): WorkerStack {
+  const stack = { prefix: `reelay-test-${name}-${process.pid}` } as WorkerStack;
+  beforeAll(async () => {
+    stack.media = await testMedia();
+    stack.origin = await startOrigin();
+    if (options.serveMedia !== false) serveTestMedia(stack.origin, stack.media);
+    stack.dataDir = tempDataDir(name);
+    stack.worker = await startTestWorker({ prefix: stack.prefix, dataDir: stack.dataDir, env: options.env });
+    stack.queue = new TestQueue(stack.prefix);
+  });
+  afterAll(async () => {
+    await stack.worker?.stop();
+    await stack.queue?.close();
+    await stack.origin?.close();
+    if (stack.dataDir) fs.rmSync(stack.dataDir, { recursive: true, force: true });
+  });
+  return stack;
 }
 
 export function payload(inputs: JobInput[], extra: Partial<JobPayload> = {}): JobPayload {

@@ -3,46 +3,26 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
 import { decodeJobError, JobResultSchema, type JobInput } from '@reelay/contracts';
 import { moovBeforeMdat, probe, type ProbeResult } from '@reelay/media';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import type { RunningWorker } from '../src/worker.js';
-import { payload, sample, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
+import { payload, sample, sleep, useWorkerStack } from './helpers.js';
 
-const PREFIX = `reelay-test-jobs-${process.pid}`;
 const TTL_SECONDS = 600;
-let media: TestMedia;
-let origin: Origin;
-let worker: RunningWorker;
-let queue: TestQueue;
-let dataDir: string;
+const stack = useWorkerStack('jobs', { env: { ARTIFACT_TTL_SECONDS: String(TTL_SECONDS) } });
 let store: FsArtifactStore;
 
-beforeAll(async () => {
-  media = await testMedia();
-  origin = await startOrigin();
-  serveTestMedia(origin, media);
-  dataDir = tempDataDir('jobs');
-  store = new FsArtifactStore(dataDir);
-  worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { ARTIFACT_TTL_SECONDS: String(TTL_SECONDS) } });
-  queue = new TestQueue(PREFIX);
+beforeAll(() => {
+  store = new FsArtifactStore(stack.dataDir);
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await queue?.close();
-  await origin?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
-
-const input = (path: string, profile: JobInput['stream_profile'], extra: Partial<JobInput> = {}): JobInput => ({ url: origin.url(path), stream_profile: profile, ...extra });
+const input = (path: string, profile: JobInput['stream_profile'], extra: Partial<JobInput> = {}): JobInput => ({ url: stack.origin.url(path), stream_profile: profile, ...extra });
 
 /** Runs a job to completion and returns its result, its progress and ffprobe's view of the artifact. */
 async function complete(job: ReturnType<typeof payload>): Promise<{ result: ReturnType<typeof JobResultSchema.parse>; progress: unknown; info: ProbeResult; file: string }> {
-  await queue.add(job);
-  const done = await queue.finished(job.id);
+  await stack.queue.add(job);
+  const done = await stack.queue.finished(job.id);
   if ((await done.getState()) !== 'completed') throw new Error(`job failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
   const stored = await store.get(job.id);
   if (!stored) throw new Error('no artifact');
@@ -68,16 +48,16 @@ describe('merge', () => {
     expect(result).toEqual({ filename: 'my clip.mp4', content_type: 'video/mp4', size: fs.statSync(file).size, expires_at: expect.any(Number) });
     expect(result.expires_at).toBeGreaterThanOrEqual(before + TTL_SECONDS * 1000);
     expect(result.expires_at).toBeLessThanOrEqual(Date.now() + TTL_SECONDS * 1000);
-    expect(origin.hits.get('/video-only.mp4')).toBeGreaterThanOrEqual(1);
-    expect(origin.hits.get('/audio-only.m4a')).toBeGreaterThanOrEqual(1);
+    expect(stack.origin.hits.get('/video-only.mp4')).toBeGreaterThanOrEqual(1);
+    expect(stack.origin.hits.get('/audio-only.m4a')).toBeGreaterThanOrEqual(1);
   });
 });
 
 describe('convert', () => {
   test('a muxed mp4 becomes an mp3 with a single mp3 stream, read once: a job this short runs no duration probe beside ffmpeg', async () => {
-    const before = origin.hits.get('/muxed.mp4') ?? 0;
+    const before = stack.origin.hits.get('/muxed.mp4') ?? 0;
     const { result, progress, info } = await complete(payload([input('/muxed.mp4', 'muxed_progressive')], { operation: 'convert', format: 'mp3' }));
-    expect((origin.hits.get('/muxed.mp4') ?? 0) - before).toBe(1); // ffmpeg alone
+    expect((stack.origin.hits.get('/muxed.mp4') ?? 0) - before).toBe(1); // ffmpeg alone
     expect(streams(info)).toEqual([['audio', 'mp3']]);
     expect(info.formatName).toBe('mp3');
     expect(result).toMatchObject({ filename: 'clip.mp3', content_type: 'audio/mpeg' });
@@ -86,12 +66,12 @@ describe('convert', () => {
 
   test('a job that runs longer than a second has its duration probed through the proxy and shows running percentages', async () => {
     // 10 s of audio: ffmpeg and ffprobe both read 5 s of input before they write or answer anything.
-    const file = path.join(dataDir, 'ten-seconds.m4a');
+    const file = path.join(stack.dataDir, 'ten-seconds.m4a');
     execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'aac', '-b:a', '32k', '-movflags', '+faststart', '-y', file]);
     const data = fs.readFileSync(file);
     // ffmpeg's read (the first request) takes 3 s; ffprobe's (the second) is answered at once.
     let requests = 0;
-    origin.route('/slow-audio.m4a', (_req, res) => {
+    stack.origin.route('/slow-audio.m4a', (_req, res) => {
       res.writeHead(200, { 'content-type': 'audio/mp4', 'content-length': data.length });
       if (++requests > 1) return void res.end(data);
       let sent = 0;
@@ -107,17 +87,17 @@ describe('convert', () => {
       res.on('close', () => clearInterval(timer));
     });
     const job = payload([input('/slow-audio.m4a', 'audio_only')], { operation: 'convert', format: 'mp3' });
-    await queue.add(job);
+    await stack.queue.add(job);
     const seen = new Set<unknown>();
     let state = '';
     const deadline = Date.now() + 15_000;
     while (state !== 'completed' && state !== 'failed' && Date.now() < deadline) {
-      seen.add((await queue.queue.getJob(job.id))?.progress);
-      state = await queue.state(job.id);
+      seen.add((await stack.queue.queue.getJob(job.id))?.progress);
+      state = await stack.queue.state(job.id);
       await sleep(100);
     }
     expect(state).toBe('completed');
-    expect(origin.hits.get('/slow-audio.m4a')).toBe(2); // ffmpeg, and ffprobe a second later
+    expect(stack.origin.hits.get('/slow-audio.m4a')).toBe(2); // ffmpeg, and ffprobe a second later
     expect([...seen].some((p) => typeof p === 'number' && p > 0 && p < 100)).toBe(true);
   });
 
@@ -138,7 +118,7 @@ describe('convert', () => {
 
 describe('remux', () => {
   test('an HLS playlist becomes a 2 s mp4 with video and audio, every segment fetched through the proxy', async () => {
-    const hits = (name: string) => origin.hits.get(`/hls/${name}`) ?? 0;
+    const hits = (name: string) => stack.origin.hits.get(`/hls/${name}`) ?? 0;
     const before = [hits('index.m3u8'), hits('seg000.ts'), hits('seg001.ts')];
     const { result, info, file } = await complete(payload([input('/hls/index.m3u8', 'hls', { codecs: 'avc1.42c00d,mp4a.40.2' })], { operation: 'remux' }));
     expect(streams(info)).toEqual([['video', 'h264'], ['audio', 'aac']]);
@@ -152,11 +132,11 @@ describe('remux', () => {
 
   test("the job's recorded Referer, User-Agent and Cookie reach the origin for the playlist and every segment", async () => {
     const seen = new Map<string, (string | undefined)[]>();
-    for (const name of fs.readdirSync(media.hlsDir)) {
-      origin.route(`/hdr/${name}`, (req, res) => {
+    for (const name of fs.readdirSync(stack.media.hlsDir)) {
+      stack.origin.route(`/hdr/${name}`, (req, res) => {
         seen.set(name, [req.headers.referer, req.headers['user-agent'], req.headers.cookie]);
         res.writeHead(200, { 'content-type': name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t' });
-        res.end(fs.readFileSync(path.join(media.hlsDir, name)));
+        res.end(fs.readFileSync(path.join(stack.media.hlsDir, name)));
       });
     }
     const headers = { Referer: 'https://site.example/watch/1', 'User-Agent': 'Mozilla/5.0 (reelay test)', Cookie: 'session=abc' };
@@ -185,8 +165,8 @@ describe('remux', () => {
 
 describe('operations', () => {
   test('/healthz answers and /metrics shows the job counters, the queue depth and the proxied bytes', async () => {
-    expect((await fetch(`${worker.metricsUrl}/healthz`)).status).toBe(200);
-    const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
+    expect((await fetch(`${stack.worker.metricsUrl}/healthz`)).status).toBe(200);
+    const text = await (await fetch(`${stack.worker.metricsUrl}/metrics`)).text();
     expect(sample(text, 'reelay_jobs_total', { operation: 'merge', outcome: 'completed' })).toBe(1);
     expect(sample(text, 'reelay_jobs_total', { operation: 'convert', outcome: 'completed' })).toBe(4);
     expect(sample(text, 'reelay_jobs_total', { operation: 'remux', outcome: 'completed' })).toBe(4);
@@ -200,5 +180,5 @@ describe('operations', () => {
 });
 
 test('finished jobs leave no temporary folders behind', () => {
-  expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+  expect(fs.readdirSync(path.join(stack.dataDir, 'tmp'))).toEqual([]);
 });

@@ -1,40 +1,18 @@
 // A job that goes back to the queue for another attempt shows no progress of the attempt that
 // ended: a user polling it sees `queued` at 0, not `queued` at 40 %.
 import fs from 'node:fs';
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { Job } from 'bullmq';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import type { RunningWorker } from '../src/worker.js';
-import { payload, startTestWorker, tempDataDir, TestQueue, until } from './helpers.js';
+import { payload, until, useWorkerStack } from './helpers.js';
 
-const PREFIX = `reelay-test-requeue-${process.pid}`;
-let media: TestMedia;
-let origin: Origin;
-let worker: RunningWorker;
-let queue: TestQueue;
-let dataDir: string;
-
-beforeAll(async () => {
-  media = await testMedia();
-  origin = await startOrigin();
-  dataDir = tempDataDir('requeue');
-  worker = await startTestWorker({ prefix: PREFIX, dataDir });
-  queue = new TestQueue(PREFIX);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await queue?.close();
-  await origin?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const stack = useWorkerStack('requeue', { serveMedia: false });
 
 test('a job whose attempt failed and waits for its retry shows progress 0 again', async () => {
   // The first answer sends part of the file slowly, then breaks the connection (a reset: worth a
   // retry); the wait before the retry is long enough to look at the job.
-  const data = fs.readFileSync(media.muxedMp4);
+  const data = fs.readFileSync(stack.media.muxedMp4);
   let cut = false;
-  origin.route('/flaky.mp4', (_req, res) => {
+  stack.origin.route('/flaky.mp4', (_req, res) => {
     res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': data.length });
     let sent = 0;
     const timer = setInterval(() => {
@@ -49,13 +27,13 @@ test('a job whose attempt failed and waits for its retry shows progress 0 again'
     }, 50);
     res.on('close', () => clearInterval(timer));
   });
-  const job = payload([{ url: origin.url('/flaky.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
-  await queue.add(job, { attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
-  const progress = async () => (await Job.fromId(queue.queue, job.id))?.progress;
+  const job = payload([{ url: stack.origin.url('/flaky.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  await stack.queue.add(job, { attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
+  const progress = async () => (await Job.fromId(stack.queue.queue, job.id))?.progress;
 
   await until(async () => typeof (await progress()) === 'number' && ((await progress()) as number) > 0, 10_000, 'progress above 0');
   cut = true;
-  await until(async () => (await queue.state(job.id)) === 'delayed', 10_000, 'the job to wait for its retry');
+  await until(async () => (await stack.queue.state(job.id)) === 'delayed', 10_000, 'the job to wait for its retry');
   expect(await progress()).toBe(0);
-  await queue.queue.remove(job.id);
+  await stack.queue.queue.remove(job.id);
 });

@@ -4,52 +4,29 @@
 // readdir and rename then fail with ENOTDIR or EEXIST whoever the user is.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, afterEach, expect, test } from '@jest/globals';
+import { afterEach, expect, test } from '@jest/globals';
 import { decodeJobError } from '@reelay/contracts';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import type { RunningWorker } from '../src/worker.js';
-import { payload, sampleSum, serveTestMedia, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
+import { payload, sampleSum, useWorkerStack } from './helpers.js';
 
-const PREFIX = `reelay-test-storage-${process.pid}`;
-let media: TestMedia;
-let origin: Origin;
-let worker: RunningWorker;
-let queue: TestQueue;
-let dataDir: string;
-
-beforeAll(async () => {
-  media = await testMedia();
-  origin = await startOrigin();
-  serveTestMedia(origin, media);
-  dataDir = tempDataDir('storage');
-  worker = await startTestWorker({ prefix: PREFIX, dataDir });
-  queue = new TestQueue(PREFIX);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await queue?.close();
-  await origin?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const stack = useWorkerStack('storage');
 
 /** Puts a regular file where the folder `name` of DATA_DIR was; put back after each test. */
 function breakFolder(name: 'artifacts' | 'tmp'): void {
-  fs.rmSync(path.join(dataDir, name), { recursive: true, force: true });
-  fs.writeFileSync(path.join(dataDir, name), 'not a folder');
+  fs.rmSync(path.join(stack.dataDir, name), { recursive: true, force: true });
+  fs.writeFileSync(path.join(stack.dataDir, name), 'not a folder');
 }
 
 afterEach(() => {
   for (const name of ['artifacts', 'tmp']) {
-    const full = path.join(dataDir, name);
+    const full = path.join(stack.dataDir, name);
     if (fs.existsSync(full) && !fs.statSync(full).isDirectory()) fs.rmSync(full);
   }
 });
 
 async function failure(attempts = 1) {
-  const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
-  await queue.add(job, { attempts, backoff: { type: 'fixed', delay: 50 } });
-  const done = await queue.finished(job.id);
+  const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  await stack.queue.add(job, { attempts, backoff: { type: 'fixed', delay: 50 } });
+  const done = await stack.queue.finished(job.id);
   return { state: await done.getState(), error: decodeJobError(done.failedReason), attemptsMade: done.attemptsMade };
 }
 
@@ -72,12 +49,12 @@ test("a temp folder that cannot be used fails the job as storage_error, naming t
 });
 
 test('/metrics counts the failures by error code', async () => {
-  const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
+  const text = await (await fetch(`${stack.worker.metricsUrl}/metrics`)).text();
   expect(sampleSum(text, 'reelay_jobs_total', { operation: 'convert', error_code: 'storage_error' })).toBe(2);
 });
 
 test('once the folder is usable again jobs complete', async () => {
-  const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
-  await queue.add(job);
-  expect(await (await queue.finished(job.id)).getState()).toBe('completed');
+  const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  await stack.queue.add(job);
+  expect(await (await stack.queue.finished(job.id)).getState()).toBe('completed');
 });

@@ -4,45 +4,26 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
 import { decodeJobError, type JobInput } from '@reelay/contracts';
 import { probe } from '@reelay/media';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import type { RunningWorker } from '../src/worker.js';
-import { payload, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
+import { payload, useWorkerStack } from './helpers.js';
 
-const PREFIX = `reelay-test-verify-${process.pid}`;
-let media: TestMedia;
-let origin: Origin;
-let worker: RunningWorker;
-let queue: TestQueue;
-let dataDir: string;
+const stack = useWorkerStack('verify', { serveMedia: false });
 let store: FsArtifactStore;
 let files: string;
 
-beforeAll(async () => {
-  media = await testMedia();
-  origin = await startOrigin();
-  dataDir = tempDataDir('verify');
-  files = fs.mkdtempSync(path.join(dataDir, 'origin-'));
-  store = new FsArtifactStore(dataDir);
-  worker = await startTestWorker({ prefix: PREFIX, dataDir });
-  queue = new TestQueue(PREFIX);
+beforeAll(() => {
+  files = fs.mkdtempSync(path.join(stack.dataDir, 'origin-'));
+  store = new FsArtifactStore(stack.dataDir);
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await queue?.close();
-  await origin?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
-
-const input = (route: string, profile: JobInput['stream_profile'], extra: Partial<JobInput> = {}): JobInput => ({ url: origin.url(route), stream_profile: profile, ...extra });
+const input = (route: string, profile: JobInput['stream_profile'], extra: Partial<JobInput> = {}): JobInput => ({ url: stack.origin.url(route), stream_profile: profile, ...extra });
 
 async function run(job: ReturnType<typeof payload>, attempts = 1) {
-  await queue.add(job, { attempts, backoff: { type: 'fixed', delay: 100 } });
-  const done = await queue.finished(job.id, 30_000);
+  await stack.queue.add(job, { attempts, backoff: { type: 'fixed', delay: 100 } });
+  const done = await stack.queue.finished(job.id, 30_000);
   return { state: await done.getState(), error: done.failedReason ? decodeJobError(done.failedReason) : undefined, attemptsMade: done.attemptsMade, stored: await store.get(job.id) };
 }
 
@@ -56,31 +37,31 @@ describe('segmented sources that declare one segment more than exists', () => {
     // Two 1 s segments per representation, a numbered template without a timeline, and 2.5 s
     // declared: ffmpeg asks for segment 3, which the origin does not have.
     const mpd = fs
-      .readFileSync(path.join(media.dashDir, 'manifest.mpd'), 'utf8')
+      .readFileSync(path.join(stack.media.dashDir, 'manifest.mpd'), 'utf8')
       .replace(/mediaPresentationDuration="[^"]*"/, 'mediaPresentationDuration="PT2.5S"')
       .replace(/<SegmentTemplate timescale="(\d+)"([^>]*)>\s*<SegmentTimeline>[\s\S]*?<\/SegmentTimeline>\s*<\/SegmentTemplate>/g, '<SegmentTemplate timescale="$1" duration="$1"$2 />');
     expect(mpd).not.toContain('SegmentTimeline');
     fs.writeFileSync(path.join(files, 'long.mpd'), mpd);
-    origin.file('/dash-long/long.mpd', path.join(files, 'long.mpd'), 'application/dash+xml');
-    for (const name of fs.readdirSync(media.dashDir)) if (name.endsWith('.m4s')) origin.file(`/dash-long/${name}`, path.join(media.dashDir, name), 'video/iso.segment');
+    stack.origin.file('/dash-long/long.mpd', path.join(files, 'long.mpd'), 'application/dash+xml');
+    for (const name of fs.readdirSync(stack.media.dashDir)) if (name.endsWith('.m4s')) stack.origin.file(`/dash-long/${name}`, path.join(stack.media.dashDir, name), 'video/iso.segment');
 
     const video = input('/dash-long/long.mpd#representation=0', 'dash', { representation: '0', codecs: 'avc1.42c00d' });
     const audio = input('/dash-long/long.mpd#representation=1', 'dash', { representation: '1', codecs: 'mp4a.40.2' });
     const { state, error, stored } = await run(payload([video, audio], { operation: 'remux', duration: 2.5 }));
     expect({ state, error }).toEqual({ state: 'completed', error: undefined });
-    expect(origin.hits.get('/dash-long/chunk-0-00003.m4s')).toBeGreaterThanOrEqual(1); // the 404 happened
+    expect(stack.origin.hits.get('/dash-long/chunk-0-00003.m4s')).toBeGreaterThanOrEqual(1); // the 404 happened
     expect(await kinds(stored!.path)).toEqual(['video', 'audio']);
   });
 
   test('an HLS playlist whose last listed segment is missing completes with what exists', async () => {
-    const playlist = fs.readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8').replace('#EXT-X-ENDLIST', '#EXTINF:1.000000,\nseg002.ts\n#EXT-X-ENDLIST');
+    const playlist = fs.readFileSync(path.join(stack.media.hlsDir, 'index.m3u8'), 'utf8').replace('#EXT-X-ENDLIST', '#EXTINF:1.000000,\nseg002.ts\n#EXT-X-ENDLIST');
     fs.writeFileSync(path.join(files, 'long.m3u8'), playlist);
-    origin.file('/hls-long/long.m3u8', path.join(files, 'long.m3u8'), 'application/vnd.apple.mpegurl');
-    for (const name of fs.readdirSync(media.hlsDir)) if (name.endsWith('.ts')) origin.file(`/hls-long/${name}`, path.join(media.hlsDir, name), 'video/mp2t');
+    stack.origin.file('/hls-long/long.m3u8', path.join(files, 'long.m3u8'), 'application/vnd.apple.mpegurl');
+    for (const name of fs.readdirSync(stack.media.hlsDir)) if (name.endsWith('.ts')) stack.origin.file(`/hls-long/${name}`, path.join(stack.media.hlsDir, name), 'video/mp2t');
 
     const { state, error, stored } = await run(payload([input('/hls-long/long.m3u8', 'hls', { codecs: 'avc1.42c00d,mp4a.40.2' })], { operation: 'remux', duration: 3 }));
     expect({ state, error }).toEqual({ state: 'completed', error: undefined });
-    expect(origin.hits.get('/hls-long/seg002.ts')).toBeGreaterThanOrEqual(1);
+    expect(stack.origin.hits.get('/hls-long/seg002.ts')).toBeGreaterThanOrEqual(1);
     expect(await kinds(stored!.path)).toEqual(['video', 'audio']);
     expect((await probe(stored!.path)).durationSeconds).toBeGreaterThan(1.8);
   });
@@ -90,7 +71,7 @@ describe('segmented sources that declare one segment more than exists', () => {
     const lines = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', '#EXT-X-PLAYLIST-TYPE:VOD'];
     for (let i = 0; i < 8; i++) lines.push('#EXTINF:1.000000,', `seg${String(i).padStart(3, '0')}.ts`);
     fs.writeFileSync(path.join(files, 'gaps.m3u8'), [...lines, '#EXT-X-ENDLIST', ''].join('\n'));
-    origin.file('/hls-long/gaps.m3u8', path.join(files, 'gaps.m3u8'), 'application/vnd.apple.mpegurl');
+    stack.origin.file('/hls-long/gaps.m3u8', path.join(files, 'gaps.m3u8'), 'application/vnd.apple.mpegurl');
 
     const { state, error, stored } = await run(payload([input('/hls-long/gaps.m3u8', 'hls', { codecs: 'avc1.42c00d,mp4a.40.2' })], { operation: 'remux', duration: 8 }));
     expect(state).toBe('failed');
@@ -110,7 +91,7 @@ describe('files that ffmpeg finishes without all of their media', () => {
     ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-an', '-movflags', '+faststart', video]);
     ffmpeg(['-f', 'lavfi', '-i', 'sine=duration=6', '-c:a', 'aac', '-b:a', '128k', audio]);
     for (const [route, file, type] of [['/plain/video.mp4', video, 'video/mp4'], ['/plain/audio.m4a', audio, 'audio/mp4']] as const) {
-      origin.route(route, (_req, res) => {
+      stack.origin.route(route, (_req, res) => {
         const data = fs.readFileSync(file);
         res.writeHead(200, { 'content-type': type, 'content-length': data.length }).end(data);
       });
@@ -129,7 +110,7 @@ describe('files that ffmpeg finishes without all of their media', () => {
     const long = path.join(files, 'long.mp4');
     ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=8', '-f', 'lavfi', '-i', 'sine=duration=8', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', long]);
     const data = fs.readFileSync(long);
-    origin.route('/cut/long.mp4', (_req, res) => {
+    stack.origin.route('/cut/long.mp4', (_req, res) => {
       res.writeHead(200, { 'content-type': 'video/mp4' });
       res.end(data.subarray(0, Math.floor(data.length / 3)));
     });
@@ -142,12 +123,12 @@ describe('files that ffmpeg finishes without all of their media', () => {
 });
 
 test('a file said to carry sound that arrives without it fails as incomplete instead of completing silent', async () => {
-  origin.file('/mute/video.mp4', media.videoOnlyMp4, 'video/mp4');
+  stack.origin.file('/mute/video.mp4', stack.media.videoOnlyMp4, 'video/mp4');
   const { state, error } = await run(payload([input('/mute/video.mp4', 'muxed_progressive', { codecs: 'avc1.64001e,mp4a.40.2' })], { operation: 'convert', format: 'mkv', duration: 2 }));
   expect(state).toBe('failed');
   expect(error).toEqual({ code: 'upstream_error', message: 'The finished file is incomplete: the audio track is missing.' });
 });
 
 test('failed checks leave no temporary folders behind', () => {
-  expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+  expect(fs.readdirSync(path.join(stack.dataDir, 'tmp'))).toEqual([]);
 });
