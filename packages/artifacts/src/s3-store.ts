@@ -5,18 +5,7 @@
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  NoSuchKey,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { JOB_ID_PATTERN } from '@reelay/contracts';
 import { LocalTemp } from './temp.js';
 import type { ArtifactMeta, ArtifactStore, ByteRange, StoredArtifact } from './store.js';
@@ -35,18 +24,41 @@ export interface S3StoreOptions {
 /** A half-finished put (data without metadata) older than this is removed by the sweep. */
 const ORPHAN_AGE_MS = 3_600_000;
 
+/**
+ * The AWS SDK, loaded on the S3 store's first use: it adds about 40 MB to a process, which every
+ * filesystem-store deployment (the default) would otherwise carry for nothing.
+ */
+type Sdk = typeof import('@aws-sdk/client-s3') & Pick<typeof import('@aws-sdk/lib-storage'), 'Upload'> & Pick<typeof import('@aws-sdk/s3-request-presigner'), 'getSignedUrl'>;
+let sdkLoading: Promise<Sdk> | undefined;
+function loadSdk(): Promise<Sdk> {
+  sdkLoading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage'), import('@aws-sdk/s3-request-presigner')]).then(([s3, storage, presigner]) => ({
+    ...s3,
+    Upload: storage.Upload,
+    getSignedUrl: presigner.getSignedUrl,
+  }));
+  return sdkLoading;
+}
+
 export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
-  readonly client: S3Client;
   readonly bucket: string;
   readonly prefix: string;
   private readonly partSize: number;
+  private readonly clientConfig: S3ClientConfig;
+  private client?: S3Client;
 
   constructor(options: S3StoreOptions) {
     super(options.tempDir);
-    this.client = new S3Client(options.client);
+    this.clientConfig = options.client;
     this.bucket = options.bucket;
     this.prefix = options.prefix;
     this.partSize = Math.max(5 * 1024 * 1024, options.partSize ?? 8 * 1024 * 1024);
+  }
+
+  /** The SDK and this store's client, both made on first use. */
+  private async s3(): Promise<{ sdk: Sdk; client: S3Client }> {
+    const sdk = await loadSdk();
+    this.client ??= new sdk.S3Client(this.clientConfig);
+    return { sdk, client: this.client };
   }
 
   private keys(id: string): { data: string; meta: string } {
@@ -58,10 +70,11 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
   async put(id: string, file: string, meta: Omit<ArtifactMeta, 'id' | 'size'>): Promise<ArtifactMeta> {
     const keys = this.keys(id);
     const { size } = await fs.stat(file);
+    const { sdk, client } = await this.s3();
     // lib-storage sends one PUT for a small file and a multipart upload (parts in parallel, aborted
     // on failure) for a large one; a single PUT is limited to 5 GB and retries the whole body.
-    const upload = new Upload({
-      client: this.client,
+    const upload = new sdk.Upload({
+      client,
       params: { Bucket: this.bucket, Key: keys.data, Body: createReadStream(file), ContentType: meta.content_type, ContentLength: size },
       partSize: this.partSize,
       queueSize: 4,
@@ -69,7 +82,7 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
     });
     await upload.done();
     const full: ArtifactMeta = { id, size, ...meta };
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: keys.meta, Body: JSON.stringify(full), ContentType: 'application/json' }));
+    await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: keys.meta, Body: JSON.stringify(full), ContentType: 'application/json' }));
     // The local file has been uploaded: remove it now rather than with the job's folder.
     await fs.rm(file, { force: true });
     return full;
@@ -89,14 +102,15 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
   }
 
   async signedUrl(meta: ArtifactMeta, options: { expiresInSeconds: number; contentDisposition: string }): Promise<string> {
-    const command = new GetObjectCommand({
+    const { sdk, client } = await this.s3();
+    const command = new sdk.GetObjectCommand({
       Bucket: this.bucket,
       Key: this.keys(meta.id).data,
       ResponseContentDisposition: options.contentDisposition,
       ResponseContentType: meta.content_type,
       ResponseCacheControl: 'private, no-store',
     });
-    return getSignedUrl(this.client, command, { expiresIn: options.expiresInSeconds });
+    return sdk.getSignedUrl(client, command, { expiresIn: options.expiresInSeconds });
   }
 
   async remove(id: string): Promise<void> {
@@ -128,26 +142,28 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
   }
 
   close(): void {
-    this.client.destroy();
+    this.client?.destroy();
   }
 
   /** An object's body, or undefined when there is no such key. */
   private async read(key: string, range?: string): Promise<(Readable & { transformToByteArray(): Promise<Uint8Array> }) | undefined> {
+    const { sdk, client } = await this.s3();
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }));
+      const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }));
       return out.Body as Readable & { transformToByteArray(): Promise<Uint8Array> };
     } catch (err) {
-      if (err instanceof NoSuchKey || (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404)) return undefined;
+      if (err instanceof sdk.NoSuchKey || (err instanceof sdk.S3ServiceException && err.$metadata.httpStatusCode === 404)) return undefined;
       throw err;
     }
   }
 
   /** Every object under the prefix: its name after the prefix and when it was written. */
   private async list(): Promise<{ name: string; modified?: number }[]> {
+    const { sdk, client } = await this.s3();
     const out: { name: string; modified?: number }[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }));
+      const page = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }));
       for (const o of page.Contents ?? []) if (o.Key) out.push({ name: o.Key.slice(this.prefix.length), modified: o.LastModified?.getTime() });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -155,9 +171,10 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
   }
 
   private async deleteKeys(keys: string[]): Promise<void> {
+    const { sdk, client } = await this.s3();
     // DeleteObjects takes at most 1000 keys.
     for (let i = 0; i < keys.length; i += 1000) {
-      const out = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
+      const out = await client.send(new sdk.DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
       if (out.Errors?.length) throw new Error(`S3 could not delete ${out.Errors.length} object(s): ${out.Errors[0].Code ?? ''} ${out.Errors[0].Message ?? ''}`);
     }
   }
