@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { JOB_ID_PATTERN } from '@reelay/contracts';
 import { listOrNone, LocalTemp } from './temp.js';
-import type { ArtifactMeta, ArtifactStore, ByteRange, StoredArtifact } from './store.js';
+import { ORPHAN_AGE_MS, sweepExpired, type ArtifactMeta, type ArtifactStore, type ByteRange, type StoredArtifact } from './store.js';
 
 export class FsArtifactStore extends LocalTemp implements ArtifactStore {
   readonly artifactsDir: string;
@@ -55,23 +55,11 @@ export class FsArtifactStore extends LocalTemp implements ArtifactStore {
   }
 
   async sweep(now = Date.now()): Promise<number> {
-    const entries = await listOrNone(this.artifactsDir);
-    let removed = 0;
-    for (const name of entries) {
-      const m = /^([A-Za-z0-9_-]{22})\.json$/.exec(name);
-      if (!m) continue;
-      const stored = await this.get(m[1]).catch(() => undefined);
-      if (stored && stored.meta.expires_at <= now) {
-        await this.remove(m[1]);
-        removed++;
-      }
-    }
+    const { removed, withoutMeta } = await sweepExpired(this, await listOrNone(this.artifactsDir), now);
     // Files without metadata are half-finished puts from a crash; remove them once they are old.
-    for (const name of entries) {
-      const m = /^([A-Za-z0-9_-]{22})\.bin$/.exec(name);
-      if (!m || entries.includes(`${m[1]}.json`)) continue;
+    for (const name of withoutMeta) {
       const stat = await fs.stat(path.join(this.artifactsDir, name)).catch(() => undefined);
-      if (stat && now - stat.mtimeMs > 3_600_000) await fs.rm(path.join(this.artifactsDir, name), { force: true });
+      if (stat && now - stat.mtimeMs > ORPHAN_AGE_MS) await fs.rm(path.join(this.artifactsDir, name), { force: true });
     }
     return removed;
   }

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { JOB_ID_PATTERN } from '@reelay/contracts';
 import { LocalTemp } from './temp.js';
-import type { ArtifactMeta, ArtifactStore, ByteRange, StoredArtifact } from './store.js';
+import { ORPHAN_AGE_MS, sweepExpired, type ArtifactMeta, type ArtifactStore, type ByteRange, type StoredArtifact } from './store.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -21,8 +21,6 @@ export interface S3StoreOptions {
   partSize?: number;
 }
 
-/** A half-finished put (data without metadata) older than this is removed by the sweep. */
-const ORPHAN_AGE_MS = 3_600_000;
 
 /**
  * The AWS SDK, loaded on the S3 store's first use: it adds about 40 MB to a process, which every
@@ -122,22 +120,13 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
 
   async sweep(now = Date.now()): Promise<number> {
     const objects = await this.list();
-    const names = new Set(objects.map((o) => o.name));
-    let removed = 0;
-    for (const { name } of objects) {
-      const m = /^([A-Za-z0-9_-]{22})\.json$/.exec(name);
-      if (!m) continue;
-      const stored = await this.get(m[1]).catch(() => undefined);
-      if (stored && stored.meta.expires_at <= now) {
-        await this.remove(m[1]);
-        removed++;
-      }
-    }
-    const orphans = objects.filter((o) => {
-      const m = /^([A-Za-z0-9_-]{22})\.bin$/.exec(o.name);
-      return m && !names.has(`${m[1]}.json`) && o.modified !== undefined && now - o.modified > ORPHAN_AGE_MS;
+    const modified = new Map(objects.map((o) => [o.name, o.modified]));
+    const { removed, withoutMeta } = await sweepExpired(this, [...modified.keys()], now);
+    const orphans = withoutMeta.filter((name) => {
+      const at = modified.get(name);
+      return at !== undefined && now - at > ORPHAN_AGE_MS;
     });
-    if (orphans.length > 0) await this.deleteKeys(orphans.map((o) => `${this.prefix}${o.name}`));
+    if (orphans.length > 0) await this.deleteKeys(orphans.map((name) => `${this.prefix}${name}`));
     return removed;
   }
 

@@ -49,3 +49,29 @@ export interface ArtifactStore {
   signedUrl?(meta: ArtifactMeta, options: { expiresInSeconds: number; contentDisposition: string }): Promise<string>;
 }
 
+/** A data file or object with no metadata older than this is a put that never finished: the sweep removes it. */
+export const ORPHAN_AGE_MS = 3_600_000;
+
+/**
+ * The sweep both stores share: of the names in the store (`<id>.json` metadata, `<id>.bin` data),
+ * removes each artifact whose expiry has passed; returns how many, and the data names that have no
+ * metadata (candidates for the orphan clean-up, which each store judges by its own clock).
+ */
+export async function sweepExpired(store: Pick<ArtifactStore, 'get' | 'remove'>, names: readonly string[], now: number): Promise<{ removed: number; withoutMeta: string[] }> {
+  const present = new Set(names);
+  let removed = 0;
+  for (const name of names) {
+    const m = /^([A-Za-z0-9_-]{22})\.json$/.exec(name);
+    if (!m) continue;
+    const stored = await store.get(m[1]).catch(() => undefined);
+    if (stored && stored.meta.expires_at <= now) {
+      await store.remove(m[1]);
+      removed++;
+    }
+  }
+  const withoutMeta = names.filter((name) => {
+    const m = /^([A-Za-z0-9_-]{22})\.bin$/.exec(name);
+    return m !== null && !present.has(`${m[1]}.json`);
+  });
+  return { removed, withoutMeta };
+}
