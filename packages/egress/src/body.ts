@@ -11,18 +11,24 @@ export class BodyTooLargeError extends Error {
 
 /** Reads the whole stream, or throws BodyTooLargeError (and destroys the stream) past maxBytes. */
 export async function readAll(stream: Readable, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    const buf = chunk as Buffer;
-    total += buf.length;
-    if (total > maxBytes) {
+  return gather(stream, stream[Symbol.asyncIterator](), [], 0, maxBytes);
+}
+
+/** Appends what the iterator still yields to `chunks` (holding `total` bytes), up to maxBytes in all. */
+async function gather(stream: Readable, iterator: AsyncIterator<unknown>, chunks: Buffer[], total: number, maxBytes: number): Promise<Buffer> {
+  let size = total;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) break;
+    const buf = next.value as Buffer;
+    size += buf.length;
+    if (size > maxBytes) {
       stream.destroy();
       throw new BodyTooLargeError(maxBytes);
     }
     chunks.push(buf);
   }
-  return Buffer.concat(chunks, total);
+  return Buffer.concat(chunks, size);
 }
 
 /**
@@ -55,20 +61,7 @@ export async function readHead(
       throw new BodyTooLargeError(maxBytes);
     }
     if (ended) return head;
-    const more: Buffer[] = [head];
-    let size = total;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) break;
-      const buf = next.value as Buffer;
-      size += buf.length;
-      if (size > maxBytes) {
-        stream.destroy();
-        throw new BodyTooLargeError(maxBytes);
-      }
-      more.push(buf);
-    }
-    return Buffer.concat(more, size);
+    return gather(stream, iterator, [head], total, maxBytes);
   };
   async function* replay(): AsyncGenerator<Buffer> {
     if (head.length > 0) yield head;

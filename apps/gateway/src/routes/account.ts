@@ -43,6 +43,11 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     setSessionCookie(req, res, await sessions.create(account), sessions.ttlSeconds);
   }
 
+  /** Counts a refusal for being over a limit in the metrics, then lets the error answer. */
+  const countRateLimited = (surface: 'signup' | 'login') => (err: unknown): never => {
+    if (err instanceof ReelayError && err.code === 'rate_limited') metrics.rateLimited.inc({ surface });
+    throw err;
+  };
   return [
     {
       method: 'post',
@@ -61,10 +66,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { email, password } = parseBody(SignupRequestSchema, req.body);
-        const account = await accounts.signup(email, password, req.ip).catch((err: unknown) => {
-          if (err instanceof ReelayError && err.code === 'rate_limited') metrics.rateLimited.inc({ surface: 'signup' });
-          throw err;
-        });
+        const account = await accounts.signup(email, password, req.ip).catch(countRateLimited('signup'));
         await startSession(req, res, account);
         res.status(201).json(ok({ email: account.email }));
       },
@@ -86,10 +88,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { email, password } = parseBody(LoginRequestSchema, req.body);
-        const account = await accounts.login(email, password, req.ip).catch((err: unknown) => {
-          if (err instanceof ReelayError && err.code === 'rate_limited') metrics.rateLimited.inc({ surface: 'login' });
-          throw err;
-        });
+        const account = await accounts.login(email, password, req.ip).catch(countRateLimited('login'));
         await startSession(req, res, account);
         res.json(ok({ email: account.email }));
       },
