@@ -9,7 +9,7 @@ import { Job, Worker } from 'bullmq';
 import { FsArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE, type JobPayload, type JobResult } from '@reelay/contracts';
 import { serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import { buildGateway, testRedis, type TestGateway } from './helpers.js';
+import { binary, buildGateway, testRedis, type TestGateway } from './helpers.js';
 
 let origin: Origin;
 let media: TestMedia;
@@ -74,14 +74,6 @@ const download = (body: object) => request(gw.app).post('/api/v1/download').send
 
 function expectError(res: request.Response, status: number, code: string): void {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-}
-
-/** supertest parser that keeps any body as raw bytes. */
-function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as unknown as http.IncomingMessage;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => cb(null, Buffer.concat(chunks)));
 }
 
 describe('direct streams', () => {

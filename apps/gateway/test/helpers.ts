@@ -1,7 +1,9 @@
 // Builds the real gateway for tests: real Redis (the run's private server), silent logs, the local
 // origin allow-listed.
 import { randomBytes } from 'node:crypto';
+import type http from 'node:http';
 import type { Redis } from 'ioredis';
+import type request from 'supertest';
 import { parseConfig, type Config } from '@reelay/config';
 import { Egress } from '@reelay/egress';
 import { createLogger } from '@reelay/observability';
@@ -46,4 +48,12 @@ export async function buildGateway(options: { env?: Record<string, string>; redi
       if (mismatches.size) throw new Error(`responses that the OpenAPI document does not describe:\n${[...mismatches].join('\n')}`);
     },
   };
+}
+
+/** supertest parser that keeps any body as raw bytes: `.buffer(true).parse(binary)`. */
+export function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
+  const stream = res as unknown as http.IncomingMessage;
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => cb(null, Buffer.concat(chunks)));
 }

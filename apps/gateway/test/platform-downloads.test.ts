@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -15,7 +14,7 @@ import { probe } from '@reelay/media';
 import { createLogger } from '@reelay/observability';
 import { fixture as platformFixture, serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker } from '@reelay/worker';
-import { buildGateway, type TestGateway } from './helpers.js';
+import { binary, buildGateway, type TestGateway } from './helpers.js';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-platforms-'));
 const artifacts = new FsArtifactStore(dataDir);
@@ -28,14 +27,6 @@ const vimeoReferers: string[] = [];
 const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
 
 const fixture = (name: string): string => platformFixture(origin, name);
-
-/** supertest parser that keeps any body as raw bytes. */
-function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as unknown as http.IncomingMessage;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => cb(null, Buffer.concat(chunks)));
-}
 
 beforeAll(async () => {
   media = await testMedia();

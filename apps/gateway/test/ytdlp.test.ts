@@ -4,12 +4,11 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import type http from 'node:http';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import { buildGateway, type TestGateway } from './helpers.js';
+import { binary, buildGateway, type TestGateway } from './helpers.js';
 
 const hasYtdlp = await promisify(execFile)('yt-dlp', ['--version']).then(() => true, () => false);
 if (!hasYtdlp && process.env.CI) throw new Error('yt-dlp is required in CI (apt-get install yt-dlp)');
@@ -17,13 +16,6 @@ if (!hasYtdlp) process.stderr.write('yt-dlp is not installed: the gateway tests 
 const describeReal = hasYtdlp ? describe : describe.skip;
 
 const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
-
-function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as unknown as http.IncomingMessage;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => cb(null, Buffer.concat(chunks)));
-}
 
 let origin: Origin;
 let media: TestMedia;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { CONTENT_SECURITY_POLICY, WEB_DIR } from '../../src/routes/web.js';
-import { buildGateway, type TestGateway } from '../helpers.js';
+import { binary, buildGateway, type TestGateway } from '../helpers.js';
 
 let gw: TestGateway;
 
@@ -37,11 +37,7 @@ describe('web app routes', () => {
     ['settings.js', 'text/javascript; charset=utf-8'],
     ['favicon.svg', 'image/svg+xml'],
   ])('/assets/%s is served as %s', async (name, type) => {
-    const res = await request(gw.app).get(`/assets/${name}`).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    }).expect(200);
+    const res = await request(gw.app).get(`/assets/${name}`).buffer(true).parse(binary).expect(200);
     expect(res.headers['content-type']).toBe(type);
     expect((res.body as Buffer).equals(fs.readFileSync(path.join(WEB_DIR, name)))).toBe(true);
   });

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, expect } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -17,7 +16,7 @@ import { probe, type ProbeResult } from '@reelay/media';
 import { createLogger } from '@reelay/observability';
 import { ffmpegBinary, serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
-import { buildGateway, type TestGateway } from '../helpers.js';
+import { binary, buildGateway, type TestGateway } from '../helpers.js';
 
 export { fixture } from '@reelay/testkit';
 
@@ -27,14 +26,6 @@ export const sha256 = (data: Buffer | string): string => createHash('sha256').up
 
 /** [type, codec] of each stream, in order. */
 export const streams = (info: ProbeResult | undefined): [string, string | undefined][] => (info?.streams ?? []).map((s) => [s.type, s.codec]);
-
-/** supertest parser that keeps any body as raw bytes. */
-function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as unknown as http.IncomingMessage;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => cb(null, Buffer.concat(chunks)));
-}
 
 export type ImageKind = 'jpg' | 'png' | 'gif' | 'webp';
 

@@ -3,7 +3,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -11,7 +10,7 @@ import { createArtifactStore } from '@reelay/artifacts';
 import { createLogger } from '@reelay/observability';
 import { startOrigin, startS3, testMedia, type Origin, type S3Handle, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
-import { buildGateway, testConfig, type TestGateway } from '../helpers.js';
+import { binary, buildGateway, testConfig, type TestGateway } from '../helpers.js';
 
 let s3: S3Handle;
 let origin: Origin;
@@ -23,13 +22,6 @@ let s3Stopped = false;
 const prefix = `test-s3-${randomBytes(4).toString('hex')}`;
 const workerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-s3-worker-'));
 const gatewayDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-s3-gateway-'));
-
-function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as unknown as http.IncomingMessage;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => cb(null, Buffer.concat(chunks)));
-}
 
 beforeAll(async () => {
   [s3, origin, media] = await Promise.all([startS3(), startOrigin(), testMedia()]);
