@@ -2,7 +2,7 @@
 import { execa, ExecaError } from 'execa';
 import { z } from 'zod';
 import { inputArgs, type InputKind, type MediaInput } from './inputs.js';
-import { STDERR_TAIL_BYTES, toFfmpegError } from './runner.js';
+import { STDERR_TAIL_BYTES, toFfmpegError, trackDetached } from './runner.js';
 
 export type StreamType = 'video' | 'audio' | 'subtitle' | 'data' | 'attachment' | 'unknown';
 
@@ -69,7 +69,13 @@ export async function probe(input: MediaInput, opts: ProbeOptions = {}): Promise
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(input, { kind: opts.kind, aes128: opts.aes128 })];
   let stdout: string;
   try {
-    ({ stdout } = await execa(binary, args, { cancelSignal: opts.signal, timeout: timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore', env: opts.env }));
+    const subprocess = execa(binary, args, { cancelSignal: opts.signal, timeout: timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore', env: opts.env, detached: true });
+    const untrack = trackDetached(subprocess);
+    try {
+      ({ stdout } = await subprocess);
+    } finally {
+      untrack();
+    }
   } catch (err) {
     const stderr: unknown = err instanceof ExecaError ? err.stderr : undefined;
     const tail = typeof stderr === 'string' ? stderr.trim().slice(-STDERR_TAIL_BYTES) : '';

@@ -23,13 +23,14 @@ export class FfmpegError extends Error {
 export const STDERR_TAIL_BYTES = 4096;
 
 /**
- * ffmpeg runs in its own process group (detached), so a terminal's Ctrl-C reaches the worker, which
- * decides whether to finish or hand the job back, instead of killing ffmpeg and failing the job.
- * execa does not clean up detached children, so the live ones are killed here when the process exits.
+ * ffmpeg and ffprobe run in their own process group (detached), so a terminal's Ctrl-C reaches the
+ * worker, which decides whether to finish or hand the job back, instead of killing them and failing
+ * the job. execa does not clean up detached children, so the live ones are killed here when the
+ * process exits.
  */
 const live = new Set<{ kill(signal?: NodeJS.Signals): boolean }>();
 let exitHookInstalled = false;
-function track(child: { kill(signal?: NodeJS.Signals): boolean }): () => void {
+export function trackDetached(child: { kill(signal?: NodeJS.Signals): boolean }): () => void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.once('exit', () => {
@@ -137,7 +138,7 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
     buffer: false,
     detached: true,
   });
-  const untrack = track(subprocess);
+  const untrack = trackDetached(subprocess);
   subprocess.stdout.setEncoding('utf8');
   subprocess.stdout.on('data', (chunk: string) => parser.push(chunk));
   subprocess.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));

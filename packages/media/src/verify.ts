@@ -2,6 +2,7 @@
 // that ignores Range, a body cut short, a missing segment) with a track or a stretch of media
 // missing. The judgement is pure (judgeOutput); verifyOutput probes the local file and applies it.
 import { moovBeforeMdat } from './faststart.js';
+import { FfmpegError } from './runner.js';
 import { probe, type ProbeResult } from './probe.js';
 
 export interface OutputExpectation {
@@ -55,8 +56,10 @@ export async function verifyOutput(file: string, expected: OutputExpectation, op
   try {
     info = await probe(file, { binary: opts.binary, signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000 });
   } catch (err) {
-    if (opts.signal?.aborted) throw err;
-    return ['it is not readable media'];
+    // Only ffprobe reading the file and refusing it says something about the file. Its failing to
+    // start, timing out or being stopped is the worker's trouble: the job's failure handling decides.
+    if (err instanceof FfmpegError && err.kind === 'failed' && err.exitCode !== undefined) return ['it is not readable media'];
+    throw err;
   }
   let faststart: boolean | undefined;
   if (expected.faststart) faststart = await moovBeforeMdat(file).catch(() => false);
