@@ -1,15 +1,17 @@
 // This worker's heartbeat in Redis (see @reelay/contracts worker-health.ts): its health, rewritten
-// every few seconds with a short TTL, so the gateway's /readyz can tell "no workers", "workers, but
+// every few seconds in the shared hash, so the gateway's /readyz can tell "no workers", "workers, but
 // none can run jobs" and "ready". A failed write is logged and tried again on the next beat.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Redis } from 'ioredis';
-import { WORKER_HEALTH_TTL_SECONDS, workerHealthKey, type WorkerHealth } from '@reelay/contracts';
+import { isFresh, WORKER_HEALTH_TTL_SECONDS, WorkerHealthSchema, workerHealthKey, type WorkerHealth } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { HealthState } from './health-server.js';
 
 export class Heartbeat {
+  /** The shared hash, and this worker's field in it. */
   readonly key: string;
+  readonly id: string;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -18,13 +20,20 @@ export class Heartbeat {
     private readonly logger: Logger,
   ) {
     // Host and pid for the operator reading Redis; the random part keeps restarts apart.
-    this.key = workerHealthKey(prefix, `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`);
+    this.key = workerHealthKey(prefix);
+    this.id = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   }
 
   async beat(state: HealthState): Promise<void> {
     const value: WorkerHealth = { healthy: state.healthy, ...(state.reason ? { reason: state.reason } : {}), at: Date.now() };
     try {
-      await this.redis.set(this.key, JSON.stringify(value), 'EX', WORKER_HEALTH_TTL_SECONDS);
+      // The hash outlives its last writer by the TTL, so it is gone once every worker has stopped.
+      const [, [, entries]] = (await this.redis.multi().hset(this.key, this.id, JSON.stringify(value)).hgetall(this.key).expire(this.key, WORKER_HEALTH_TTL_SECONDS).exec()) as [unknown, [unknown, Record<string, string>]];
+      const stale = Object.entries(entries ?? {}).filter(([, raw]) => {
+        const parsed = WorkerHealthSchema.safeParse(parseOrNull(raw));
+        return !parsed.success || !isFresh(parsed.data);
+      });
+      if (stale.length > 0) await this.redis.hdel(this.key, ...stale.map(([id]) => id));
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not write the heartbeat');
     }
@@ -36,9 +45,17 @@ export class Heartbeat {
     this.timer.unref();
   }
 
-  /** Stops beating and removes the key, so /readyz stops counting this worker at once. */
+  /** Stops beating and removes this worker's entry, so /readyz stops counting it at once. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.redis.del(this.key).catch(() => undefined);
+    await this.redis.hdel(this.key, this.id).catch(() => undefined);
+  }
+}
+
+function parseOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }

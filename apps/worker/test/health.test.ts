@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { WorkerHealthSchema, workerHealthPattern } from '@reelay/contracts';
+import { WorkerHealthSchema, workerHealthKey } from '@reelay/contracts';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { checkTools } from '../src/toolcheck.js';
 import { payload, sample, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue, until } from './helpers.js';
@@ -35,9 +35,8 @@ afterAll(async () => {
 
 /** The heartbeats under this file's prefix. */
 async function heartbeats() {
-  const keys = await redis.keys(workerHealthPattern(PREFIX));
-  const values = keys.length > 0 ? await redis.mget(keys) : [];
-  return values.map((v) => WorkerHealthSchema.parse(JSON.parse(v!)));
+  const entries = await redis.hgetall(workerHealthKey(PREFIX));
+  return Object.values(entries).map((v) => WorkerHealthSchema.parse(JSON.parse(v)));
 }
 
 test('the check names a missing binary and the setting that fixes it', async () => {

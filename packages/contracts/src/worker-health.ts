@@ -1,6 +1,7 @@
-// Worker heartbeats in Redis: each worker keeps one short-lived key saying whether it can run jobs
-// (its ffmpeg and ffprobe start), and the gateway's /readyz counts them. A worker that dies simply
-// lets its key expire. Keys live under the queue's BullMQ prefix, like the queue itself.
+// Worker heartbeats in Redis: one hash under the queue's BullMQ prefix, a field per worker saying
+// whether it can run jobs (its ffmpeg and ffprobe start) and when it last said so. The gateway's
+// /readyz reads the one hash (never a scan of the keyspace) and ignores entries older than the TTL,
+// which is how a worker that died drops out; workers prune such entries as they beat.
 import { z } from 'zod';
 import { DOWNLOAD_QUEUE } from './extract.js';
 
@@ -20,11 +21,12 @@ export type WorkerHealth = z.infer<typeof WorkerHealthSchema>;
 /** BullMQ's default prefix when none is set. */
 const DEFAULT_PREFIX = 'bull';
 
-export function workerHealthKey(prefix: string | undefined, workerId: string): string {
-  return `${prefix ?? DEFAULT_PREFIX}:${DOWNLOAD_QUEUE}:worker-health:${workerId}`;
+/** The hash holding every worker's heartbeat, field = worker id. */
+export function workerHealthKey(prefix: string | undefined): string {
+  return `${prefix ?? DEFAULT_PREFIX}:${DOWNLOAD_QUEUE}:worker-health`;
 }
 
-/** A SCAN pattern for every worker's key (the prefix is escaped: it is the caller's, not a glob). */
-export function workerHealthPattern(prefix: string | undefined): string {
-  return `${(prefix ?? DEFAULT_PREFIX).replace(/[*?[\]\\]/g, '\\$&')}:${DOWNLOAD_QUEUE}:worker-health:*`;
+/** A heartbeat entry still counts while it is younger than WORKER_HEALTH_TTL_SECONDS. */
+export function isFresh(health: WorkerHealth, now = Date.now()): boolean {
+  return now - health.at < WORKER_HEALTH_TTL_SECONDS * 1000;
 }

@@ -2,7 +2,7 @@
 // can run jobs), Prometheus metrics.
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { WorkerHealthSchema, workerHealthPattern } from '@reelay/contracts';
+import { isFresh, WorkerHealthSchema, workerHealthKey } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
 import type { GatewayMetrics } from '../metrics.js';
 
@@ -28,20 +28,14 @@ export interface ReadinessProbe {
   workerHealth?: () => Promise<WorkerHealthCounts>;
 }
 
-/** Counts the live heartbeats under a BullMQ prefix; keys that expired meanwhile are skipped. */
+/** Counts the fresh heartbeats under a BullMQ prefix: one HGETALL of the shared hash. */
 export async function readWorkerHealth(redis: Redis, prefix: string | undefined): Promise<WorkerHealthCounts> {
   const counts = { healthy: 0, unhealthy: 0 };
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', workerHealthPattern(prefix), 'COUNT', 200);
-    cursor = next;
-    if (keys.length === 0) continue;
-    for (const value of await redis.mget(keys)) {
-      if (value === null) continue;
-      const parsed = WorkerHealthSchema.safeParse(safeJson(value));
-      if (parsed.success) counts[parsed.data.healthy ? 'healthy' : 'unhealthy']++;
-    }
-  } while (cursor !== '0');
+  const now = Date.now();
+  for (const value of Object.values(await redis.hgetall(workerHealthKey(prefix)))) {
+    const parsed = WorkerHealthSchema.safeParse(safeJson(value));
+    if (parsed.success && isFresh(parsed.data, now)) counts[parsed.data.healthy ? 'healthy' : 'unhealthy']++;
+  }
   return counts;
 }
 
