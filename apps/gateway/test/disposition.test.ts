@@ -35,6 +35,11 @@ describe('download file names', () => {
     expect(contentDisposition('Café "Noir" 100%.mp4')).toBe(`attachment; filename="Caf_ Noir 100_.mp4"; filename*=UTF-8''Caf%C3%A9%20Noir%20100%25.mp4`);
   });
 
+  test('a name cut to the limit keeps the extension added after the cut', () => {
+    const filename = withExtension(sanitizeBasename('a'.repeat(200)), 'mp4');
+    expect(contentDisposition(filename)).toBe(`attachment; filename=${'a'.repeat(150)}.mp4`);
+  });
+
   test('a plain ASCII name needs no filename* parameter', () => {
     expect(contentDisposition("it's (ok).mp3")).toBe(`attachment; filename="it's (ok).mp3"`);
   });

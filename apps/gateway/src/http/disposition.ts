@@ -15,9 +15,9 @@ export function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, '\ufffd');
 }
 
-/** Removes path parts, control, bidi and reserved characters; never returns an empty or dot name. */
-export function sanitizeBasename(raw: string | undefined, fallback = 'download'): string {
-  const cleaned = wellFormed(raw ?? '')
+/** Removes path parts, control, bidi and reserved characters, and leading or trailing dots. */
+function cleanName(raw: string | undefined): string {
+  return wellFormed(raw ?? '')
     .normalize('NFC')
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
     .replace(BIDI_CONTROLS, '')
@@ -25,7 +25,11 @@ export function sanitizeBasename(raw: string | undefined, fallback = 'download')
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/^[.\s]+|[.\s]+$/g, '');
-  const cut = [...cleaned].slice(0, MAX_NAME).join('').trim();
+}
+
+/** A clean name cut to MAX_NAME characters; never an empty or dot name. */
+export function sanitizeBasename(raw: string | undefined, fallback = 'download'): string {
+  const cut = [...cleanName(raw)].slice(0, MAX_NAME).join('').trim();
   return cut || fallback;
 }
 
@@ -36,11 +40,11 @@ export function withExtension(basename: string, ext: string | undefined): string
 
 /**
  * `attachment` with the name: a plain-ASCII `filename` for old clients and, when the name is not
- * plain ASCII, `filename*` with its UTF-8 form. The name is sanitised again here because stored job
- * metadata may predate the current rules.
+ * plain ASCII, `filename*` with its UTF-8 form. The name is cleaned again here because stored job
+ * metadata may predate the current rules, but not cut again: it already carries its extension.
  */
 export function contentDisposition(filename: string): string {
-  const name = sanitizeBasename(filename);
+  const name = cleanName(filename) || 'download';
   const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\%]/g, '_');
   return createDisposition(name, { fallback: ascii });
 }
