@@ -122,7 +122,10 @@ export class Egress {
     const started = Date.now();
     for (let hop = 0; ; hop++) {
       this.assertUrlAllowed(url);
-      const slot = await this.hosts.acquire(url.host, options.signal);
+      // A client that leaves while queued aborts with its own reason: an error of the contract too.
+      const slot = await this.hosts.acquire(url.host, options.signal).catch((err: unknown) => {
+        throw toReelayError(err);
+      });
       let response: RawResponse;
       try {
         response = await this.once(url, options, options.deadlineMs ? options.deadlineMs - (Date.now() - started) : undefined);
