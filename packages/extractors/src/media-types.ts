@@ -35,8 +35,14 @@ const EXT_OF_TYPE: Record<string, string> = {
   'application/ogg': 'ogg', // mime-db: ogx
 };
 
-// Playlists that mime-db files under audio/: a list of links, not media (.m3u, .pls).
-const PLAYLIST_TYPES = new Set(['audio/x-mpegurl', 'audio/mpegurl', 'audio/x-scpls']);
+// The extensions a URL may end in to be taken as a media file. mime-db files far more under video/,
+// audio/ and image/ (playlists such as .asx and .ram, DASH segments .m4s, .ico, .psd, .mid…), which
+// are not files a user downloads as media: mime-db gives the type string, this list decides media.
+const MEDIA_EXTS: ReadonlySet<string> = new Set([
+  'mp4', 'm4v', 'mov', 'webm', 'mkv', 'ogv', 'flv', 'ts', '3gp', 'avi', 'wmv', 'mpg', 'mpeg',
+  'mp3', 'm4a', 'aac', 'ogg', 'oga', 'opus', 'wav', 'flac', 'weba', 'mka', 'wma',
+  'jpg', 'jpeg', 'png', 'gif', 'webp', 'avif', 'heic', 'bmp',
+]);
 
 /** Whether a MIME type is video, audio or an image (SVG is a document that can script, not media). */
 export function kindOfMime(mime: string | undefined): MediaType | undefined {
@@ -56,9 +62,9 @@ export function kindOfMime(mime: string | undefined): MediaType | undefined {
  */
 export function mimeOfExt(ext: string, as?: 'audio'): string | undefined {
   const key = ext.replace(/^\./, '').toLowerCase();
-  if (!key) return undefined;
+  if (!MEDIA_EXTS.has(key)) return undefined;
   const mime = TYPE_OF_EXT[key] ?? (dbLookup(key) || undefined);
-  if (!kindOfMime(mime) || PLAYLIST_TYPES.has(mime!)) return undefined;
+  if (!kindOfMime(mime)) return undefined;
   if (as === 'audio' && mime!.startsWith('video/')) return `audio/${mime!.slice('video/'.length)}`;
   return mime;
 }

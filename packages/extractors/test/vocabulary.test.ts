@@ -25,8 +25,8 @@ describe('one answer for media types across every extractor', () => {
     expect(extOfMime('audio/mp4; codecs="mp4a.40.2"')).toBe('m4a');
   });
 
-  test('pages, scripts, playlists and SVG documents are not media', () => {
-    for (const ext of ['html', 'js', 'json', 'svg', 'm3u', 'm3u8', 'pls', 'pdf', '']) expect(mimeOfExt(ext)).toBeUndefined();
+  test('pages, scripts, playlists, segments, icons and SVG documents are not media', () => {
+    for (const ext of ['html', 'js', 'json', 'svg', 'm3u', 'm3u8', 'pls', 'asx', 'ram', 'm4s', 'ico', 'mid', 'pdf', '']) expect(mimeOfExt(ext)).toBeUndefined();
     expect(kindOfMime('image/svg+xml')).toBeUndefined();
     expect(extOfMime('text/html')).toBeUndefined();
   });
