@@ -108,16 +108,16 @@ export { urlExtension as extOf } from '../document.js';
 /**
  * The HLS (or DASH) variants of a manifest a platform links to, as sources. `required` says whether
  * the manifest is the only way to the media: when the platform also gave progressive files, a
- * manifest that fails to load is logged and left out rather than failing the whole extraction. A
- * manifest the egress guard blocked always fails it: a platform pointing at a refused address is
- * something the caller must hear about.
+ * manifest that fails to load (a refused address included) is logged and left out rather than
+ * failing the whole extraction, as buildResult drops any refused source; url_blocked comes only when
+ * nothing else is left.
  */
 export async function manifestSources(ctx: ExtractContext, url: string, required: boolean, headers?: Record<string, string>): Promise<SourceDraft[]> {
   try {
     const items = await expandManifest(url, ctx, headers);
     return items.flatMap((item) => item.sources);
   } catch (err) {
-    if (required || ctx.signal?.aborted || (err instanceof ReelayError && err.code === 'url_blocked')) throw err;
+    if (required || ctx.signal?.aborted) throw err;
     ctx.log?.('manifest left out', { url, error: err instanceof Error ? err.message : String(err) });
     return [];
   }

@@ -40,6 +40,10 @@ beforeAll(async () => {
   serveJson(origin, '/api/v1/videos/00000000-0000-4000-8000-000000000403', { fixture: 'peertube/private.json' }, 403);
   serveJson(origin, '/api/v1/videos/00000000-0000-4000-8000-000000000401', { fixture: 'peertube/password.json' }, 403);
   serveJson(origin, '/api/v1/videos/00000000-0000-4000-8000-000000000429', '{"error":"Too many requests, please try again later."}', 429);
+  // The same video, its HLS master at a refused address (127.0.0.2 is not allow-listed).
+  const refusedMaster = fixtureJson<{ streamingPlaylists: { playlistUrl: string }[] }>(origin, 'peertube/video.json');
+  refusedMaster.streamingPlaylists[0].playlistUrl = 'http://127.0.0.2:9/master.m3u8';
+  serveJson(origin, '/api/v1/videos/b10cced0-0a1e-484a-b099-e80766180a6d', JSON.stringify(refusedMaster));
   origin.body(`${HLS}/master.m3u8`, MASTER, 'application/vnd.apple.mpegurl');
   origin.body(`/static/streaming-playlists/hls/${LIVE_UUID}/master.m3u8`, LIVE_MASTER, 'application/vnd.apple.mpegurl');
   origin.file(`/static/web-videos/${UUID}-240.mp4`, media.muxedMp4, 'video/mp4');
@@ -74,6 +78,13 @@ describe('PeerTube videos', () => {
       { quality: 'original', url: `${origin.base}${HLS}/f00d0002-0-fragmented.mp4`, stream_profile: 'audio_only', mime_type: 'audio/mp4', ext: 'mp4', size: 18333, has_audio: true, has_video: false },
       { quality: 'original', url: `${origin.base}${HLS}/f00d0002-0.m3u8`, stream_profile: 'hls', codecs: 'mp4a.40.2', has_audio: true, has_video: false },
     ]);
+  });
+
+  test('an HLS master at a refused address is left out and the progressive files are still offered', async () => {
+    const { result } = await extract(`${origin.base}/w/b10cced0-0a1e-484a-b099-e80766180a6d`);
+    const urls = result.media[0].sources.map((s) => s.url);
+    expect(urls).toContain(`${origin.base}/static/web-videos/${UUID}-240.mp4`);
+    expect(urls.some((u) => u.includes('127.0.0.2'))).toBe(false);
   });
 
   test('watch, embed and API URLs with the long UUID read the same video', async () => {
