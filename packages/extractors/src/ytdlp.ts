@@ -127,18 +127,8 @@ export class YtdlpBridge implements FallbackExtractor {
     }
     const draft = mapYtdlpInfo(url, info);
     if (draft.media.length === 0) throw new ReelayError('no_media_found', 'yt-dlp found no media reelay can download at this URL.');
-    // yt-dlp does not fetch every media URL it reports. One at a literal blocked address could never
-    // be downloaded (the download would refuse it), so it is not offered.
-    let blocked: ReelayError | undefined;
-    for (const item of draft.media) {
-      item.sources = item.sources.filter((s) => {
-        const refusal = blockedBy(this.options.egress, s.url);
-        blocked ??= refusal;
-        return refusal === undefined;
-      });
-    }
-    draft.media = draft.media.filter((m) => m.sources.length > 0);
-    if (draft.media.length === 0) throw blocked!;
+    // yt-dlp does not fetch every media URL it reports: buildResult drops those the download would
+    // refuse, as for every extractor.
     return draft;
   }
 
@@ -167,15 +157,4 @@ export function classify(line: string): ReelayError {
   }
   if (/timed out/i.test(line)) return new ReelayError('upstream_timeout', 'The origin did not answer yt-dlp in time.');
   return new ReelayError('upstream_error', line ? `yt-dlp could not extract this URL: ${line}` : 'yt-dlp could not extract this URL.');
-}
-
-/** The url_blocked error egress would answer for this URL, if any. */
-function blockedBy(egress: Egress, raw: string): ReelayError | undefined {
-  try {
-    egress.assertUrlAllowed(new URL(raw));
-    return undefined;
-  } catch (err) {
-    if (err instanceof ReelayError && err.code === 'url_blocked') return err;
-    throw err;
-  }
 }
