@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { CHILD_ENV_NAMES } from '@reelay/config';
 
 /** The flags every run gets; the URL and the proxy are added per run. */
 export const YTDLP_FLAGS: readonly string[] = [
@@ -23,16 +24,15 @@ export function ytdlpArgs(url: URL, proxyUrl: string): string[] {
   return [...YTDLP_FLAGS, '--proxy', proxyUrl, '--', url.href];
 }
 
-// Passed through to the child so a pip, venv or distribution install finds its Python and
-// certificates. Nothing else is: no HTTP_PROXY, HTTPS_PROXY, ALL_PROXY or NO_PROXY in any case
-// (NO_PROXY would send matching hosts around `--proxy`, straight to the network), and no secret of
-// the gateway's such as REDIS_URL.
-const PASSED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
-
-/** The child's environment: the few variables above, taken from `base`. */
+/**
+ * The child's environment: only the config's CHILD_ENV_NAMES, taken from `base`, so a pip, venv or
+ * distribution install finds its Python and certificates. Nothing else is: no HTTP_PROXY,
+ * HTTPS_PROXY, ALL_PROXY or NO_PROXY in any case (NO_PROXY would send matching hosts around
+ * `--proxy`, straight to the network), and no secret of the gateway's such as REDIS_URL.
+ */
 export function childEnv(base: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of PASSED_ENV) {
+  for (const name of CHILD_ENV_NAMES) {
     const value = base[name];
     if (value !== undefined) env[name] = value;
   }
