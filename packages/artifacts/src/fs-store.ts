@@ -65,9 +65,9 @@ export class FsArtifactStore extends LocalTemp implements ArtifactStore {
   }
 
   async open(id: string, range?: ByteRange): Promise<Readable | undefined> {
-    const stored = await this.get(id);
-    if (!stored?.path) return undefined;
-    const stream = createReadStream(stored.path, range ? { start: range.start, end: range.end } : {});
+    // The caller has read the metadata already (get); only the file is opened here.
+    if (!JOB_ID_PATTERN.test(id)) return undefined;
+    const stream = createReadStream(this.paths(id).file, range ? { start: range.start, end: range.end } : {});
     // Opened before it is returned, so a file swept in between reads as gone rather than as an error.
     return new Promise((resolve, reject) => {
       stream.once('open', () => resolve(stream));
