@@ -59,13 +59,25 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, logger } = deps;
   if (!hasRedis(config)) throw new Error('REDIS_URL (or REDIS_SENTINELS) is not set');
   const artifacts: ArtifactStore = deps.artifacts ?? createArtifactStore(config, deps.dataDir ?? config.DATA_DIR);
+  // A temp folder older than two job timeouts has no live job (a job is killed at one timeout).
+  const cleanTemp = () => artifacts.cleanTemp(2 * config.JOB_TIMEOUT_SECONDS * 1000);
+  let sweeping = false;
   const housekeeping = async (): Promise<void> => {
-    // A temp folder older than two job timeouts has no live job (a job is killed at one timeout).
-    const temp = await artifacts.cleanTemp(2 * config.JOB_TIMEOUT_SECONDS * 1000);
-    const expired = await artifacts.sweep();
-    if (temp + expired > 0) logger.info({ temp_folders: temp, expired_artifacts: expired }, 'housekeeping');
+    // One sweep at a time: on a large S3 bucket one may outlast the period.
+    if (sweeping) return;
+    sweeping = true;
+    try {
+      const temp = await cleanTemp();
+      const expired = await artifacts.sweep();
+      if (temp + expired > 0) logger.info({ temp_folders: temp, expired_artifacts: expired }, 'housekeeping');
+    } finally {
+      sweeping = false;
+    }
   };
-  await housekeeping();
+  // Local temp folders are cleared before any job runs; the store's sweep, which may be a remote
+  // listing, runs beside start-up so neither a large bucket nor a store outage holds the worker back.
+  await cleanTemp();
+  void housekeeping().catch((err: unknown) => logger.error({ err }, 'housekeeping failed'));
 
   // Whatever is opened is closed again if a later step fails, so a failed start leaks no sockets.
   const opened: (() => Promise<unknown>)[] = [];

@@ -29,8 +29,8 @@ test('a starting worker removes expired artifacts and temp folders older than tw
 
   const worker = await startTestWorker({ prefix: `reelay-test-housekeeping-${process.pid}`, dataDir, env: { JOB_TIMEOUT_SECONDS: '60' }, housekeepingMs: 200 });
   try {
-    expect(await store.get(expired)).toBeUndefined();
     expect(fs.existsSync(oldTemp)).toBe(false);
+    await until(async () => (await store.get(expired)) === undefined, 5_000, 'the start-up sweep');
     expect(fs.existsSync(freshTemp)).toBe(true);
     expect(await store.get(soon)).toBeDefined();
     await until(async () => (await store.get(soon)) === undefined, 5_000, 'the timer to sweep');
