@@ -126,7 +126,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       throw failure.retry ? new Error(message) : new UnrecoverableError(message);
     } finally {
       deps.proxy.closeSession(session);
-      deps.active.finish(payload.id);
+      control.finish();
       if (dir) await deps.artifacts.removeTempDir(dir).catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));
     }
   };
