@@ -45,13 +45,21 @@ export class StorageError extends Error {
 const STORAGE_RETRY = new Set(['ENOSPC', 'EDQUOT']);
 const STORAGE_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EEXIST', 'EISDIR', 'EIO']);
 
-/** Runs a file-system step of the job; its errno failures become a StorageError. */
+/** A remote artifact store (S3) that failed the write: unreachable, or an error answer. */
+const REMOTE_STORE = 'EREMOTESTORE';
+
+/**
+ * Runs a storage step of the job; its failures become a StorageError: file-system errnos for either
+ * place, and any failure of the artifact store's own write (with S3, a network error or an error
+ * answer such as AccessDenied or NoSuchBucket, which carry no errno).
+ */
 export async function onStorage<T>(where: StorageError['where'], step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (typeof code === 'string' && STORAGE_ERRNO.has(code)) throw new StorageError(code, where, { cause: err });
+    if (where === 'artifacts') throw new StorageError(REMOTE_STORE, where, { cause: err });
     throw err;
   }
 }
@@ -67,8 +75,11 @@ function storageFailure(errno: string, where: StorageError['where']): JobFailure
           ? `${place} is not writable`
           : errno === 'ENOTDIR' || errno === 'EEXIST'
             ? `${place} is not a folder`
-            : `${place} cannot be used (${errno})`;
-  return { code: 'storage_error', message: `The result could not be stored: ${why}.`, retry: STORAGE_RETRY.has(errno) };
+            : errno === REMOTE_STORE
+              ? `${place} did not accept the file`
+              : `${place} cannot be used (${errno})`;
+  // A remote store may be back for the next attempt; a refusal (wrong bucket or rights) just fails again.
+  return { code: 'storage_error', message: `The result could not be stored: ${why}.`, retry: STORAGE_RETRY.has(errno) || errno === REMOTE_STORE };
 }
 
 // ffmpeg writes the output itself, so a full or read-only temp folder shows only in its stderr.

@@ -5,8 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, test } from '@jest/globals';
+import { S3ArtifactStore } from '@reelay/artifacts';
 import { decodeJobError } from '@reelay/contracts';
-import { payload, sampleSum, useWorkerStack } from './helpers.js';
+import { freePort } from '@reelay/testkit';
+import { payload, sampleSum, startTestWorker, TestQueue, useWorkerStack } from './helpers.js';
 
 const stack = useWorkerStack('storage');
 
@@ -57,4 +59,30 @@ test('once the folder is usable again jobs complete', async () => {
   const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
   await stack.queue.add(job);
   expect(await (await stack.queue.finished(job.id)).getState()).toBe('completed');
+});
+
+test('an S3 store that cannot be reached fails the job as storage_error after its retries, not as an internal error', async () => {
+  // Nothing listens on this port: the upload is refused, as with a store that is down.
+  const store = new S3ArtifactStore({
+    bucket: 'reelay',
+    prefix: 'artifacts/',
+    tempDir: path.join(stack.dataDir, 's3-tmp'),
+    client: { endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 },
+  });
+  const prefix = `${stack.prefix}-s3`;
+  const worker = await startTestWorker({ prefix, dataDir: stack.dataDir, artifacts: store });
+  const queue = new TestQueue(prefix);
+  try {
+    const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+    await queue.add(job, { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
+    const done = await queue.finished(job.id);
+    expect({ state: await done.getState(), error: decodeJobError(done.failedReason), attemptsMade: done.attemptsMade }).toEqual({
+      state: 'failed',
+      error: { code: 'storage_error', message: 'The result could not be stored: the artifact store did not accept the file.' },
+      attemptsMade: 2,
+    });
+  } finally {
+    await worker.stop();
+    await queue.close();
+  }
 });
