@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `pnpm start`: builds what is stale, starts a private redis-server when REDIS_URL is unset (data
-// under DATA_DIR/redis), then runs the gateway and the worker with their JSON logs in one stream.
+// `pnpm start`: builds what is stale, starts a private redis-server when neither REDIS_URL nor
+// REDIS_SENTINELS is set (data under DATA_DIR/redis), then runs the gateway and the worker with
+// their JSON logs in one stream.
 // SIGINT/SIGTERM/SIGHUP stop both apps gracefully (the worker hands running jobs back to the queue
 // after SHUTDOWN_GRACE_SECONDS), then Redis. A crashed worker is restarted; a closed stdout
 // (`pnpm start | head`) stops everything cleanly instead of crashing.
@@ -28,7 +29,7 @@ if (build.status !== 0) {
 }
 
 // The same zod parse the apps do, so a bad value is reported once, here, before anything starts.
-const { parseConfig, ConfigError } = await import(pathToFileURL(path.join(root, 'packages/config/dist/index.js')).href);
+const { parseConfig, ConfigError, hasRedis } = await import(pathToFileURL(path.join(root, 'packages/config/dist/index.js')).href);
 const env = { ...process.env, DATA_DIR: path.resolve(root, process.env.DATA_DIR || './data') };
 let config;
 try {
@@ -45,7 +46,7 @@ fs.mkdirSync(config.DATA_DIR, { recursive: true });
 const hardKillMs = (config.SHUTDOWN_GRACE_SECONDS + 10) * 1000;
 
 let redis;
-if (!config.REDIS_URL) {
+if (!hasRedis(config)) {
   const which = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (which.error) {
     say('REDIS_URL is not set and no redis-server is on PATH.');
@@ -80,14 +81,26 @@ process.stdout.on('error', (err) => {
   outputClosed = true;
   stopAll(err.code === 'EPIPE' ? 'output closed' : `output failed: ${err.message}`, 0);
 });
+// Whole lines only, so two apps' lines never interleave; a slow reader (a paused terminal, `| less`)
+// pauses the child's pipe instead of filling this process's memory.
 function forward(from, to) {
   let partial = '';
+  const write = (text) => {
+    if ((to === process.stdout && outputClosed) || to.destroyed) return;
+    if (!to.write(text)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  };
   from.setEncoding('utf8');
   from.on('data', (chunk) => {
     const text = partial + chunk;
     const cut = text.lastIndexOf('\n') + 1;
     partial = text.slice(cut);
-    if (cut > 0 && !(to === process.stdout && outputClosed) && !to.destroyed) to.write(text.slice(0, cut));
+    if (cut > 0) write(text.slice(0, cut));
+  });
+  from.on('end', () => {
+    if (partial) write(`${partial}\n`);
   });
 }
 
