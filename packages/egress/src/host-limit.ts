@@ -28,6 +28,8 @@ interface HostState {
   fresh: number;
   held: number;
   queue: Waiter[];
+  /** Fresh slots that asked to move to the held lane while it was full, oldest first. */
+  toHold: HostSlot[];
 }
 
 /** One exchange's place in its host's lanes. */
@@ -44,7 +46,13 @@ export class HostSlot {
   hold(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.lane !== 'fresh' || this.state.held >= this.limiter.limits.held) return;
+    if (this.lane !== 'fresh') return;
+    if (this.state.held >= this.limiter.limits.held) {
+      // It moves when a held slot comes free (release), or the fresh lane would stay full meanwhile.
+      if (!this.state.toHold.includes(this)) this.state.toHold.push(this);
+      return;
+    }
+    this.leaveToHold();
     this.lane = 'held';
     this.state.fresh--;
     this.state.held++;
@@ -55,9 +63,17 @@ export class HostSlot {
   release(): void {
     if (this.lane === 'done') return;
     clearTimeout(this.timer);
-    this.state[this.lane]--;
+    const was = this.lane;
+    this.state[was]--;
     this.lane = 'done';
+    this.leaveToHold();
+    if (was === 'held') this.state.toHold.shift()?.hold();
     this.limiter.next(this.host, this.state);
+  }
+
+  private leaveToHold(): void {
+    const at = this.state.toHold.indexOf(this);
+    if (at >= 0) this.state.toHold.splice(at, 1);
   }
 }
 
@@ -70,7 +86,7 @@ export class HostLimiter {
   acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
     let state = this.hosts.get(host);
     if (!state) {
-      state = { fresh: 0, held: 0, queue: [] };
+      state = { fresh: 0, held: 0, queue: [], toHold: [] };
       this.hosts.set(host, state);
     }
     if (state.fresh < this.limits.fresh && state.queue.length === 0) {

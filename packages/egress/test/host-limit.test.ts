@@ -73,4 +73,20 @@ describe('per-host limiter', () => {
     await new Promise((r) => setTimeout(r, 60));
     expect(hosts.usage('h:80')).toEqual({ fresh: 0, held: 1, queued: 0 });
   });
+
+  test('an exchange that found the held lane full moves there once a held slot frees, so the fresh lane does not stay full', async () => {
+    const hosts = new HostLimiter(limits);
+    const a = await hosts.acquire('h:80');
+    const b = await hosts.acquire('h:80');
+    a.hold();
+    b.hold(); // headers arrived, but the held lane (1) is full: b stays fresh for now
+    expect(hosts.usage('h:80')).toEqual({ fresh: 1, held: 1, queued: 0 });
+    a.release();
+    expect(hosts.usage('h:80')).toEqual({ fresh: 0, held: 1, queued: 0 });
+    const c = await hosts.acquire('h:80');
+    const d = await hosts.acquire('h:80'); // both fresh slots are free again
+    expect(hosts.usage('h:80')).toEqual({ fresh: 2, held: 1, queued: 0 });
+    for (const slot of [b, c, d]) slot.release();
+    expect(hosts.usage('h:80')).toEqual({ fresh: 0, held: 0, queued: 0 });
+  });
 });
