@@ -9,7 +9,7 @@ export interface OutputExpectation {
   /** Tracks the file must hold. At least one audio or video track is always required. */
   video: boolean;
   audio: boolean;
-  /** How long the inputs last (the shortest, for a merge); no duration check when unknown. */
+  /** How long the inputs last (the longest, for a merge: no -shortest); no duration check when unknown. */
   durationSeconds?: number;
   /** mp4 / m4a: the index (moov) must come before the media (+faststart). */
   faststart: boolean;
