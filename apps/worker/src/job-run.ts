@@ -16,12 +16,9 @@ import type { JobPlan } from './plan.js';
 import type { ProgressWriter } from './progress-writer.js';
 import type { JobProxySession } from './proxy-session.js';
 
-/** The artifact store plus where it keeps temporary folders (to clear a dead attempt's leftovers). */
-export type JobArtifacts = ArtifactStore;
-
 export interface RunDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
-  artifacts: JobArtifacts;
+  artifacts: ArtifactStore;
   binaries: { ffmpeg: string; ffprobe: string };
 }
 
@@ -37,10 +34,10 @@ export interface RunContext {
   deadline: number;
 }
 
-/** The proxy saw a failure upstream that fails the job whatever ffmpeg made of it; classifyFailure reads which. */
 /** As long as the least time between two progress writes: a job shorter than this needs no percentage. */
 export const PROBE_DELAY_MS = 1_000;
 
+/** The proxy saw a failure upstream that fails the job whatever ffmpeg made of it; classifyFailure reads which. */
 export class UpstreamFailed extends Error {
   override readonly name = 'UpstreamFailed';
 }

@@ -1,7 +1,7 @@
 // From a job payload to the ffmpeg operation that makes its file. The plan follows the inputs (two
 // progressive files, one or two HLS/DASH streams, one progressive file) and the requested format;
 // the payload's `operation` names the job for people and metrics and is not second-guessed here.
-import { AUDIO_FORMATS, ReelayError, type Container, type JobInput, type JobPayload, type OutputFormat } from '@reelay/contracts';
+import { AUDIO_FORMATS, ReelayError, type Container, type JobInput, type JobPayload, type ManifestKind, type OutputFormat } from '@reelay/contracts';
 import {
   codecPair,
   codecsFit,
@@ -26,13 +26,12 @@ export interface JobPlan {
   probe: { input: InputSpec; kind: InputKind; aes128: boolean };
 }
 
-type Segmented = 'hls' | 'dash';
 
 function invalid(message: string): ReelayError {
   return new ReelayError('invalid_request', message);
 }
 
-function segmented(input: JobInput): Segmented | undefined {
+function segmented(input: JobInput): ManifestKind | undefined {
   return input.stream_profile === 'hls' || input.stream_profile === 'dash' ? input.stream_profile : undefined;
 }
 
@@ -46,7 +45,7 @@ export function toInputSpec(input: JobInput): InputSpec {
  * The container when none was asked for: from the codecs, or mp4 for HLS and DASH whose codecs are
  * unknown (they are nearly always H.264 and AAC). A requested container wins.
  */
-function pickContainer(format: OutputFormat | undefined, videoCodec: string | undefined, audioCodec: string | undefined, kind: Segmented | undefined): Container {
+function pickContainer(format: OutputFormat | undefined, videoCodec: string | undefined, audioCodec: string | undefined, kind: ManifestKind | undefined): Container {
   if (format !== undefined && isContainer(format)) return format;
   if (videoCodec === undefined && audioCodec === undefined) return kind ? 'mp4' : 'mkv';
   return containerFor(videoCodec, audioCodec);

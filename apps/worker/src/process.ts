@@ -3,24 +3,24 @@
 // at shutdown, and resets progress whenever the job returns to the queue. Everything it touches is
 // passed in, so tests run it against real Redis, ffmpeg and a local origin.
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
+import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
 import { encodeJobError, JobPayloadSchema, ReelayError, type JobResult } from '@reelay/contracts';
 import { FfmpegError } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import type { ActiveJobs } from './active-jobs.js';
 import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
-import { runJob, type JobArtifacts } from './job-run.js';
+import { runJob } from './job-run.js';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob } from './plan.js';
 import { ProgressWriter } from './progress-writer.js';
 import type { JobProxy } from './proxy.js';
 
-export type { JobArtifacts } from './job-run.js';
 
 export interface ProcessorDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
   proxy: Pick<JobProxy, 'openSession' | 'closeSession'>;
-  artifacts: JobArtifacts;
+  artifacts: ArtifactStore;
   binaries: { ffmpeg: string; ffprobe: string };
   logger: Logger;
   metrics: WorkerMetrics;
@@ -136,7 +136,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
  * Folders of earlier attempts of this job: only one attempt runs at a time (BullMQ's lock), so any
  * such folder belongs to a worker that died mid-job.
  */
-async function clearEarlierAttempts(artifacts: JobArtifacts, id: string, log: Logger): Promise<void> {
+async function clearEarlierAttempts(artifacts: ArtifactStore, id: string, log: Logger): Promise<void> {
   const removed = await artifacts.removeTemp(id);
   if (removed > 0) log.info({ folders: removed }, 'removed the temporary files of an earlier attempt');
 }

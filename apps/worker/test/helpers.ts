@@ -214,8 +214,7 @@ export function credentialsOf(env: Record<string, string | undefined>): string {
   return `${url.username}:${url.password}`;
 }
 
-/** The value of the sample of `name` whose labels include `labels` (Prometheus text format). */
-/** The values of every series of a metric whose labels include these. */
+/** The values of every series of `name` whose labels include `labels` (Prometheus text format). */
 function series(text: string, name: string, labels: Record<string, string>): number[] {
   const values: number[] = [];
   for (const line of text.split('\n')) {

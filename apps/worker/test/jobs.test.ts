@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
 import { decodeJobError, JobResultSchema, type JobInput } from '@reelay/contracts';
 import { moovBeforeMdat, probe, type ProbeResult } from '@reelay/media';
+import { ffmpegBinary } from '@reelay/testkit';
 import { payload, sample, sleep, useWorkerStack } from './helpers.js';
 
 const TTL_SECONDS = 600;
@@ -67,7 +68,7 @@ describe('convert', () => {
   test('a job that runs longer than a second has its duration probed through the proxy and shows running percentages', async () => {
     // 10 s of audio: ffmpeg and ffprobe both read 5 s of input before they write or answer anything.
     const file = path.join(stack.dataDir, 'ten-seconds.m4a');
-    execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'aac', '-b:a', '32k', '-movflags', '+faststart', '-y', file]);
+    execFileSync(ffmpegBinary(), ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'aac', '-b:a', '32k', '-movflags', '+faststart', '-y', file]);
     const data = fs.readFileSync(file);
     // ffmpeg's read (the first request) takes 3 s; ffprobe's (the second) is answered at once.
     let requests = 0;

@@ -1,6 +1,7 @@
 // What every artifact store offers: put by job id, get, remove, expiry sweep, and the per-job
 // temporary folders on local disk that ffmpeg writes into before the result is stored.
 import type { Readable } from 'node:stream';
+import { JOB_ID_PATTERN } from '@reelay/contracts';
 
 export interface ArtifactMeta {
   id: string;
@@ -40,12 +41,12 @@ export interface ArtifactStore {
   removeTempDir(dir: string): Promise<void>;
   /** The artifact's bytes (or a range of them); undefined once it is gone. */
   open(id: string, range?: ByteRange): Promise<Readable | undefined>;
+  /** Releases the store's network clients (S3); a no-op for the filesystem. */
+  close?(): void;
   /**
    * A short-lived URL the client can fetch the artifact from directly (S3 presigned), or undefined
    * when the store has none (the gateway then streams it).
    */
-  /** Releases the store's network clients (S3); a no-op for the filesystem. */
-  close?(): void;
   signedUrl?(meta: ArtifactMeta, options: { expiresInSeconds: number; contentDisposition: string }): Promise<string>;
 }
 
@@ -61,17 +62,17 @@ export async function sweepExpired(store: Pick<ArtifactStore, 'get' | 'remove'>,
   const present = new Set(names);
   let removed = 0;
   for (const name of names) {
-    const m = /^([A-Za-z0-9_-]{22})\.json$/.exec(name);
-    if (!m) continue;
-    const stored = await store.get(m[1]).catch(() => undefined);
+    const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : undefined;
+    if (!id || !JOB_ID_PATTERN.test(id)) continue;
+    const stored = await store.get(id).catch(() => undefined);
     if (stored && stored.meta.expires_at <= now) {
-      await store.remove(m[1]);
+      await store.remove(id);
       removed++;
     }
   }
   const withoutMeta = names.filter((name) => {
-    const m = /^([A-Za-z0-9_-]{22})\.bin$/.exec(name);
-    return m !== null && !present.has(`${m[1]}.json`);
+    const id = name.endsWith('.bin') ? name.slice(0, -'.bin'.length) : undefined;
+    return id !== undefined && JOB_ID_PATTERN.test(id) && !present.has(`${id}.json`);
   });
   return { removed, withoutMeta };
 }

@@ -1,5 +1,5 @@
 // The ffmpeg operations (merge, convert, remux) as data, and pure builders of their argument arrays.
-import type { AudioFormat, Container, OutputFormat } from '@reelay/contracts';
+import type { AudioFormat, Container, ManifestKind, OutputFormat } from '@reelay/contracts';
 import { codecsFit, isContainer, muxerFor, normaliseCodec } from './containers.js';
 import { inputArgs, localPath, type MediaInput } from './inputs.js';
 
@@ -27,7 +27,7 @@ export interface ConvertOperation {
   videoCodec?: string;
   audioCodec?: string;
   /** A segmented input (an HLS playlist or DASH manifest) instead of a progressive file. */
-  manifest?: 'hls' | 'dash';
+  manifest?: ManifestKind;
   /** The DASH representation to take (by id) instead of the first video and audio stream. */
   representation?: string;
   /** AES-128 HLS: allows the `crypto` protocol. */
@@ -37,7 +37,7 @@ export interface ConvertOperation {
 interface RemuxCommon {
   type: 'remux';
   /** What the input is; HLS segments are usually MPEG-TS, whose AAC needs aac_adtstoasc for mp4. */
-  manifest: 'hls' | 'dash';
+  manifest: ManifestKind;
   container: Container;
   /** The audio codec if known: an AAC HLS input into mp4 gets `-bsf:a aac_adtstoasc`. */
   audioCodec?: string;
