@@ -20,15 +20,21 @@ export interface LoginThrottleOptions {
 // KEYS: account counter, IP counter. ARGV: account limit, IP limit, window in seconds.
 // Returns {1, 0} when the attempt may go ahead (both counters charged), {0, wait ms} otherwise.
 const ATTEMPT = luaScript(
-  `local wait = -1
+  `local blocked = false
+local wait = 0
 for i = 1, 2 do
   if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then
-    wait = math.max(wait, redis.call('PTTL', KEYS[i]))
+    blocked = true
+    local ttl = redis.call('PTTL', KEYS[i])
+    -- A counter without an expiry (PTTL -1) would block for ever: give it its window again.
+    if ttl < 0 then redis.call('EXPIRE', KEYS[i], ARGV[3]); ttl = tonumber(ARGV[3]) * 1000 end
+    wait = math.max(wait, ttl)
   end
 end
-if wait ~= -1 then return {0, wait} end
+if blocked then return {0, wait} end
 for i = 1, 2 do
-  if redis.call('INCR', KEYS[i]) == 1 then redis.call('EXPIRE', KEYS[i], ARGV[3]) end
+  local n = redis.call('INCR', KEYS[i])
+  if n == 1 or redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], ARGV[3]) end
 end
 return {1, 0}`,
   2,

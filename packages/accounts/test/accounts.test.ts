@@ -103,4 +103,19 @@ describe('sign-up limit', () => {
     const results = await Promise.allSettled(Array.from({ length: 12 }, () => limited.signup(uniqueEmail(), PASSWORD, ip)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
   });
+
+  test('a failure counter that lost its expiry still blocks for a window only, not for ever', async () => {
+    const prefix = `reelay-test-throttle-${Date.now()}:`;
+    const throttle = new LoginThrottle(redis, { perAccount: 2, perIp: 50, windowSeconds: 60 }, prefix);
+    const ip = uniqueIp();
+    const email = uniqueEmail();
+    await throttle.attempt(email, ip);
+    await throttle.attempt(email, ip);
+    const [accountKey] = await redis.keys(`${prefix}account:*`);
+    await redis.persist(accountKey); // e.g. restored from a dump without TTLs
+    await expect(throttle.attempt(email, ip)).rejects.toMatchObject({ code: 'rate_limited', headers: { 'Retry-After': '60' } });
+    const ttl = await redis.ttl(accountKey);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60);
+  });
 });
