@@ -45,7 +45,7 @@ export class SourceRegistry {
       throw unavailable(err);
     }
     if (!raw) return undefined;
-    const parsed = StoredSourceSchema.safeParse(JSON.parse(raw));
+    const parsed = StoredSourceSchema.safeParse(parseOrNull(raw));
     return parsed.success && parsed.data.url === url ? parsed.data : undefined;
   }
 }
@@ -55,4 +55,13 @@ const SET_ALL = "local ttl = ARGV[#KEYS + 1]\nfor i = 1, #KEYS do redis.call('SE
 
 function unavailable(cause: unknown): ReelayError {
   return new ReelayError('service_unavailable', 'The source registry (Redis) is unavailable; try again shortly.', { cause });
+}
+
+/** JSON, or null for a value that is not (written by something else, or corrupted): read as unknown. */
+function parseOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }

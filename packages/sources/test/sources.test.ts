@@ -43,6 +43,8 @@ describe('the source registry', () => {
     const sources = new SourceRegistry(redis, 60, prefix);
     await redis.set(sources.key('http://127.0.0.1/bad'), JSON.stringify({ url: 'http://127.0.0.1/bad' }));
     expect(await sources.get('http://127.0.0.1/bad')).toBeUndefined();
+    await redis.set(sources.key('http://127.0.0.1/garbled'), '{"url": "http://127.0.0.1/gar');
+    expect(await sources.get('http://127.0.0.1/garbled')).toBeUndefined();
     await sources.record('generic', [record('http://127.0.0.1/real.mp4')]);
     await redis.copy(sources.key('http://127.0.0.1/real.mp4'), sources.key('http://127.0.0.1/alias.mp4'));
     expect(await sources.get('http://127.0.0.1/alias.mp4')).toBeUndefined();
