@@ -55,8 +55,6 @@ export async function sendArtifact(
     // A malformed header or several ranges get the whole file, as sendFile answers for local files.
     if (Array.isArray(parsed) && parsed.length === 1) range = { start: parsed[0].start, end: parsed[0].end };
   }
-  const body = await options.store.open(meta.id, range).catch(storeDown);
-  if (!body) throw expired();
   res.setHeader('Content-Type', meta.content_type);
   res.setHeader('Content-Disposition', disposition);
   res.setHeader('Accept-Ranges', 'bytes');
@@ -67,11 +65,15 @@ export async function sendArtifact(
   } else {
     res.setHeader('Content-Length', String(meta.size));
   }
+  // HEAD needs only the metadata read above; the object itself is fetched for a GET alone.
   if (req.method === 'HEAD') {
-    body.destroy();
     res.end();
     return;
   }
+  // Nothing is sent yet, so a gone or unreachable object still answers with the envelope (the error
+  // handler drops the file headers set above).
+  const body = await options.store.open(meta.id, range).catch(storeDown);
+  if (!body) throw expired();
   // A client that goes away destroys the response, and pipeline then stops the S3 read as well.
   await pipeline(body, res).catch((err: unknown) => {
     if (!res.headersSent) throw err;
