@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { startOrigin, type Origin } from '@reelay/testkit';
 import { Egress } from '../src/egress.js';
@@ -22,6 +23,13 @@ beforeAll(async () => {
   origin.status('/broken', 500);
   origin.route('/stall', () => {
     /* never answers */
+  });
+  origin.route('/trickle', (_req, res) => {
+    // Headers at once, then a byte every 50 ms for 2 s: no idle timeout fires, only the deadline.
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    let n = 0;
+    const timer = setInterval(() => (++n > 40 ? (clearInterval(timer), res.end()) : res.write('x')), 50);
+    res.once('close', () => clearInterval(timer));
   });
   origin.route('/big', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
@@ -98,6 +106,27 @@ describe('egress guard', () => {
 
   test('times out on an origin that never answers', async () => {
     await expect(egress.fetchText(origin.url('/stall'))).rejects.toMatchObject({ code: 'upstream_timeout' });
+  });
+
+  test('the deadline covers the body, not only the headers', async () => {
+    const started = Date.now();
+    await expect(egress.fetchText(origin.url('/trickle'), { deadlineMs: 300 })).rejects.toMatchObject({ code: 'upstream_timeout' });
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  test('a finished request leaves nothing listening on the caller\'s signal', async () => {
+    const caller = new AbortController();
+    await egress.fetchText(origin.url('/page'), { signal: caller.signal });
+    await expect(egress.fetchText(origin.url('/gone'), { signal: caller.signal })).rejects.toMatchObject({ code: 'content_not_found' });
+    await new Promise((r) => setImmediate(r)); // a body's 'close' follows its end or destroy by a tick
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+  });
+
+  test('a caller\'s abort still cancels a request in flight', async () => {
+    const caller = new AbortController();
+    const pending = egress.fetchText(origin.url('/stall'), { signal: caller.signal, deadlineMs: 5_000 });
+    setTimeout(() => caller.abort(), 50);
+    await expect(pending).rejects.toMatchObject({ code: 'upstream_error', message: 'The request was cancelled.' });
   });
 
   test('stops reading past the byte limit', async () => {
