@@ -7,12 +7,12 @@ import { z } from 'zod';
 import { createAccountServices } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE } from '@reelay/contracts';
-import { pinoHttp } from 'pino-http';
 import type { Config } from '@reelay/config';
 import { Egress } from '@reelay/egress';
 import { createRegistry, locateYtdlp, YTDLP_TIMEOUT_MS, type ExtractorRegistry, type YtdlpOptions } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
 import { SourceRegistry } from '@reelay/sources';
+import { accessLog } from './http/access-log.js';
 import { bodyErrors, jsonBody, requireJson } from './http/body.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { requestId } from './http/request-id.js';
@@ -123,18 +123,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.set('trust proxy', config.TRUST_PROXY);
   app.set('etag', false);
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => (req as express.Request).id,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-      },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-    }),
-  );
+  app.use(accessLog(logger));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');

@@ -1,7 +1,16 @@
-// X-Request-Id on every response: the client's when it is sane, otherwise a fresh UUID. pino-http's
-// types declare `req.id`; pino-http reuses the id we set here.
+// X-Request-Id on every response: the client's when it is sane, otherwise a fresh UUID. The access log
+// and the error handler name the request by it.
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** Set by requestId, first of all middleware. */
+      id: string;
+    }
+  }
+}
 
 const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,0 +1,27 @@
+// One JSON line per request, written when the response is finished or the client leaves: the id,
+// method, URL, status and time taken. Replaces pino-http, whose per-request child logger and response
+// wrapping cost about a tenth of the extract benchmark's CPU for the same line.
+import type { RequestHandler } from 'express';
+import type { Logger } from '@reelay/observability';
+
+/** Routes scraped or probed every few seconds: logging them would drown the rest. */
+const QUIET = new Set(['/healthz', '/metrics']);
+
+export function accessLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    if (QUIET.has(req.url)) return next();
+    const started = performance.now();
+    const done = () => {
+      res.removeListener('finish', done);
+      res.removeListener('close', done);
+      const finished = res.writableFinished;
+      const status = res.statusCode;
+      const line = { req: { id: req.id, method: req.method, url: req.originalUrl }, res: { status }, responseTime: Math.round(performance.now() - started) };
+      if (status >= 500) logger.error(line, finished ? 'request failed' : 'request aborted');
+      else logger.info(line, finished ? 'request completed' : 'request aborted');
+    };
+    res.once('finish', done);
+    res.once('close', done);
+    next();
+  };
+}

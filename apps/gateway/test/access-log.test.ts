@@ -1,0 +1,67 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import express from 'express';
+import { createLogger } from '@reelay/observability';
+import { accessLog } from '../src/http/access-log.js';
+import { requestId } from '../src/http/request-id.js';
+
+const lines: Array<Record<string, unknown>> = [];
+const sink = new Writable({
+  write(chunk: Buffer, _enc, cb) {
+    for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+    cb();
+  },
+});
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  const app = express();
+  app.use(requestId);
+  app.use(accessLog(createLogger({ name: 'access-test', destination: sink })));
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/ok', (_req, res) => void res.json({ ok: true }));
+  app.get('/broken', (_req, res) => void res.status(502).json({ ok: false }));
+  app.get('/crash', (_req, res) => void res.status(500).json({ ok: false }));
+  app.get('/slow', (_req, res) => void setTimeout(() => res.json({ late: true }), 500));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const logged = async (path: string) => {
+  await new Promise((r) => setTimeout(r, 20));
+  return lines.filter((l) => (l.req as { url?: string } | undefined)?.url === path);
+};
+
+test('one line per request: id, method, URL, status and time, at info', async () => {
+  const res = await fetch(`${base}/ok?x=1`);
+  const [line, ...more] = await logged('/ok?x=1');
+  expect(more).toHaveLength(0);
+  expect(line).toMatchObject({ level: 30, msg: 'request completed', app: 'access-test', req: { id: res.headers.get('x-request-id'), method: 'GET', url: '/ok?x=1' }, res: { status: 200 } });
+  expect(typeof line.responseTime).toBe('number');
+});
+
+test('a 5xx is logged at error', async () => {
+  await fetch(`${base}/crash`);
+  await fetch(`${base}/broken`);
+  expect(await logged('/crash')).toMatchObject([{ level: 50, msg: 'request failed', res: { status: 500 } }]);
+  expect(await logged('/broken')).toMatchObject([{ level: 50, res: { status: 502 } }]);
+});
+
+test('probes and scrapes are not logged', async () => {
+  await fetch(`${base}/healthz`);
+  expect(await logged('/healthz')).toHaveLength(0);
+});
+
+test('a client that leaves before the answer is logged once, as aborted', async () => {
+  const controller = new AbortController();
+  const pending = fetch(`${base}/slow`, { signal: controller.signal }).catch(() => undefined);
+  setTimeout(() => controller.abort(), 100);
+  await pending;
+  await new Promise((r) => setTimeout(r, 600));
+  expect(await logged('/slow')).toMatchObject([{ msg: 'request aborted' }]);
+});
