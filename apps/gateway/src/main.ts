@@ -1,6 +1,7 @@
 // Gateway entry point: read config, connect Redis, listen, and on SIGTERM/SIGINT stop accepting,
 // let in-flight requests finish within a grace period, then close connections and exit 0.
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
 import { hasRedis, loadConfig } from '@reelay/config';
 import { createLogger } from '@reelay/observability';
 import { createGateway } from './app.js';
@@ -9,6 +10,13 @@ import { serveMetrics } from './metrics.js';
 import { connectRedis, redisReady } from './redis.js';
 
 const GRACE_MS = 10_000;
+
+// The old generation may grow to 1.5× what the last full GC kept, not V8's default of up to 4×:
+// under the extract benchmark the gateway's RSS peaks at ~170 MB instead of ~260 MB, at the same
+// throughput. A growth factor, not a cap (--max-old-space-size): a burst of large pages still gets
+// the memory it needs instead of a fatal out-of-memory. Read by V8 at every GC, so setting it
+// here, before the gateway allocates, takes effect (bench/extract.mjs measures it).
+v8.setFlagsFromString('--heap-growing-percent=50');
 
 async function main(): Promise<void> {
   const config = loadConfig();
