@@ -31,6 +31,15 @@ describe('the source registry', () => {
     expect(later!.item_key).not.toBe(video!.item_key);
   });
 
+  test('recording works whether or not Redis has the script cached (after SCRIPT FLUSH, a restart, a failover)', async () => {
+    const sources = new SourceRegistry(redis, 60, prefix);
+    await redis.script('FLUSH');
+    await sources.record('generic', [record('http://127.0.0.1/flushed.mp4')]);
+    await sources.record('generic', [record('http://127.0.0.1/cached.mp4')]);
+    expect(await sources.get('http://127.0.0.1/flushed.mp4')).toMatchObject({ url: 'http://127.0.0.1/flushed.mp4' });
+    expect(await sources.get('http://127.0.0.1/cached.mp4')).toMatchObject({ url: 'http://127.0.0.1/cached.mp4' });
+  });
+
   test('a source expires after SOURCE_TTL_SECONDS', async () => {
     const sources = new SourceRegistry(redis, 60, prefix);
     await sources.record('generic', [record('http://127.0.0.1/ttl.mp4')]);
