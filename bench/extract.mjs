@@ -2,7 +2,9 @@
 // request, for an OpenGraph page and an HLS master, against baselines measured in the same run: the
 // origin itself, and a bare Express app that only fetches the same document with the HTTP client
 // reelay's egress uses (and with undici and node:http, to compare clients) and answers a small JSON
-// envelope (fetch-baseline.mjs).
+// envelope (fetch-baseline.mjs). Two rungs between that floor and reelay show where the time goes:
+// the same Express app fetching through reelay's guarded egress, and also running reelay's
+// extractors on the document (everything but the service around them).
 // Targets (issue 10): extract ≥ 0.8× the same-client baseline; p99 ≤ 5× p50; every answer a 200;
 // gateway RSS ≤ 200 MB.
 import fs from 'node:fs';
@@ -23,6 +25,7 @@ export async function benchExtract() {
   const origin = await startBenchOrigin();
   const originPort = origin.port;
   const clients = [...new Set([REELAY_CLIENT, 'got', 'undici', 'http'])];
+  const rungs = ['egress', 'extraction'];
   const results = [];
   let gateway;
   try {
@@ -31,7 +34,7 @@ export async function benchExtract() {
       const script = newUrlScript({ originPort, docPath, route: '/api/v1/extract' });
       const originRun = wrk({ url: `http://127.0.0.1:${originPort}/${docPath}/1`, seconds: SECONDS });
       const baselines = {};
-      for (const client of clients) {
+      for (const client of [...clients, ...rungs]) {
         const base = await startFetchBaseline(client);
         try {
           wrk({ url: `${base.base}/api/v1/extract`, seconds: 2, script });
@@ -65,6 +68,8 @@ export async function benchExtract() {
     const ref = baselines[REELAY_CLIENT];
     row(name, 'origin (GET, one URL)', originRun);
     for (const client of clients) row(name, `baseline: Express + ${client === 'http' ? 'node:http' : client} fetch`, baselines[client], client === REELAY_CLIENT ? undefined : ref);
+    row(name, 'rung: Express + reelay egress fetch', baselines.egress, ref);
+    row(name, 'rung: Express + reelay egress + extractors', baselines.extraction, ref);
     row(name, '**reelay extract**', run, ref);
   }
   console.log('\n| document | gateway RSS start → max MB | gateway-timed ≤ 100 ms |');
@@ -75,6 +80,8 @@ export async function benchExtract() {
   for (const { name, baselines, run } of results) {
     const ratio = run.rps / baselines[REELAY_CLIENT].rps;
     console.log(`${name}: extract/baseline(${REELAY_CLIENT}) ${fmt(ratio, 2)}× (target ≥ 0.8×: ${verdict(ratio >= 0.8)}); extract/baseline(node:http) ${fmt(run.rps / baselines.http.rps, 2)}×; p99/p50 ${fmt(run.p99 / run.p50, 1)} (target ≤ 5: ${verdict(run.p99 <= 5 * run.p50)}); every answer a 200: ${verdict(run.non2xx === 0 && run.socketErrors === 'none')}`);
+    const share = (r) => fmt((1 / r.rps - 1 / baselines[REELAY_CLIENT].rps) / (1 / run.rps - 1 / baselines[REELAY_CLIENT].rps) * 100, 0);
+    console.log(`  where reelay's extra time per request goes: guarded egress ${share(baselines.egress)}%, + extractors ${share(baselines.extraction)}% (cumulative; the rest is the service: Redis records, access log, metrics, route guards); extract/extraction rung ${fmt(run.rps / baselines.extraction.rps, 2)}×`);
   }
   const rssMax = Math.max(...results.map((r) => r.mem.max));
   console.log(`gateway RSS max ${fmt(rssMax, 0)} MB (target ≤ 200 MB: ${verdict(rssMax <= 200)})`);

@@ -1,6 +1,10 @@
 // Benchmark baseline, run in its own process: the least an extract endpoint can be — Express parses
 // the JSON body, one HTTP client fetches the page (keep-alive pool), and a small JSON envelope
 // answers. `node bench/fetch-baseline.mjs <client>` with client got, undici or http; prints its port.
+// Two more rungs show where reelay's time goes between that floor and the service: `egress` fetches
+// through reelay's guarded client (address checks, host lanes, deadline, byte cap), and `extraction`
+// also runs reelay's extractors on the document and answers their result — everything an extract
+// does except the service around it (source records in Redis, access log, metrics, route guards).
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +15,8 @@ const load = (pkgDir, file) => import(pathToFileURL(path.join(root, pkgDir, 'nod
 const { default: express } = await load('apps/gateway', 'express/index.js');
 
 let fetchPage;
+/** Set for the `extraction` rung: the extractors' result instead of a fetched title. */
+let extractPage;
 if (client === 'got') {
   const { default: got } = await load('.', 'got/dist/source/index.js'); // a root devDependency: measured, not used by reelay
   const agent = { http: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
@@ -19,6 +25,16 @@ if (client === 'got') {
   const { default: undici } = await load('packages/egress', 'undici/index.js');
   const dispatcher = new undici.Agent({ connections: 256 });
   fetchPage = async (url) => (await undici.request(url, { dispatcher })).body.text();
+} else if (client === 'egress' || client === 'extraction') {
+  const fromDist = (pkg) => import(pathToFileURL(path.join(root, 'packages', pkg, 'dist/index.js')).href);
+  const { Egress } = await fromDist('egress');
+  const egress = new Egress({ allowlist: ['127.0.0.1'] });
+  fetchPage = async (url) => (await egress.fetchText(url)).text;
+  if (client === 'extraction') {
+    const { createRegistry } = await fromDist('extractors');
+    const registry = createRegistry({});
+    extractPage = async (url) => (await registry.extract(new URL(url), { egress, endpoints: {}, signal: new AbortController().signal })).result;
+  }
 } else {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   fetchPage = (url) => new Promise((resolve, reject) => {
@@ -35,6 +51,7 @@ const app = express();
 app.use(express.json());
 app.post('/api/v1/extract', async (req, res) => {
   try {
+    if (extractPage) return void res.json({ success: true, data: await extractPage(req.body.url) });
     const page = await fetchPage(req.body.url);
     const title = /<title>([^<]*)<\/title>/.exec(page)?.[1];
     res.json({ success: true, data: { url: req.body.url, title } });
