@@ -14,7 +14,7 @@ import { fetchFresh, fmt, newUrlScript, requireTool, root, sampleRss, startBench
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const egressDeps = JSON.parse(fs.readFileSync(path.join(root, 'packages/egress/package.json'), 'utf8')).dependencies;
 /** The client reelay's egress is built on: the baseline the ratio is taken against. */
-export const REELAY_CLIENT = egressDeps.undici ? 'undici' : 'got';
+export const REELAY_CLIENT = egressDeps.undici ? 'undici' : egressDeps.got ? 'got' : 'http';
 
 export async function benchExtract() {
   requireTool('wrk', 'apt-get install wrk');

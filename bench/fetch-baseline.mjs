@@ -22,7 +22,7 @@ if (client === 'got') {
   const agent = { http: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
   fetchPage = async (url) => (await got(url, { agent, retry: { limit: 0 } })).body;
 } else if (client === 'undici') {
-  const { default: undici } = await load('packages/egress', 'undici/index.js');
+  const { default: undici } = await load('.', 'undici/index.js'); // a root devDependency: measured, not used by reelay
   const dispatcher = new undici.Agent({ connections: 256 });
   fetchPage = async (url) => (await undici.request(url, { dispatcher })).body.text();
 } else if (client === 'egress' || client === 'extraction') {

@@ -145,7 +145,8 @@ export class HostLimiter {
   }
 }
 
-function abortError(signal: AbortSignal): Error {
+/** The error an aborted signal stands for: its reason when that is an Error, else an AbortError. */
+export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : Object.assign(new Error('The request was cancelled.'), { name: 'AbortError' });
 }

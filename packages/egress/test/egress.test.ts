@@ -31,6 +31,10 @@ beforeAll(async () => {
     const timer = setInterval(() => (++n > 40 ? (clearInterval(timer), res.end()) : res.write('x')), 50);
     res.once('close', () => clearInterval(timer));
   });
+  origin.route('/stall-body', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('the first bytes, then silence');
+  });
   origin.route('/big', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
     const chunk = Buffer.alloc(64 * 1024, 'a');
@@ -106,6 +110,12 @@ describe('egress guard', () => {
 
   test('times out on an origin that never answers', async () => {
     await expect(egress.fetchText(origin.url('/stall'))).rejects.toMatchObject({ code: 'upstream_timeout' });
+  });
+
+  test('a body that goes silent times out after the idle limit, before the deadline', async () => {
+    const started = Date.now();
+    await expect(egress.fetchText(origin.url('/stall-body'), { deadlineMs: 10_000 })).rejects.toMatchObject({ code: 'upstream_timeout' });
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   test('the deadline covers the body, not only the headers', async () => {
