@@ -11,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -116,6 +117,28 @@ async function startMiniProxy() {
       return new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/**
+ * The floor of any process in ffmpeg's byte path: a raw TCP forwarder to the origin (no HTTP parsing,
+ * no checks). ffmpeg sends its absolute-form requests through it as to any proxy and the origin
+ * answers them. What is left between this and bare ffmpeg is what copying every byte through one
+ * Node process costs on this machine.
+ */
+async function startTcpForward(originPort) {
+  const server = net.createServer((client) => {
+    const upstream = net.connect(originPort, '127.0.0.1');
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.once('error', () => upstream.destroy());
+    upstream.once('error', () => client.destroy());
+    client.once('close', () => upstream.destroy());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const env = { ...process.env, http_proxy: `http://127.0.0.1:${server.address().port}` };
+  delete env.no_proxy;
+  delete env.NO_PROXY;
+  return { env, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 /**
@@ -404,8 +427,9 @@ export async function benchJobs() {
   let stack;
   let api;
   const t0 = Date.now();
-  const merge = { start: [], bare: [], bareCpu: [], jobCpu: [], prefetch: [], probe: [], probeThenFfmpeg: [], viaProxy: [], viaWorkerProxy: [], proxyCpu: [], jobs: [] };
+  const merge = { start: [], bare: [], bareCpu: [], jobCpu: [], prefetch: [], probe: [], probeThenFfmpeg: [], viaProxy: [], viaTcp: [], viaWorkerProxy: [], proxyCpu: [], jobs: [] };
   let miniProxy;
+  let tcpForward;
   let workerProxy;
   let artifactInfo;
   let sizes;
@@ -440,6 +464,7 @@ export async function benchJobs() {
     };
     const egress = new Egress({ allowlist: ['127.0.0.1'] });
     miniProxy = await startMiniProxy();
+    tcpForward = await startTcpForward(stack.origin.port);
     // The worker's own egress proxy, in this process: what ffmpeg's reads cost through it, in wall
     // time and in this process's CPU time (which, unlike wall time, other load hardly changes).
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -480,6 +505,7 @@ export async function benchJobs() {
       merge.start.push((await run('ffmpeg', ['-version'])).ms);
       merge.probeThenFfmpeg.push(await probeThenFfmpeg());
       merge.viaProxy.push(await probeThenFfmpeg(miniProxy.env));
+      merge.viaTcp.push((await bare(tcpForward.env)).ms);
       const proxied = await viaWorkerProxy();
       merge.viaWorkerProxy.push(proxied.ms);
       merge.proxyCpu.push(proxied.cpu);
@@ -513,6 +539,7 @@ export async function benchJobs() {
     throw err;
   } finally {
     await miniProxy?.close();
+    await tcpForward?.close();
     await workerProxy?.close();
     await stack?.stop();
     fs.rmSync(scratch, { recursive: true, force: true });
@@ -551,11 +578,14 @@ export async function benchJobs() {
   row('*where the time goes:* bare ffprobe of the video URL', merge.probe, false);
   row('*where the time goes:* bare ffprobe, then bare ffmpeg (two processes, as the worker once did)', merge.probeThenFfmpeg);
   row('*where the time goes:* the same through a minimal Node forward proxy', merge.viaProxy);
+  row('*where the time goes:* bare ffmpeg through a raw TCP forwarder (the floor of any process in the byte path)', merge.viaTcp);
   row('*where the time goes:* bare ffmpeg through the worker\'s egress proxy (its code, in the bench process)', merge.viaWorkerProxy);
   row('*where the time goes:* … CPU time of that proxy (ms, not wall time)', merge.proxyCpu, false);
   const ratio = bestTotal / bestBare;
   const prefetchRatio = best(merge.prefetch.map((p) => p.total)) / bestBare;
   console.log(`\nratio job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}); started→finished/bare: ${fmt(best(jobProcessing) / bestBare, 2)}×; prefetch option/bare: ${fmt(prefetchRatio, 2)}× (${prefetchRatio < ratio ? 'faster' : 'slower'} than the job as it runs)`);
+  const floor = best(merge.viaTcp) / bestBare;
+  console.log(`floor: bare ffmpeg through a raw TCP forwarder ${fmt(floor, 2)}× bare ffmpeg; the worker's egress proxy ${fmt(best(merge.viaWorkerProxy) / bestBare, 2)}×. Every byte ffmpeg reads must pass the egress guard, so a job cannot be faster than the floor; ${floor >= TARGET_RATIO ? `the ${TARGET_RATIO}× target is below it on this origin` : `the ${TARGET_RATIO}× target leaves ${fmt((TARGET_RATIO - floor) * bestBare, 0)} ms above it`}`);
   // Differences of best times: the least each step costs, as far as the shared machine lets us see.
   const b = { bare: bestBare, start: best(merge.start), probeThen: best(merge.probeThenFfmpeg), proxy: best(merge.viaProxy), workerProxy: best(merge.viaWorkerProxy), wait: best(jobWaits), processing: best(jobProcessing) };
   console.log(`job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); the rest (the worker's proxy, execa, BullMQ, artifact store, noise) ≈ ${fmt(b.processing - b.bare, 0)} ms. For scale: the worker's proxy code run in this process adds ≈ ${fmt(b.workerProxy - b.bare, 0)} ms to bare ffmpeg (${fmt(median(merge.proxyCpu), 0)} ms of CPU per run), a minimal Node proxy ≈ ${fmt(b.proxy - b.probeThen, 0)} ms, an ffprobe run first ≈ ${fmt(b.probeThen - b.bare, 0)} ms`);
