@@ -20,7 +20,9 @@ async function createKey(base) {
   const cookie = signup.headers.getSetCookie().find((c) => c.startsWith('reelay_session=')).split(';')[0];
   const key = await fetch(`${base}/account/keys`, { method: 'POST', headers: { ...json, cookie }, body: JSON.stringify({ name: 'bench' }) });
   if (key.status !== 201) throw new Error(`key creation answered ${key.status}: ${await key.text()}`);
-  return { secret: (await key.json()).secret, cookie };
+  const secret = (await key.json()).data?.secret;
+  if (!secret) throw new Error('key creation answered no secret');
+  return { secret, cookie };
 }
 
 /**
@@ -93,7 +95,7 @@ export async function benchSurfaceA() {
     gateMedian = bucketMedian(gateBefore, await gateBuckets(base));
     for (const name of ['baseline', 'api']) loaded[name] = run(name, 64, SECONDS);
     const keys = await (await fetchAgain(`${base}/account/keys`, { headers: { cookie } })).json();
-    usage = keys.keys[0].usage;
+    usage = keys.data.keys[0].usage;
   } finally {
     gateway?.child.kill('SIGTERM');
     origin.child.kill('SIGTERM');
