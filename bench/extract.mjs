@@ -93,7 +93,7 @@ export async function benchExtract() {
     const ratio = ratioOf(REELAY_CLIENT);
     const all200 = rounds.every((x) => x.run.non2xx === 0 && x.run.socketErrors === 'none');
     const tails = rounds.map((x) => x.run.p99 / x.run.p50);
-    console.log(`${name}: extract/baseline(${REELAY_CLIENT}) ${fmt(ratio, 2)}× (rounds: ${rounds.map((x) => fmt(x.run.rps / x.baselines[REELAY_CLIENT].rps, 2)).join(', ')}; target ≥ 0.8×: ${verdict(ratio >= 0.8)}); extract/baseline(node:http) ${fmt(ratioOf('http'), 2)}×; p99/p50 ${fmt(median(tails), 1)} (rounds: ${tails.map((t) => fmt(t, 1)).join(', ')}; target ≤ 5: ${verdict(median(tails) <= 5)}); every answer a 200: ${verdict(all200)}`);
+    console.log(`${name}: extract/baseline(${REELAY_CLIENT}) ${fmt(ratio, 2)}× (rounds: ${rounds.map((x) => fmt(x.run.rps / x.baselines[REELAY_CLIENT].rps, 2)).join(', ')}; target ≥ 0.8×: ${verdict(ratio >= 0.8)}); extract/baseline(node:http) ${fmt(ratioOf('http'), 2)}×; p99/p50 ${fmt(median(tails), 1)} (rounds: ${tails.map((t) => fmt(t, 1)).join(', ')}; target ≤ 5: ${verdict(median(tails) <= 5)}; the bare ${REELAY_CLIENT} baseline's in the same rounds: ${rounds.map((x) => fmt(x.baselines[REELAY_CLIENT].p99 / x.baselines[REELAY_CLIENT].p50, 1)).join(', ')}); every answer a 200: ${verdict(all200)}`);
     const share = (r) => fmt((1 / r.rps - 1 / baselines[REELAY_CLIENT].rps) / (1 / run.rps - 1 / baselines[REELAY_CLIENT].rps) * 100, 0);
     console.log(`  where reelay's extra time per request goes: guarded egress ${share(baselines.egress)}%, + extractors ${share(baselines.extraction)}% (cumulative; the rest is the service: Redis records, access log, metrics, route guards); extract/extraction rung ${fmt(ratioOf('extraction'), 2)}×`);
   }
