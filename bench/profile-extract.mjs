@@ -49,7 +49,7 @@ for (const [key, us] of self) {
 // Inclusive time of a few suspects: samples with any frame of theirs on the stack.
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const suspects = { got: /got@/, undici: /undici@/, 'pino-http/pino': /pino/, ioredis: /ioredis@/, htmlparser2: /htmlparser2@|domhandler@|css-select@|domutils@/, 'express/router/body-parser': /express@|router@|body-parser@|raw-body@/, 'prom-client': /prom-client@/, zod: /zod@/, 'packages/egress': /packages\/egress\//, 'packages/extractors': /packages\/extractors\//, 'apps/gateway': /apps\/gateway\// };
+const suspects = { 'node:http client': /node:_http_client|node:_http_agent/, got: /got@/, undici: /undici@/, pino: /pino@|sonic-boom@/, 'access log': /apps\/gateway\/dist\/http\/access-log/, ioredis: /ioredis@/, htmlparser2: /htmlparser2@|domhandler@|css-select@|domutils@/, 'express/router/body-parser': /express@|router@|body-parser@|raw-body@/, 'prom-client': /prom-client@/, zod: /zod@/, 'packages/egress': /packages\/egress\//, 'packages/extractors': /packages\/extractors\//, 'apps/gateway': /apps\/gateway\// };
 const inclusive = Object.fromEntries(Object.keys(suspects).map((k) => [k, 0]));
 for (let i = 0; i < profile.samples.length; i++) {
   const seen = new Set();
