@@ -10,6 +10,9 @@ import { fmt, requireTool, sampleRss, spawnNode, startBenchGateway, startBenchOr
 
 const MiB = 1024 * 1024;
 const ROUNDS = Number(process.env.BENCH_DOWNLOAD_ROUNDS ?? 5);
+/** Sizes of the single download and of each of the 20 parallel ones (smaller for a smoke run). */
+const BIG_MIB = Number(process.env.BENCH_DOWNLOAD_MIB ?? 512);
+const MID_MIB = Math.max(1, Math.round(BIG_MIB / 4));
 
 /** A process's user + system CPU time in clock ticks (10 ms), from /proc. */
 function cpuTicks(pid) {
@@ -46,7 +49,8 @@ function curlParallel(n, url, body) {
       const child = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'content-type: application/json', '--data', JSON.stringify(body), url], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
-      child.once('exit', () => (out === '200' ? resolve() : reject(new Error(`parallel download answered ${out}`))));
+      // 'close', not 'exit': a fast download can exit before its status code has been read.
+      child.once('close', () => (out === '200' ? resolve() : reject(new Error(`parallel download answered ${out}`))));
     })),
   );
 }
@@ -57,8 +61,8 @@ export async function benchDirectDownload() {
   const dir = path.join(os.tmpdir(), 'reelay-bench-files');
   fs.mkdirSync(dir, { recursive: true });
   fs.chmodSync(dir, 0o755);
-  makeFile(path.join(dir, 'big.mp4'), 512);
-  makeFile(path.join(dir, 'mid.mp4'), 128);
+  makeFile(path.join(dir, `big-${BIG_MIB}.mp4`), BIG_MIB);
+  makeFile(path.join(dir, `mid-${MID_MIB}.mp4`), MID_MIB);
 
   const redis = await startRedis();
   const origin = await startBenchOrigin({ files: dir });
@@ -67,18 +71,18 @@ export async function benchDirectDownload() {
   try {
     gateway = await startBenchGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'warn' });
     const base = gateway.base;
-    for (const name of ['big.mp4', 'mid.mp4']) {
+    for (const name of [`big-${BIG_MIB}.mp4`, `mid-${MID_MIB}.mp4`]) {
       const res = await fetch(`${base}/api/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: fileUrl(name) }) });
       if (!res.ok) throw new Error(`extract of ${name} failed: ${await res.text()}`);
     }
     // Warm the page cache, connections and JIT of every path once, then alternate the runs. Each
     // proxy's CPU time per download is read from /proc beside the wall time: unlike wall time, what
     // else runs on the machine hardly changes it.
-    const pipe = await spawnNode(['bench/pipe-proxy.mjs', fileUrl('big.mp4')]);
+    const pipe = await spawnNode(['bench/pipe-proxy.mjs', fileUrl(`big-${BIG_MIB}.mp4`)]);
     const paths = {
-      direct: () => curlTime(fileUrl('big.mp4')),
+      direct: () => curlTime(fileUrl(`big-${BIG_MIB}.mp4`)),
       bare: () => curlTime(`http://127.0.0.1:${pipe.line}/`),
-      through: () => curlTime(`${base}/api/v1/download`, { url: fileUrl('big.mp4') }),
+      through: () => curlTime(`${base}/api/v1/download`, { url: fileUrl(`big-${BIG_MIB}.mp4`) }),
     };
     const cpuOf = { bare: pipe.child.pid, through: gateway.child.pid };
     for (const run of Object.values(paths)) run();
@@ -96,21 +100,21 @@ export async function benchDirectDownload() {
     const best = (xs) => Math.min(...xs);
 
     const rss = sampleRss(gateway.child.pid);
-    await curlParallel(20, `${base}/api/v1/download`, { url: fileUrl('mid.mp4') });
+    await curlParallel(20, `${base}/api/v1/download`, { url: fileUrl(`mid-${MID_MIB}.mp4`) });
     const mem = rss.stop();
 
-    console.log(`\n## direct download (512 MiB, curl, origin: ${origin.kind}; best of ${ROUNDS}, alternated)\n`);
+    console.log(`\n## direct download (${BIG_MIB} MiB, curl, origin: ${origin.kind}; best of ${ROUNDS}, alternated)\n`);
     console.log('| path | seconds | MiB/s |');
     console.log('|---|---|---|');
-    console.log(`| origin directly | ${fmt(best(direct), 3)} | ${fmt(512 / best(direct), 0)} |`);
-    console.log(`| bare Node pipe proxy (http.get → res, no checks) | ${fmt(best(bare), 3)} | ${fmt(512 / best(bare), 0)} |`);
-    console.log(`| through the gateway | ${fmt(best(through), 3)} | ${fmt(512 / best(through), 0)} |`);
+    console.log(`| origin directly | ${fmt(best(direct), 3)} | ${fmt(BIG_MIB / best(direct), 0)} |`);
+    console.log(`| bare Node pipe proxy (http.get → res, no checks) | ${fmt(best(bare), 3)} | ${fmt(BIG_MIB / best(bare), 0)} |`);
+    console.log(`| through the gateway | ${fmt(best(through), 3)} | ${fmt(BIG_MIB / best(through), 0)} |`);
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    console.log(`\nCPU per 512 MiB download (ms, median of ${ROUNDS}): bare Node pipe ${median(cpu.bare)} (${cpu.bare.join(', ')}), gateway ${median(cpu.through)} (${cpu.through.join(', ')}): ${fmt(median(cpu.through) / median(cpu.bare), 2)}×`);
+    console.log(`\nCPU per ${BIG_MIB} MiB download (ms, median of ${ROUNDS}): bare Node pipe ${median(cpu.bare)} (${cpu.bare.join(', ')}), gateway ${median(cpu.through)} (${cpu.through.join(', ')}): ${fmt(median(cpu.through) / median(cpu.bare), 2)}×`);
     const ratio = best(through) / best(bare);
     console.log(`\nratio gateway/bare Node pipe: ${fmt(ratio, 2)}× (target ≤ 1.1×: ${ratio <= 1.1 ? 'met' : 'NOT met'}); gateway/origin directly: ${fmt(best(through) / best(direct), 2)}×`);
     const growth = mem.max - mem.start;
-    console.log(`20 parallel 128 MiB streams: gateway RSS ${fmt(mem.start, 0)} → max ${fmt(mem.max, 0)} MB, growth ${fmt(growth, 0)} MB (target < 30 MB: ${growth < 30 ? 'met' : 'NOT met'})`);
+    console.log(`20 parallel ${MID_MIB} MiB streams: gateway RSS ${fmt(mem.start, 0)} → max ${fmt(mem.max, 0)} MB, growth ${fmt(growth, 0)} MB (target < 30 MB: ${growth < 30 ? 'met' : 'NOT met'})`);
     return { ratio, growth };
   } finally {
     gateway?.child.kill('SIGTERM');

@@ -45,7 +45,7 @@ export async function benchExtract() {
       const script = newUrlScript({ originPort, docPath, route: '/api/v1/extract' });
       const originRun = wrk({ url: `http://127.0.0.1:${originPort}/${docPath}/1`, seconds: SECONDS });
       // Warm up (JIT, connection pools), then measure.
-      for (const server of [...Object.values(servers), gateway]) wrk({ url: `${server.base}/api/v1/extract`, seconds: 2, script });
+      for (const server of [...Object.values(servers), gateway]) wrk({ url: `${server.base}/api/v1/extract`, seconds: Math.min(2, SECONDS), script });
       const rounds = [];
       const before = await within100ms(gateway.base);
       const rss = sampleRss(gateway.child.pid);

@@ -68,7 +68,8 @@ export function wrkAsync(options) {
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.once('exit', (code) => {
+    // 'close', not 'exit': at exit, stdout may still hold the end of wrk's report.
+    child.once('close', (code) => {
       cleanup();
       if (code !== 0) reject(new Error(`wrk failed: ${err || out}`));
       else resolve(parseWrk(out));

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every benchmark of `pnpm bench` once, small and short, and checks that each printed its
+# figures and verdicts. The figures of such a run mean nothing; the point is that a benchmark which
+# no longer runs (bench/surface-a.mjs crashed for a while after the account routes changed their
+# envelope) fails CI instead of waiting for the next performance round. Needs a build (`pnpm build`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! BENCH_SECONDS=1 BENCH_ROUNDS=1 BENCH_DOWNLOAD_ROUNDS=1 BENCH_DOWNLOAD_MIB=16 BENCH_JOB_ROUNDS=1 \
+  BENCH_QUEUE_BURST=6 BENCH_QUEUE_JOBS=2 BENCH_LOG_LEVEL=warn node bench/run.mjs >"$log" 2>&1; then
+  cat "$log"
+  echo "bench-smoke: pnpm bench failed"
+  exit 1
+fi
+for expect in '## extract' 'gateway RSS max' '## surface A gate' 'target: added cost' '## direct download' \
+  'ratio gateway/bare Node pipe' '## jobs' 'ratio job/bare ffmpeg' 'floor: ' '## queue' 'scaling 1 → 2 workers' \
+  'scale: completed'; do
+  if ! grep -qF -- "$expect" "$log"; then
+    cat "$log"
+    echo "bench-smoke: the output has no '$expect'"
+    exit 1
+  fi
+done
+echo "bench-smoke: every benchmark ran and printed its verdicts ($(grep -cE 'met' "$log") lines)"
