@@ -89,6 +89,14 @@ export async function makeInputs(dir) {
   return { generatedSeconds: made.some(Boolean) ? (Date.now() - t0) / 1000 : 0 };
 }
 
+/** The environment that sends ffmpeg's requests through a proxy listening on `server`. */
+function proxiedEnv(server) {
+  const env = { ...process.env, http_proxy: `http://127.0.0.1:${server.address().port}` };
+  delete env.no_proxy;
+  delete env.NO_PROXY;
+  return env;
+}
+
 /**
  * The least a forward proxy can do (http.get piped to the response, no checks, no accounting), in
  * this process: what ffmpeg's copy costs through any Node proxy on this machine, next to the
@@ -106,11 +114,8 @@ async function startMiniProxy() {
     res.once('close', () => up.destroy());
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const env = { ...process.env, http_proxy: `http://127.0.0.1:${server.address().port}` };
-  delete env.no_proxy;
-  delete env.NO_PROXY;
   return {
-    env,
+    env: proxiedEnv(server),
     close: () => {
       agent.destroy();
       server.closeAllConnections();
@@ -135,10 +140,7 @@ async function startTcpForward(originPort) {
     client.once('close', () => upstream.destroy());
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const env = { ...process.env, http_proxy: `http://127.0.0.1:${server.address().port}` };
-  delete env.no_proxy;
-  delete env.NO_PROXY;
-  return { env, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { env: proxiedEnv(server), close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 /**

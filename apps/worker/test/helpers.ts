@@ -137,10 +137,13 @@ export function serveTestMedia(origin: Origin, media: TestMedia): void {
  * Serves a file a few bytes at a time. `pace()` says how many bytes to send per 50 ms tick (0
  * pauses; Infinity sends the rest), so a test can hold a job mid-run and later let it finish.
  */
-export function trickle(origin: Origin, route: string, file: string, contentType: string, pace: () => number): void {
+export function trickle(origin: Origin, route: string, file: string, contentType: string, pace: () => number, options: { firstOnly?: boolean } = {}): void {
   const data = fs.readFileSync(file);
+  let requests = 0;
   origin.route(route, (_req, res) => {
     res.writeHead(200, { 'content-type': contentType, 'content-length': data.length });
+    // firstOnly: later requests (a second reader of the same URL) get the whole file at once.
+    if (options.firstOnly && ++requests > 1) return void res.end(data);
     let sent = 0;
     const timer = setInterval(() => {
       const n = Math.min(pace(), data.length - sent);

@@ -8,7 +8,7 @@ import { FsArtifactStore } from '@reelay/artifacts';
 import { decodeJobError, JobResultSchema, type JobInput } from '@reelay/contracts';
 import { moovBeforeMdat, probe, type ProbeResult } from '@reelay/media';
 import { ffmpegBinary } from '@reelay/testkit';
-import { payload, sample, sleep, useWorkerStack } from './helpers.js';
+import { payload, sample, sleep, trickle, useWorkerStack } from './helpers.js';
 
 const TTL_SECONDS = 600;
 const stack = useWorkerStack('jobs', { env: { ARTIFACT_TTL_SECONDS: String(TTL_SECONDS) } });
@@ -69,24 +69,9 @@ describe('convert', () => {
     // 10 s of audio: ffmpeg and ffprobe both read 5 s of input before they write or answer anything.
     const file = path.join(stack.dataDir, 'ten-seconds.m4a');
     execFileSync(ffmpegBinary(), ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'aac', '-b:a', '32k', '-movflags', '+faststart', '-y', file]);
-    const data = fs.readFileSync(file);
     // ffmpeg's read (the first request) takes 3 s; ffprobe's (the second) is answered at once.
-    let requests = 0;
-    stack.origin.route('/slow-audio.m4a', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/mp4', 'content-length': data.length });
-      if (++requests > 1) return void res.end(data);
-      let sent = 0;
-      const timer = setInterval(() => {
-        const n = Math.min(Math.ceil(data.length / 60), data.length - sent);
-        res.write(data.subarray(sent, sent + n));
-        sent += n;
-        if (sent >= data.length) {
-          clearInterval(timer);
-          res.end();
-        }
-      }, 50);
-      res.on('close', () => clearInterval(timer));
-    });
+    const size = fs.statSync(file).size;
+    trickle(stack.origin, '/slow-audio.m4a', file, 'audio/mp4', () => Math.ceil(size / 60), { firstOnly: true });
     const job = payload([input('/slow-audio.m4a', 'audio_only')], { operation: 'convert', format: 'mp3' });
     await stack.queue.add(job);
     const seen = new Set<unknown>();
