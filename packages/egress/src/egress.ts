@@ -222,43 +222,50 @@ export class Egress {
       if (value !== undefined) headers[key.toLowerCase()] = value;
     }
     if (options.identity) headers['accept-encoding'] = 'identity';
-    const { signal, done } = requestSignal(options.signal, deadlineMs);
     try {
-      const response = await this.exchange(url, options, headers, signal);
+      const response = await this.exchange(url, options, headers, deadlineMs);
       // After the response was handed over, errors surface through the reader; keep one listener so
       // an unread error never crashes the process.
       response.on('error', () => {});
-      // The deadline covers the body too: it ends when the body is done with, however that happens.
-      if (response.destroyed) done();
-      else response.once('close', done);
       return { statusCode: response.statusCode ?? 0, headers: response.headers, body: response };
     } catch (err) {
-      done();
       throw toReelayError(err);
     }
   }
 
   /**
    * One HTTP exchange up to its response headers. Time limits: connectTimeoutMs to connect,
-   * responseTimeoutMs until the headers, idleTimeoutMs of socket silence at any point (body too).
-   * A timeout or an abort destroys the response if there is one (its reader sees the error), else the
-   * request.
+   * responseTimeoutMs until the headers, idleTimeoutMs of socket silence at any point (body too), and
+   * deadlineMs for the whole exchange, body included. A timeout or the caller's abort destroys the
+   * response if there is one (its reader sees the error), else the request. The deadline timer and
+   * the abort listener are dropped as soon as the response is done with: not AbortSignal.timeout/any,
+   * whose timers and bookkeeping outlived every request by the whole deadline (memory, GC time).
    */
-  private exchange(url: URL, options: RequestOptions, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
+  private exchange(url: URL, options: RequestOptions, headers: Record<string, string>, deadlineMs: number | undefined): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       const secure = url.protocol === 'https:';
       const req = (secure ? https : http).request(url, { method: options.method ?? 'GET', headers, agent: secure ? this.agents.https : this.agents.http });
+      const signal = options.signal;
       let response: http.IncomingMessage | undefined;
       const fail = (err: Error) => (response ? response.destroy(err) : req.destroy(err));
-      const headersTimer = setTimeout(() => fail(timeoutError('The origin did not answer in time.')), this.responseTimeoutMs);
-      headersTimer.unref();
+      const timer = (ms: number, message: string) => {
+        const t = setTimeout(() => fail(timeoutError(message)), ms);
+        t.unref();
+        return t;
+      };
+      const headersTimer = timer(this.responseTimeoutMs, 'The origin did not answer in time.');
+      const deadline = deadlineMs !== undefined ? timer(Math.max(1, deadlineMs), 'The origin did not answer in time.') : undefined;
       const onAbort = () => fail(abortError(signal!));
+      const done = () => {
+        clearTimeout(headersTimer);
+        clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
       req.setTimeout(this.idleTimeoutMs, () => fail(timeoutError('The origin went silent.')));
       req.once('socket', (socket) => {
         if (!socket.connecting) return;
-        const connectTimer = setTimeout(() => fail(timeoutError('The origin could not be connected to in time.')), this.connectTimeoutMs);
-        connectTimer.unref();
+        const connectTimer = timer(this.connectTimeoutMs, 'The origin could not be connected to in time.');
         const clear = () => clearTimeout(connectTimer);
         socket.once('connect', clear);
         socket.once('close', clear);
@@ -266,12 +273,12 @@ export class Egress {
       req.once('response', (res) => {
         response = res;
         clearTimeout(headersTimer);
-        res.once('close', () => signal?.removeEventListener('abort', onAbort));
+        // The deadline and the caller's abort cover the body too, until it is done with.
+        res.once('close', done);
         resolve(res);
       });
       req.once('error', (err) => {
-        clearTimeout(headersTimer);
-        signal?.removeEventListener('abort', onAbort);
+        done();
         reject(err);
       });
       if (signal?.aborted) onAbort();
@@ -300,28 +307,6 @@ interface RawResponse {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
-}
-
-/**
- * One request's abort signal: the caller's signal and the deadline, with a `done` that drops both.
- * Not AbortSignal.timeout/any: their timer and bookkeeping live until the deadline passes, so under
- * load every finished request kept a signal and a timer alive for 20 s (memory, and GC time).
- */
-function requestSignal(caller: AbortSignal | undefined, deadlineMs: number | undefined): { signal: AbortSignal | undefined; done: () => void } {
-  if (deadlineMs === undefined) return { signal: caller, done: () => {} };
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(timeoutError('The origin did not answer in time.')), Math.max(1, deadlineMs));
-  timer.unref();
-  const onAbort = () => controller.abort(caller?.reason);
-  if (caller?.aborted) onAbort();
-  else caller?.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    done: () => {
-      clearTimeout(timer);
-      caller?.removeEventListener('abort', onAbort);
-    },
-  };
 }
 
 function timeoutError(message: string): Error {
