@@ -115,6 +115,8 @@ const MIME: Record<OutputFormat, string> = {
   m4a: 'audio/mp4',
   opus: 'audio/ogg', // Opus in an Ogg file (RFC 7845)
   wav: 'audio/wav',
+  vtt: 'text/vtt',
+  srt: 'application/x-subrip',
 };
 
 export function mimeForContainer(ext: OutputFormat): string {
@@ -131,6 +133,8 @@ const MUXER: Record<OutputFormat, string> = {
   m4a: 'ipod', // what ffmpeg picks for .m4a: an MP4 with the M4A brand
   opus: 'opus', // Ogg with the .opus conventions
   wav: 'wav',
+  vtt: 'webvtt',
+  srt: 'srt',
 };
 
 export function muxerFor(format: OutputFormat): string {

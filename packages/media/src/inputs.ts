@@ -10,7 +10,7 @@ export interface InputSpec {
 export type MediaInput = string | InputSpec;
 
 /** What an input is: it decides which demuxers may open it. */
-export type InputKind = 'progressive' | 'hls' | 'dash';
+export type InputKind = 'progressive' | 'hls' | 'dash' | 'subtitles' | 'hls_subtitles' | 'dash_subtitles';
 
 /**
  * `-format_whitelist` per kind (ffmpeg matches any name of a demuxer, so `mov` admits mp4 and m4a and
@@ -22,6 +22,10 @@ export const DEMUXERS: Record<InputKind, string> = {
   progressive: 'mov,matroska,mp3,aac,ogg,wav,flac,flv,mpegts,avi,ac3,eac3',
   hls: 'hls,mpegts,mov,aac,mp3,ac3,eac3',
   dash: 'dash,mov,matroska',
+  // Subtitle tracks (subtitles.ts): a sidecar file, an HLS playlist of WebVTT segments, DASH text in MP4.
+  subtitles: 'webvtt,srt',
+  hls_subtitles: 'hls,webvtt',
+  dash_subtitles: 'dash,mov',
 };
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;

@@ -1,26 +1,45 @@
 // The ffmpeg operations (merge, convert, remux) as data, and pure builders of their argument arrays.
+// A clip, tags and cover art are composed into any of them (clip.ts, tags.ts).
 import type { AudioFormat, Container, ManifestKind, OutputFormat } from '@reelay/contracts';
+import { lengthArgs, reencodes, seekArgs, type ClipRange } from './clip.js';
 import { codecsFit, isContainer, muxerFor, normaliseCodec } from './containers.js';
-import { inputArgs, localPath, type MediaInput } from './inputs.js';
+import { inputArgs, localPath, type InputKind, type MediaInput } from './inputs.js';
+import { embedArgs, subtitleArgs, type SubtitleOperation, type SubtitleTrack } from './subtitles.js';
+import { COVER_FORMATS, coverInputArgs, coverOutputArgs, metadataArgs, type TagPlan } from './tags.js';
+
+/** What any operation may add to its output. */
+export interface OutputExtras {
+  /** Cut to [start, end) seconds of the input(s). */
+  clip?: ClipRange;
+  /** Tags to write, or false for none; undefined leaves ffmpeg's defaults (jobs queued before tags). */
+  tags?: TagPlan;
+  /**
+   * Cover art for mp3, m4a and opus: a local JPEG (mp3, m4a) or ffmetadata file (opus) made before
+   * the run from the item's thumbnail. Ignored for other formats.
+   */
+  cover?: string;
+}
 
 /**
  * A video-only and an audio-only progressive file into one file. Streams are copied, except a stream
  * whose codec is known not to fit the container (vp9 asked into mp4), which is encoded.
  */
-export interface MergeOperation {
+export interface MergeOperation extends OutputExtras {
   type: 'merge';
   videoInput: MediaInput;
   audioInput: MediaInput;
   container: Container;
   videoCodec?: string;
   audioCodec?: string;
+  /** Subtitle tracks to embed (subtitles.ts). */
+  subtitles?: SubtitleTrack[];
 }
 
 /**
  * One file into another format. The codecs (RFC 6381 or ffprobe names, from the extract result or
  * probe()) allow a stream copy where they fit; an unknown codec is transcoded, which always works.
  */
-export interface ConvertOperation {
+export interface ConvertOperation extends OutputExtras {
   type: 'convert';
   input: MediaInput;
   format: OutputFormat;
@@ -32,9 +51,11 @@ export interface ConvertOperation {
   representation?: string;
   /** AES-128 HLS: allows the `crypto` protocol. */
   aes128?: boolean;
+  /** Subtitle tracks to embed (a video format only). */
+  subtitles?: SubtitleTrack[];
 }
 
-interface RemuxCommon {
+interface RemuxCommon extends OutputExtras {
   type: 'remux';
   /** What the input is; HLS segments are usually MPEG-TS, whose AAC needs aac_adtstoasc for mp4. */
   manifest: ManifestKind;
@@ -43,6 +64,8 @@ interface RemuxCommon {
   audioCodec?: string;
   /** HLS with AES-128 keys: ffmpeg then reads segments through its `crypto` protocol. */
   aes128?: boolean;
+  /** Subtitle tracks to embed. */
+  subtitles?: SubtitleTrack[];
 }
 
 /**
@@ -55,7 +78,7 @@ export type RemuxOperation = RemuxCommon &
     | { input?: never; videoInput: MediaInput; audioInput: MediaInput; videoRepresentation?: string; audioRepresentation?: string }
   );
 
-export type MediaOperation = MergeOperation | ConvertOperation | RemuxOperation;
+export type MediaOperation = MergeOperation | ConvertOperation | RemuxOperation | SubtitleOperation;
 
 export interface BuildContext {
   /** A local path (the worker's temporary file): the muxer is named, so any extension works. */
@@ -80,7 +103,7 @@ export interface FfmpegArgs {
 
 /** The format of the file an operation writes. */
 export function outputFormat(op: MediaOperation): OutputFormat {
-  return op.type === 'convert' ? op.format : op.container;
+  return op.type === 'convert' || op.type === 'subtitle' ? op.format : op.container;
 }
 
 // No banner or stdin (a worker has no terminal); only errors on stderr, so its tail is the reason a
@@ -122,6 +145,20 @@ const CONTAINER_AUDIO_ENCODE: Record<Exclude<Container, 'mkv'>, string[]> = {
   webm: ['-c:a', 'libopus', '-b:a', '128k'],
 };
 
+// A precise clip encodes every stream (a copy can only start at a keyframe). Matroska gets H.264 and
+// AAC: the cheapest encoders that every player of mkv reads.
+function encodeAll(format: OutputFormat): string[] {
+  if (format === 'vtt' || format === 'srt') throw new TypeError(`a clip cannot be written as ${format}`);
+  if (!isContainer(format)) return AUDIO_ENCODE[format].encode;
+  const container = format === 'mkv' ? 'mp4' : format;
+  return [...VIDEO_ENCODE[container], ...CONTAINER_AUDIO_ENCODE[container]];
+}
+
+/** An input with the clip's seek before it. */
+function clipInput(input: MediaInput, opts: { kind?: InputKind; aes128?: boolean }, clip: ClipRange | undefined): string[] {
+  return [...seekArgs(clip), ...inputArgs(input, opts)];
+}
+
 /**
  * Copy each stream whose codec fits the container and encode the others; Matroska takes anything.
  * `unknown` decides for a stream without a codec name: a merge copies (its pair came from one extract
@@ -135,39 +172,48 @@ function codecArgs(container: Container, videoCodec: string | undefined, audioCo
   return [...(copyVideo ? ['-c:v', 'copy'] : VIDEO_ENCODE[container]), ...(copyAudio ? ['-c:a', 'copy'] : CONTAINER_AUDIO_ENCODE[container])];
 }
 
-function mergeArgs(op: MergeOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
+type Parts = Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> & { inputs: number };
+
+function mergeArgs(op: MergeOperation): Parts {
+  const codecs = reencodes(op.clip) ? encodeAll(op.container) : codecArgs(op.container, op.videoCodec, op.audioCodec, 'copy');
   return {
-    inputArgs: [...inputArgs(op.videoInput), ...inputArgs(op.audioInput)],
-    outputArgs: ['-map', '0:v:0', '-map', '1:a:0', ...codecArgs(op.container, op.videoCodec, op.audioCodec, 'copy'), ...muxArgs(op.container)],
+    inputs: 2,
+    inputArgs: [...clipInput(op.videoInput, {}, op.clip), ...clipInput(op.audioInput, {}, op.clip)],
+    outputArgs: ['-map', '0:v:0', '-map', '1:a:0', ...codecs],
   };
 }
 
-function convertArgs(op: ConvertOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
-  const input = inputArgs(op.input, { kind: op.manifest ?? 'progressive', aes128: op.aes128 });
+function convertArgs(op: ConvertOperation): Parts {
+  const input = clipInput(op.input, { kind: op.manifest ?? 'progressive', aes128: op.aes128 }, op.clip);
   const format = op.format;
   const representation = op.representation !== undefined ? ['-map', representationMap(0, op.representation)] : undefined;
+  if (format === 'vtt' || format === 'srt') throw new TypeError(`media cannot be converted to ${format}: that is a subtitle operation`);
   if (!isContainer(format)) {
     const spec = AUDIO_ENCODE[format];
-    const copy = spec.copyable !== undefined && normaliseCodec(op.audioCodec) === spec.copyable;
-    // The first audio stream only; -vn also keeps cover art out of audio files.
+    const copy = spec.copyable !== undefined && normaliseCodec(op.audioCodec) === spec.copyable && !reencodes(op.clip);
+    // The first audio stream only; -vn keeps the input's pictures out (a cover, if any, is mapped
+    // from its own input after, and -vn would drop it too).
     const maps = representation ?? ['-map', '0:a:0'];
-    return { inputArgs: input, outputArgs: [...maps, '-vn', ...(copy ? ['-c:a', 'copy'] : spec.encode), ...muxArgs(format)] };
+    const noVideo = op.cover !== undefined && COVER_FORMATS.has(format) ? [] : ['-vn'];
+    return { inputs: 1, inputArgs: input, outputArgs: [...maps, ...noVideo, ...(copy ? ['-c:a', 'copy'] : spec.encode)] };
   }
   // The first video and audio stream, each optional ('?') so audio-only or video-only inputs work;
-  // data and subtitle streams (e.g. ID3 in MPEG-TS) would make some muxers fail.
+  // data and subtitle streams (e.g. ID3 in MPEG-TS) would make some muxers fail. A fast clip copies
+  // what it can: streams of unknown codec into mp4 or mkv too, as a remux would.
   const maps = representation ?? ['-map', '0:v:0?', '-map', '0:a:0?'];
-  return { inputArgs: input, outputArgs: [...maps, ...codecArgs(format, op.videoCodec, op.audioCodec, 'encode'), ...muxArgs(format)] };
+  const codecs = reencodes(op.clip) ? encodeAll(format) : codecArgs(format, op.videoCodec, op.audioCodec, op.clip && format !== 'webm' ? 'copy' : 'encode');
+  return { inputs: 1, inputArgs: input, outputArgs: [...maps, ...codecs] };
 }
 
-function remuxArgs(op: RemuxOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
+function remuxArgs(op: RemuxOperation): Parts {
   const opts = { kind: op.manifest, aes128: op.aes128 };
   let inputs: string[];
   let maps: string[];
   if (op.input !== undefined) {
-    inputs = inputArgs(op.input, opts);
+    inputs = clipInput(op.input, opts, op.clip);
     maps = op.representation !== undefined ? ['-map', representationMap(0, op.representation)] : ['-map', '0:v:0?', '-map', '0:a:0?'];
   } else {
-    inputs = [...inputArgs(op.videoInput, opts), ...inputArgs(op.audioInput, opts)];
+    inputs = [...clipInput(op.videoInput, opts, op.clip), ...clipInput(op.audioInput, opts, op.clip)];
     maps = [
       '-map', op.videoRepresentation !== undefined ? representationMap(0, op.videoRepresentation) : '0:v:0',
       '-map', op.audioRepresentation !== undefined ? representationMap(1, op.audioRepresentation) : '1:a:0',
@@ -177,12 +223,50 @@ function remuxArgs(op: RemuxOperation): Pick<FfmpegArgs, 'inputArgs' | 'outputAr
   // muxer also inserts this filter itself, but naming it does not depend on that, and the filter
   // passes raw AAC (fMP4 HLS) through unchanged. It rejects other codecs, hence only for known AAC.
   const bsf = op.container === 'mp4' && op.manifest === 'hls' && normaliseCodec(op.audioCodec) === 'aac' ? ['-bsf:a', 'aac_adtstoasc'] : [];
-  return { inputArgs: inputs, outputArgs: [...maps, '-c', 'copy', ...bsf, ...muxArgs(op.container)] };
+  const codecs = reencodes(op.clip) ? encodeAll(op.container) : ['-c', 'copy', ...bsf];
+  return { inputs: op.input !== undefined ? 1 : 2, inputArgs: inputs, outputArgs: [...maps, ...codecs] };
+}
+
+/** The clip's length, tags, cover art and muxer after an operation's maps and codecs. */
+function finish(op: Exclude<MediaOperation, SubtitleOperation>, parts: Parts): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
+  const format = outputFormat(op);
+  const cover = op.cover !== undefined && COVER_FORMATS.has(format) ? op.cover : undefined;
+  // For opus the cover's ffmetadata input carries the tags too, and mapping it replaces the inputs'.
+  const opusCover = cover !== undefined && format === 'opus';
+  const tags = opusCover ? (op.tags === false ? ['-fflags', '+bitexact'] : []) : metadataArgs(format, op.tags);
+  return {
+    inputArgs: [...parts.inputArgs, ...(cover !== undefined ? coverInputArgs(format, cover) : [])],
+    outputArgs: [
+      ...parts.outputArgs,
+      ...(cover !== undefined ? coverOutputArgs(format, parts.inputs) : []),
+      ...lengthArgs(op.clip),
+      ...tags,
+      ...muxArgs(format),
+    ],
+  };
+}
+
+/** The media's arguments with subtitle tracks added as further inputs, after the media's own. */
+function withSubtitles(op: Exclude<MediaOperation, SubtitleOperation>, parts: Parts, tracks: SubtitleTrack[]): Parts {
+  const format = outputFormat(op);
+  if (!isContainer(format)) throw new TypeError(`subtitles cannot be embedded in ${format}`);
+  const embed = embedArgs(tracks, parts.inputs, format);
+  // finish() appends the muxer (-f …) after these, as for every operation.
+  return { inputs: parts.inputs + tracks.length, inputArgs: [...parts.inputArgs, ...embed.inputArgs], outputArgs: [...parts.outputArgs, ...embed.outputArgs] };
 }
 
 /** The full ffmpeg argument vector of an operation. Pure: same operation, same array. */
 export function buildArgs(op: MediaOperation, ctx: BuildContext): FfmpegArgs {
-  let parts: Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'>;
+  const output = localPath(ctx.output, 'output');
+  const limit = ctx.maxOutputBytes !== undefined ? ['-fs', String(ctx.maxOutputBytes)] : [];
+  const assemble = ({ inputArgs: inputs, outputArgs }: Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'>): FfmpegArgs => ({
+    inputArgs: inputs,
+    outputArgs,
+    args: [...globalArgs(ctx.progressUrl ?? 'pipe:1'), ...inputs, ...outputArgs, ...limit, output],
+  });
+  // A subtitle track written alone: no tags, clip or cover apply.
+  if (op.type === 'subtitle') return assemble(subtitleArgs(op));
+  let parts: Parts;
   switch (op.type) {
     case 'merge':
       parts = mergeArgs(op);
@@ -198,7 +282,6 @@ export function buildArgs(op: MediaOperation, ctx: BuildContext): FfmpegArgs {
       throw new TypeError(`unknown media operation: ${JSON.stringify(unknown)}`);
     }
   }
-  const output = localPath(ctx.output, 'output');
-  const limit = ctx.maxOutputBytes !== undefined ? ['-fs', String(ctx.maxOutputBytes)] : [];
-  return { ...parts, args: [...globalArgs(ctx.progressUrl ?? 'pipe:1'), ...parts.inputArgs, ...parts.outputArgs, ...limit, output] };
+  if (op.subtitles?.length) parts = withSubtitles(op, parts, op.subtitles);
+  return assemble(finish(op, parts));
 }

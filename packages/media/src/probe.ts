@@ -1,8 +1,9 @@
 // ffprobe as a typed summary: streams, codecs, duration and size of one input.
-import { execa, ExecaError } from 'execa';
+import { ExecaError } from 'execa';
+import type { ChildLimits, ChildWatch } from './limits.js';
 import { z } from 'zod';
 import { inputArgs, type InputKind, type MediaInput } from './inputs.js';
-import { STDERR_TAIL_BYTES, toFfmpegError, trackDetached } from './runner.js';
+import { spawnBounded, STDERR_TAIL_BYTES, toFfmpegError, trackDetached } from './runner.js';
 
 export type StreamType = 'video' | 'audio' | 'subtitle' | 'data' | 'attachment' | 'unknown';
 
@@ -60,6 +61,8 @@ export interface ProbeOptions {
   aes128?: boolean;
   /** Added to the environment, e.g. `http_proxy`; an undefined value removes a variable. */
   env?: Record<string, string | undefined>;
+  /** Memory and CPU bounds (the worker's JOB_MAX_*); none when undefined. */
+  limits?: ChildLimits;
 }
 
 /** ffprobe one input (a local file, or an http:// URL with headers) with the same whitelists as ffmpeg. */
@@ -68,18 +71,21 @@ export async function probe(input: MediaInput, opts: ProbeOptions = {}): Promise
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(input, { kind: opts.kind, aes128: opts.aes128 })];
   let stdout: string;
+  let watch: ChildWatch | undefined;
   try {
-    const subprocess = execa(binary, args, { cancelSignal: opts.signal, timeout: timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore', env: opts.env, detached: true });
-    const untrack = trackDetached(subprocess);
+    const started = spawnBounded(binary, args, opts.limits, { cancelSignal: opts.signal, timeout: timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore', env: opts.env, detached: true });
+    watch = started.watch;
+    const untrack = trackDetached(started.subprocess);
     try {
-      ({ stdout } = await subprocess);
+      ({ stdout } = (await started.subprocess) as { stdout: string });
     } finally {
+      watch?.stop();
       untrack();
     }
   } catch (err) {
     const stderr: unknown = err instanceof ExecaError ? err.stderr : undefined;
     const tail = typeof stderr === 'string' ? stderr.trim().slice(-STDERR_TAIL_BYTES) : '';
-    throw toFfmpegError(err, 'ffprobe', tail, timeoutMs);
+    throw toFfmpegError(err, 'ffprobe', tail, timeoutMs, watch);
   }
   const parsed = ProbeJson.parse(JSON.parse(stdout));
   return {

@@ -1,8 +1,10 @@
 // Runs ffmpeg (no shell) with an abort signal, a timeout and progress; failures become FfmpegError.
-import { execa, ExecaError } from 'execa';
+import { execa, ExecaError, type Options, type ResultPromise } from 'execa';
+import { ChildWatch, execFailure, limitedCommand, type ChildLimits } from './limits.js';
 import { outTimeSeconds, ProgressParser, ProgressThrottle, runningPercent } from './progress.js';
 
-export type FfmpegErrorKind = 'timeout' | 'aborted' | 'failed';
+/** `limit`: past its memory or CPU bound (limits.ts), killed. */
+export type FfmpegErrorKind = 'timeout' | 'aborted' | 'failed' | 'limit';
 
 export class FfmpegError extends Error {
   override readonly name = 'FfmpegError';
@@ -64,12 +66,17 @@ export class TailBuffer {
  * An execa failure as an FfmpegError. Timeout and cancellation are told apart by execa's flags, not by
  * exit codes: ffmpeg exits 255 on SIGTERM just as it does for some errors.
  */
-export function toFfmpegError(err: unknown, program: string, tail: string, timeoutMs?: number): FfmpegError {
+export function toFfmpegError(err: unknown, program: string, tail: string, timeoutMs?: number, watch?: ChildWatch): FfmpegError {
   if (!(err instanceof ExecaError)) {
     return new FfmpegError('failed', `${program} failed: ${String(err)}`, undefined, tail, { cause: err });
   }
   if (err.timedOut) return new FfmpegError('timeout', `${program} timed out after ${timeoutMs} ms`, err.exitCode, tail, { cause: err });
   if (err.isCanceled) return new FfmpegError('aborted', `${program} was aborted`, err.exitCode, tail, { cause: err });
+  const limit = watch?.limitExceeded(tail);
+  if (limit) return new FfmpegError('limit', watch!.describe(program, limit), err.exitCode, tail, { cause: err });
+  const errno = watch ? execFailure(err.exitCode, tail) : undefined;
+  // Not started: reported as a spawn failure, without an exit code, as when execa spawns it directly.
+  if (errno) return new FfmpegError('failed', `${program} failed: spawn ${errno}`, undefined, tail, { cause: { code: errno } });
   const lastLine = tail.split('\n').pop() ?? '';
   const why = err.exitCode !== undefined ? `exited with code ${err.exitCode}` : err.signal ? `was killed by ${err.signal}` : err.shortMessage;
   return new FfmpegError('failed', `${program} ${why}${lastLine ? `: ${lastLine}` : ''}`, err.exitCode, tail, { cause: err });
@@ -94,6 +101,19 @@ export interface RunFfmpegOptions {
   cwd?: string;
   /** Added to the environment, e.g. `http_proxy`; an undefined value removes a variable. */
   env?: Record<string, string | undefined>;
+  /** Memory and CPU bounds (the worker's JOB_MAX_*); none when undefined. */
+  limits?: ChildLimits;
+}
+
+/**
+ * Starts a program (ffmpeg, ffprobe, yt-dlp) under its bounds, detached: the one place that spawns
+ * them. The watch is undefined without limits; stop it once the process has ended.
+ */
+export function spawnBounded<O extends Options & { detached: true }>(binary: string, args: readonly string[], limits: ChildLimits | undefined, options: O): { subprocess: ResultPromise<{} & O>; watch: ChildWatch | undefined } {
+  const command = limits ? limitedCommand(binary, args, limits) : { file: binary, args: [...args] };
+  const subprocess = execa(command.file, command.args, options);
+  const watch = limits ? new ChildWatch(subprocess.pid, limits) : undefined;
+  return { subprocess, watch };
 }
 
 /** Resolves when ffmpeg exits 0; otherwise rejects with an FfmpegError (or onProgress's own error). */
@@ -126,7 +146,7 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
   const stderr = new TailBuffer();
 
   const signals = opts.signal ? [opts.signal, callbackFailed.signal] : [callbackFailed.signal];
-  const subprocess = execa(opts.binary, opts.args, {
+  const { subprocess, watch } = spawnBounded(opts.binary, opts.args, opts.limits, {
     cancelSignal: AbortSignal.any(signals),
     timeout: opts.timeoutMs,
     killSignal: 'SIGTERM',
@@ -147,8 +167,9 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
     await subprocess;
   } catch (err) {
     if (callbackError) throw callbackError.error;
-    throw toFfmpegError(err, 'ffmpeg', stderr.toString(), opts.timeoutMs);
+    throw toFfmpegError(err, 'ffmpeg', stderr.toString(), opts.timeoutMs, watch);
   } finally {
+    watch?.stop();
     untrack();
   }
   throttle.finish();

@@ -3,3 +3,7 @@ export * from './media.js';
 export * from './origin.js';
 export * from './redis.js';
 export * from './s3.js';
+export * from './hostile.js';
+export * from './peak.js';
+export * from './tools.js';
+export * from './proxies.js';
