@@ -4,11 +4,13 @@
 // failures are recorded on the session so the run fails with the right code.
 import type http from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { ReelayError } from '@reelay/contracts';
+import { ReelayError } from '@reelay/contracts';
 import { toReelayError, type EgressResponse } from './egress.js';
+import { decodeResponse } from './decode.js';
+import { rangedBody } from './proxy-ranges.js';
 import { rewriteBody } from './proxy-rewrite.js';
 import type { ProxySession } from './proxy-session.js';
-import type { ProxyEgress, ProxyHooks, ProxyLogger, ProxyOptions } from './proxy-types.js';
+import type { ProxiedResponse, ProxyEgress, ProxyHooks, ProxyLogger, ProxyOptions } from './proxy-types.js';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
@@ -19,6 +21,8 @@ export interface ForwardContext {
   hooks: ProxyHooks;
   location: ProxyOptions['location'];
   rewriter: ProxyOptions['rewriter'];
+  /** Connections one large file may be fetched over (proxy-ranges.ts); 1: one, as asked. */
+  concurrency: number;
   /** Records and reports a blocked target. */
   blocked(session: ProxySession, error: ReelayError, where: string): void;
 }
@@ -34,9 +38,9 @@ export async function forward(ctx: ForwardContext, session: ProxySession, req: h
     session.signal.removeEventListener('abort', onSessionAbort);
   });
 
-  let upstream: EgressResponse;
+  let encoded: EgressResponse;
   try {
-    upstream = await ctx.egress.open(target, {
+    encoded = await ctx.egress.open(target, {
       method: req.method === 'HEAD' ? 'HEAD' : 'GET',
       headers: session.forwardHeaders(req.headers),
       identity: true,
@@ -55,20 +59,37 @@ export async function forward(ctx: ForwardContext, session: ProxySession, req: h
     ctx.logger.info({ ...session.logFields, host: target.host, code: error.code }, 'proxy: upstream failed');
     return reply(res, error.code === 'upstream_timeout' ? 504 : 502);
   }
-  session.recordStatus(upstream.status);
+  session.recordStatus(encoded.status);
   // Errors of the body after the headers: upstream's fault unless we aborted it ourselves.
-  upstream.body.once('error', (err: Error) => {
-    if (!abort.signal.aborted) session.recordError(toReelayError(err));
+  // `released`: the parallel ranges took over and closed this answer on purpose (proxy-ranges.ts).
+  let released = false;
+  encoded.body.once('error', (err: Error) => {
+    if (!abort.signal.aborted && !released) session.recordError(toReelayError(err));
   });
+  const upstream = decodeResponse(encoded, req.method);
+  if (typeof upstream === 'string') {
+    encoded.body.destroy();
+    session.refuse(`The origin sent a body in an encoding that cannot be checked (${upstream.slice(0, 40)}).`);
+    return reply(res, 502);
+  }
+  if (upstream.body !== encoded.body) {
+    upstream.body.once('error', () => {
+      if (!abort.signal.aborted) session.recordError(new ReelayError('upstream_error', 'The origin sent a compressed body that cannot be decoded.'));
+    });
+  }
   ctx.logger.debug({ ...session.logFields, host: target.host, status: upstream.status }, 'proxy: response');
 
   const headers = responseHeaders(upstream.headers, target, ctx.location);
   const rewriter = ctx.rewriter;
   const sniff = rewriter && req.method === 'GET' && upstream.status >= 200 && upstream.status < 300 && !rangeFromMiddle(req);
-  const out = sniff ? await rewriteBody(rewriter, session, upstream, target, headers) : { status: upstream.status, headers, body: upstream.body };
+  const out: ProxiedResponse | undefined = sniff ? await rewriteBody(rewriter, session, upstream, target, headers) : { status: upstream.status, headers, body: upstream.body };
   if (out === undefined) {
     if (abort.signal.aborted) return void res.destroy();
     return reply(res, 502);
+  }
+  if (ctx.concurrency > 1 && req.method === 'GET' && !out.rewritten && upstream === encoded) {
+    const { range: _range, 'if-range': _ifRange, ...asked } = session.forwardHeaders(req.headers);
+    out.body = rangedBody({ egress: ctx.egress, session, concurrency: ctx.concurrency, target, headers: asked, signal: abort.signal, release: () => (released = true) }, upstream, out.body) ?? out.body;
   }
   res.writeHead(out.status, out.headers);
   // Counted on 'data' beside the pipe, not in a Transform stage: one stream hop less per chunk (a

@@ -3,7 +3,7 @@
 // the peeked bytes first. Built on body.ts's readHead, so peeking never loses or re-reads a byte.
 import type http from 'node:http';
 import { Readable } from 'node:stream';
-import { ReelayError } from '@reelay/contracts';
+import { isReelayError, ReelayError } from '@reelay/contracts';
 import { BodyTooLargeError, readHead } from './body.js';
 import type { EgressResponse } from './egress.js';
 import type { ProxySession } from './proxy-session.js';
@@ -30,9 +30,16 @@ export async function rewriteBody(rewriter: BodyRewriter, session: ProxySession,
     if (err instanceof BodyTooLargeError) session.recordError(new ReelayError('upstream_error', `A ${rewriter.name} is larger than ${rewriter.maxBytes / 1024 / 1024} MB.`));
     return undefined;
   }
-  const rewritten = Buffer.from(rewriter.rewrite(text.toString('utf8'), target));
+  let rewritten: Buffer;
+  try {
+    rewritten = Buffer.from(rewriter.rewrite(text.toString('utf8'), target, session));
+  } catch (err) {
+    if (!isReelayError(err)) throw err;
+    session.refuse(err.message);
+    return undefined;
+  }
   const out: http.OutgoingHttpHeaders = { ...headers, 'content-length': String(rewritten.length) };
   // The whole body, at a new length: a 206's range and validators no longer describe it.
   for (const name of ['content-range', 'accept-ranges', 'etag', 'last-modified']) delete out[name];
-  return { status: 200, headers: out, body: Readable.from([rewritten]) };
+  return { status: 200, headers: out, body: Readable.from([rewritten]), rewritten: true };
 }

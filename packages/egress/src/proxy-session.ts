@@ -4,6 +4,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { ReelayError } from '@reelay/contracts';
+import type { AheadWindow } from './proxy-ahead.js';
 
 /** What went wrong upstream during a session, as the proxy saw it. */
 export interface SessionFailures {
@@ -17,6 +18,11 @@ export interface SessionFailures {
   unavailable?: ReelayError;
   /** The origin refused in another way (401, 403…). */
   refused?: number;
+  /**
+   * The proxy refused to go on (a manifest built to loop or grow, more requests than the client's
+   * manifests declare, an encoding it cannot count): why, as a sentence. Retrying would repeat it.
+   */
+  limit?: string;
 }
 
 export interface SessionOptions {
@@ -24,6 +30,8 @@ export interface SessionOptions {
   headerNames?: Iterable<string>;
   /** Bytes the session may move (proxied bodies, and tunnel traffic both ways). */
   maxBytes: number;
+  /** Requests the session may make before allowRequests() raises it; unbounded when undefined. */
+  maxRequests?: number;
   /** Called once when the session is cut off (blocked address or byte limit): stop the client now. */
   onCutOff?: () => void;
 }
@@ -47,6 +55,11 @@ export class ProxySession {
   readonly id: string;
   readonly user: string;
   bytes = 0;
+  /** Requests made so far. */
+  requests = 0;
+  /** Segments served ahead, when the proxy fetches in parallel (proxy-ahead.ts). */
+  ahead: AheadWindow | undefined;
+  private requestBudget: number | undefined;
   private readonly pass: Buffer;
   private readonly proxyPort: number;
   private readonly options: SessionOptions;
@@ -59,6 +72,7 @@ export class ProxySession {
     this.pass = init.pass;
     this.proxyPort = init.proxyPort;
     this.options = init.options;
+    this.requestBudget = init.options.maxRequests;
     const listed = [...(init.options.headerNames ?? [])].map((h) => h.toLowerCase()).filter((h) => !NEVER_FORWARDED.test(h));
     this.headerNames = [...new Set([...ALWAYS_FORWARDED, ...listed])];
   }
@@ -114,6 +128,29 @@ export class ProxySession {
     this.failures.tooLarge = true;
     this.cutOff();
     return false;
+  }
+
+  /** Raises the request budget (by what a manifest the client fetched declares). */
+  allowRequests(count: number): void {
+    if (this.requestBudget !== undefined) this.requestBudget += count;
+  }
+
+  get maxRequests(): number | undefined {
+    return this.requestBudget;
+  }
+
+  /** Counts one request; false (and the session cut off) once past the budget. */
+  spendRequest(): boolean {
+    this.requests += 1;
+    if (this.requestBudget === undefined || this.requests <= this.requestBudget) return true;
+    this.refuse(`The run made more than ${this.requestBudget} requests, more than the manifests it fetched declare.`);
+    return false;
+  }
+
+  /** The proxy will not go on for this client: recorded (the first reason), and the session cut off. */
+  refuse(message: string): void {
+    this.failures.limit ??= message;
+    this.cutOff();
   }
 
   hasFailure(): boolean {

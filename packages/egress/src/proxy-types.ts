@@ -32,7 +32,8 @@ export interface BodyRewriter {
   /** What such a body is called in messages ("manifest"). */
   name: string;
   detect(head: Buffer): boolean;
-  rewrite(text: string, target: URL): string;
+  /** The body to send. A ReelayError thrown refuses it: the session records why and is cut off. */
+  rewrite(text: string, target: URL, session: ProxySession): string;
 }
 
 export interface ProxyOptions<S extends ProxySession = ProxySession> {
@@ -54,6 +55,11 @@ export interface ProxyOptions<S extends ProxySession = ProxySession> {
   /** Rewrites a response's Location header (default: unchanged). */
   location?: (value: string, target: URL) => string;
   rewriter?: BodyRewriter;
+  /**
+   * Connections a client's fetch may use at once: segments of a planned playlist served ahead
+   * (proxy-ahead.ts) and large files in parallel ranges (proxy-ranges.ts). Default 1: neither.
+   */
+  fetchConcurrency?: number;
 }
 
 /** What is sent back for one proxied request: possibly rewritten, possibly the upstream body as is. */
@@ -61,6 +67,8 @@ export interface ProxiedResponse {
   status: number;
   headers: http.OutgoingHttpHeaders;
   body: Readable;
+  /** Whether the body is the rewriter's, not the origin's. */
+  rewritten?: boolean;
 }
 
 /** The logger used when none is given. */

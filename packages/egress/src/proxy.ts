@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { isReelayError, ReelayError } from '@reelay/contracts';
+import { AheadWindow } from './proxy-ahead.js';
 import { forward, reply, type ForwardContext } from './proxy-forward.js';
 import { ProxySession, type SessionInit, type SessionOptions } from './proxy-session.js';
 import { openTunnel, refuseTunnel, type TunnelPolicy } from './proxy-tunnel.js';
@@ -37,7 +38,7 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     this.egress = options.egress;
     this.logger = options.logger ?? SILENT_LOGGER;
     this.hooks = options.hooks ?? {};
-    this.forwarding = { egress: this.egress, logger: this.logger, hooks: this.hooks, location: options.location, rewriter: options.rewriter, blocked: (session, error, where) => this.blocked(session as S, error, where) };
+    this.forwarding = { egress: this.egress, logger: this.logger, hooks: this.hooks, location: options.location, rewriter: options.rewriter, concurrency: options.fetchConcurrency ?? 1, blocked: (session, error, where) => this.blocked(session as S, error, where) };
     this.tunnels = options.allowConnect ? { egress: options.egress, ports: new Set(options.connectPorts ?? [443]), logger: this.logger, hooks: this.hooks } : undefined;
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       this.handle(req, res).catch((err: unknown) => {
@@ -78,6 +79,8 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
   openSession(id: string, options: SessionOptions): S {
     const init: SessionInit = { id, user: randomBytes(12).toString('hex'), pass: Buffer.from(randomBytes(24).toString('hex')), proxyPort: this.port, options };
     const session = this.options.session ? this.options.session(init) : (new ProxySession(init) as S);
+    const concurrency = this.options.fetchConcurrency ?? 1;
+    if (concurrency > 1) session.ahead = new AheadWindow({ egress: this.egress, session, concurrency, hooks: this.hooks });
     this.sessions.set(session.user, session);
     return session;
   }
@@ -124,6 +127,9 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
       return reply(res, 403);
     }
     if (session.signal.aborted) return reply(res, 403);
+    // A segment fetched ahead was counted against the budget when it was fetched.
+    if (session.ahead && (await session.ahead.serve(target, req, res))) return;
+    if (!session.spendRequest()) return reply(res, 403);
     await forward(this.forwarding, session, req, res, target);
   }
 

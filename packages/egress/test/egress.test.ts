@@ -14,6 +14,7 @@ beforeAll(async () => {
   origin.redirect('/to-blocked', 'http://127.0.0.2:1/secret');
   origin.redirect('/to-metadata', 'http://169.254.169.254/latest/meta-data/');
   origin.redirect('/to-file', 'file:///etc/passwd');
+  origin.redirect('/to-port-zero', 'http://127.0.0.1:0/page');
   origin.redirect('/loop-a', '/loop-b');
   origin.redirect('/loop-b', '/loop-a');
   for (let i = 0; i < 7; i++) origin.redirect(`/chain/${i}`, `/chain/${i + 1}`);
@@ -65,6 +66,14 @@ describe('egress guard', () => {
     expect(origin.hits.get('/page') ?? 0).toBe(before);
   });
 
+  test('checkUrl runs the guard without a request: a literal address, and a name by what it resolves to', async () => {
+    await expect(strict.checkUrl(new URL('http://127.0.0.2:9/hook'))).rejects.toMatchObject({ code: 'url_blocked' });
+    // localhost comes from /etc/hosts: loopback, so refused without the allowlist, before any connection.
+    await expect(strict.checkUrl(new URL(`http://localhost:${origin.port}/page`))).rejects.toMatchObject({ code: 'url_blocked' });
+    await expect(strict.checkUrl(new URL('ftp://127.0.0.1/'))).rejects.toMatchObject({ code: 'url_blocked' });
+    await expect(egress.checkUrl(new URL(origin.url('/page')))).resolves.toBeUndefined();
+  });
+
   test.each(['http://127.0.0.2:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.0.0.1/', 'http://0177.0.0.1/', 'http://127.1/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'http://[::]/', 'http://169.254.169.254/', 'http://0xa9fea9fe/'])(
     'refuses %s without the allowlist, whatever its spelling',
     async (url) => {
@@ -92,6 +101,11 @@ describe('egress guard', () => {
     await expect(egress.fetchText(origin.url('/to-blocked'))).rejects.toMatchObject({ code: 'url_blocked' });
     await expect(egress.fetchText(origin.url('/to-metadata'))).rejects.toMatchObject({ code: 'url_blocked' });
     await expect(egress.fetchText(origin.url('/to-file'))).rejects.toMatchObject({ code: 'url_blocked' });
+  });
+
+  test('port 0, which Node would send to port 80, is refused as url_blocked, directly or by a redirect', async () => {
+    await expect(egress.fetchText('http://127.0.0.1:0/page')).rejects.toMatchObject({ code: 'url_blocked', message: 'Port 0 cannot be contacted.' });
+    await expect(egress.fetchText(origin.url('/to-port-zero'))).rejects.toMatchObject({ code: 'url_blocked', message: 'Port 0 cannot be contacted.' });
   });
 
   test('stops redirect loops and chains longer than five hops', async () => {

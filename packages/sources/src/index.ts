@@ -2,9 +2,16 @@
 // what a later download needs. One command per extract (a small Lua script sets every key with its
 // TTL: an ioredis pipeline costs more CPU to build than the whole command); keys are hashes of the
 // URL so any URL length is fine.
+//
+// Two pages can name the same media URL with different titles and headers (a Referer each). Every
+// source and subtitle track is kept twice: under its extraction and URL, which a download naming
+// `extraction_id` reads (that page's own title and headers, whatever was extracted since), and under
+// the URL alone, for downloads without one: there the latest extract wins, so a merge pair from the
+// extract a client just made stays one item even when another page named one of its URLs before.
+// Each item's subtitle list is kept once, under its item key (which names the extraction).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ReelayError, StoredSourceSchema, type SourceRecord, type StoredSource } from '@reelay/contracts';
+import { ReelayError, StoredSourceSchema, StoredSubtitleSchema, type SourceRecord, type StoredSource, type StoredSubtitle, type SubtitleRecord } from '@reelay/contracts';
 
 export class SourceRegistry {
   constructor(
@@ -17,46 +24,106 @@ export class SourceRegistry {
     redis.defineCommand('reelaySetSources', { lua: SET_ALL });
   }
 
-  key(url: string): string {
-    return this.prefix + createHash('sha256').update(url).digest('base64url');
+  /** The key of a URL's source: one extraction's when `extraction` is given, else the latest extract's. */
+  key(url: string, extraction?: string): string {
+    const hash = createHash('sha256').update(url).digest('base64url');
+    return extraction === undefined ? this.prefix + hash : `${this.prefix}${extraction}:${hash}`;
   }
 
-  /** Records one extraction's sources; they share an extraction id so merge pairs can be checked. */
-  async record(platform: string, records: readonly SourceRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    // randomUUID draws from a pooled buffer; randomBytes was a synchronous RNG call per extract.
-    const extraction = randomUUID();
+  /** The key of a media item's subtitle list. */
+  private itemKey(itemKey: string): string {
+    return `${this.prefix}item:${itemKey}`;
+  }
+
+  /**
+   * Records one extraction's sources; they share an extraction id so merge pairs can be checked.
+   * Subtitle tracks are kept by URL like sources (a download may name one) and as their item's list
+   * (a download of the item's video may embed them by language). Returns the id (the extract
+   * answer's `extraction_id`); a caller re-registering an answer it already gave may pass its id.
+   * (randomUUID draws from a pooled buffer; randomBytes was a synchronous RNG call per extract.)
+   */
+  async record(platform: string, records: readonly SourceRecord[], subtitles: readonly SubtitleRecord[] = [], extraction: string = randomUUID()): Promise<string> {
+    if (records.length === 0) return extraction;
     const now = Date.now();
-    const keys: string[] = [];
-    const values: string[] = [];
+    const pairKeys: string[] = [];
+    const pairValues: string[] = [];
     for (const r of records) {
       const stored: StoredSource = { ...r, item_key: `${extraction}:${r.media_index}`, platform, recorded_at: now };
-      keys.push(this.key(r.url));
-      values.push(JSON.stringify(stored));
+      pairKeys.push(this.key(r.url, extraction), this.key(r.url));
+      pairValues.push(JSON.stringify(stored));
     }
+    const perItem = new Map<string, StoredSubtitle[]>();
+    for (const r of subtitles) {
+      const stored: StoredSubtitle = { ...r, item_key: `${extraction}:${r.media_index}`, platform, recorded_at: now };
+      pairKeys.push(this.key(r.url, extraction), this.key(r.url));
+      pairValues.push(JSON.stringify(stored));
+      perItem.set(stored.item_key, [...(perItem.get(stored.item_key) ?? []), stored]);
+    }
+    const singleKeys = [...perItem.keys()].map((item) => this.itemKey(item));
+    const singleValues = [...perItem.values()].map((list) => JSON.stringify(list));
     try {
-      await (this.redis as ScriptedRedis).reelaySetSources(keys.length, ...keys, ...values, this.ttlSeconds);
+      await (this.redis as ScriptedRedis).reelaySetSources(pairKeys.length + singleKeys.length, ...pairKeys, ...singleKeys, pairValues.length, ...pairValues, ...singleValues, this.ttlSeconds);
     } catch (err) {
       throw unavailable(err);
     }
+    return extraction;
   }
 
-  /** The stored source for an exact URL, or undefined when no extract returned it within the TTL. */
-  async get(url: string): Promise<StoredSource | undefined> {
-    let raw: string | null;
+  /**
+   * The stored source for an exact URL, as the given extraction returned it, or (without one) as the
+   * latest extract that named it did; undefined when none did within the TTL.
+   */
+  async get(url: string, extraction?: string): Promise<StoredSource | undefined> {
+    const found = await this.lookup(url, extraction);
+    return found?.kind === 'source' ? found.source : undefined;
+  }
+
+  /** What an extract (the given one, else the latest) returned at this exact URL within the TTL: a source or a subtitle track. */
+  async lookup(url: string, extraction?: string): Promise<{ kind: 'source'; source: StoredSource } | { kind: 'subtitle'; subtitle: StoredSubtitle } | undefined> {
+    const value = parseOrNull(await this.read(this.key(url, extraction)));
+    const source = StoredSourceSchema.safeParse(value);
+    if (source.success && source.data.url === url) return { kind: 'source', source: source.data };
+    const subtitle = StoredSubtitleSchema.safeParse(value);
+    if (subtitle.success && subtitle.data.url === url) return { kind: 'subtitle', subtitle: subtitle.data };
+    return undefined;
+  }
+
+  /** The subtitle tracks of a media item (by a source's item_key), in the extract's order. */
+  async subtitlesOf(itemKey: string): Promise<StoredSubtitle[]> {
+    const list = parseOrNull(await this.read(this.itemKey(itemKey)));
+    if (!Array.isArray(list)) return [];
+    return list.flatMap((value: unknown) => {
+      const parsed = StoredSubtitleSchema.safeParse(value);
+      return parsed.success ? [parsed.data] : [];
+    });
+  }
+
+  private async read(key: string): Promise<string | null> {
     try {
-      raw = await this.redis.get(this.key(url));
+      return await this.redis.get(key);
     } catch (err) {
       throw unavailable(err);
     }
-    if (!raw) return undefined;
-    const parsed = StoredSourceSchema.safeParse(parseOrNull(raw));
-    return parsed.success && parsed.data.url === url ? parsed.data : undefined;
   }
 }
 
-/** SET every KEYS[i] to ARGV[i] with the TTL in the last ARGV, in one command. */
-const SET_ALL = "local ttl = ARGV[#KEYS + 1]\nfor i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[i], 'EX', ttl) end\nreturn #KEYS";
+/**
+ * ARGV[1] = n, the number of pairs. For each pair i, SET KEYS[2i-1] (its extraction's key) and
+ * KEYS[2i] (its URL's) to ARGV[1+i]; every later key j is a single, SET to the next ARGV in turn.
+ * The TTL is the last ARGV. One command, and a value sent once however many keys it goes under.
+ */
+const SET_ALL = [
+  'local n = tonumber(ARGV[1])',
+  'local ttl = ARGV[#ARGV]',
+  'for i = 1, n do',
+  "  redis.call('SET', KEYS[2 * i - 1], ARGV[1 + i], 'EX', ttl)",
+  "  redis.call('SET', KEYS[2 * i], ARGV[1 + i], 'EX', ttl)",
+  'end',
+  'for j = 2 * n + 1, #KEYS do',
+  "  redis.call('SET', KEYS[j], ARGV[1 + n + j - 2 * n], 'EX', ttl)",
+  'end',
+  'return #KEYS',
+].join('\n');
 
 /** The client with SET_ALL defined on it (ioredis sends EVALSHA, and EVAL once when Redis lacks it). */
 type ScriptedRedis = Redis & { reelaySetSources(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
@@ -66,7 +133,8 @@ function unavailable(cause: unknown): ReelayError {
 }
 
 /** JSON, or null for a value that is not (written by something else, or corrupted): read as unknown. */
-function parseOrNull(text: string): unknown {
+function parseOrNull(text: string | null): unknown {
+  if (text === null) return null;
   try {
     return JSON.parse(text);
   } catch {

@@ -31,6 +31,26 @@ describe('the source registry', () => {
     expect(later!.item_key).not.toBe(video!.item_key);
   });
 
+  test('two extractions naming one URL each keep their own title and headers; by URL alone the latest one\'s', async () => {
+    const sources = new SourceRegistry(redis, 60, prefix);
+    const url = 'http://127.0.0.1/shared.mp4';
+    const first = await sources.record('generic', [{ ...record(url), title: 'Page A', headers: { referer: 'http://127.0.0.1/a.html' } }]);
+    const second = await sources.record('generic', [{ ...record(url), title: 'Page B', headers: { referer: 'http://127.0.0.1/b.html' } }]);
+    expect(first).not.toBe(second);
+    expect(await sources.get(url, first)).toMatchObject({ title: 'Page A', headers: { referer: 'http://127.0.0.1/a.html' }, item_key: `${first}:0` });
+    expect(await sources.get(url, second)).toMatchObject({ title: 'Page B', headers: { referer: 'http://127.0.0.1/b.html' }, item_key: `${second}:0` });
+    expect(await sources.get(url)).toMatchObject({ title: 'Page B' });
+    expect(await redis.ttl(sources.key(url, first))).toBeGreaterThan(50);
+    expect(await sources.get(url, 'another-extraction')).toBeUndefined();
+  });
+
+  test('a cache re-registering an answer passes its extraction id, and gets the same id back', async () => {
+    const sources = new SourceRegistry(redis, 60, prefix);
+    const id = await sources.record('generic', [record('http://127.0.0.1/cached-again.mp4')]);
+    expect(await sources.record('generic', [record('http://127.0.0.1/cached-again.mp4')], [], id)).toBe(id);
+    expect(await sources.get('http://127.0.0.1/cached-again.mp4', id)).toMatchObject({ item_key: `${id}:0` });
+  });
+
   test('recording works whether or not Redis has the script cached (after SCRIPT FLUSH, a restart, a failover)', async () => {
     const sources = new SourceRegistry(redis, 60, prefix);
     await redis.script('FLUSH');
