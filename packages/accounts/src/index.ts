@@ -14,6 +14,8 @@ export * from './keys.js';
 export * from './limits.js';
 export * from './login-throttle.js';
 export * from './password.js';
+// The gateway's other Redis limits (jobs per client) run their scripts the same way.
+export { luaScript, runScript } from './redis.js';
 export * from './schemas.js';
 export * from './sessions.js';
 export * from './signup-limit.js';

@@ -17,8 +17,9 @@ import type { Redis } from 'ioredis';
 import { apiKeyRecord, hashSecret } from './keys.js';
 import { luaScript, runScript } from './redis.js';
 
-export type Surface = 'api' | 'playground';
-/** `none`: the playground, which takes no key. */
+/** `v1`: surface B's POST /api/v1/extract and /download, counted per client address like the playground. */
+export type Surface = 'api' | 'playground' | 'v1';
+/** `none`: the playground and surface B, which take no key. */
 export type AuthOutcome = 'ok' | 'missing' | 'invalid' | 'disabled' | 'none';
 
 export interface GateDecision {
@@ -60,6 +61,8 @@ return {auth, count, limit, ttl}`,
 export interface SurfaceLimits {
   keyPerMinute: number;
   publicPerMinute: number;
+  /** Surface B's limit per client address (RATE_LIMIT_V1_PER_MIN), in buckets of its own. */
+  v1PerMinute?: number;
   /** The window; a minute unless a test needs a shorter one. */
   windowMs?: number;
 }
@@ -78,14 +81,13 @@ export class SurfaceGate {
   async check(input: { surface: Surface; secret?: string; ip: string }): Promise<GateDecision> {
     const secret = input.surface === 'api' ? input.secret?.trim() || undefined : undefined;
     const keyHash = secret ? hashSecret(secret) : undefined;
-    const mode = input.surface === 'playground' ? 'playground' : keyHash ? 'key' : 'missing';
+    const mode = input.surface === 'api' ? (keyHash ? 'key' : 'missing') : 'playground';
     const keyPart = keyHash ?? '-';
-    const reply = await runScript(
-      this.redis,
-      GATE,
-      [apiKeyRecord(keyPart), `${this.prefix}key:${keyPart}`, `${this.prefix}ip:${ipBucket(input.ip)}`],
-      [mode, this.limits.keyPerMinute, this.limits.publicPerMinute, this.windowMs],
-    );
+    // Surface B counts in buckets of its own: extracting through /api/v1 must not use up the playground.
+    const v1 = input.surface === 'v1';
+    const ipKey = `${this.prefix}${v1 ? 'v1:' : ''}ip:${ipBucket(input.ip)}`;
+    const publicLimit = v1 ? (this.limits.v1PerMinute ?? 0) : this.limits.publicPerMinute;
+    const reply = await runScript(this.redis, GATE, [apiKeyRecord(keyPart), `${this.prefix}key:${keyPart}`, ipKey], [mode, this.limits.keyPerMinute, publicLimit, this.windowMs]);
     const [auth, count, limit, ttl] = reply as [AuthOutcome, number, number, number];
     return {
       auth,

@@ -1,6 +1,8 @@
 // Redis plumbing the stores share: Lua scripts run by SHA in one round trip, and one rule for
 // failures — a lost connection is service_unavailable (503, never "allow"), while an error Redis
-// itself answered (a bad script, a wrong type) is a bug and surfaces as one.
+// itself answered passes through as it is: the gateway's error middleware answers the replies of a
+// sick Redis (OOM, MISCONF, READONLY, …) with 503 and any other (a bad script, a wrong type) as the
+// bug it is (@reelay/contracts redis-failure.ts).
 // Raw secrets (passwords, API keys, session ids) never travel to Redis, only their hashes, so the
 // command arguments ioredis attaches to its errors cannot leak one into a log.
 import { createHash } from 'node:crypto';

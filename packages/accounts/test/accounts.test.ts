@@ -8,7 +8,8 @@ let accounts: AccountStore;
 
 beforeAll(async () => {
   redis = await testRedis();
-  accounts = new AccountStore(redis, new LoginThrottle(redis, { perAccount: 3, perIp: 5 }));
+  // A first delay of a second: long enough that scrypt's time on a busy machine cannot outlast it.
+  accounts = new AccountStore(redis, new LoginThrottle(redis, { perAccountAddress: 3, perIp: 5, accountFreeFailures: 3, accountDelayMs: 1000, accountMaxDelayMs: 4000 }));
 });
 afterAll(() => redis.quit());
 
@@ -38,18 +39,59 @@ describe('accounts', () => {
     expect(unknown).toMatchObject({ code: 'invalid_credentials', status: 401, message: (wrong as Error).message });
   });
 
-  test('after too many failures the account is locked for the window, even for the right password', async () => {
+  test('wrong passwords from other addresses hold the owner back by a short delay only, never for the window', async () => {
     const email = uniqueEmail();
     await accounts.signup(email, PASSWORD);
     for (let i = 0; i < 3; i++) await expect(accounts.login(email, `wrong ${i}`, uniqueIp())).rejects.toMatchObject({ code: 'invalid_credentials' });
-    const locked = await accounts.login(email, PASSWORD, uniqueIp()).catch((e: unknown) => e);
-    expect(locked).toMatchObject({ code: 'rate_limited', status: 429 });
-    const retryAfter = Number((locked as { headers: Record<string, string> }).headers['Retry-After']);
+    const owner = uniqueIp();
+    const delayed = await accounts.login(email, PASSWORD, owner).catch((e: unknown) => e);
+    expect(delayed).toMatchObject({ code: 'rate_limited', status: 429, headers: { 'Retry-After': '1' } });
+    await new Promise((r) => setTimeout(r, 1050)); // the first delay
+    await expect(accounts.login(email, PASSWORD, owner)).resolves.toMatchObject({ email });
+  });
+
+  test("the attacker's own address is blocked from the account for the window, while the owner signs in", async () => {
+    const email = uniqueEmail();
+    await accounts.signup(email, PASSWORD);
+    const attacker = uniqueIp();
+    for (let i = 0; i < 3; i++) await expect(accounts.login(email, `wrong ${i}`, attacker)).rejects.toMatchObject({ code: 'invalid_credentials' });
+    await new Promise((r) => setTimeout(r, 1050));
+    await expect(accounts.login(email, PASSWORD, uniqueIp())).resolves.toMatchObject({ email });
+    // Even the right password: the address has used up its tries for this account.
+    const blocked = await accounts.login(email, PASSWORD, attacker).catch((e: unknown) => e);
+    expect(blocked).toMatchObject({ code: 'rate_limited', status: 429 });
+    const retryAfter = Number((blocked as { headers: Record<string, string> }).headers['Retry-After']);
     expect(retryAfter).toBeGreaterThan(800);
     expect(retryAfter).toBeLessThanOrEqual(900);
   });
 
-  test('unknown addresses are locked the same way, so locking reveals nothing', async () => {
+  test('the delay doubles with each failure from any address, up to its cap', async () => {
+    const throttle = new LoginThrottle(redis, { accountFreeFailures: 1, accountDelayMs: 200, accountMaxDelayMs: 800 }, `reelay-test-delay-${Date.now()}:`);
+    const email = uniqueEmail();
+    await throttle.attempt(email, uniqueIp()); // the free failure
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const since = Date.now();
+      // Each try comes from a fresh address, as a spread-out attacker's would; refusals are not counted.
+      for (;;) {
+        const refused = await throttle.attempt(email, uniqueIp()).then(() => false, () => true);
+        if (!refused) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      waits.push(Date.now() - since);
+    }
+    const expected = [200, 400, 800, 800, 800];
+    waits.forEach((ms, i) => {
+      // The delay runs from when Redis recorded the failure, a round trip before `since` was taken;
+      // under load that trip is tens of ms, so the lower bound keeps a quarter's slack. It still tells
+      // a doubling delay from a constant one.
+      expect(ms).toBeGreaterThanOrEqual(expected[i] * 0.75);
+      // Generous: a bound on how long the owner can be held, not a speed figure.
+      expect(ms).toBeLessThan(expected[i] + 1000);
+    });
+  }, 20_000);
+
+  test('unknown addresses are slowed the same way, so slowing reveals nothing', async () => {
     const email = uniqueEmail();
     for (let i = 0; i < 3; i++) await expect(accounts.login(email, PASSWORD, uniqueIp())).rejects.toMatchObject({ code: 'invalid_credentials' });
     await expect(accounts.login(email, PASSWORD, uniqueIp())).rejects.toMatchObject({ code: 'rate_limited' });
@@ -70,12 +112,14 @@ describe('accounts', () => {
   });
 
   test('50 parallel wrong passwords for one account get at most the limit of tries; the rest are rate_limited', async () => {
+    // Its own throttle with a minute's delay, so the try after the burst is refused however long the burst took.
+    const slow = new AccountStore(redis, new LoginThrottle(redis, { accountFreeFailures: 3, accountDelayMs: 60_000, accountMaxDelayMs: 60_000 }));
     const email = uniqueEmail();
-    await accounts.signup(email, PASSWORD);
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => accounts.login(email, `wrong ${i}`, uniqueIp()).catch((e: { code: string }) => e.code)));
+    await slow.signup(email, PASSWORD);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => slow.login(email, `wrong ${i}`, uniqueIp()).catch((e: { code: string }) => e.code)));
     expect(results.filter((code) => code === 'invalid_credentials')).toHaveLength(3);
     expect(results.filter((code) => code === 'rate_limited')).toHaveLength(47);
-    await expect(accounts.login(email, PASSWORD, uniqueIp())).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(slow.login(email, PASSWORD, uniqueIp())).rejects.toMatchObject({ code: 'rate_limited' });
   });
 
   test('50 parallel wrong passwords from one address across accounts are held to the address limit', async () => {
@@ -106,12 +150,12 @@ describe('sign-up limit', () => {
 
   test('a failure counter that lost its expiry still blocks for a window only, not for ever', async () => {
     const prefix = `reelay-test-throttle-${Date.now()}:`;
-    const throttle = new LoginThrottle(redis, { perAccount: 2, perIp: 50, windowSeconds: 60 }, prefix);
+    const throttle = new LoginThrottle(redis, { perAccountAddress: 2, perIp: 50, windowSeconds: 60 }, prefix);
     const ip = uniqueIp();
     const email = uniqueEmail();
     await throttle.attempt(email, ip);
     await throttle.attempt(email, ip);
-    const [accountKey] = await redis.keys(`${prefix}account:*`);
+    const [accountKey] = await redis.keys(`${prefix}pair:*`);
     await redis.persist(accountKey); // e.g. restored from a dump without TTLs
     await expect(throttle.attempt(email, ip)).rejects.toMatchObject({ code: 'rate_limited', headers: { 'Retry-After': '60' } });
     const ttl = await redis.ttl(accountKey);

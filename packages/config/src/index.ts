@@ -19,6 +19,23 @@ const list = z
   .string()
   .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
 
+/**
+ * Outbound proxy URLs (http://, https://, socks5://, credentials allowed). A bad entry is named by its
+ * position, never its text: it may hold a password.
+ */
+const proxyList = list.superRefine((urls, ctx) => {
+  urls.forEach((raw, i) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(raw);
+    } catch {
+      /* reported below */
+    }
+    const ok = url && ['http:', 'https:', 'socks5:'].includes(url.protocol) && url.hostname !== '' && (url.pathname === '' || url.pathname === '/') && !url.search && !url.hash;
+    if (!ok) ctx.addIssue({ code: 'custom', message: `entry ${i + 1} is not an http://, https:// or socks5:// proxy URL (scheme, optional user:password@, host, port)` });
+  });
+});
+
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -58,6 +75,16 @@ export const ConfigSchema = z.object({
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./data').transform((v) => path.resolve(v)),
   EGRESS_ALLOWLIST: list.default([]),
+  /**
+   * The HTTP client of all egress: got, or node:http, the former client kept as the benchmark's
+   * baseline (and a fallback). Both carry the same guard, lanes, deadlines and caps.
+   */
+  EGRESS_CLIENT: z.enum(['got', 'http']).default('got'),
+  /**
+   * Requests one platform's API may have in flight from this process (Platform pacing); the rest
+   * wait their turn. Not PLATFORM_*: those names are endpoint overrides.
+   */
+  PACING_CONCURRENCY_PER_PLATFORM: int(1, 256).default(8),
   TRUST_PROXY: trustProxy.default(false),
   SOURCE_TTL_SECONDS: int(1).default(3600),
   ARTIFACT_TTL_SECONDS: int(1).default(3600),
@@ -72,11 +99,57 @@ export const ConfigSchema = z.object({
   METRICS_PUBLIC: bool.default(true),
   /** How long a stopping worker lets running jobs finish before handing them back to the queue. */
   SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
+  /** A running job's lock in Redis, renewed at half this; a dead worker's job is free once it lapses. */
+  JOB_LOCK_SECONDS: int(2, 3600).default(8),
+  /** How often each worker looks for jobs whose lock lapsed and puts them back in the queue. */
+  JOB_STALLED_CHECK_SECONDS: int(1, 3600).default(4),
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
   YTDLP_PATH: z.string().min(1).optional(),
   YTDLP_HOSTS: list.default([]),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** json for machines (the default); pretty (pino-pretty) for a person at a terminal. */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  // Safe in public: the limits every deployment has (DESIGN.md).
+  /** POST /api/v1/extract and /download per client address and minute; 0 turns the limit off. */
+  RATE_LIMIT_V1_PER_MIN: int(0).default(60),
+  /** Queued or processing jobs one client address may have; 0 turns the limit off. */
+  MAX_ACTIVE_JOBS_PER_CLIENT: int(0).default(4),
+  /** Address-space bound of every ffmpeg, ffprobe and yt-dlp process. */
+  JOB_MAX_MEMORY_MB: int(64).default(1024),
+  /** CPU-time bound of every ffmpeg, ffprobe and yt-dlp process (all its threads together). */
+  JOB_MAX_CPU_SECONDS: int(1).default(1800),
+  /** Most segments one HLS or DASH media playlist may name. */
+  MAX_SEGMENTS: int(1).default(20_000),
+  /**
+   * Connections a job's input may be fetched over at once: HLS segments fetched ahead of ffmpeg, and
+   * parts of a large file in parallel ranges. 1 fetches as ffmpeg asks, one request at a time.
+   */
+  JOB_FETCH_CONCURRENCY: int(1, 32).default(8),
+  /** A Redis command with no answer within this time fails (503), instead of hanging the request. */
+  REDIS_COMMAND_TIMEOUT_MS: int(50, 60_000).default(2000),
+  // Egress for the real internet (DESIGN.md).
+  /** How long an extract result is served from Redis without contacting the origin; 0 turns it off. */
+  EXTRACT_CACHE_SECONDS: int(0).default(60),
+  // Webhooks (DESIGN.md "Job events and webhooks").
+  /**
+   * The deployment's webhook secrets (whsec_ + base64 of 24–64 bytes), separated by spaces or commas;
+   * they sign deliveries whose request gave no webhook_secret. Each signs, so during a rotation the
+   * header carries one `v1,` signature per secret. Unset: a webhook needs its own webhook_secret.
+   */
+  WEBHOOK_SECRET: z
+    .string()
+    .transform((v) => v.split(/[\s,]+/).filter(Boolean))
+    .refine((secrets) => secrets.every((s) => /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(s) && (s.length - 6) % 4 === 0 && Buffer.from(s.slice(6), 'base64').length >= 24 && Buffer.from(s.slice(6), 'base64').length <= 64), 'must be whsec_ followed by the base64 of 24 to 64 random bytes (several separated by spaces)')
+    .default([]),
+  /** Outbound proxies for all traffic, used in turn; EXTRACT_/MEDIA_PROXY_URLS override it for their part. */
+  PROXY_URLS: proxyList.default([]),
+  /** Proxies for pages, platform APIs and yt-dlp (default: PROXY_URLS). */
+  EXTRACT_PROXY_URLS: proxyList.default([]),
+  /** Proxies for direct media streams and what jobs read (default: PROXY_URLS). */
+  MEDIA_PROXY_URLS: proxyList.default([]),
+  /** A Netscape cookies.txt sent by RFC 6265 rules on extraction and media requests and to yt-dlp. */
+  COOKIES_FILE: z.string().min(1).transform((v) => path.resolve(v)).optional(),
   /** Platform endpoint overrides, e.g. PLATFORM_BLUESKY_API=http://127.0.0.1:9000 (tests, mirrors). */
   platformEndpoints: z.record(z.string(), z.string().url()).default({}),
   /** CHILD_ENV_NAMES as found: what a child process (yt-dlp) is given to find its runtime. */
@@ -98,6 +171,9 @@ export const CHILD_ENV_NAMES: readonly string[] = ['PATH', 'HOME', 'LANG', 'LC_A
 export type Config = z.infer<typeof ConfigSchema>;
 
 const ConfigShape = ConfigSchema.shape;
+
+/** Every variable reelay reads by name (PLATFORM_* aside), for the docs' checks. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(ConfigShape).filter((key) => key === key.toUpperCase());
 
 /** Whether Redis is configured at all (a URL, or sentinels). */
 export function hasRedis(config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS'>): boolean {

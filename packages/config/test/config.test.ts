@@ -1,5 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, test } from '@jest/globals';
-import { ConfigError, parseConfig } from '../src/index.js';
+import { CONFIG_VARIABLES, ConfigError, parseConfig } from '../src/index.js';
 
 describe('TRUST_PROXY, in the forms Express understands', () => {
   test('unset trusts no proxy', () => {
@@ -60,4 +62,75 @@ describe('other settings', () => {
   test('variables reelay does not know are ignored rather than refused', () => {
     expect(() => parseConfig({ SOMETHING_ELSE: '1' })).not.toThrow();
   });
+});
+
+describe("how soon a dead worker's jobs come back, and how long a Redis command may take", () => {
+  test('defaults: an 8 s job lock checked every 4 s, and a 2 s Redis command deadline', () => {
+    const config = parseConfig({});
+    expect([config.JOB_LOCK_SECONDS, config.JOB_STALLED_CHECK_SECONDS, config.REDIS_COMMAND_TIMEOUT_MS]).toEqual([8, 4, 2000]);
+  });
+
+  test('a lock too short to be renewed, or no stalled check at all, is refused', () => {
+    expect(() => parseConfig({ JOB_LOCK_SECONDS: '1' })).toThrow(/JOB_LOCK_SECONDS/);
+    expect(() => parseConfig({ JOB_STALLED_CHECK_SECONDS: '0' })).toThrow(/JOB_STALLED_CHECK_SECONDS/);
+  });
+});
+
+describe('WEBHOOK_SECRET', () => {
+  const a = `whsec_${Buffer.alloc(24, 1).toString('base64')}`;
+  const b = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+
+  test('unset is no secret; one or several (a rotation) are each kept', () => {
+    expect(parseConfig({}).WEBHOOK_SECRET).toEqual([]);
+    expect(parseConfig({ WEBHOOK_SECRET: a }).WEBHOOK_SECRET).toEqual([a]);
+    expect(parseConfig({ WEBHOOK_SECRET: `${a} ${b}` }).WEBHOOK_SECRET).toEqual([a, b]);
+  });
+
+  test('a value that is not whsec_ and 24 to 64 bytes of base64 is refused, and the message does not repeat it', () => {
+    for (const bad of ['secret', `whsec_${Buffer.alloc(16).toString('base64')}`, `${a} nope`]) {
+      let error: unknown;
+      try {
+        parseConfig({ WEBHOOK_SECRET: bad });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/^WEBHOOK_SECRET: /);
+      expect((error as Error).message).not.toContain(bad);
+    }
+  });
+});
+
+describe('outbound proxies and cookies', () => {
+  test('proxy lists take http, https and socks5 URLs with credentials', () => {
+    const config = parseConfig({ PROXY_URLS: 'http://u:p@proxy.example:3128, socks5://10.0.0.1:1080', MEDIA_PROXY_URLS: 'https://proxy.example' });
+    expect(config.PROXY_URLS).toEqual(['http://u:p@proxy.example:3128', 'socks5://10.0.0.1:1080']);
+    expect(config.EXTRACT_PROXY_URLS).toEqual([]);
+    expect(config.MEDIA_PROXY_URLS).toEqual(['https://proxy.example']);
+  });
+
+  test.each(['PROXY_URLS', 'EXTRACT_PROXY_URLS', 'MEDIA_PROXY_URLS'])('a bad %s stops start-up naming the variable and the entry, never the password', (variable) => {
+    for (const bad of ['ftp://alice:hunter2secret@proxy.example:21', 'http://alice:hunter2secret@proxy.example:8080/path', 'alice:hunter2secret@proxy']) {
+      let error: ConfigError | undefined;
+      try {
+        parseConfig({ [variable]: `http://ok.example:3128,${bad}` });
+      } catch (err) {
+        error = err as ConfigError;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error!.issues).toEqual([{ variable, message: expect.stringContaining('entry 2 is not') }]);
+      expect(`${error!.message} ${JSON.stringify(error!.issues)}`).not.toContain('hunter2secret');
+    }
+  });
+
+  test('COOKIES_FILE is resolved to an absolute path', () => {
+    expect(parseConfig({ COOKIES_FILE: 'cookies.txt' }).COOKIES_FILE).toBe(path.resolve('cookies.txt'));
+  });
+});
+
+test('.env.example lists every setting reelay reads, and nothing else', () => {
+  const example = fs.readFileSync(path.join(import.meta.dirname, '../../../.env.example'), 'utf8');
+  const listed = [...example.matchAll(/^# ([A-Z0-9_]+)=/gm)].map((m) => m[1]);
+  expect(CONFIG_VARIABLES.filter((name) => !listed.includes(name))).toEqual([]);
+  expect(listed.filter((name) => !CONFIG_VARIABLES.includes(name) && !name.startsWith('PLATFORM_'))).toEqual([]);
 });

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { ErrorCodeSchema } from './errors.js';
 import { MAX_URL_LENGTH, StreamProfileSchema } from './extract.js';
+import { WebhookSecretSchema, WebhookUrlSchema, WebhookViewSchema } from './webhooks.js';
+import { MAX_EMBEDDED_SUBTITLES, SubtitleInputSchema, SubtitleLanguagesSchema, SubtitleOutputSchema } from './subtitles.js';
 
 /** Formats that hold video (and audio): what a merge or a video conversion writes. */
 export const ContainerSchema = z.enum(['mp4', 'webm', 'mkv']);
@@ -11,11 +13,66 @@ export type Container = z.infer<typeof ContainerSchema>;
 export const AudioFormatSchema = z.enum(['mp3', 'm4a', 'opus', 'wav']);
 export type AudioFormat = z.infer<typeof AudioFormatSchema>;
 /** Every format a download may ask for: the one list the gateway, the worker and ffmpeg's side share. */
-export const OutputFormatSchema = z.enum([...ContainerSchema.options, ...AudioFormatSchema.options]);
+export const OutputFormatSchema = z.enum([...ContainerSchema.options, ...AudioFormatSchema.options, ...SubtitleOutputSchema.options]);
 export type OutputFormat = z.infer<typeof OutputFormatSchema>;
 export const AUDIO_FORMATS: ReadonlySet<OutputFormat> = new Set(AudioFormatSchema.options);
+/** Formats of a subtitle download (a subtitle track's url only). */
+export const SUBTITLE_FORMATS: ReadonlySet<OutputFormat> = new Set(SubtitleOutputSchema.options);
 
 const mediaUrl = z.string().min(1).max(MAX_URL_LENGTH);
+
+// ---- Clips and tags (DESIGN.md "Clips, tags, cover art and subtitles") ----
+
+/** Longest media a clip may point into: a day. Beyond it a number is a mistake, not a timestamp. */
+export const MAX_CLIP_SECONDS = 86_400;
+export const ClipModeSchema = z.enum(['fast', 'precise']);
+export type ClipMode = z.infer<typeof ClipModeSchema>;
+
+/**
+ * `fast` copies streams and may start up to one keyframe interval early; `precise` re-encodes so the
+ * file starts at `start`. Bad types are invalid_request; numbers out of order or range invalid_clip
+ * (the issue's `params.error_code`, read by the gateway's body parser).
+ */
+export const ClipSchema = z
+  .object({
+    start: z.number().describe('Seconds from the start of the media, ≥ 0 (millisecond precision)'),
+    end: z.number().describe('Seconds, > start; past the media\'s end it is cut there'),
+    mode: ClipModeSchema.optional().describe('fast (default): stream copy from the keyframe at or before start; precise: re-encoded, exact'),
+  })
+  .strict()
+  .superRefine((clip, ctx) => {
+    const problem = clipProblem(clip.start, clip.end);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { error_code: 'invalid_clip' } });
+  })
+  .meta({ id: 'Clip' });
+export type Clip = { start: number; end: number; mode: ClipMode };
+
+/** Why a clip's numbers are unusable, after rounding to the millisecond; undefined when they are fine. */
+export function clipProblem(start: number, end: number): string | undefined {
+  const s = roundMs(start);
+  const e = roundMs(end);
+  if (start < 0) return 'clip.start must be 0 or more.'; // before rounding: -0.0001 is no time either
+  if (e > MAX_CLIP_SECONDS || s > MAX_CLIP_SECONDS) return `clip times must be at most ${MAX_CLIP_SECONDS} seconds.`;
+  if (e <= s) return 'clip.end must be after clip.start (by at least a millisecond).';
+  return undefined;
+}
+
+export const roundMs = (seconds: number): number => Math.round(seconds * 1000) / 1000;
+
+/** The tags a job writes (DESIGN.md: title, artist, date, comment), each in its container's convention. */
+export const TagsSchema = z.object({
+  title: z.string().max(500).optional(),
+  artist: z.string().max(500).optional(),
+  /** YYYY-MM-DD */
+  date: z.string().max(10).optional(),
+  /** The page URL. */
+  comment: z.string().max(MAX_URL_LENGTH).optional(),
+});
+export type Tags = z.infer<typeof TagsSchema>;
+
+/** The thumbnail a job fetches (through the egress guard) to embed as cover art. */
+export const CoverSchema = z.object({ url: z.string().url().max(MAX_URL_LENGTH), headers: z.record(z.string(), z.string()).optional() });
+export type Cover = z.infer<typeof CoverSchema>;
 
 export const DownloadRequestSchema = z
   .object({
@@ -24,6 +81,20 @@ export const DownloadRequestSchema = z
     audio_url: mediaUrl.optional().describe('The audio member of a merge pair'),
     format: OutputFormatSchema.optional().describe('Convert to this format (a job)'),
     filename: z.string().min(1).max(200).optional().describe('File name without path; sanitised'),
+    extraction_id: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/)
+      .optional()
+      .describe("The extract answer's extraction_id: the sources as that extract returned them (title, headers); without it, as the latest extract that named the URL did"),
+    // Clips and tags
+    clip: ClipSchema.optional().describe('Cut the media to [start, end) seconds (always a job)'),
+    metadata: z.boolean().optional().describe('Write title, artist, date and comment tags (default true); false writes none and drops the inputs\''),
+    cover: z.boolean().optional().describe('Embed the thumbnail as cover art in mp3, m4a and opus (default true)'),
+    // Subtitles (issue 18).
+    subtitles: SubtitleLanguagesSchema.optional(),
+    // Webhooks: part of the request's identity, so the same media with another webhook is another job.
+    webhook_url: WebhookUrlSchema.optional(),
+    webhook_secret: WebhookSecretSchema.optional(),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -33,6 +104,12 @@ export const DownloadRequestSchema = z
       ctx.addIssue({ code: 'custom', message: 'Give exactly one of url, or video_url with audio_url.' });
     } else if (pair && (body.video_url === undefined || body.audio_url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'A merge pair needs both video_url and audio_url.' });
+    }
+    if (body.subtitles !== undefined && body.format !== undefined && (AUDIO_FORMATS.has(body.format) || SUBTITLE_FORMATS.has(body.format))) {
+      ctx.addIssue({ code: 'custom', path: ['subtitles'], message: `Subtitles are embedded in a video: choose mp4, webm or mkv, not ${body.format}.` });
+    }
+    if (body.webhook_secret !== undefined && body.webhook_url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['webhook_secret'], message: 'webhook_secret signs deliveries to webhook_url: give webhook_url too.' });
     }
   })
   .meta({ id: 'DownloadRequest' });
@@ -68,9 +145,24 @@ export const JobSchema = z
     finished_at: z.string().optional(),
     error: JobErrorSchema.optional(),
     artifact: ArtifactSchema.optional(),
+    clip: ClipSchema.optional().describe('The clip the job cuts, as resolved (end cut to the media\'s end when known)'),
+    webhook: WebhookViewSchema.optional().describe('The webhook delivery, when the request named a webhook_url (never its secret)'),
   })
   .meta({ id: 'Job' });
 export type JobView = z.infer<typeof JobSchema>;
+
+export const WebhookEventTypeSchema = z.enum(['job.completed', 'job.failed']);
+export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
+
+/** The body of every webhook delivery (its `data` is the Job as GET /api/v1/jobs/{id} shows it, without `webhook`). */
+export const WebhookEventSchema = z
+  .object({
+    type: WebhookEventTypeSchema,
+    timestamp: z.string().describe('ISO 8601: when the job ended and the message was made'),
+    data: JobSchema,
+  })
+  .meta({ id: 'WebhookEvent' });
+export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
 
 export const JobEnvelopeSchema = z.object({ success: z.literal(true), data: JobSchema }).meta({ id: 'JobEnvelope' });
 
@@ -100,8 +192,10 @@ export type JobInput = z.infer<typeof JobInputSchema>;
 export const JobPayloadSchema = z.object({
   id: z.string().regex(JOB_ID_PATTERN),
   operation: JobOperationSchema,
-  /** merge/remux pair: [video, audio]; convert/remux of one source: [input]. */
-  inputs: z.array(JobInputSchema).min(1).max(2),
+  /** merge/remux pair: [video, audio]; convert/remux of one source: [input]; none for a subtitle download. */
+  inputs: z.array(JobInputSchema).max(2),
+  /** Subtitle tracks to embed beside the inputs; with no inputs, the one track a subtitle download writes. */
+  subtitles: z.array(SubtitleInputSchema).min(1).max(MAX_EMBEDDED_SUBTITLES).optional(),
   /** The requested format, if any; otherwise the worker picks the container from the codecs. */
   format: OutputFormatSchema.optional(),
   /** Sanitised base name for the artifact, without extension. */
@@ -110,6 +204,15 @@ export const JobPayloadSchema = z.object({
   duration: z.number().positive().optional(),
   request_key: z.string(),
   created_at: z.number().int(),
+  // Clips and tags. Absent in payloads queued before them: no cut, ffmpeg's default tags, no cover.
+  clip: z.object({ start: z.number().min(0).max(MAX_CLIP_SECONDS), end: z.number().positive().max(MAX_CLIP_SECONDS), mode: ClipModeSchema }).refine((c) => c.end > c.start).optional(),
+  /** The tags to write, or false to write none and drop the inputs'. */
+  tags: z.union([TagsSchema, z.literal(false)]).optional(),
+  cover: CoverSchema.optional(),
+  /** Where the job's end is announced (the secret lives only in the delivery job: webhooks.ts). */
+  webhook_url: z.string().optional(),
+}).refine((p) => p.inputs.length > 0 || (p.subtitles?.length === 1 && p.format !== undefined && SUBTITLE_FORMATS.has(p.format)), {
+  message: 'A job reads one or two media inputs, or one subtitle track written as vtt or srt.',
 });
 export type JobPayload = z.infer<typeof JobPayloadSchema>;
 

@@ -23,6 +23,11 @@ export const ERROR_STATUS = {
   service_unavailable: 503,
   internal_error: 500,
   storage_error: 507,
+  // "Safe in public" and the newer contracts of DESIGN.md.
+  too_many_jobs: 429,
+  resource_limit: 422,
+  invalid_clip: 400,
+  upstream_rate_limited: 503,
   // Not in DESIGN.md's table but needed by its routes: an unknown path, an artifact asked for before
   // its job finished, a job that ran out of time, and the account routes.
   not_found: 404,
@@ -32,6 +37,8 @@ export const ERROR_STATUS = {
   invalid_credentials: 401,
   not_signed_in: 401,
   cross_site_request: 403,
+  // A method no route takes (CONNECT, TRACE, …): answered with the envelope instead of a closed socket.
+  method_not_allowed: 405,
   // Malformed HTTP that Node's parser refuses before Express sees a request (server 'clientError').
   request_timeout: 408,
   headers_too_large: 431,

@@ -1,6 +1,7 @@
 // The extract result of spec §2.1 with DESIGN.md's extra fields. Extractors return this shape and
 // the gateway serialises it unchanged, so this file is the whole contract of POST /api/v1/extract.
 import { z } from 'zod';
+import { MAX_ITEM_SUBTITLES, SubtitleSchema } from './subtitles.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -43,6 +44,11 @@ export const MediaItemSchema = z
     thumbnail: z.string().optional(),
     duration: z.number().nonnegative().optional().describe('Seconds'),
     title: z.string().optional(),
+    author: z.string().optional().describe('The author, channel or uploader, when the page or platform names one'),
+    upload_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('YYYY-MM-DD'),
+    description: z.string().optional(),
+    // Subtitles (issue 18).
+    subtitles: z.array(SubtitleSchema).max(MAX_ITEM_SUBTITLES).optional().describe('Subtitle tracks, each downloadable by its url'),
   })
   .meta({ id: 'MediaItem' });
 export type MediaItem = z.infer<typeof MediaItemSchema>;
@@ -55,6 +61,10 @@ export const ExtractResultSchema = z
     content_type: ContentTypeSchema,
     title: z.string(),
     media: z.array(MediaItemSchema).min(1),
+    extraction_id: z
+      .string()
+      .optional()
+      .describe("This extraction's id (on every gateway answer): pass it to download to get this page's title and headers for a URL other pages name too"),
   })
   .meta({ id: 'ExtractResult' });
 export type ExtractResult = z.infer<typeof ExtractResultSchema>;

@@ -4,3 +4,8 @@ export * from './url.js';
 export * from './sources.js';
 export * from './download.js';
 export * from './worker-health.js';
+export * from './redis-failure.js';
+export * from './filename.js';
+export * from './subtitles.js';
+export * from './webhooks.js';
+export * from './job-view.js';

@@ -17,6 +17,11 @@ export const SourceRecordSchema = z.object({
   has_video: z.boolean().optional(),
   size: z.number().optional(),
   duration: z.number().optional(),
+  // What a job's tags and cover art come from (DESIGN.md "Tags").
+  page_url: z.string().optional(),
+  thumbnail: z.string().optional(),
+  author: z.string().optional(),
+  upload_date: z.string().optional(),
 });
 export type SourceRecord = z.infer<typeof SourceRecordSchema>;
 

@@ -22,5 +22,9 @@ export function parseContentUrl(raw: string): URL {
   if (!url.hostname) {
     throw new ReelayError('invalid_url', 'The URL has no host.');
   }
+  // Port 0 names no service; an HTTP client given it connects to the scheme's default port instead.
+  if (url.port === '0') {
+    throw new ReelayError('invalid_url', 'Port 0 is not a port a URL can name.');
+  }
   return url;
 }

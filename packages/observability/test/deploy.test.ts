@@ -7,11 +7,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { afterAll, expect, test } from '@jest/globals';
 import { parseConfig } from '@reelay/config';
 import { connectRedis, createGateway, GatewayMetrics, redisReady } from '@reelay/gateway';
 import { createLogger } from '@reelay/observability';
-import { freePort } from '@reelay/testkit';
+import { describeWithTools, freePort } from '@reelay/testkit';
 import { startWorker, WorkerMetrics } from '@reelay/worker';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -19,13 +19,8 @@ const DEPLOY = path.join(ROOT, 'deploy');
 const ALERTS = path.join(DEPLOY, 'prometheus/alerts.yml');
 const DASHBOARD = path.join(DEPLOY, 'grafana/reelay-dashboard.json');
 
-const has = (bin: string) => spawnSync(bin, ['--version'], { encoding: 'utf8' }).error === undefined;
-const hasPromtool = has('promtool');
-const hasPrometheus = has('prometheus');
-if ((!hasPromtool || !hasPrometheus) && process.env.CI) throw new Error('promtool and prometheus are required in CI (apt-get install prometheus)');
-const withPromtool = hasPromtool ? describe : describe.skip;
-const withPrometheus = hasPrometheus ? describe : describe.skip;
-if (!hasPromtool || !hasPrometheus) process.stderr.write('deploy.test: prometheus/promtool not installed; skipping their tests (apt-get install prometheus)\n');
+const PROMETHEUS = { bin: 'prometheus', install: 'apt-get install prometheus' };
+const PROMTOOL = { bin: 'promtool', install: 'apt-get install prometheus' };
 
 const cleanup: (() => unknown)[] = [];
 afterAll(async () => {
@@ -62,7 +57,7 @@ test('the dashboard and the alert rules name only metrics the gateway and the wo
   }
 });
 
-withPromtool('promtool', () => {
+describeWithTools('promtool', [PROMTOOL], () => {
   test('the alert rules pass `promtool check rules`', () => {
     const run = spawnSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' });
     expect({ status: run.status, output: run.stdout + run.stderr }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
@@ -79,7 +74,7 @@ withPromtool('promtool', () => {
   });
 });
 
-withPrometheus('a real prometheus', () => {
+describeWithTools('a real prometheus', [PROMETHEUS], () => {
   test('scrapes a running gateway and worker, and answers queries about requests, queue depth and targets', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-prom-'));
     cleanup.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));

@@ -1,0 +1,53 @@
+// The Job as clients see it (DESIGN.md's Job), from what BullMQ stores of a download job. One
+// function, so the gateway's GET /api/v1/jobs/{id} and the worker's webhook message say the same.
+import { decodeJobError, JobResultSchema, type JobPayload, type JobView } from './download.js';
+
+/** The fields of a BullMQ job the view reads (bullmq's Job has them all). */
+export interface JobRecord {
+  data: JobPayload;
+  progress: unknown;
+  timestamp: number;
+  processedOn?: number;
+  finishedOn?: number;
+  returnvalue: unknown;
+  failedReason?: string;
+}
+
+const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString() : undefined);
+
+/** `state` is BullMQ's (getJobState); a completed job whose artifact's time is over is expired. */
+export function jobView(id: string, job: JobRecord, state: string, now = Date.now()): JobView {
+  const view: JobView = {
+    id,
+    status: 'queued',
+    operation: job.data.operation,
+    progress: typeof job.progress === 'number' ? Math.max(0, Math.min(100, Math.round(job.progress))) : 0,
+    created_at: iso(job.timestamp)!,
+    started_at: iso(job.processedOn),
+  };
+  if (state === 'active') view.status = 'processing';
+  else if (state === 'completed') {
+    view.finished_at = iso(job.finishedOn);
+    const result = JobResultSchema.safeParse(job.returnvalue);
+    if (result.success && result.data.expires_at > now) {
+      view.status = 'completed';
+      view.progress = 100;
+      view.artifact = {
+        url: `/api/v1/jobs/${id}/artifact`,
+        filename: result.data.filename,
+        content_type: result.data.content_type,
+        size: result.data.size,
+        expires_at: new Date(result.data.expires_at).toISOString(),
+      };
+    } else {
+      view.status = 'expired';
+    }
+  } else if (state === 'failed') {
+    view.status = 'failed';
+    view.finished_at = iso(job.finishedOn);
+    view.error = decodeJobError(job.failedReason);
+  }
+  if (!view.started_at) delete view.started_at;
+  if (job.data.clip) view.clip = job.data.clip;
+  return view;
+}
