@@ -2,6 +2,7 @@
 // media items in one shape, and the one rule for whether a URL found on a page is media at all —
 // its scheme, its extension and its declared MIME type.
 import type { ManifestKind, MediaType } from '@reelay/contracts';
+import type { SubtitleDraft } from './types.js';
 import { urlExtension } from './document.js';
 import { manifestKind } from './manifest.js';
 import { parseTypeAttr } from './labels.js';
@@ -30,6 +31,12 @@ export interface Candidate {
   thumbnail?: string;
   duration?: number;
   title?: string;
+  author?: string;
+  /** As the page wrote it (an ISO date or date-time): result.ts keeps the day. */
+  upload_date?: string;
+  description?: string;
+  /** Subtitle tracks the page names for this item (HTML5 <track>). */
+  subtitles?: SubtitleDraft[];
 }
 
 // Players, scripts, pages and subtitle files that sites put where media belongs (yt-dlp's

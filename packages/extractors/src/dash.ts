@@ -8,8 +8,10 @@ import { ReelayError } from '@reelay/contracts';
 import { XMLParser } from 'fast-xml-parser';
 import { splitCodecs, type CodecParts } from './codecs.js';
 import { urlExtension, type FetchedDocument } from './document.js';
+import { checkMpdText, checkXmlText, DEFAULT_MAX_SEGMENTS, tooManySegments } from './manifest-limits.js';
 import { extOfMime, HTML_TYPES } from './media-types.js';
-import type { DocumentExtractor, MediaDraft, ResultDraft, SourceDraft } from './types.js';
+import { subtitleFormat } from './subtitles.js';
+import type { DocumentExtractor, ManifestOptions, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft } from './types.js';
 import { frameRate, isoDuration, positive } from './values.js';
 
 type XmlNode = { [key: string]: unknown };
@@ -18,6 +20,10 @@ type XmlNode = { [key: string]: unknown };
 const REPEATED = new Set(['Period', 'AdaptationSet', 'Representation', 'BaseURL', 'ContentProtection', 'SegmentURL', 'S', 'EssentialProperty']);
 
 const parser = new XMLParser({
+  // Only the five predefined entities and character references are decoded: a document declaring
+  // its own is refused before parsing (checkXmlText), and htmlEntities stays off.
+  processEntities: true,
+  htmlEntities: false,
   ignoreAttributes: false,
   attributeNamePrefix: '@',
   // Manifests prefix elements inconsistently (<MPD>, <mpd:MPD>, cenc:pssh); only local names matter.
@@ -80,7 +86,9 @@ function kindOf(contentType: string | undefined, mime: string | undefined, codec
   return codecs.other.length ? 'text' : undefined;
 }
 
-function readMpd(text: string): XmlNode {
+function readMpd(text: string, maxSegments: number): XmlNode {
+  checkXmlText(text);
+  checkMpdText(text, maxSegments);
   let doc: unknown;
   try {
     doc = parser.parse(text.trimStart(), true);
@@ -95,18 +103,63 @@ function readMpd(text: string): XmlNode {
 interface Walk {
   manifest: URL;
   sources: SourceDraft[];
+  /** Text adaptation sets: subtitle tracks of the item. */
+  subtitles: SubtitleDraft[];
   ids: Set<string>;
   protectedCount: number;
+  maxSegments: number;
 }
 
-function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: XmlNode }, base: Base, fallbackId: string): void {
+/** The nearest of a child element along the levels (representation first), if any. */
+function nearest(levels: XmlNode[], name: string): XmlNode | undefined {
+  for (const node of levels) {
+    const found = kids(node, name)[0];
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * How many segments a representation has, counted from what the manifest declares and never by
+ * listing them: stops as soon as the count passes `max`. `seconds` is the period's length when
+ * known (a live manifest may not say; its open-ended entries count as one).
+ */
+export function segmentCount(levels: XmlNode[], seconds: number | undefined, max: number): number {
+  const list = nearest(levels, 'SegmentList');
+  if (list) return kids(list, 'SegmentURL').length;
+  const template = nearest(levels, 'SegmentTemplate');
+  if (!template) return 1;
+  const timescale = positive(attr(template, 'timescale')) ?? 1;
+  const end = seconds === undefined ? undefined : seconds * timescale;
+  const timeline = kids(template, 'SegmentTimeline')[0];
+  if (timeline) {
+    let count = 0;
+    let t = 0;
+    for (const s of kids(timeline, 'S')) {
+      t = Number(attr(s, 't') ?? t) || t;
+      const d = positive(attr(s, 'd')) ?? 0;
+      const r = Number(attr(s, 'r') ?? 0) || 0;
+      // r="-1" repeats to the end of the period.
+      const repeats = r >= 0 ? r : end !== undefined && d > 0 ? Math.ceil((end - t) / d) - 1 : 0;
+      count += 1 + Math.max(0, repeats);
+      if (count > max) return count;
+      t += d * (1 + Math.max(0, repeats));
+    }
+    return count;
+  }
+  const duration = positive(attr(template, 'duration'));
+  return duration && end !== undefined ? Math.ceil(end / duration) : 1;
+}
+
+function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: XmlNode; seconds?: number }, base: Base, fallbackId: string): void {
   const { period, set, rep } = levels;
   const pick = (name: string) => attr(rep, name) ?? attr(set, name);
   const mime = pick('mimeType')?.toLowerCase();
   const codecsText = pick('codecs');
   const codecs = splitCodecs(codecsText);
   const kind = kindOf(pick('contentType'), mime, codecs);
-  if (kind !== 'video' && kind !== 'audio') return; // subtitles and storyboards are not media sources
+  if (kind === 'text') return textTrack(walk, levels, base, fallbackId);
+  if (kind !== 'video' && kind !== 'audio') return; // storyboards are not media sources
   if (kids(set, 'ContentProtection').length || kids(rep, 'ContentProtection').length) {
     walk.protectedCount++;
     return;
@@ -121,6 +174,7 @@ function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep
   const hasAudio = kind === 'audio' || muxed;
   let location: Pick<SourceDraft, 'url' | 'stream_profile'>;
   if (isSegmented([period, set, rep])) {
+    if (segmentCount([rep, set, period], levels.seconds, walk.maxSegments) > walk.maxSegments) throw tooManySegments(`DASH representation "${id}"`, walk.maxSegments);
     const url = new URL(walk.manifest.href);
     url.hash = `representation=${encodeURIComponent(id)}`;
     location = { url: url.href, stream_profile: 'dash' };
@@ -145,21 +199,54 @@ function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep
   });
 }
 
+/**
+ * A text representation as a subtitle track: a sidecar file (one BaseURL of WebVTT, SRT or TTML) as
+ * it is, or a segmented track (wvtt or stpp in MP4 segments) named like a segmented source.
+ */
+function textTrack(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: XmlNode }, base: Base, fallbackId: string): void {
+  const { period, set, rep } = levels;
+  const pick = (name: string) => attr(rep, name) ?? attr(set, name);
+  if (kids(set, 'ContentProtection').length || kids(rep, 'ContentProtection').length) return;
+  const id = attr(rep, 'id') ?? fallbackId;
+  if (walk.ids.has(id)) return;
+  walk.ids.add(id);
+  const lang = pick('lang');
+  const labelNode = kids(rep, 'Label')[0] ?? kids(set, 'Label')[0];
+  const label = typeof labelNode?.['#text'] === 'string' ? labelNode['#text'].trim() || undefined : undefined;
+  const codecs = pick('codecs');
+  const common = { language: lang && !NO_LANGUAGE.has(lang.toLowerCase()) ? lang : 'und', ...(label ? { label } : {}) };
+  if (isSegmented([period, set, rep])) {
+    const url = new URL(walk.manifest.href);
+    url.hash = `representation=${encodeURIComponent(id)}`;
+    walk.subtitles.push({ ...common, url: url.href, format: 'dash', ...(codecs ? { codecs } : {}) });
+    return;
+  }
+  if (!base.given) return;
+  const mime = pick('mimeType')?.toLowerCase();
+  const format = subtitleFormat(base.url.href, mime) ?? (codecs?.toLowerCase() === 'wvtt' ? 'vtt' : undefined);
+  // A single MP4 file of text samples has no sidecar format a player or reelay reads as it is.
+  if (format === 'vtt' || format === 'srt' || format === 'ttml') walk.subtitles.push({ ...common, url: base.url.href, format });
+}
+
 /** The media item of a DASH manifest fetched from `url`; `headers` go onto every source. */
-export function parseMpd(text: string, url: URL, headers?: Record<string, string>): MediaDraft[] {
-  const mpd = readMpd(text);
+export function parseMpd(text: string, url: URL, options: ManifestOptions = {}): MediaDraft[] {
+  const { headers, maxSegments = DEFAULT_MAX_SEGMENTS } = options;
+  const mpd = readMpd(text, maxSegments);
   const manifest = new URL(url.href);
   manifest.hash = '';
-  const walk: Walk = { manifest, sources: [], ids: new Set(), protectedCount: 0 };
+  const walk: Walk = { manifest, sources: [], subtitles: [], ids: new Set(), protectedCount: 0, maxSegments };
   const mpdBase = baseOf(mpd, { url: manifest, given: false });
-  kids(mpd, 'Period').forEach((period, p) => {
+  const periods = kids(mpd, 'Period');
+  const total = isoDuration(attr(mpd, 'mediaPresentationDuration'));
+  periods.forEach((period, p) => {
+    const seconds = isoDuration(attr(period, 'duration')) ?? (periods.length === 1 ? total : undefined);
     const periodBase = baseOf(period, mpdBase);
     kids(period, 'AdaptationSet').forEach((set, a) => {
       // Trick-mode sets are I-frame tracks for scrubbing, not a watchable stream.
       if (kids(set, 'EssentialProperty').some((e) => attr(e, 'schemeIdUri') === TRICK_MODE)) return;
       const setBase = baseOf(set, periodBase);
       kids(set, 'Representation').forEach((rep, r) => {
-        representation(walk, { period, set, rep }, baseOf(rep, setBase), `p${p}-a${a}-r${r}`);
+        representation(walk, { period, set, rep, seconds }, baseOf(rep, setBase), `p${p}-a${a}-r${r}`);
       });
     });
   });
@@ -167,13 +254,13 @@ export function parseMpd(text: string, url: URL, headers?: Record<string, string
     if (walk.protectedCount > 0) throw new ReelayError('no_media_found', 'The stream is DRM-protected (DASH ContentProtection), so it cannot be downloaded.');
     throw new ReelayError('no_media_found', 'The DASH manifest lists no audio or video representations.');
   }
-  if (headers) for (const source of walk.sources) source.headers = { ...headers };
+  if (headers) for (const source of [...walk.sources, ...walk.subtitles]) source.headers = { ...headers };
   const periodDurations = kids(mpd, 'Period').map((p) => isoDuration(attr(p, 'duration')));
   const duration =
     isoDuration(attr(mpd, 'mediaPresentationDuration')) ??
     (periodDurations.some((d) => d !== undefined) ? periodDurations.reduce<number>((sum, d) => sum + (d ?? 0), 0) : undefined);
   const type = walk.sources.some((s) => s.has_video) ? 'video' : 'audio';
-  return [{ type, sources: walk.sources, duration }];
+  return [walk.subtitles.length ? { type, sources: walk.sources, duration, subtitles: walk.subtitles } : { type, sources: walk.sources, duration }];
 }
 
 function detect(doc: FetchedDocument): boolean {
@@ -188,8 +275,8 @@ function detect(doc: FetchedDocument): boolean {
 export const dashManifest: DocumentExtractor = {
   name: 'dash_manifest',
   detect,
-  async extract(doc): Promise<ResultDraft> {
-    const media = parseMpd(await doc.text(), doc.finalUrl);
+  async extract(doc, ctx): Promise<ResultDraft> {
+    const media = parseMpd(await doc.text(), doc.finalUrl, { maxSegments: ctx.maxSegments });
     return { url: doc.url.href, platform: 'generic', extract_profile: 'dash_manifest', media };
   },
 };

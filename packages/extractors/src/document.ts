@@ -3,7 +3,7 @@
 // media file is never downloaded beyond its first bytes.
 import type { Readable } from 'node:stream';
 import type { Egress } from '@reelay/egress';
-import { BodyTooLargeError, MAX_PAGE_BYTES, readHead, toReelayError } from '@reelay/egress';
+import { BodyTooLargeError, decodeBody, MAX_PAGE_BYTES, readHead, toReelayError } from '@reelay/egress';
 import { ReelayError } from '@reelay/contracts';
 import { fileTypeFromBuffer } from 'file-type';
 import { DASH_TYPES, HLS_TYPES, HTML_TYPES } from './media-types.js';
@@ -35,7 +35,10 @@ export interface FetchedDocument {
 
 export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSignal): Promise<FetchedDocument> {
   const res = await egress.open(url, { signal, identity: true, deadlineMs: 20_000, headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
-  const body: Readable = res.body;
+  // Identity is asked for (a media file is sniffed as it is), but some origins compress a page
+  // anyway: it is decoded, so the 5 MB limit counts what the page holds, not what it weighs.
+  const encoded = header(res.headers['content-encoding']) !== undefined && header(res.headers['content-encoding']) !== 'identity';
+  const body: Readable = decodeBody(res.body, res.headers);
   let head: Awaited<ReturnType<typeof readHead>>;
   try {
     head = await readHead(body, SNIFF_BYTES);
@@ -54,7 +57,7 @@ export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSign
     status: res.status,
     headers: res.headers,
     contentType,
-    size: Number.isFinite(length) && length >= 0 && res.headers['content-length'] !== undefined ? length : undefined,
+    size: !encoded && Number.isFinite(length) && length >= 0 && res.headers['content-length'] !== undefined ? length : undefined,
     head: head.head,
     sniffed: sniffed ? { ext: sniffed.ext, mime: sniffed.mime } : undefined,
     text: () =>
@@ -71,6 +74,10 @@ export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSign
       if (!body.readableEnded) body.destroy();
     },
   };
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return (Array.isArray(value) ? value[0] : value)?.trim().toLowerCase();
 }
 
 /** The file name extension of a URL's path, lower case, without the dot ('' when none). */

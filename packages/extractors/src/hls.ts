@@ -6,8 +6,9 @@ import HLS from 'hls-parser';
 import type { Key, MasterPlaylist, MediaPlaylist, Rendition, Variant } from 'hls-parser/types.js';
 import { splitCodecs } from './codecs.js';
 import { urlExtension, type FetchedDocument } from './document.js';
+import { checkHlsText, DEFAULT_MAX_SEGMENTS, sameResource } from './manifest-limits.js';
 import { HLS_TYPES, HTML_TYPES } from './media-types.js';
-import type { DocumentExtractor, MediaDraft, ResultDraft, SourceDraft } from './types.js';
+import type { DocumentExtractor, ManifestOptions, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft } from './types.js';
 import { positive } from './values.js';
 
 // Strict mode rejects what players and yt-dlp accept (a missing or too low EXT-X-VERSION, an
@@ -27,15 +28,38 @@ export function looksLikeHls(text: string): boolean {
   return text.trimStart().startsWith('#EXTM3U');
 }
 
-/** The media items of an HLS playlist fetched from `url`; `headers` go onto every source. */
-export function parseHls(text: string, url: URL, headers?: Record<string, string>): MediaDraft[] {
+/** The media items of an HLS playlist fetched from `url`; `options.headers` go onto every source. */
+export function parseHls(text: string, url: URL, options: ManifestOptions = {}): MediaDraft[] {
+  const { headers, maxSegments = DEFAULT_MAX_SEGMENTS } = options;
   if (!looksLikeHls(text)) throw new ReelayError('upstream_error', 'The HLS playlist is invalid: it does not start with #EXTM3U.');
+  checkHlsText(text, maxSegments);
   const playlist = parsePlaylist(text);
   // Adobe Access (FAXS) is signalled by a tag hls-parser drops as unknown, so it is looked for in the text.
   if (/^\s*#EXT-X-FAXS-CM:/m.test(text)) throw drmError();
+  if (playlist.isMasterPlaylist) refuseSelf(playlist, [url, options.fetchedAs]);
   const media = playlist.isMasterPlaylist ? fromMaster(playlist, url) : fromMedia(playlist, url);
-  if (headers) for (const item of media) for (const source of item.sources) source.headers = { ...headers };
+  if (headers) {
+    for (const item of media) {
+      for (const source of item.sources) source.headers = { ...headers };
+      for (const sub of item.subtitles ?? []) sub.headers = { ...headers };
+    }
+  }
   return media;
+}
+
+/**
+ * A master whose variant or rendition is the master itself would send a job round in a circle; the
+ * extract never follows variants, so this is the one loop it can see.
+ */
+function refuseSelf(master: MasterPlaylist, selves: (URL | undefined)[]): void {
+  const uris = master.variants.flatMap((v) => [v.uri, ...v.audio.map((r) => r.uri), ...v.video.map((r) => r.uri), ...v.subtitles.map((r) => r.uri)]);
+  const base = selves[0]!;
+  for (const uri of uris) {
+    const url = resolveUri(uri, base);
+    if (url && selves.some((self) => self && sameResource(url, self))) {
+      throw new ReelayError('upstream_error', 'The HLS master playlist names itself as a variant, which would never end.');
+    }
+  }
 }
 
 function parsePlaylist(text: string): MasterPlaylist | MediaPlaylist {
@@ -160,8 +184,23 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
   const sources = [...byUrl.values()];
   if (sources.length === 0) throw new ReelayError('no_media_found', 'The HLS master playlist lists no playable variants.');
   const type = sources.some((s) => s.has_video) ? 'video' : 'audio';
+  const subtitles = subtitleRenditions(variants, base);
   // A master has no duration of its own: it would take fetching a variant.
-  return [{ type, sources }];
+  return [subtitles.length ? { type, sources, subtitles } : { type, sources }];
+}
+
+/**
+ * EXT-X-MEDIA TYPE=SUBTITLES renditions: each names a media playlist of WebVTT segments, which a
+ * job joins into one file. The same rendition listed by several variants is kept once.
+ */
+function subtitleRenditions(variants: readonly Variant[], base: URL): SubtitleDraft[] {
+  const byUrl = new Map<string, SubtitleDraft>();
+  for (const r of variants.flatMap((v) => v.subtitles)) {
+    const url = resolveUri(r.uri, base);
+    if (!url || byUrl.has(url.href)) continue;
+    byUrl.set(url.href, { language: r.language ?? 'und', label: r.name || undefined, url: url.href, format: 'hls' });
+  }
+  return [...byUrl.values()];
 }
 
 function fromMedia(playlist: MediaPlaylist, url: URL): MediaDraft[] {
@@ -189,8 +228,8 @@ function detect(doc: FetchedDocument): boolean {
 export const hlsManifest: DocumentExtractor = {
   name: 'hls_manifest',
   detect,
-  async extract(doc): Promise<ResultDraft> {
-    const media = parseHls(await doc.text(), doc.finalUrl);
+  async extract(doc, ctx): Promise<ResultDraft> {
+    const media = parseHls(await doc.text(), doc.finalUrl, { maxSegments: ctx.maxSegments, fetchedAs: doc.url });
     return { url: doc.url.href, platform: 'generic', extract_profile: 'hls_manifest', media };
   },
 };

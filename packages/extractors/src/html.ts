@@ -3,6 +3,7 @@
 // file, expands HLS/DASH manifests into their variants, and drafts the result. Every source is
 // recorded with the page as Referer, as yt-dlp sends it, because many CDNs check it.
 import { ReelayError } from '@reelay/contracts';
+import { nothingFound } from './no-media.js';
 import { splitCodecs } from './codecs.js';
 import { addSource, resolveUrl, type Candidate, type FoundSource, type PageMethod } from './candidate.js';
 import type { FetchedDocument } from './document.js';
@@ -10,11 +11,14 @@ import { html5Candidates } from './html5.js';
 import { jsonLdCandidates } from './jsonld.js';
 import { cleanText } from './labels.js';
 import { expandManifest } from './manifest.js';
-import { ogImage, ogTitle, openGraphImages, openGraphMedia } from './opengraph.js';
+import { ogImage, ogTitle, openGraphImages, openGraphMedia, pageDescribing } from './opengraph.js';
 import { HTML_TYPES } from './media-types.js';
 import { parsePage, type PageInfo } from './page.js';
 import { twitterCandidates, twitterImage, twitterTitle } from './twitter.js';
 import type { DocumentExtractor, ExtractContext, MediaDraft, ResultDraft, SourceDraft } from './types.js';
+
+/** Subtitle tracks an item of a page gathers, at most, before the result keeps its best 100. */
+const MAX_PAGE_TRACKS = 1000;
 
 /** Manifests fetched per page, at most: each is a request to the origin. */
 export const MAX_MANIFESTS = 4;
@@ -43,6 +47,15 @@ export function mergeCandidates(candidates: readonly Candidate[]): Item[] {
     into.thumbnail ??= from.thumbnail;
     into.duration ??= from.duration;
     into.title ??= from.title;
+    into.author ??= from.author;
+    into.upload_date ??= from.upload_date;
+    into.description ??= from.description;
+    // Appended in place, and bounded: a page of thousands of elements sharing one file must not
+    // copy a growing list at each merge.
+    for (const t of from.subtitles ?? []) {
+      if ((into.subtitles ??= []).length >= MAX_PAGE_TRACKS) break;
+      into.subtitles.push(t);
+    }
   };
   for (const candidate of candidates) {
     const hits = [...new Set(candidate.sources.map((s) => owner.get(s.url)).filter((i): i is number => i !== undefined))].sort((a, b) => a - b);
@@ -61,7 +74,8 @@ export function mergeCandidates(candidates: readonly Candidate[]): Item[] {
   return items.filter((i): i is Item => i !== undefined);
 }
 
-function toDraft(s: FoundSource, headers: Record<string, string>): SourceDraft {
+/** A page's found source as a result source (exported for the yt-dlp differential test). */
+export function toDraft(s: FoundSource, headers: Record<string, string>): SourceDraft {
   const draft: SourceDraft = { url: s.url, stream_profile: 'muxed_progressive', headers: { ...headers } };
   if (s.kind === 'image') draft.stream_profile = 'image';
   else if (s.kind === 'audio') Object.assign(draft, { stream_profile: 'audio_only', has_audio: true, has_video: false });
@@ -125,9 +139,15 @@ function draftItem(item: Item, expansion: Expansion, headers: Record<string, str
     }
   }
   if (!sources.length) return undefined;
+  // The page's own tracks first, then those of its manifests; every one is fetched with the page as Referer.
+  const subtitles = [...(item.subtitles ?? []), ...(item.sources.flatMap((s) => (s.manifest ? expansion.drafts.get(s.url) ?? [] : []).flatMap((v) => v.subtitles ?? [])))];
+  if (subtitles.length) media.subtitles = subtitles.map((t) => ({ ...t, headers: { ...headers, ...t.headers } }));
   if (item.thumbnail) media.thumbnail = item.thumbnail;
   if (item.duration !== undefined) media.duration = item.duration;
   if (item.title) media.title = item.title;
+  if (item.author) media.author = item.author;
+  if (item.upload_date) media.upload_date = item.upload_date;
+  if (item.description) media.description = item.description;
   return { method: item.method, media };
 }
 
@@ -166,10 +186,15 @@ export async function extractPage(doc: FetchedDocument, ctx: ExtractContext): Pr
   if (!drafted.length) {
     if (failure instanceof ReelayError) throw failure;
     if (failure) throw new ReelayError('upstream_error', "The page's manifest could not be read.", { cause: failure });
-    throw new ReelayError('no_media_found', 'The page holds no video, audio or picture reelay can read.');
+    throw nothingFound();
   }
   const first = drafted[0].media;
   if (first.type !== 'image') first.thumbnail ??= ogImage(page, base) ?? twitterImage(page, base);
+  // The page's own description, author and date belong to its main (first) item.
+  const described = pageDescribing(page);
+  first.author ??= described.author;
+  first.upload_date ??= described.upload_date;
+  first.description ??= described.description;
   return {
     url: doc.url.href,
     platform: 'generic',

@@ -5,12 +5,15 @@
 import type { Candidate, FoundSource } from './candidate.js';
 import { addSource, findSource } from './candidate.js';
 import { parseBitrate, parseResolution, type Resolution, toNumber } from './labels.js';
+import { subtitleFormat } from './subtitles.js';
+import type { SubtitleDraft } from './types.js';
 import { positiveInt } from './values.js';
 import type { Attrs, MediaElement } from './page.js';
 
-// Lazy-loading players move the URL into data-* attributes; the first usable one wins.
+// Lazy-loading players move the URL into data-* attributes, on the element and on its <source>s
+// alike (yt-dlp reads the same four on both); the first usable one wins.
 const ELEMENT_SRC = ['src', 'data-video-src', 'data-src', 'data-source'] as const;
-const SOURCE_SRC = ['src', 'data-src'] as const;
+const SOURCE_SRC = ELEMENT_SRC;
 
 function firstSource(attrs: Attrs, names: readonly string[], make: (raw: string) => FoundSource | undefined): FoundSource | undefined {
   for (const name of names) {
@@ -40,7 +43,9 @@ function elementCandidate(element: MediaElement, base: URL): Candidate | undefin
   };
   const sources: FoundSource[] = [];
 
-  const own = firstSource(element.attrs, ELEMENT_SRC, (raw) => findSource(raw, base, { declared }));
+  // The element's own type attribute (not valid HTML, but written by players and CMSs) is what
+  // tells an extensionless src="/playlist?id=42" is an HLS or DASH manifest.
+  const own = firstSource(element.attrs, ELEMENT_SRC, (raw) => findSource(raw, base, { declared, type: element.attrs.type }));
   if (own) addSource(sources, withShown(own));
   for (const attrs of element.sources) {
     const label = attrs.label ?? attrs.title;
@@ -52,7 +57,28 @@ function elementCandidate(element: MediaElement, base: URL): Candidate | undefin
   if (!sources.length) return undefined;
   const poster = element.attrs.poster || element.attrs['data-poster'];
   const thumbnail = poster ? findSource(poster, base, { declared: 'image' })?.url : undefined;
-  return { method: 'html5', type: declared, sources, thumbnail };
+  const subtitles = trackSubtitles(element.tracks ?? [], base);
+  return subtitles.length ? { method: 'html5', type: declared, sources, thumbnail, subtitles } : { method: 'html5', type: declared, sources, thumbnail };
+}
+
+/**
+ * <track kind="subtitles|captions"> children (a missing kind means subtitles); chapters, descriptions
+ * and metadata tracks are not subtitles. Browsers play only WebVTT here, so a track of unknown type is vtt.
+ */
+function trackSubtitles(tracks: readonly Attrs[], base: URL): SubtitleDraft[] {
+  const out: SubtitleDraft[] = [];
+  for (const t of tracks) {
+    const kind = (t.kind ?? 'subtitles').trim().toLowerCase();
+    if (kind !== 'subtitles' && kind !== 'captions') continue;
+    const src = t.src?.trim();
+    if (!src || !URL.canParse(src, base.href)) continue;
+    const url = new URL(src, base);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') continue;
+    const format = subtitleFormat(url.href, t.type) ?? 'vtt';
+    if (format === 'hls' || format === 'dash') continue;
+    out.push({ language: t.srclang?.trim() || 'und', ...(t.label?.trim() ? { label: t.label.trim() } : {}), url: url.href, format });
+  }
+  return out;
 }
 
 export function html5Candidates(media: readonly MediaElement[], base: URL): Candidate[] {

@@ -26,6 +26,11 @@ const MEDIA_KIND: Record<string, MediaType | null> = {
 const MEDIA_PROPS = ['video', 'audio', 'image', 'associatedMedia', 'mainEntity', 'primaryImageOfPage', 'hasPart', 'subjectOf', 'itemListElement', 'workExample'];
 
 const MAX_ITEMS = 200;
+/**
+ * Levels of arrays, @graph and ListItem wrappers followed, at most: real pages nest a few; a page
+ * of 10^5 nested arrays would otherwise overflow the stack (JSON.parse itself takes any depth).
+ */
+const MAX_NESTING = 32;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]);
@@ -103,20 +108,43 @@ function mediaCandidate(node: Obj, kind: MediaType | null, base: URL, pageUrl: s
   if (duration !== undefined) item.duration = duration;
   const title = cleanText(typeof node.name === 'string' ? node.name : typeof node.headline === 'string' ? node.headline : undefined);
   if (title) item.title = title;
+  Object.assign(item, describing(node));
   return item;
+}
+
+/** A person's or organisation's name from a string, an object with `name`, or a list of either. */
+function nameOf(value: unknown): string | undefined {
+  for (const v of list(value)) {
+    const name = cleanText(typeof v === 'string' ? v : isObj(v) && typeof v.name === 'string' ? v.name : undefined);
+    if (name && !/^https?:\/\//.test(name)) return name;
+  }
+  return undefined;
+}
+
+/** A media object's author (or creator), upload date (or publication date) and description. */
+function describing(node: Obj): Pick<Candidate, 'author' | 'upload_date' | 'description'> {
+  const out: Pick<Candidate, 'author' | 'upload_date' | 'description'> = {};
+  const author = nameOf(node.author) ?? nameOf(node.creator);
+  if (author) out.author = author;
+  const date = [node.uploadDate, node.datePublished, node.dateCreated].find((d): d is string => typeof d === 'string' && d.trim() !== '');
+  if (date) out.upload_date = date.trim();
+  const description = cleanText(typeof node.description === 'string' ? node.description : undefined);
+  if (description) out.description = description;
+  return out;
 }
 
 /** Every media item in the page's JSON-LD blocks, in document order. */
 export function jsonLdCandidates(blocks: readonly unknown[], base: URL, pageUrl: string): Candidate[] {
   const items: Candidate[] = [];
-  const visit = (value: unknown, depth: number): void => {
-    if (items.length >= MAX_ITEMS) return;
+  // depth counts page-level properties followed (one); nesting counts every level of the walk.
+  const visit = (value: unknown, depth: number, nesting: number): void => {
+    if (items.length >= MAX_ITEMS || nesting > MAX_NESTING) return;
     if (Array.isArray(value)) {
-      for (const v of value) visit(v, depth);
+      for (const v of value) visit(v, depth, nesting + 1);
       return;
     }
     if (!isObj(value)) return;
-    if (Array.isArray(value['@graph'])) visit(value['@graph'], depth);
+    if (Array.isArray(value['@graph'])) visit(value['@graph'], depth, nesting + 1);
     const kind = mediaKindOf(value);
     if (kind !== undefined) {
       const item = mediaCandidate(value, kind, base, pageUrl);
@@ -124,10 +152,10 @@ export function jsonLdCandidates(blocks: readonly unknown[], base: URL, pageUrl:
       return;
     }
     // ListItem is a wrapper: its item counts as the list's own entry.
-    if (isListItem(value)) return visit(value.item, depth);
+    if (isListItem(value)) return visit(value.item, depth, nesting + 1);
     if (depth >= 1) return;
-    for (const prop of MEDIA_PROPS) if (value[prop] !== undefined) visit(value[prop], depth + 1);
+    for (const prop of MEDIA_PROPS) if (value[prop] !== undefined) visit(value[prop], depth + 1, nesting + 1);
   };
-  for (const block of blocks) visit(block, 0);
+  for (const block of blocks) visit(block, 0, 0);
   return items;
 }

@@ -25,7 +25,8 @@ export function manifestKind(url: string, mime?: string): ManifestKind | undefin
 export async function expandManifest(url: string, ctx: ExtractContext, headers?: Record<string, string>): Promise<MediaDraft[]> {
   const res = await ctx.egress.fetchText(url, { headers, signal: ctx.signal });
   const finalUrl = new URL(res.url);
-  if (looksLikeHls(res.text)) return parseHls(res.text, finalUrl, headers);
-  if (looksLikeMpd(res.text)) return parseMpd(res.text, finalUrl, headers);
+  const options = { headers, maxSegments: ctx.maxSegments, fetchedAs: new URL(url) };
+  if (looksLikeHls(res.text)) return parseHls(res.text, finalUrl, options);
+  if (looksLikeMpd(res.text)) return parseMpd(res.text, finalUrl, options);
   throw new ReelayError('upstream_error', 'The linked manifest is neither HLS nor DASH.');
 }

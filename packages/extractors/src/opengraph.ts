@@ -58,6 +58,23 @@ export function ogImage(page: PageInfo, base: URL): string | undefined {
   return undefined;
 }
 
+/**
+ * What the page says about its media besides the files: og:description (or the description meta),
+ * the author meta (article:author only when it is a name, not a profile URL), and a publication
+ * date (og:video:release_date, article:published_time, or microdata uploadDate).
+ */
+export function pageDescribing(page: PageInfo): Pick<Candidate, 'author' | 'upload_date' | 'description'> {
+  const out: Pick<Candidate, 'author' | 'upload_date' | 'description'> = {};
+  const first = (...keys: string[]) => keys.map((k) => metaFirst(page, k)?.replace(/\s+/g, ' ').trim()).find((v) => !!v);
+  const description = first('og:description', 'description', 'twitter:description');
+  if (description) out.description = description;
+  const author = [first('author'), first('article:author'), first('video:director')].find((a) => a && !/^https?:\/\//.test(a));
+  if (author) out.author = author;
+  const date = first('og:video:release_date', 'video:release_date', 'article:published_time', 'uploaddate', 'datepublished');
+  if (date) out.upload_date = date;
+  return out;
+}
+
 export function ogTitle(page: PageInfo): string | undefined {
   return metaFirst(page, 'og:title');
 }

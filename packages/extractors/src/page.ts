@@ -16,6 +16,8 @@ export interface MediaElement {
   kind: 'video' | 'audio';
   attrs: Attrs;
   sources: Attrs[];
+  /** <track> children, when there are any. */
+  tracks?: Attrs[];
 }
 
 export interface PageInfo {
@@ -42,8 +44,28 @@ const MEDIA_TAGS: Record<string, MediaElement['kind']> = {
   'dl8-video': 'video',
 };
 
-const MEDIA_ATTRS = ['src', 'data-src', 'data-video-src', 'data-source', 'poster', 'data-poster', 'width', 'height'];
-const SOURCE_ATTRS = ['src', 'data-src', 'type', 'label', 'title', 'res', 'data-res', 'size', 'width', 'height'];
+/** The elements whose nesting the page reader follows; MEDIA_TAGS too. */
+const NESTED = new Set(['title', 'script', 'svg']);
+/** Open elements kept at most: real pages nest a few media elements; a deeper one is read as void. */
+const MAX_OPEN = 64;
+
+/**
+ * htmlparser2 keeps every open element in an array it unshifts and searches at each tag, so a page of
+ * 200,000 nested <div>s cost ~14 s of CPU (quadratic in the depth) and held the event loop. This
+ * reader follows the nesting of a few elements only, so every other element is read as void (its
+ * tags still reach the callbacks), and no more than MAX_OPEN stay open: each tag costs the same
+ * whatever the depth.
+ */
+class ShallowParser extends Parser {
+  protected override isVoidElement(name: string): boolean {
+    if (!NESTED.has(name) && !MEDIA_TAGS[name]) return true;
+    return (this as unknown as { stack: string[] }).stack.length >= MAX_OPEN || super.isVoidElement(name);
+  }
+}
+
+const MEDIA_ATTRS = ['src', 'data-src', 'data-video-src', 'data-source', 'type', 'poster', 'data-poster', 'width', 'height'];
+const TRACK_ATTRS = ['src', 'kind', 'srclang', 'label', 'type'];
+const SOURCE_ATTRS = ['src', 'data-video-src', 'data-src', 'data-source', 'type', 'label', 'title', 'res', 'data-res', 'size', 'width', 'height'];
 
 function pick(attribs: Attrs, names: readonly string[]): Attrs {
   const out: Attrs = {};
@@ -82,7 +104,7 @@ export function parsePage(html: string): PageInfo {
   let inTitle = false;
   let ldText: string | undefined;
 
-  const parser = new Parser(
+  const parser = new ShallowParser(
     {
       onopentag(name, attribs) {
         switch (name) {
@@ -116,6 +138,11 @@ export function parsePage(html: string): PageInfo {
           case 'source': {
             const top = openMedia[openMedia.length - 1];
             if (top) top.element.sources.push(pick(attribs, SOURCE_ATTRS));
+            return;
+          }
+          case 'track': {
+            const top = openMedia[openMedia.length - 1];
+            if (top) (top.element.tracks ??= []).push(pick(attribs, TRACK_ATTRS));
             return;
           }
           case 'svg':

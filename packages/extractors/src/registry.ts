@@ -12,6 +12,7 @@
 // on a page whose player is drawn by a script).
 import { ReelayError } from '@reelay/contracts';
 import { fetchDocument } from './document.js';
+import { isNothingFound, markNothingFound, nothingFound } from './no-media.js';
 import { buildResult } from './result.js';
 import type { DocumentExtractor, ExtractContext, Extraction, FallbackExtractor, UrlExtractor } from './types.js';
 
@@ -58,7 +59,7 @@ export class ExtractorRegistry {
     for (const platform of this.platforms) {
       if (!platform.matches(url)) continue;
       try {
-        return buildResult(await platform.extract(url, ctx), ctx.egress);
+        return buildResult(await platform.extract(url, { ...ctx, platform: platform.platform }), ctx.egress);
       } catch (err) {
         if (!(err instanceof NotMyUrl)) throw err;
         ctx.log?.('platform extractor declined the URL', { extractor: platform.name, reason: err.message });
@@ -76,13 +77,18 @@ export class ExtractorRegistry {
       // A fallback that offers the fetched document itself as the media (yt-dlp's "could be a direct
       // link" guess) says nothing new: the generic path read those bytes and found no media in them.
       const sources = extraction.result.media.flatMap((m) => m.sources);
-      if (sources.every((s) => generic.fetched.includes(s.url))) throw generic.failure();
+      if (sources.every((s) => generic.fetched.includes(s.url))) throw markNothingFound(generic.failure());
       return extraction;
     } catch (err) {
       // Pictures are still an answer; only a bug is worth failing the request for.
-      if (!generic.extraction || !(err instanceof ReelayError)) throw err;
-      ctx.log?.('the fallback found nothing more on a scripted page', { extractor: leftovers.name, code: err.code });
-      return generic.extraction;
+      if (generic.extraction && err instanceof ReelayError) {
+        ctx.log?.('the fallback found nothing more on a scripted page', { extractor: leftovers.name, code: err.code });
+        return generic.extraction;
+      }
+      if (!isNothingFound(err)) throw err;
+      // Both came up empty: say everywhere that was looked, unless the generic path knew better (DRM…).
+      const failure = generic.failure();
+      throw isNothingFound(failure) ? nothingFound([leftovers.label]) : failure;
     }
   }
 
@@ -108,7 +114,7 @@ export class ExtractorRegistry {
           const extraction = buildResult(await extractor.extract(doc, ctx), ctx.egress);
           const onlyPictures = extraction.result.media.every((m) => m.type === 'image');
           const scripted = onlyPictures && leftovers?.wantsPage !== undefined && (await leftovers.wantsPage(doc));
-          return { extraction, scripted, fetched, failure: () => noMediaFound() };
+          return { extraction, scripted, fetched, failure: () => nothingFound() };
         } catch (err) {
           if (!(err instanceof ReelayError) || err.code !== 'no_media_found') throw err;
           failure = err;
@@ -119,7 +125,7 @@ export class ExtractorRegistry {
       doc.close();
     }
     const found = failure;
-    return { scripted: false, fetched, failure: () => found ?? noMediaFound() };
+    return { scripted: false, fetched, failure: () => found ?? nothingFound() };
   }
 }
 
@@ -128,8 +134,4 @@ interface GenericOutcome {
   scripted: boolean;
   fetched: string[];
   failure: () => ReelayError;
-}
-
-function noMediaFound(): ReelayError {
-  return new ReelayError('no_media_found', 'The URL was fetched but holds no media reelay can read.');
 }

@@ -3,7 +3,8 @@
 // against the zod contract. Extractors only fill drafts.
 import { ExtractResultSchema, ReelayError, type ExtractResult, type MediaItem, type Source } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import type { Extraction, MediaDraft, ResultDraft, SourceDraft, SourceRecord } from './types.js';
+import { assembleSubtitles, MAX_RESULT_SUBTITLES } from './subtitles.js';
+import type { Extraction, MediaDraft, ResultDraft, SourceDraft, SourceRecord, SubtitleRecord } from './types.js';
 import { nonNegative, positiveInt } from './values.js';
 
 const PROTOCOL_RANK: Record<Source['stream_profile'], number> = {
@@ -121,12 +122,18 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
 
   const title = (draft.title?.trim() || items[0].draft.title?.trim() || fallbackTitle(draft.url)).slice(0, 500);
   const records: SourceRecord[] = [];
+  const subtitleRecords: SubtitleRecord[] = [];
+  const refusedUrl = (url: string) => egress !== undefined && unfetchable(url, egress) !== undefined;
   const media: MediaItem[] = items.map(({ draft: item, sources }, index) => {
     const out: MediaItem = { index, type: item.type, sources: sources.map(toSource) };
     if (item.thumbnail) out.thumbnail = item.thumbnail;
     const duration = nonNegative(item.duration);
     if (duration !== undefined) out.duration = Math.round(duration * 1000) / 1000;
     if (item.title && items.length > 1) out.title = item.title.slice(0, 500);
+    Object.assign(out, describing({ ...draft.describing, ...defined(item) }));
+    const subs = assembleSubtitles(item.subtitles, seen, refusedUrl, MAX_RESULT_SUBTITLES - subtitleRecords.length);
+    if (subs.subtitles.length) out.subtitles = subs.subtitles;
+    for (const r of subs.records) subtitleRecords.push({ ...r, media_index: index, title: item.title?.trim() || title });
     for (const [i, s] of sources.entries()) {
       const pub = out.sources[i];
       records.push({
@@ -143,6 +150,10 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
         has_video: pub.has_video,
         size: pub.size,
         duration: out.duration,
+        page_url: draft.url,
+        thumbnail: out.thumbnail,
+        author: out.author,
+        upload_date: out.upload_date,
       });
     }
     return out;
@@ -159,5 +170,36 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
   if (!checked.success) {
     throw new ReelayError('internal_error', `Extractor ${draft.extract_profile} produced an invalid result: ${checked.error.issues[0]?.message}`);
   }
-  return { result, records };
+  return { result, records, subtitles: subtitleRecords };
+}
+
+/** An item's author, upload date (YYYY-MM-DD) and description, trimmed and bounded; absent when unknown. */
+function describing(item: Pick<MediaDraft, 'author' | 'upload_date' | 'description'>): Pick<MediaItem, 'author' | 'upload_date' | 'description'> {
+  const out: Pick<MediaItem, 'author' | 'upload_date' | 'description'> = {};
+  const author = item.author?.trim();
+  if (author) out.author = author.slice(0, 200);
+  const date = toUploadDate(item.upload_date);
+  if (date) out.upload_date = date;
+  const description = item.description?.trim();
+  if (description) out.description = description.slice(0, 5000);
+  return out;
+}
+
+/** An item's own describing fields, without the undefined ones (which would hide the draft's). */
+function defined(item: MediaDraft): Pick<MediaDraft, 'author' | 'upload_date' | 'description'> {
+  const { author, upload_date, description } = item;
+  return Object.fromEntries(Object.entries({ author, upload_date, description }).filter(([, v]) => v !== undefined && v !== ''));
+}
+
+/** YYYY-MM-DD from an ISO date or date-time, yt-dlp's YYYYMMDD or Unix seconds; undefined for anything else. */
+export function toUploadDate(value: string | number | undefined): string | undefined {
+  if (typeof value === 'number') {
+    const ms = value * 1000;
+    return Number.isFinite(ms) && ms > 0 && ms < 8.64e15 ? new Date(ms).toISOString().slice(0, 10) : undefined;
+  }
+  const match = value === undefined ? null : /^(\d{4})-?(\d{2})-?(\d{2})(?:$|T|\s)/.exec(value.trim());
+  if (!match) return undefined;
+  const [, y, m, d] = match;
+  const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  return date.getUTCMonth() === Number(m) - 1 && date.getUTCDate() === Number(d) ? `${y}-${m}-${d}` : undefined;
 }

@@ -7,6 +7,7 @@
 // http_headers are what yt-dlp itself would send to download the format.
 import { mimeOfExt } from './media-types.js';
 import type { MediaDraft, ResultDraft, SourceDraft } from './types.js';
+import { ytdlpSubtitles } from './ytdlp-subtitles.js';
 import { obj, positive, str, type Json } from './values.js';
 
 
@@ -90,6 +91,18 @@ export function formatSource(f: Json): SourceDraft | undefined {
   return { url, stream_profile: profile, ext, mime_type: mime, size: positive(f.filesize), ...common, ...split };
 }
 
+/** yt-dlp's uploader (or channel, creator), upload_date (YYYYMMDD) and description, when it has them. */
+function describing(entry: Json): Pick<MediaDraft, 'author' | 'upload_date' | 'description'> {
+  const out: Pick<MediaDraft, 'author' | 'upload_date' | 'description'> = {};
+  const author = str(entry.uploader) ?? str(entry.channel) ?? str(entry.creator) ?? str(entry.artist);
+  if (author) out.author = author;
+  const date = str(entry.upload_date) ?? str(entry.release_date);
+  if (date) out.upload_date = date;
+  const description = str(entry.description);
+  if (description) out.description = description;
+  return out;
+}
+
 function thumbnailOf(entry: Json): string | undefined {
   const direct = str(entry.thumbnail);
   if (isHttpUrl(direct)) return direct;
@@ -109,7 +122,10 @@ function mediaItem(entry: Json): MediaDraft | undefined {
   const sources = formats.map((f) => obj(f)).flatMap((f) => (f ? (formatSource(f) ?? []) : []));
   if (sources.length === 0) return undefined;
   const audioOnly = sources.every((s) => s.has_video === false);
-  return { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: positive(entry.duration) };
+  const item: MediaDraft = { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: positive(entry.duration), ...describing(entry) };
+  const subtitles = ytdlpSubtitles(entry, keptHeaders(entry.http_headers) ?? sources.find((s) => s.headers)?.headers);
+  if (subtitles.length) item.subtitles = subtitles;
+  return item;
 }
 
 /** Video entries of an info dict: itself, or a playlist's entries (nested playlists flattened). */

@@ -5,8 +5,8 @@
 // echoes URLs, tokens included, into its messages.
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { CHILD_ENV_NAMES } from '@reelay/config';
+import { execFailure, spawnBounded, type ChildLimits } from '@reelay/media';
 
 /** The flags every run gets; the URL and the proxy are added per run. */
 export const YTDLP_FLAGS: readonly string[] = [
@@ -20,8 +20,9 @@ export const YTDLP_FLAGS: readonly string[] = [
   '10',
 ];
 
-export function ytdlpArgs(url: URL, proxyUrl: string): string[] {
-  return [...YTDLP_FLAGS, '--proxy', proxyUrl, '--', url.href];
+/** The run's arguments; `cookiesFile` is a private copy of COOKIES_FILE (yt-dlp writes into it). */
+export function ytdlpArgs(url: URL, proxyUrl: string, cookiesFile?: string): string[] {
+  return [...YTDLP_FLAGS, '--proxy', proxyUrl, ...(cookiesFile ? ['--cookies', cookiesFile] : []), '--', url.href];
 }
 
 /**
@@ -72,11 +73,15 @@ export interface RunOptions {
   /** Stops the run (client gone, session cut off). */
   signal?: AbortSignal;
   maxStdoutBytes: number;
+  /** Memory and CPU bounds (JOB_MAX_*): a page or manifest built to inflate cannot grow it without end. */
+  limits?: ChildLimits;
 }
 
 export interface RunOutcome {
   /** How the run ended: on its own, killed at the time limit, stopped by the signal, or killed for output past the limit. */
-  ended: 'exited' | 'timeout' | 'aborted' | 'too_large';
+  ended: 'exited' | 'timeout' | 'aborted' | 'too_large' | 'resource_limit';
+  /** With `resource_limit`: which bound, as a sentence. */
+  limit?: string;
   exitCode: number | null;
   stdout: string;
   /** The last few KB of stderr: read it only through errorLine(). */
@@ -89,7 +94,7 @@ const STDERR_TAIL = 8 * 1024;
 export async function runYtdlp(opts: RunOptions): Promise<RunOutcome> {
   // How the run ended, set by the kills below (an object, as closures write it).
   const run: { ended: RunOutcome['ended'] } = { ended: 'exited' };
-  const subprocess = execa(opts.binary, opts.args, {
+  const { subprocess, watch } = spawnBounded(opts.binary, opts.args, opts.limits, {
     env: opts.env,
     extendEnv: false, // only the variables childEnv kept: never a proxy variable of this process
     stdin: 'ignore',
@@ -122,11 +127,18 @@ export async function runYtdlp(opts: RunOptions): Promise<RunOutcome> {
   });
   try {
     const result = await subprocess;
-    // A binary that could not be started has neither an exit code nor a signal.
+    watch?.stop();
+    // A binary that could not be started has neither an exit code nor a signal (or, under the
+    // bounds' shell, the shell's 127 or 126).
     if (result.failed && result.exitCode === undefined && result.signal === undefined && run.ended === 'exited') throw result.cause ?? new Error(result.shortMessage);
+    const errno = watch && run.ended === 'exited' ? execFailure(result.exitCode, stderr) : undefined;
+    if (errno) throw Object.assign(new Error(`spawn ${opts.binary} ${errno}`), { code: errno });
+    const limit = result.failed && run.ended === 'exited' ? watch?.limitExceeded(stderr) : undefined;
+    if (limit) return { ended: 'resource_limit', limit: watch!.describe('yt-dlp', limit), exitCode: result.exitCode ?? null, stdout: '', stderr };
     const stdout = run.ended === 'too_large' ? '' : String(result.stdout ?? '');
     return { ended: run.ended, exitCode: result.exitCode ?? null, stdout, stderr };
   } finally {
+    watch?.stop();
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
   }

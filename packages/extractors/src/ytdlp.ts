@@ -6,7 +6,9 @@
 // becomes a draft in ytdlp-map.ts.
 import { randomBytes } from 'node:crypto';
 import { ReelayError } from '@reelay/contracts';
-import { GuardedProxy, normaliseHost, type Egress, type ProxyLogger, type ProxySession } from '@reelay/egress';
+import { markNothingFound } from './no-media.js';
+import { GuardedProxy, normaliseHost, type CookieFile, type Egress, type ProxyLogger, type ProxySession } from '@reelay/egress';
+import type { ChildLimits } from '@reelay/media';
 import type { FetchedDocument } from './document.js';
 import { RunLimiter } from './limiter.js';
 import { mapYtdlpInfo } from './ytdlp-map.js';
@@ -29,8 +31,12 @@ export interface YtdlpOptions {
   maxWaiting?: number;
   /** Bytes one run may move through the proxy; default 64 MiB (pages, player scripts, manifests). */
   maxBytes?: number;
+  /** Memory and CPU bounds of every run (JOB_MAX_MEMORY_MB, JOB_MAX_CPU_SECONDS); none when undefined. */
+  limits?: ChildLimits;
   /** Environment the child's is taken from (the config's childEnv; default none); see childEnv. */
   baseEnv?: Record<string, string | undefined>;
+  /** COOKIES_FILE: each run gets a private copy as --cookies, removed when the run ends. */
+  cookies?: CookieFile;
 }
 
 export const YTDLP_TIMEOUT_MS = 45_000;
@@ -51,6 +57,7 @@ export function hostListed(hostname: string, hosts: readonly string[]): boolean 
 
 export class YtdlpBridge implements FallbackExtractor {
   readonly name = 'ytdlp';
+  readonly label = 'yt-dlp';
   readonly takesLeftovers: boolean;
   private readonly limiter: RunLimiter;
   private proxy: Promise<GuardedProxy> | undefined;
@@ -101,20 +108,24 @@ export class YtdlpBridge implements FallbackExtractor {
       onCutOff: () => stop.abort(), // a blocked address or too many bytes: no point letting it go on
     });
     let outcome: RunOutcome;
+    let cookies: Awaited<ReturnType<CookieFile['privateCopy']>> | undefined;
     try {
+      cookies = await this.options.cookies?.privateCopy();
       outcome = await runYtdlp({
         binary,
-        args: ytdlpArgs(url, session.proxyUrl),
+        args: ytdlpArgs(url, session.proxyUrl, cookies?.path),
         env: childEnv(this.options.baseEnv ?? {}), // childEnv keeps only a few, and never a proxy variable
         timeoutMs: this.options.timeoutMs ?? YTDLP_TIMEOUT_MS,
         signal: ctx.signal ? AbortSignal.any([stop.signal, ctx.signal]) : stop.signal,
         maxStdoutBytes: MAX_STDOUT_BYTES,
+        limits: this.options.limits,
       });
     } catch (err) {
       ctx.log?.('yt-dlp could not be started', { error: (err as NodeJS.ErrnoException).code ?? String(err) });
       throw new ReelayError('service_unavailable', 'yt-dlp could not be started on this server.', { cause: err });
     } finally {
       proxy.closeSession(session);
+      await cookies?.remove();
     }
     const failure = this.failure(outcome, session, ctx);
     if (failure) throw failure;
@@ -126,7 +137,7 @@ export class YtdlpBridge implements FallbackExtractor {
       throw new ReelayError('upstream_error', 'yt-dlp answered with something other than JSON.');
     }
     const draft = mapYtdlpInfo(url, info);
-    if (draft.media.length === 0) throw new ReelayError('no_media_found', 'yt-dlp found no media reelay can download at this URL.');
+    if (draft.media.length === 0) throw markNothingFound(new ReelayError('no_media_found', 'yt-dlp found no media reelay can download at this URL.'));
     // yt-dlp does not fetch every media URL it reports: buildResult drops those the download would
     // refuse, as for every extractor.
     return draft;
@@ -137,6 +148,7 @@ export class YtdlpBridge implements FallbackExtractor {
     const { failures } = session;
     if (failures.blocked) return new ReelayError('url_blocked', failures.blocked);
     if (failures.tooLarge) return new ReelayError('upstream_error', 'yt-dlp fetched more than this server allows for one extraction.');
+    if (outcome.ended === 'resource_limit') return new ReelayError('resource_limit', `The extraction was stopped: ${outcome.limit}.`);
     if (outcome.ended === 'timeout') return new ReelayError('upstream_timeout', 'yt-dlp did not finish the extraction in time.');
     if (outcome.ended === 'aborted') return new ReelayError('upstream_error', 'The extraction was cancelled.');
     if (outcome.ended === 'too_large') return new ReelayError('upstream_error', 'yt-dlp\'s answer was too large.');
@@ -150,7 +162,7 @@ export class YtdlpBridge implements FallbackExtractor {
 /** yt-dlp's error line as one of our codes; our own sentence, with yt-dlp's reason only for upstream errors. */
 export function classify(line: string): ReelayError {
   if (/Unsupported URL|No video formats found|no suitable formats|There's no video/i.test(line)) {
-    return new ReelayError('no_media_found', 'yt-dlp found no media at this URL.');
+    return markNothingFound(new ReelayError('no_media_found', 'yt-dlp found no media at this URL.'));
   }
   if (/HTTP Error (?:404|410)|Video unavailable|video is unavailable|has been removed|does not exist|Private video|is private/i.test(line)) {
     return new ReelayError('content_not_found', 'The media does not exist or is not public.');

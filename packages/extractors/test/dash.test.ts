@@ -210,7 +210,7 @@ describe('DASH structure', () => {
   });
 
   test('headers given with the manifest are copied onto every source', () => {
-    const sources = parseMpd(ONE_FILE_PAIR, MPD_URL, { Referer: 'https://www.example.com/' })[0].sources;
+    const sources = parseMpd(ONE_FILE_PAIR, MPD_URL, { headers: { Referer: 'https://www.example.com/' } })[0].sources;
     expect(sources).toHaveLength(3);
     for (const s of sources) expect(s.headers).toEqual({ Referer: 'https://www.example.com/' });
   });

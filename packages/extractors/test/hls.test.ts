@@ -169,7 +169,7 @@ describe('HLS master playlists', () => {
       '#EXT-X-STREAM-INF:BANDWIDTH=1000000,CODECS="avc1.4d401e,mp4a.40.2",AUDIO="a"',
       'v.m3u8',
     );
-    const sources = parseHls(text, BASE, { Referer: 'https://www.example.com/watch' })[0].sources;
+    const sources = parseHls(text, BASE, { headers: { Referer: 'https://www.example.com/watch' } })[0].sources;
     expect(sources).toHaveLength(2);
     for (const s of sources) expect(s.headers).toEqual({ Referer: 'https://www.example.com/watch' });
   });

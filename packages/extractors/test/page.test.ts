@@ -42,7 +42,7 @@ line two"}</script>
     expect(page.jsonLdErrors).toBe(1);
   });
 
-  test('media elements carry their attributes and their own source children only', () => {
+  test('media elements carry their attributes and their own source and track children only', () => {
     const page = parsePage(`
       <video SRC="/a.mp4" poster="/p.jpg?a=1&amp;b=2" width="640" height="360" class="x">
         <source src="/a-720.mp4" type='video/mp4; codecs="avc1.4d401f, mp4a.40.2"' label="720p">
@@ -57,6 +57,7 @@ line two"}</script>
         kind: 'video',
         attrs: { src: '/a.mp4', poster: '/p.jpg?a=1&b=2', width: '640', height: '360' },
         sources: [{ src: '/a-720.mp4', type: 'video/mp4; codecs="avc1.4d401f, mp4a.40.2"', label: '720p' }],
+        tracks: [{ kind: 'captions', src: '/c.vtt' }],
       },
       { kind: 'audio', attrs: { src: '/b.mp3' }, sources: [] },
       { kind: 'video', attrs: { 'data-src': '/lazy.mp4' }, sources: [] },

@@ -1,19 +1,17 @@
 // yt-dlp's generic extractor as an oracle: on our own local pages and manifests, every format
 // Debian's yt-dlp lists must be one of our sources, with the same height. On galleries we go beyond
 // it (it finds nothing there).
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Egress } from '@reelay/egress';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { describeWithTools, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { createRegistry, type Extraction } from '../src/index.js';
 
 const run = promisify(execFile);
-const hasYtdlp = await run('yt-dlp', ['--version']).then(() => true, () => false);
-if (!hasYtdlp && process.env.CI) throw new Error('yt-dlp is required in CI (apt-get install yt-dlp)');
-const describeOracle = hasYtdlp ? describe : describe.skip;
+const describeOracle = (name: string, fn: () => void) => describeWithTools(name, [{ bin: 'yt-dlp', install: 'apt-get install yt-dlp' }], fn);
 
 interface YtFormat {
   format_id?: string;

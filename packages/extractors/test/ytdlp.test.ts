@@ -3,10 +3,11 @@
 // for what the real one cannot show on demand (its command line and environment, the time limit,
 // the concurrency limit, failures).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { ReelayError } from '@reelay/contracts';
-import { Egress } from '@reelay/egress';
+import { CookieFile, Egress } from '@reelay/egress';
 import { startOrigin, testMedia, type Origin } from '@reelay/testkit';
 import { createRegistry, type ExtractorRegistry, type YtdlpOptions } from '../src/index.js';
 import type { Extraction } from '../src/types.js';
@@ -99,11 +100,14 @@ describeReal('pages only yt-dlp can read', () => {
     const err = await failure(extract(registry(), origin.url('/nothing.html'), (msg) => logged.push(msg)));
     expect(err.code).toBe('no_media_found');
     expect(logged).toContain('the generic extractors found no media; asking the fallback');
+    // Not "yt-dlp found no media": yt-dlp was the last of several places looked.
+    expect(err.message).toBe('No video, audio or image found at this URL: looked for a media file, OpenGraph, Twitter card and JSON-LD tags, HTML5 media elements, HLS/DASH manifests, and yt-dlp.');
   });
 
   test('a file that is no media stays no_media_found: yt-dlp\'s "could be a direct link" guess is not taken', async () => {
     const err = await failure(extract(registry(), origin.url('/words.txt')));
     expect(err.code).toBe('no_media_found');
+    expect(err.message).toMatch(/^No video, audio or image found at this URL: .*, and yt-dlp\.$/);
   });
 
   test('a host on YTDLP_HOSTS goes straight to yt-dlp, even when the page has og:video', async () => {
@@ -162,6 +166,23 @@ describe('running yt-dlp (fake scripts)', () => {
     expect(args[args.indexOf('--proxy') + 1]).toMatch(/^http:\/\/[0-9a-f]{24}:[0-9a-f]{48}@127\.0\.0\.1:\d+$/);
     const env = fs.readFileSync(path.join(fake.dir, 'env'), 'utf8');
     expect(env).not.toMatch(/proxy=|REDIS_URL/i);
+  });
+
+  test('COOKIES_FILE reaches yt-dlp as --cookies on a private copy, removed when the run ends', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-ytdlp-cookies-')), 'cookies.txt');
+    fs.writeFileSync(file, '# Netscape HTTP Cookie File\n.site.example\tTRUE\t/\tTRUE\t0\tsid\tabc\n');
+    // The fake keeps what it was given and writes into the file, as yt-dlp saves its cookies back.
+    const fake = fakeYtdlp(`for a in "$@"; do echo "$a"; done > "$DIR/args"\nwhile [ $# -gt 0 ] && [ "$1" != "--cookies" ]; do shift; done\ncp "$2" "$DIR/seen"\necho 'written by yt-dlp' >> "$2"\necho '${answer(origin.url('/media/clip.mp4'))}'`);
+    const r = registry({ binary: fake.binary, hosts: ['127.0.0.1'], cookies: new CookieFile(file) });
+    await extract(r, origin.url('/watch'));
+    const args = fs.readFileSync(path.join(fake.dir, 'args'), 'utf8').trimEnd().split('\n');
+    const copy = args[args.indexOf('--cookies') + 1];
+    expect(copy).not.toBe(file);
+    expect(args.indexOf('--cookies')).toBeLessThan(args.indexOf('--'));
+    expect(fs.readFileSync(path.join(fake.dir, 'seen'), 'utf8')).toBe(fs.readFileSync(file, 'utf8'));
+    expect(fs.existsSync(copy)).toBe(false);
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('written by yt-dlp');
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 
   test('a run past the time limit is killed: upstream_timeout, and the process is gone', async () => {

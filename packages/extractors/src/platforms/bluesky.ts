@@ -241,6 +241,7 @@ export const bluesky: UrlExtractor = {
       platform: 'bluesky',
       extract_profile: 'bluesky_api',
       title: postTitle(str(record?.text)) ?? (handle ? `Bluesky post by @${handle}` : undefined),
+      describing: { author: str(author?.displayName) ?? handle, upload_date: str(record?.createdAt), description: str(record?.text) },
       media,
     };
   },

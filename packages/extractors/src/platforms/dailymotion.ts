@@ -12,7 +12,8 @@ import { ReelayError } from '@reelay/contracts';
 import { splitCodecs } from '../codecs.js';
 import { parseHls } from '../hls.js';
 import { manifestKind } from '../manifest.js';
-import type { ExtractContext, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { subtitleFormat } from '../subtitles.js';
+import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft, UrlExtractor } from '../types.js';
 import { absolute, arr, endpoint, getJson, num, obj, rateLimited, statusFailure, str, type Json } from './public-api.js';
 
 const WWW = 'https://www.dailymotion.com';
@@ -110,7 +111,7 @@ async function hlsSources(ctx: ExtractContext, url: string, required: boolean): 
   try {
     const res = await ctx.egress.fetchText(url, { signal: ctx.signal });
     const base = new URL(res.url);
-    return [...parseHls(res.text, base).flatMap((item) => item.sources), ...progressiveUris(res.text, base)];
+    return [...parseHls(res.text, base, { maxSegments: ctx.maxSegments, fetchedAs: new URL(url) }).flatMap((item) => item.sources), ...progressiveUris(res.text, base)];
   } catch (err) {
     if (required || ctx.signal?.aborted) throw err;
     ctx.log?.('dailymotion: HLS master left out', { url, error: err instanceof Error ? err.message : String(err) });
@@ -123,6 +124,16 @@ function metadataError(error: Json): ReelayError {
   const title = str(error.title) ?? str(error.message) ?? 'the video is unavailable';
   if (code === 'DM007') return new ReelayError('upstream_error', `Dailymotion does not show this video in the server's country (${code}: ${title}).`);
   return new ReelayError('content_not_found', `Dailymotion cannot show this video (${code}: ${title}).`);
+}
+
+/** `subtitles.data`: language → {label, urls}, WebVTT files on Dailymotion's static host; the first URL of each. */
+function subtitlesOf(subtitles: Json | undefined, base: string): SubtitleDraft[] {
+  return Object.entries(obj(subtitles?.data) ?? {}).flatMap(([language, entry]) => {
+    const url = arr(obj(entry)?.urls).map((u) => absolute(u, base)).find((u) => u !== undefined);
+    if (!url) return [];
+    const format = subtitleFormat(url) ?? 'vtt';
+    return format === 'hls' || format === 'dash' ? [] : [{ language, label: str(obj(entry)?.label), url, format }];
+  });
 }
 
 export const dailymotion: UrlExtractor = {
@@ -162,12 +173,16 @@ export const dailymotion: UrlExtractor = {
     const variants = await Promise.all(manifests.map((m) => hlsSources(ctx, m, progressive.length === 0)));
     const sources = [...progressive, ...variants.flat()];
     if (sources.length === 0) throw new ReelayError('no_media_found', 'Dailymotion lists no playable stream for this video.');
+    const item: MediaDraft = { type: 'video', sources, thumbnail: largest(obj(meta.posters), www) ?? largest(obj(meta.thumbnails), www), duration: num(meta.duration) };
+    const subtitles = subtitlesOf(obj(meta.subtitles), www);
+    if (subtitles.length) item.subtitles = subtitles;
     return {
       url: url.href,
       platform: 'dailymotion',
       extract_profile: 'dailymotion_metadata',
       title: str(meta.title),
-      media: [{ type: 'video', sources, thumbnail: largest(obj(meta.posters), www) ?? largest(obj(meta.thumbnails), www), duration: num(meta.duration) }],
+      describing: { author: str(obj(meta.owner)?.screenname) ?? str(obj(meta.owner)?.username), upload_date: num(meta.created_time), description: str(meta.description) },
+      media: [item],
     };
   },
 };

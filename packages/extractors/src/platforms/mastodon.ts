@@ -135,6 +135,7 @@ function mapStatus(url: URL, status: Json): ResultDraft {
     platform: 'mastodon',
     extract_profile: 'mastodon_api',
     title: postTitle(text) ?? (acct ? `Post by @${acct}` : undefined),
+    describing: { author: str(account?.display_name) ?? acct, upload_date: str(shown.created_at), description: htmlText(str(shown.content)) },
     media,
   };
 }

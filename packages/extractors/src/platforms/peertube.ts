@@ -140,6 +140,7 @@ async function mapVideo(ctx: ExtractContext, url: URL, video: Json): Promise<Res
     platform: 'peertube',
     extract_profile: 'peertube_api',
     title: str(video.name),
+    describing: { author: str(obj(video.account)?.displayName) ?? str(obj(video.channel)?.displayName), upload_date: str(video.originallyPublishedAt) ?? str(video.publishedAt), description: str(video.description) },
     media: [
       {
         type: sources.every((s) => s.has_video === false) ? 'audio' : 'video',

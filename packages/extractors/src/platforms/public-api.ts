@@ -41,6 +41,7 @@ export async function getJson(ctx: ExtractContext, url: string | URL, headers: R
   const res = await ctx.egress.fetchText(url, {
     headers: { accept: options.accept ?? 'application/json', ...headers },
     signal: ctx.signal,
+    platform: ctx.platform,
     allowErrorStatus: true,
     maxBytes: options.maxBytes ?? 2 * 1024 * 1024,
   });
@@ -66,7 +67,7 @@ export function statusFailure(platform: string, status: number, detail?: string)
 }
 
 export function rateLimited(platform: string): ReelayError {
-  return new ReelayError('upstream_error', `${platform} is rate limiting requests (429); try again later.`);
+  return new ReelayError('upstream_rate_limited', `${platform} is rate limiting requests (429); try again later.`);
 }
 
 /** A URL as written by an API (absolute, protocol-relative or a path) made absolute, or undefined. */

@@ -73,6 +73,8 @@ interface ImageSet {
 }
 interface Post {
   title?: string;
+  author?: string;
+  created_utc?: number;
   url?: string;
   url_overridden_by_dest?: string;
   post_hint?: string;
@@ -108,7 +110,7 @@ async function resolveToPost(start: URL, ctx: ExtractContext): Promise<string> {
       route?.kind === 'video'
         ? `${endpoint(ctx, 'reddit_video', endpoint(ctx, 'reddit_www', WWW))}/video/${route.id}`
         : `${endpoint(ctx, 'reddit_www', WWW)}${logical.pathname}`;
-    const res = await ctx.egress.open(target, { followRedirects: false, allowErrorStatus: true, headers: { 'user-agent': USER_AGENT }, signal: ctx.signal, deadlineMs: 15_000 });
+    const res = await ctx.egress.open(target, { followRedirects: false, allowErrorStatus: true, headers: { 'user-agent': USER_AGENT }, signal: ctx.signal, platform: ctx.platform, deadlineMs: 15_000 });
     res.body.destroy();
     const location = header(res.headers.location);
     if (res.status >= 300 && res.status < 400 && location && URL.canParse(location, logical.href)) {
@@ -295,7 +297,7 @@ async function extractPost(url: URL, id: string, ctx: ExtractContext): Promise<R
     }
     throw new ReelayError('no_media_found', 'This Reddit post has no video, image or gallery.');
   }
-  return { url: url.href, platform: 'reddit', extract_profile: 'reddit_json', title: post.title, media };
+  return { url: url.href, platform: 'reddit', extract_profile: 'reddit_json', title: post.title, describing: { author: post.author, upload_date: post.created_utc }, media };
 }
 
 async function extractImage(url: URL, file: string, ctx: ExtractContext): Promise<ResultDraft> {

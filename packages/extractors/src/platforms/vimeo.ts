@@ -7,7 +7,7 @@
 //   vimeo_player  default https://player.vimeo.com (GET /video/{id}[?h={hash}])
 import { ReelayError } from '@reelay/contracts';
 import { MAX_PAGE_BYTES } from '@reelay/egress';
-import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft, UrlExtractor } from '../types.js';
 import { endpoint, getJson, manifestSources, obj, parseJson, statusFailure, str } from './public-api.js';
 
 const PLAYER = 'https://player.vimeo.com';
@@ -47,6 +47,8 @@ interface PlayerConfig {
       hls?: Cdns;
       dash?: Cdns;
     };
+    /** Captions and subtitles: WebVTT files, `url` relative to the player's host. */
+    text_tracks?: { lang?: string; url?: string; kind?: string; label?: string }[];
   };
   video?: { title?: string; duration?: number; owner?: { name?: string }; thumbs?: Record<string, string> };
   message?: string;
@@ -130,6 +132,15 @@ function largestThumb(thumbs: Record<string, string> | undefined): string | unde
   return sized[0]?.[1] ?? thumbs.base;
 }
 
+/** The player's text tracks as subtitles, fetched like the files with the player as Referer. */
+function textTracks(config: PlayerConfig, ctx: ExtractContext): SubtitleDraft[] {
+  const player = endpoint(ctx, 'vimeo_player', PLAYER);
+  return (config.request?.text_tracks ?? []).flatMap((t) => {
+    if (!t.url || !URL.canParse(t.url, player)) return [];
+    return [{ language: t.lang ?? 'und', label: t.label, url: new URL(t.url, player).href, format: 'vtt' as const, headers: { ...HEADERS } }];
+  });
+}
+
 export const vimeo: UrlExtractor = {
   name: 'vimeo',
   platform: 'vimeo',
@@ -181,6 +192,8 @@ export const vimeo: UrlExtractor = {
     }
     const video = config.video ?? {};
     const item: MediaDraft = { type: 'video', sources, duration: video.duration, thumbnail: largestThumb(video.thumbs) };
-    return { url: url.href, platform: 'vimeo', extract_profile: 'vimeo_player_config', title: video.title ?? video.owner?.name, media: [item] };
+    const subtitles = textTracks(config, ctx);
+    if (subtitles.length) item.subtitles = subtitles;
+    return { url: url.href, platform: 'vimeo', extract_profile: 'vimeo_player_config', title: video.title ?? video.owner?.name, describing: { author: video.owner?.name }, media: [item] };
   },
 };

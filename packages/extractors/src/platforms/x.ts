@@ -61,6 +61,7 @@ interface Tweet {
   id_str?: string;
   text?: string;
   user?: { name?: string; screen_name?: string };
+  created_at?: string;
   mediaDetails?: MediaDetail[];
   quoted_tweet?: Tweet;
   tombstone?: { text?: { text?: string } };
@@ -71,7 +72,7 @@ interface Tweet {
 async function resolveShort(code: string, ctx: ExtractContext): Promise<{ id: string; index?: number }> {
   let target = `${endpoint(ctx, 'x_tco', TCO)}/${code}`;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
-    const res = await ctx.egress.open(target, { followRedirects: false, allowErrorStatus: true, signal: ctx.signal, deadlineMs: 15_000 });
+    const res = await ctx.egress.open(target, { followRedirects: false, allowErrorStatus: true, signal: ctx.signal, platform: ctx.platform, deadlineMs: 15_000 });
     res.body.destroy();
     const raw = res.headers.location;
     const location = Array.isArray(raw) ? raw[0] : raw;
@@ -193,6 +194,11 @@ export const x: UrlExtractor = {
     const chosen = index && index <= details.length ? [details[index - 1]] : details;
     const media = (await Promise.all(chosen.map((m) => mediaItem(m, ctx)))).filter((m): m is MediaDraft => m !== undefined);
     if (media.length === 0) throw new ReelayError('no_media_found', 'This post on X has no photo, video or GIF.');
-    return { url: url.href, platform: 'x', extract_profile: 'x_syndication', title: tweetTitle(tweet) ?? tweetTitle(tweet.quoted_tweet ?? {}), media };
+    return { url: url.href, platform: 'x', extract_profile: 'x_syndication', title: tweetTitle(tweet) ?? tweetTitle(tweet.quoted_tweet ?? {}), describing: { author: tweet.user?.name ?? tweet.user?.screen_name, upload_date: tweet.created_at, description: withoutMediaLinks(tweet.text) }, media };
   },
 };
+
+/** A post's text without the t.co links X appends for its own media; undefined when nothing else is left. */
+function withoutMediaLinks(text: string | undefined): string | undefined {
+  return text?.replace(/https:\/\/t\.co\/\w+/g, '').trim() || undefined;
+}

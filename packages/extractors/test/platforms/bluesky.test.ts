@@ -115,6 +115,9 @@ describe('Bluesky posts', () => {
           index: 0,
           type: 'video',
           thumbnail: watch(ALICE, ALICE_VIDEO, 'thumbnail.jpg'),
+          author: 'Alice',
+          upload_date: '2024-09-20',
+          description: 'Sunset over the harbour\nshot from the ferry',
           sources: [
             { quality: '720p', url: watch(ALICE, ALICE_VIDEO, '720p/video.m3u8'), stream_profile: 'hls', width: 1280, height: 720, bitrate: 1600000, codecs: 'avc1.64001f,mp4a.40.2', has_audio: true, has_video: true },
             { quality: '720p', url: blob('/pds-alice', ALICE, ALICE_VIDEO), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 1280, height: 720, size: 2404871 },
@@ -164,6 +167,8 @@ describe('Bluesky posts', () => {
         index: 0,
         type: 'image',
         thumbnail: `${origin.base}/img/feed_thumbnail/plain/${ALICE}/${cid}@jpeg`,
+        author: 'Alice',
+        upload_date: '2024-10-01',
         sources: [{ quality: 'original', url: `${origin.base}/img/feed_fullsize/plain/${ALICE}/${cid}@jpeg`, stream_profile: 'image', mime_type: 'image/jpeg', ext: 'jpg' }],
       },
     ]);
@@ -219,7 +224,7 @@ describe('Bluesky errors', () => {
     ['a deleted post (notFoundPost)', 'content_not_found', '3l4gonefixt2a', /deleted/],
     ['a post hidden by a block (blockedPost)', 'content_not_found', '3l4blkfixt2aa', /block/],
     ['a NotFound error', 'content_not_found', '3l4nonefixt2a', /Post not found/],
-    ['a rate limit (429)', 'upstream_error', '3l4busyfixt2a', /rate limiting/],
+    ['a rate limit (429)', 'upstream_rate_limited', '3l4busyfixt2a', /rate limiting/],
     ['an AppView failure', 'upstream_error', '3l4failfixt2a', /502/],
     ['an answer that is not JSON', 'upstream_error', '3l4oddfixt2aa', /without the post thread/],
   ])('%s is %s', async (_what, code, rkey, message) => {

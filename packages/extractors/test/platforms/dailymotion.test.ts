@@ -67,6 +67,8 @@ describe('Dailymotion videos', () => {
           type: 'video',
           duration: 2,
           thumbnail: `${b}/thumbnail/video/x8abc12/1080.jpg`,
+          author: 'Harbour Cams',
+          upload_date: '2024-06-01', // from created_time, Unix seconds
           sources: [
             { quality: '720p', url: `${b}/cdn/H264-1280x720/video/x8abc12.mp4?sec=p720`, stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 1280, height: 720, bitrate: 2000000, fps: 25, codecs: 'avc1.64001f,mp4a.40.2', has_audio: true, has_video: true },
             { quality: '720p', url: `${b}/cdn/hls/x8abc12/720.m3u8?sec=h720`, stream_profile: 'hls', width: 1280, height: 720, bitrate: 2000000, fps: 25, codecs: 'avc1.64001f,mp4a.40.2', has_audio: true, has_video: true },
@@ -101,7 +103,7 @@ describe('Dailymotion errors', () => {
     ['a geo-blocked video (DM007)', 'upstream_error', 'x8geo01', /DM007/],
     ['a deleted video (an error in the metadata)', 'content_not_found', 'x8gone1', /DM002: Content deleted/],
     ['an unknown video (404)', 'content_not_found', 'x8none1', /no such content/],
-    ['a rate limit (429)', 'upstream_error', 'x8busy1', /rate limiting/],
+    ['a rate limit (429)', 'upstream_rate_limited', 'x8busy1', /rate limiting/],
     ['an HLS-only video whose master is refused', 'upstream_error', 'x8hls01', /403/],
     ['metadata with only the analytics manifest', 'no_media_found', 'x8none2', /no playable stream/],
   ])('%s is %s', async (_what, code, xid, message) => {

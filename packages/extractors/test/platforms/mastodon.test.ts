@@ -77,6 +77,9 @@ describe('Mastodon statuses', () => {
           type: 'video',
           thumbnail: files('101', 'small', 'clip.png'),
           duration: 2,
+          author: 'Alice',
+          upload_date: '2024-08-21',
+          description: 'Rain on the tram window & city lights #rain',
           sources: [{ quality: '240p', url: files('101', 'original', 'clip.mp4'), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, bitrate: 221016, fps: 25, has_video: true }],
         },
       ],
@@ -100,6 +103,9 @@ describe('Mastodon statuses', () => {
         index: 0,
         type: 'audio',
         duration: 2.04,
+        author: 'Alice',
+        upload_date: '2024-08-23',
+        description: 'New sketch: a tuning fork at 440 Hz headphones recommended',
         sources: [{ quality: '64k', url: files('103', 'original', 'tone.mp3'), stream_profile: 'audio_only', mime_type: 'audio/mpeg', ext: 'mp3', bitrate: 64000, has_audio: true, has_video: false }],
       },
     ]);
@@ -108,9 +114,11 @@ describe('Mastodon statuses', () => {
   test('two images are a gallery titled by the content warning, each item by its alt text', async () => {
     const { result } = await extract(origin.url('/@alice/113000000000000004'));
     expect(result).toMatchObject({ content_type: 'gallery', title: 'Spiders (photos)' });
+    // The post's author, date and text (not its content warning) describe every item of the gallery.
+    const post = { author: 'Alice', upload_date: '2024-08-24', description: 'Found these two in the garden this morning' };
     expect(result.media).toEqual([
-      { index: 0, type: 'image', title: 'An orb weaver in its web', thumbnail: files('104', 'small', 'spider1.png'), sources: [{ quality: '64x48', url: files('104', 'original', 'spider1.png'), stream_profile: 'image', mime_type: 'image/png', ext: 'png', width: 64, height: 48 }] },
-      { index: 1, type: 'image', title: 'A jumping spider on a leaf', thumbnail: files('105', 'small', 'spider2.jpg'), sources: [{ quality: '64x48', url: files('105', 'original', 'spider2.jpg'), stream_profile: 'image', mime_type: 'image/jpeg', ext: 'jpg', width: 64, height: 48 }] },
+      { ...post, index: 0, type: 'image', title: 'An orb weaver in its web', thumbnail: files('104', 'small', 'spider1.png'), sources: [{ quality: '64x48', url: files('104', 'original', 'spider1.png'), stream_profile: 'image', mime_type: 'image/png', ext: 'png', width: 64, height: 48 }] },
+      { ...post, index: 1, type: 'image', title: 'A jumping spider on a leaf', thumbnail: files('105', 'small', 'spider2.jpg'), sources: [{ quality: '64x48', url: files('105', 'original', 'spider2.jpg'), stream_profile: 'image', mime_type: 'image/jpeg', ext: 'jpg', width: 64, height: 48 }] },
     ]);
   });
 
@@ -141,7 +149,7 @@ describe('Mastodon errors', () => {
   test.each([
     ['a deleted or private status (404 Record not found)', 'content_not_found', '404404', /Record not found/],
     ['an instance that refuses anonymous API access (401)', 'upstream_error', '401401', /anonymous/],
-    ['a rate limit (429)', 'upstream_error', '429429', /rate limiting/],
+    ['a rate limit (429)', 'upstream_rate_limited', '429429', /rate limiting/],
     ['an instance failure (500)', 'upstream_error', '500500', /500/],
   ])('%s is %s', async (_what, code, id, message) => {
     const err = await failure(extract(origin.url(`/@alice/${id}`)));

@@ -71,6 +71,7 @@ describe('PeerTube videos', () => {
     expect(result).toMatchObject({ url, platform: 'peertube', extract_profile: 'peertube_api', content_type: 'video', title: 'Test pattern with a 440 Hz tone' });
     expect(result.media).toHaveLength(1);
     expect(result.media[0]).toMatchObject({ type: 'video', duration: 2, thumbnail: `${origin.base}/lazy-static/previews/f1d2a3b4-0000-4000-8000-000000000002.jpg` });
+    expect(result.media[0]).toMatchObject({ author: 'Alice', upload_date: '2024-06-01', description: 'Two seconds of colour bars.' });
     expect(result.media[0].sources).toEqual([
       { quality: '360p', url: `${origin.base}${HLS}/f00d0001-360.m3u8`, stream_profile: 'hls', width: 640, height: 360, bitrate: 420000, fps: 25, codecs: 'avc1.64001e', has_audio: false, has_video: true },
       { quality: '360p', url: `${origin.base}${HLS}/f00d0001-360-fragmented.mp4`, stream_profile: 'video_only', mime_type: 'video/mp4', ext: 'mp4', width: 640, height: 360, fps: 25, size: 41870, has_audio: false, has_video: true },
@@ -124,7 +125,7 @@ describe('PeerTube errors', () => {
     ['a deleted video (404)', 'content_not_found', '404', /Video not found/],
     ['a private or internal video (403)', 'content_not_found', '403', /private or internal/],
     ['a password-protected video', 'content_not_found', '401', /password-protected/],
-    ['a rate limit (429)', 'upstream_error', '429', /rate limiting/],
+    ['a rate limit (429)', 'upstream_rate_limited', '429', /rate limiting/],
   ])('%s is %s', async (_what, code, last, message) => {
     const err = await failure(extract(origin.url(`/videos/watch/00000000-0000-4000-8000-000000000${last}`)));
     expect(err.code).toBe(code);

@@ -125,6 +125,7 @@ describe('Reddit videos', () => {
     expect(result.media).toHaveLength(1);
     const item = result.media[0];
     expect(item.duration).toBe(2);
+    expect(item).toMatchObject({ author: 'clipmaker', upload_date: '2024-06-10' }); // created_utc 1718000000
     expect(item.thumbnail).toBe(`${origin.base}/reddit/preview/vid1.jpg?width=640&format=pjpg&s=abc`);
     const progressive = item.sources.filter((s) => s.stream_profile !== 'hls');
     expect(progressive).toEqual([
@@ -253,7 +254,7 @@ describe('Reddit errors', () => {
     ['a post in a quarantined community', 'quar1', 'upstream_error', /quarantined/],
     ['an HTML page instead of JSON', 'blocked1', 'upstream_error', /Reddit refused this server's IP/],
     ['a 403 HTML page', 'blocked2', 'upstream_error', /Reddit refused this server's IP/],
-    ['rate limiting', 'busy1', 'upstream_error', /rate limiting.*429/],
+    ['rate limiting', 'busy1', 'upstream_rate_limited', /rate limiting.*429/],
   ])('%s (post %s) is %s', async (_name, id, code, message) => {
     const err = await failure(`https://www.reddit.com/r/any/comments/${id}/`);
     expect(err.code).toBe(code);

@@ -81,7 +81,7 @@ describe('Streamable errors', () => {
     ['a video still uploading (status 0)', 'content_not_found', 'u1u2u3', /still being uploaded/],
     ['a video that failed to process (status 3)', 'content_not_found', 'e1e2e3', /failed to process/],
     ['an unknown video (404)', 'content_not_found', 'n1n2n3', /does not exist/],
-    ['a rate limit (429)', 'upstream_error', 'r1r2r3', /rate limiting/],
+    ['a rate limit (429)', 'upstream_rate_limited', 'r1r2r3', /rate limiting/],
     ['a ready video without files', 'no_media_found', 'f1f2f3', /no files/],
   ])('%s is %s', async (_what, code, id, message) => {
     const err = await failure(extract(`https://streamable.com/${id}`));

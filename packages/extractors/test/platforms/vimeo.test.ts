@@ -143,7 +143,7 @@ describe('Vimeo errors', () => {
     ['an unknown video', '2001', 'content_not_found', /does not exist/],
     ['a private video', '2002', 'content_not_found', /private/],
     ['a password-protected video', '2003', 'content_not_found', /password/],
-    ['rate limiting', '2004', 'upstream_error', /rate limiting.*429/],
+    ['rate limiting', '2004', 'upstream_rate_limited', /rate limiting.*429/],
     ['a 403 block page', '2005', 'upstream_error', /refused this server/],
     ['a page without a player config', '2006', 'upstream_error', /no player config/],
     ['an error JSON', '2007', 'content_not_found', /private/],

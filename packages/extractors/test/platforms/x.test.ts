@@ -127,6 +127,8 @@ describe('X media', () => {
         index: 0,
         type: 'video',
         thumbnail: `${origin.base}/x/tweet_video_thumb/GiFloop.jpg`,
+        author: 'Reelay Test',
+        upload_date: '2024-05-14', // the post's text is only its media link: no description
         sources: [{ url: `${origin.base}/x/tweet_video/GiFloop.mp4`, quality: '240p', stream_profile: 'video_only', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, has_audio: false, has_video: true }],
       },
     ]);
@@ -175,7 +177,7 @@ describe('X errors', () => {
     ['an empty answer', '1866666666666666666', 'content_not_found', /does not exist/],
     ['an empty object', '1877777777777777777', 'content_not_found', /does not exist/],
     ['a 404', '1888888888888888888', 'content_not_found', /does not exist/],
-    ['rate limiting', '1899999999999999999', 'upstream_error', /rate limiting.*429/],
+    ['rate limiting', '1899999999999999999', 'upstream_rate_limited', /rate limiting.*429/],
   ])('%s (post %s) is %s', async (_name, id, code, message) => {
     const err = await failure(`https://x.com/someone/status/${id}`);
     expect(err.code).toBe(code);
