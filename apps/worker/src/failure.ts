@@ -103,7 +103,10 @@ export interface FailureContext {
 
 export function classifyFailure(err: unknown, upstream: SessionFailures, ctx: FailureContext): JobFailure {
   if (upstream.blocked) return { code: 'url_blocked', message: upstream.blocked, retry: false };
+  if (upstream.limit) return { code: 'upstream_error', message: upstream.limit, retry: false };
   if (err instanceof ReelayError) return { code: err.code, message: err.message, retry: err.code === 'upstream_error' || err.code === 'upstream_timeout' };
+  // Past a memory or CPU bound: the media (or what the origin made of it) asks too much; it would again.
+  if (err instanceof FfmpegError && err.kind === 'limit') return { code: 'resource_limit', message: `The job was stopped: ${err.message}.`, retry: false };
   if (upstream.tooLarge) return { code: 'upstream_error', message: `The media is larger than the limit of ${formatBytes(ctx.maxBytes)}.`, retry: false };
   // Local faults come before what the origin did: they are true whatever else happened.
   if (err instanceof StorageError) return storageFailure(err.errno, err.where);

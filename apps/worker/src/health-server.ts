@@ -1,9 +1,19 @@
 // The worker's operations port: /healthz (200 while it can run jobs, 503 with the reason when its
-// ffmpeg or ffprobe cannot be run) and /metrics for Prometheus.
+// ffmpeg or ffprobe cannot be run; both say which ffmpeg and ffprobe and where they came from) and
+// /metrics for Prometheus.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { BinaryReport } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import type { WorkerMetrics } from './metrics.js';
+
+/** The operations port is taken: restarting will not free it, so the process should stop once. */
+export class MetricsPortInUseError extends Error {
+  constructor(host: string, port: number) {
+    super(`METRICS_PORT ${port} is already in use on ${host} (another worker, or another \`pnpm start\`?). Set METRICS_PORT to a free port, or to 0 to pick one.`);
+    this.name = 'MetricsPortInUseError';
+  }
+}
 
 export interface HealthState {
   healthy: boolean;
@@ -16,13 +26,14 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-export async function startHealthServer(options: { port: number; host: string; metrics: WorkerMetrics; health: () => HealthState; logger: Logger }): Promise<HealthServer> {
+export async function startHealthServer(options: { port: number; host: string; metrics: WorkerMetrics; health: () => HealthState; tools?: () => { ffmpeg: BinaryReport; ffprobe: BinaryReport }; logger: Logger }): Promise<HealthServer> {
   const { metrics, logger } = options;
   const json = (res: http.ServerResponse, status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const server = http.createServer((req, res) => {
     if (req.url === '/healthz') {
       const state = options.health();
-      return state.healthy ? json(res, 200, { status: 'ok' }) : json(res, 503, { status: 'unhealthy', reason: state.reason });
+      const tools = options.tools?.();
+      return state.healthy ? json(res, 200, { status: 'ok', ...tools }) : json(res, 503, { status: 'unhealthy', reason: state.reason, ...tools });
     }
     if (req.url === '/metrics') {
       metrics.registry.metrics().then(
@@ -37,7 +48,7 @@ export async function startHealthServer(options: { port: number; host: string; m
     json(res, 404, { success: false, error: { code: 'not_found', message: 'No such route.' } });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new MetricsPortInUseError(options.host, options.port) : err));
     server.listen(options.port, options.host, resolve);
   });
   return {

@@ -1,5 +1,4 @@
 export * from './active-jobs.js';
-export * from './filename.js';
 export * from './https-names.js';
 export * from './metrics.js';
 export * from './plan.js';

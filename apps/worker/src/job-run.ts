@@ -7,8 +7,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
-import type { JobPayload, JobResult } from '@reelay/contracts';
-import { buildArgs, FfmpegError, probe, runFfmpeg, verifyOutput } from '@reelay/media';
+import { ReelayError, type JobPayload, type JobResult } from '@reelay/contracts';
+import type { Egress } from '@reelay/egress';
+import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits } from '@reelay/media';
+import { prepareCover } from './cover.js';
 import type { Logger } from '@reelay/observability';
 import { expectedOutput } from './expectations.js';
 import { IncompleteOutputError, onStorage, OutputError } from './failure.js';
@@ -17,9 +19,11 @@ import type { ProgressWriter } from './progress-writer.js';
 import type { JobProxySession } from './proxy-session.js';
 
 export interface RunDeps {
-  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
+  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'>;
   artifacts: ArtifactStore;
   binaries: { ffmpeg: string; ffprobe: string };
+  /** The guard the cover art's fetch goes through; without it no cover is embedded. */
+  egress?: Pick<Egress, 'open' | 'read'>;
 }
 
 export interface RunContext {
@@ -32,6 +36,8 @@ export interface RunContext {
   progress: ProgressWriter;
   signal: AbortSignal;
   deadline: number;
+  /** Filled with how long each step took (ms), for the log line of a stored job (bench/ reads it). */
+  phases?: Record<string, number>;
 }
 
 /** As long as the least time between two progress writes: a job shorter than this needs no percentage. */
@@ -42,9 +48,29 @@ export class UpstreamFailed extends Error {
   override readonly name = 'UpstreamFailed';
 }
 
+/** The bounds every ffmpeg and ffprobe of a job runs under. */
+export function childLimits(config: RunDeps['config']): ChildLimits {
+  return { memoryMb: config.JOB_MAX_MEMORY_MB, cpuSeconds: config.JOB_MAX_CPU_SECONDS };
+}
+
 export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult> {
   const { config } = deps;
-  const { payload, plan, session, log } = ctx;
+  const { payload, session, log } = ctx;
+  const phases = ctx.phases ?? {};
+  let mark = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    phases[name] = Math.round(now - mark);
+    mark = now;
+  };
+  // A clip needs the input's duration before the run: a start past the end is the client's error
+  // (invalid_clip), which ffmpeg would not report (it copies the last keyframe's stretch instead).
+  const inputSeconds = payload.clip && payload.duration === undefined ? await probeDuration(deps, ctx.plan, session, ctx) : payload.duration;
+  if (payload.clip && inputSeconds !== undefined && payload.clip.start >= inputSeconds) {
+    throw new ReelayError('invalid_clip', `clip.start (${payload.clip.start} s) is at or past the end of the media (${inputSeconds.toFixed(3)} s).`);
+  }
+  const plan = await withCover(deps, ctx);
+  lap('prepare'); // the clip's duration probe and the cover art, when the job has them
   // Without a duration from the extract, ffprobe finds it while ffmpeg already runs, and only once
   // ffmpeg has run for PROBE_DELAY_MS: a job done sooner shows no percentage anyway, and an ffprobe
   // beside it cost a process start and a header read (a third of a short job's time, in bench/).
@@ -54,8 +80,9 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
     await delay(PROBE_DELAY_MS, undefined, { signal: probeSignal });
     return probeDuration(deps, plan, session, { ...ctx, signal: probeSignal });
   };
+  const known = payload.clip ? clipLength(payload.clip, inputSeconds) : payload.duration;
   const duration =
-    payload.duration ??
+    known ??
     probeLater().catch((err: unknown) => {
       if (!probeSignal.aborted) log.info({ cause: (err as Error).message }, 'duration probe failed');
       return undefined;
@@ -73,6 +100,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
       cwd: ctx.dir,
       signal: ctx.signal,
       timeoutMs: remaining,
+      limits: childLimits(config),
       durationSeconds: duration,
       onProgress: (percent) => ctx.progress.report(percent),
     });
@@ -80,6 +108,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
     probeAbort.abort();
   }
   await ctx.progress.settled();
+  lap('ffmpeg');
   // A blocked address, a byte limit, a refusal or a 5xx fail the job even when ffmpeg exited 0 (it
   // skips HLS segments it cannot fetch). A 404 or 410 alone does not: DASH and HLS demuxers often
   // ask for one segment past the end and still make a whole file. The file's check decides, and the
@@ -90,22 +119,36 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   const { size } = await fs.stat(output);
   if (size === 0) throw new OutputError('ffmpeg produced an empty file.');
   if (size >= config.MAX_MEDIA_BYTES) throw new OutputError('The result is larger than the media size limit.');
-  const expected = expectedOutput(payload, plan.operation, await duration);
-  const problems = await verifyOutput(output, expected, { binary: deps.binaries.ffprobe, signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()) });
+  // A clip of an input of unknown length may end anywhere before its end: no duration to expect.
+  const expected = expectedOutput(payload, plan.operation, payload.clip && inputSeconds === undefined ? undefined : await duration);
+  const problems = await verifyOutput(output, expected, { binary: deps.binaries.ffprobe, kind: plan.operation.type === 'subtitle' ? 'subtitles' : undefined, signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(config) });
+  lap('verify');
   if (problems.length > 0) throw new IncompleteOutputError(problems);
   if (session.failures.notFound) log.info({ status: session.failures.notFound }, 'the origin answered 404 for part of the media, and the file is complete');
 
   const expiresAt = Date.now() + config.ARTIFACT_TTL_SECONDS * 1000;
   const stored = await onStorage('artifacts', () => deps.artifacts.put(payload.id, output, { filename: plan.filename, content_type: plan.contentType, expires_at: expiresAt }));
+  lap('store');
   await ctx.job.updateProgress(100);
+  lap('progress');
   return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at };
+}
+
+/** The plan with the cover art in it, for mp3, m4a and opus jobs whose item has a thumbnail. */
+async function withCover(deps: RunDeps, ctx: RunContext): Promise<JobPlan> {
+  const { payload, plan } = ctx;
+  const operation = plan.operation;
+  const format = outputFormat(operation);
+  if (!payload.cover || !deps.egress || operation.type === 'subtitle' || !COVER_FORMATS.has(format)) return plan;
+  const cover = await prepareCover({ egress: deps.egress, ffmpeg: deps.binaries.ffmpeg, limits: childLimits(deps.config) }, payload.cover, format, payload.tags, ctx.dir, ctx.signal, ctx.log);
+  return cover ? { ...plan, operation: { ...operation, cover } } : plan;
 }
 
 /** The first input's duration, for progress. A quarter of the job's time at most, 15 s at most. */
 async function probeDuration(deps: RunDeps, plan: JobPlan, session: JobProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
   const timeout = Math.min(15_000, (deps.config.JOB_TIMEOUT_SECONDS * 1000) / 4, ctx.deadline - Date.now());
   try {
-    const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.env, signal: ctx.signal, timeoutMs: timeout });
+    const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.env, signal: ctx.signal, timeoutMs: timeout, limits: childLimits(deps.config) });
     return info.durationSeconds;
   } catch (err) {
     if (!(err instanceof FfmpegError)) throw err;

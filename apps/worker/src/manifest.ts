@@ -48,3 +48,22 @@ function mapAuthority(authority: string): string | undefined {
   }
   return standInHost(url.hostname, url.port);
 }
+
+// A text adaptation set names its kind on the set or on every representation (contentType, mimeType
+// or codecs); a set is never nested in another, so the first closing tag ends it.
+const ADAPTATION_SET = /<((?:[\w.-]+:)?AdaptationSet)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1\s*>)/g;
+const REPRESENTATION_TAG = /<(?:[\w.-]+:)?Representation\b[^>]*>/g;
+const TEXT_KIND = /\b(?:contentType\s*=\s*["']text["']|mimeType\s*=\s*["'](?:text\/[^"']*|application\/ttml\+xml)["']|codecs\s*=\s*["'](?:wvtt|stpp)[^"']*["'])/i;
+
+/**
+ * A DASH manifest without its subtitle adaptation sets. ffmpeg's DASH demuxer opens every set, and
+ * fails the whole input on a sidecar WebVTT, SRT or TTML file its demuxer list does not admit (and it
+ * has no TTML demuxer at all); a job reads subtitle tracks as inputs of their own instead.
+ */
+export function withoutTextSets(text: string): string {
+  return text.replace(ADAPTATION_SET, (whole: string, _name: string, attrs: string, body: string | undefined) => {
+    if (TEXT_KIND.test(attrs)) return '';
+    const reps = body?.match(REPRESENTATION_TAG) ?? [];
+    return reps.length > 0 && reps.every((r) => TEXT_KIND.test(r)) ? '' : whole;
+  });
+}

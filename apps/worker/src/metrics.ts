@@ -18,6 +18,7 @@ export class WorkerMetrics {
   readonly queueJobs: prom.Gauge<'state'>;
   readonly proxyBytes: prom.Counter;
   readonly proxyBlocked: prom.Counter;
+  readonly webhookAttempts: prom.Counter<'outcome'>;
   /** 1 while the worker's ffmpeg and ffprobe run and it takes jobs, 0 otherwise. */
   readonly healthy: prom.Gauge;
 
@@ -29,6 +30,7 @@ export class WorkerMetrics {
     this.ffmpegFailures = new prom.Counter({ name: 'reelay_ffmpeg_failures_total', help: 'ffmpeg runs that failed, by operation and kind (failed, timeout, aborted).', labelNames: ['operation', 'kind'], registers });
     this.proxyBytes = new prom.Counter({ name: 'reelay_proxy_bytes_total', help: 'Bytes the egress proxy passed to ffmpeg.', registers });
     this.proxyBlocked = new prom.Counter({ name: 'reelay_proxy_blocked_total', help: 'ffmpeg requests the egress proxy refused (blocked address or scheme).', registers });
+    this.webhookAttempts = new prom.Counter({ name: 'reelay_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: delivered, retried (failed, another follows) or failed (the last one failed).', labelNames: ['outcome'], registers });
     this.healthy = new prom.Gauge({ name: 'reelay_worker_healthy', help: '1 while this worker can run ffmpeg and ffprobe and takes jobs, 0 otherwise (its /healthz says why).', registers });
     this.queueJobs = new prom.Gauge({
       name: 'reelay_queue_jobs',

@@ -1,7 +1,7 @@
 // From a job payload to the ffmpeg operation that makes its file. The plan follows the inputs (two
 // progressive files, one or two HLS/DASH streams, one progressive file) and the requested format;
 // the payload's `operation` names the job for people and metrics and is not second-guessed here.
-import { AUDIO_FORMATS, ReelayError, type Container, type JobInput, type JobPayload, type ManifestKind, type OutputFormat } from '@reelay/contracts';
+import { AUDIO_FORMATS, mediaFilename, ReelayError, SUBTITLE_FORMATS, type Container, type JobInput, type JobPayload, type ManifestKind, type OutputFormat, type SubtitleInput } from '@reelay/contracts';
 import {
   codecPair,
   codecsFit,
@@ -13,8 +13,8 @@ import {
   type InputKind,
   type InputSpec,
   type MediaOperation,
+  type SubtitleTrack,
 } from '@reelay/media';
-import { artifactFilename } from './filename.js';
 import { toProxyUrl } from './https-names.js';
 
 export interface JobPlan {
@@ -100,17 +100,49 @@ function planPair(payload: JobPayload, video: JobInput, audio: JobInput): MediaO
   };
 }
 
+/** A subtitle track as ffmpeg reads it: through the proxy, with its recorded headers. */
+function toTrack(sub: SubtitleInput): SubtitleTrack {
+  const spec = toInputSpec({ url: sub.url, stream_profile: 'muxed_progressive', headers: sub.headers });
+  const source = sub.format === 'hls' || sub.format === 'dash' ? sub.format : 'file';
+  return { input: spec, source, representation: sub.representation, language: sub.language, ...(sub.label ? { title: sub.label } : {}) };
+}
+
+/** A subtitle download: its one track written as WebVTT or SRT. */
+function planSubtitle(payload: JobPayload): JobPlan {
+  const [sub, extra] = payload.subtitles ?? [];
+  if (sub === undefined || extra !== undefined || payload.format === undefined || !SUBTITLE_FORMATS.has(payload.format)) {
+    throw invalid('A job reads one or two media inputs, or one subtitle track written as vtt or srt.');
+  }
+  const format = payload.format === 'srt' ? 'srt' : 'vtt';
+  const track = toTrack(sub);
+  const kind = track.source === 'file' ? 'subtitles' : track.source === 'hls' ? 'hls_subtitles' : 'dash_subtitles';
+  return {
+    operation: { type: 'subtitle', track, format },
+    filename: mediaFilename(payload.basename, format),
+    contentType: mimeForContainer(format),
+    probe: { input: typeof track.input === 'string' ? { url: track.input } : track.input, kind, aes128: false },
+  };
+}
+
 export function planJob(payload: JobPayload): JobPlan {
+  if (payload.inputs.length === 0) return planSubtitle(payload);
+  if (payload.format !== undefined && SUBTITLE_FORMATS.has(payload.format)) throw invalid(`Media cannot be converted to ${payload.format}; download a subtitle track's url instead.`);
   const [first, second] = payload.inputs;
   for (const input of payload.inputs) {
     if (input.stream_profile === 'image') throw invalid('Images are delivered as they are, not by a job.');
   }
-  const operation = second === undefined ? planSingle(payload, first) : planPair(payload, first, second);
+  const planned = second === undefined ? planSingle(payload, first) : planPair(payload, first, second);
+  // The clip and tags go into whichever operation makes the file; the cover is added once fetched.
+  const operation: MediaOperation = planned.type === 'subtitle' ? planned : { ...planned, clip: payload.clip, tags: payload.tags };
   const format = outputFormat(operation);
+  if (payload.subtitles?.length) {
+    if (operation.type === 'subtitle' || !isContainer(format)) throw invalid(`Subtitles are embedded in a video: choose mp4, webm or mkv, not ${format}.`);
+    operation.subtitles = payload.subtitles.map(toTrack);
+  }
   const probed = second !== undefined && payload.format !== undefined && AUDIO_FORMATS.has(payload.format) ? second : first;
   return {
     operation,
-    filename: artifactFilename(payload.basename, format),
+    filename: mediaFilename(payload.basename, format),
     contentType: mimeForContainer(format),
     probe: { input: toInputSpec(probed), kind: segmented(probed) ?? 'progressive', aes128: segmented(probed) === 'hls' },
   };

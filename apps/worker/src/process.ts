@@ -10,7 +10,8 @@ import { FfmpegError } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import type { ActiveJobs } from './active-jobs.js';
 import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
-import { runJob } from './job-run.js';
+import { runJob, type RunDeps } from './job-run.js';
+import { BASE_REQUESTS } from './manifest-check.js';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob } from './plan.js';
 import { ProgressWriter } from './progress-writer.js';
@@ -18,8 +19,10 @@ import type { JobProxy } from './proxy.js';
 
 
 export interface ProcessorDeps {
-  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES'>;
+  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'>;
   proxy: Pick<JobProxy, 'openSession' | 'closeSession'>;
+  /** The guard the cover art's fetch goes through; without it jobs embed no cover. */
+  egress?: RunDeps['egress'];
   artifacts: ArtifactStore;
   binaries: { ffmpeg: string; ffprobe: string };
   logger: Logger;
@@ -62,17 +65,21 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     const signal = cancelled ? AbortSignal.any([control.signal, cancelled]) : control.signal;
     const ffmpegStop = new AbortController();
     const session = deps.proxy.openSession(payload.id, {
-      headerNames: payload.inputs.flatMap((input) => Object.keys(input.headers ?? {})),
+      headerNames: [...payload.inputs, ...(payload.subtitles ?? [])].flatMap((input) => Object.keys(input.headers ?? {})),
       maxBytes: config.MAX_MEDIA_BYTES,
+      maxRequests: BASE_REQUESTS, // raised by what the job's manifests declare
       onCutOff: () => ffmpegStop.abort(),
     });
+    session.clipStart = payload.clip?.start;
     const progress = new ProgressWriter(job, deps.progressIntervalMs ?? 1_000, log);
     let dir: string | undefined;
     log.info('job started');
+    const phases: Record<string, number> = {};
     try {
       const plan = planJob(payload);
       await onStorage('temp', () => clearEarlierAttempts(deps.artifacts, payload.id, log));
       dir = await onStorage('temp', () => deps.artifacts.makeTempDir(payload.id));
+      phases.prepare = Date.now() - started;
       const result = await runJob(deps, {
         job,
         payload,
@@ -83,10 +90,11 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
         progress,
         signal: AbortSignal.any([signal, ffmpegStop.signal]),
         deadline: started + timeoutMs,
+        phases,
       });
       // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
       // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
-      log.info({ size: result.size, bytes_fetched: session.bytes, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
+      log.info({ size: result.size, bytes_fetched: session.bytes, phases_ms: phases, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
       return result;
     } catch (err) {
       const seconds = (Date.now() - started) / 1000;

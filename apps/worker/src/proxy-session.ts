@@ -1,14 +1,22 @@
 // A job attempt's session of the worker's egress proxy (the shared guarded proxy of @reelay/egress):
-// the environment that points ffmpeg at it, and only request headers ffmpeg can be told to send.
+// the environment that points ffmpeg at it, only request headers ffmpeg can be told to send, and the
+// job's manifests as checked so far (manifest-check.ts).
 import { ProxySession, type SessionInit } from '@reelay/egress';
 import { isSettableHeader } from '@reelay/media';
+import { ManifestLedger } from './manifest-check.js';
 
 export type { SessionFailures, SessionOptions } from '@reelay/egress';
 
 /** The egress proxy's session for one job attempt (named apart from the ProxySession it extends). */
 export class JobProxySession extends ProxySession {
-  constructor(init: SessionInit) {
+  /** What the job's manifests named so far, checked as each one arrives. */
+  readonly manifests: ManifestLedger;
+  /** Where the job's clip starts, in seconds: segments before it are not fetched ahead. */
+  clipStart: number | undefined;
+
+  constructor(init: SessionInit, maxSegments: number) {
     super({ ...init, options: { ...init.options, headerNames: [...(init.options.headerNames ?? [])].filter(isSettableHeader) } });
+    this.manifests = new ManifestLedger(maxSegments);
   }
 
   get jobId(): string {

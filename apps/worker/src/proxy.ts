@@ -3,11 +3,12 @@
 // CONNECT refused: ffmpeg never tunnels here, and letting it do its own TLS would also let it use its
 // `httpproxy` protocol, which a playlist can point at any address (https-names.ts). So https origins
 // reach ffmpeg under stand-in http names, and manifests are rewritten to use them too.
-import { GuardedProxy, type ProxyEgress, type ProxyHooks } from '@reelay/egress';
+import { GuardedProxy, type ProxyEgress, type ProxyHooks, type ProxySession } from '@reelay/egress';
 import type { Logger } from '@reelay/observability';
 import { fromProxyUrl, toProxyUrl } from './https-names.js';
-import { rewriteManifest, sniffManifest, MANIFEST_SNIFF_BYTES } from './manifest.js';
+import { rewriteManifest, sniffManifest, withoutTextSets, MANIFEST_SNIFF_BYTES } from './manifest.js';
 import { JobProxySession } from './proxy-session.js';
+import { dashSegments, hlsSegments, segmentsFrom } from './segment-plan.js';
 
 export type { ProxyEgress, ProxyHooks };
 
@@ -18,13 +19,14 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 export type JobProxy = GuardedProxy<JobProxySession>;
 
 /** Starts the worker's egress proxy, listening on 127.0.0.1 only, on a free port. */
-export function startJobProxy(options: { egress: ProxyEgress; logger: Logger; hooks?: ProxyHooks }): Promise<JobProxy> {
+export function startJobProxy(options: { egress: ProxyEgress; logger: Logger; hooks?: ProxyHooks; maxSegments: number; fetchConcurrency?: number }): Promise<JobProxy> {
   return GuardedProxy.start<JobProxySession>({
     egress: options.egress,
     logger: options.logger,
     hooks: options.hooks,
     allowConnect: false,
-    session: (init) => new JobProxySession(init),
+    fetchConcurrency: options.fetchConcurrency,
+    session: (init) => new JobProxySession(init, options.maxSegments),
     target: fromProxyUrl,
     location: standInLocation,
     rewriter: {
@@ -32,9 +34,25 @@ export function startJobProxy(options: { egress: ProxyEgress; logger: Logger; ho
       sniffBytes: MANIFEST_SNIFF_BYTES,
       maxBytes: MAX_MANIFEST_BYTES,
       detect: (head) => sniffManifest(head) !== undefined,
-      rewrite: rewriteManifest,
+      rewrite: checkAndRewrite,
     },
   });
+}
+
+/** Refuses a hostile manifest (manifest-check.ts), grants the requests it declares, and rewrites it. */
+function checkAndRewrite(text: string, target: URL, session: ProxySession): string {
+  const kind = sniffManifest(Buffer.from(text.slice(0, MANIFEST_SNIFF_BYTES)));
+  if (session instanceof JobProxySession) {
+    session.allowRequests(kind === 'dash' ? session.manifests.checkDash(text) : session.manifests.checkHls(text, target));
+  }
+  // Checked above: the segments of a playlist the job may read, fetched ahead as ffmpeg reads them,
+  // from the clip's start on (ffmpeg seeks past those before it, and they are not fetched at all).
+  if (session.ahead) {
+    const from = session instanceof JobProxySession ? session.clipStart : undefined;
+    for (const segments of kind === 'dash' ? dashSegments(text, target) : [hlsSegments(text, target)]) session.ahead.plan(segmentsFrom(segments, from));
+  }
+  const rewritten = rewriteManifest(text, target);
+  return kind === 'dash' ? withoutTextSets(rewritten) : rewritten;
 }
 
 /** A redirect to https becomes its stand-in, so ffmpeg asks the proxy for it like anything else. */

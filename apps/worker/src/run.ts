@@ -5,11 +5,11 @@ import { createLogger } from '@reelay/observability';
 import { startWorker, type WorkerDeps } from './worker.js';
 
 /** What a caller may set besides the environment (the test entry script sets short BullMQ timings). */
-export type WorkerProcessOptions = Pick<WorkerDeps, 'metricsPort' | 'prefix' | 'lockDuration' | 'stalledInterval' | 'shutdownGraceMs'>;
+export type WorkerProcessOptions = Pick<WorkerDeps, 'metricsPort' | 'prefix' | 'lockDuration' | 'stalledInterval' | 'shutdownGraceMs' | 'webhookRetryDelayMs' | 'webhookTimeoutMs'>;
 
 export async function runWorkerProcess(options: WorkerProcessOptions = {}): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
+  const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   if (!hasRedis(config)) {
     logger.fatal('REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
     process.exit(2);

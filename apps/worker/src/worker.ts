@@ -9,9 +9,9 @@
 import { Queue, Worker } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { hasRedis, type Config } from '@reelay/config';
-import { DOWNLOAD_QUEUE, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
-import { Egress } from '@reelay/egress';
-import { resolveFfmpeg, resolveFfprobe } from '@reelay/media';
+import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
+import { CookieFile, Egress } from '@reelay/egress';
+import { locateBinaries, reportBinaries } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { startHealthServer, type HealthState } from './health-server.js';
 import { Heartbeat } from './heartbeat.js';
@@ -21,6 +21,7 @@ import { createProcessor } from './process.js';
 import { startJobProxy } from './proxy.js';
 import { connectRedis } from './redis.js';
 import { checkTools } from './toolcheck.js';
+import { createWebhookProcessor } from './webhook-delivery.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -31,7 +32,7 @@ export interface WorkerDeps {
   dataDir?: string;
   /** BullMQ key prefix (default BullMQ's `bull`); tests use one per file. */
   prefix?: string;
-  /** BullMQ lock and stalled-check timings (defaults 30 s): how soon a dead worker's job returns. */
+  /** BullMQ lock and stalled-check timings in ms (default JOB_LOCK_SECONDS, JOB_STALLED_CHECK_SECONDS): how soon a dead worker's job returns. */
   lockDuration?: number;
   stalledInterval?: number;
   /** How long stop() lets running jobs finish before handing them back (default 30 s). */
@@ -44,6 +45,10 @@ export interface WorkerDeps {
   housekeepingMs?: number;
   /** Heartbeat period, which is also how often a broken ffmpeg is checked again (default 10 s). */
   heartbeatMs?: number;
+  /** Tests: one fixed wait between webhook attempts instead of webhookRetryDelay's schedule. */
+  webhookRetryDelayMs?: number;
+  /** Tests: a webhook attempt's deadline (default WEBHOOK_TIMEOUT_MS, 10 s). */
+  webhookTimeoutMs?: number;
 }
 
 export interface RunningWorker {
@@ -107,26 +112,48 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => queue.close());
 
     const metrics = new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES), logger);
+    // Everything a worker fetches is media (the job's streams through its proxy, covers): MEDIA_PROXY_URLS.
+    const egress =
+      deps.egress ??
+      new Egress({
+        allowlist: config.EGRESS_ALLOWLIST,
+        client: config.EGRESS_CLIENT,
+        purpose: 'media',
+        proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS },
+        onProxySkip: (proxy, reason) => logger.warn({ proxy, reason }, 'outbound proxy unreachable, skipped for 30 s'),
+        cookies: config.COOKIES_FILE ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) }) : undefined,
+      });
     const proxy = await startJobProxy({
-      egress: deps.egress ?? new Egress({ allowlist: config.EGRESS_ALLOWLIST }),
+      egress,
       logger: logger.child({ component: 'proxy' }),
       hooks: { onBytes: (n) => metrics.proxyBytes.inc(n), onBlocked: () => metrics.proxyBlocked.inc() },
+      maxSegments: config.MAX_SEGMENTS,
+      fetchConcurrency: config.JOB_FETCH_CONCURRENCY,
     });
     opened.push(() => proxy.close());
     const active = new ActiveJobs();
-    const binaries = { ffmpeg: resolveFfmpeg(config), ffprobe: resolveFfprobe(config) };
-    let health = await toolHealth(binaries);
+    const located = locateBinaries(config);
+    const binaries = { ffmpeg: located.ffmpeg.path, ffprobe: located.ffprobe.path };
+    // The versions the last successful check printed, for /healthz and the start-up log.
+    let versions: { ffmpeg: string; ffprobe: string } | undefined;
+    const toolHealth = async (): Promise<HealthState> => {
+      const check = await checkTools(binaries);
+      if (!check.ok) return { healthy: false, reason: check.reason };
+      versions = check.versions;
+      return { healthy: true };
+    };
+    const tools = () => reportBinaries(located, versions);
+    let health = await toolHealth();
     // Set once the BullMQ worker exists; a job can only fail after that.
     let toolFailed: () => Promise<boolean> = async () => false;
-    const processor = createProcessor({ config, proxy, artifacts, binaries, logger, metrics, active, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
-    // Only set timings are passed: BullMQ spreads options over its defaults, so an undefined would win.
-    const timings = Object.fromEntries(Object.entries({ lockDuration: deps.lockDuration, stalledInterval: deps.stalledInterval }).filter(([, v]) => v !== undefined));
+    const processor = createProcessor({ config, proxy, egress, artifacts, binaries, logger, metrics, active, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
       connection,
       prefix: deps.prefix,
       concurrency: config.WORKER_CONCURRENCY,
       autorun: false, // started below once ffmpeg and ffprobe are known to run
-      ...timings,
+      lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
+      stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
     });
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
     // Completions are counted here, after BullMQ's moveToCompleted succeeded (it checks the lock
@@ -142,6 +169,18 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       if (n > 0) logger.warn({ jobs: ids }, 'job locks lapsed: stopping those runs, the queue gives them out again');
     });
     opened.push(() => worker.close());
+    // Deliveries need no ffmpeg: this worker sends them even while it takes no download jobs. A
+    // killed worker's delivery returns to the queue when its lock lapses, as a download job does.
+    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
+      connection,
+      prefix: deps.prefix,
+      concurrency: 8,
+      lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
+      stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
+      settings: { backoffStrategy: (attemptsMade: number) => deps.webhookRetryDelayMs ?? webhookRetryDelay(attemptsMade) },
+    });
+    webhooks.on('error', (err) => logger.error({ err: err.message }, 'webhook worker error'));
+    opened.push(() => webhooks.close());
     let started = false;
     const takeJobs = () => {
       if (started) return worker.resume();
@@ -152,7 +191,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     if (health.healthy) takeJobs();
     else logger.error({ reason: health.reason }, brokenTools);
     toolFailed = async () => {
-      health = await toolHealth(binaries);
+      health = await toolHealth();
       if (health.healthy) return false;
       metrics.healthy.set(0);
       logger.error({ reason: health.reason }, brokenTools);
@@ -165,7 +204,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await heartbeat.beat(health);
     heartbeat.every(deps.heartbeatMs ?? WORKER_HEARTBEAT_SECONDS * 1000, async () => {
       if (!health.healthy) {
-        health = await toolHealth(binaries);
+        health = await toolHealth();
         if (health.healthy) {
           logger.info('ffmpeg and ffprobe run now: taking jobs');
           takeJobs();
@@ -180,9 +219,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(async () => clearInterval(timer));
 
     metrics.healthy.set(health.healthy ? 1 : 0);
-    const server = await startHealthServer({ port: deps.metricsPort ?? config.METRICS_PORT, host: config.HOST, metrics, health: () => health, logger });
+    const server = await startHealthServer({ port: deps.metricsPort ?? config.METRICS_PORT, host: config.HOST, metrics, health: () => health, tools, logger });
     const { port } = server;
-    logger.info({ port, concurrency: config.WORKER_CONCURRENCY, healthy: health.healthy }, 'worker started');
+    logger.info({ port, concurrency: config.WORKER_CONCURRENCY, healthy: health.healthy, ...tools() }, 'worker started');
 
     let stopping: Promise<void> | undefined;
     const stop = async (): Promise<void> => {
@@ -197,7 +236,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         if (n > 0) logger.warn({ jobs: n }, 'grace period over: handing running jobs back to the queue');
       }, graceMs);
       try {
-        await worker.close();
+        await Promise.all([worker.close(), webhooks.close()]);
       } finally {
         clearTimeout(grace);
       }
@@ -213,9 +252,4 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       stop: () => (stopping ??= stop()),
     };
   }
-}
-
-async function toolHealth(binaries: { ffmpeg: string; ffprobe: string }): Promise<HealthState> {
-  const check = await checkTools(binaries);
-  return check.ok ? { healthy: true } : { healthy: false, reason: check.reason };
 }

@@ -1,12 +1,15 @@
 // A worker whose ffmpeg or ffprobe cannot be run says so (start-up log, /healthz 503 with the reason,
 // an unhealthy heartbeat in Redis) and takes no jobs, instead of failing every job in 50 ms as
 // upstream_error. Once the binary runs, it takes jobs without a restart.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { WorkerHealthSchema, workerHealthKey } from '@reelay/contracts';
+import { locateBinaries } from '@reelay/media';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { createLogger } from '@reelay/observability';
 import { checkTools } from '../src/toolcheck.js';
 import { payload, sample, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue, until } from './helpers.js';
 
@@ -52,7 +55,13 @@ test('a worker whose ffmpeg is missing answers /healthz 503 with the reason, say
   try {
     const res = await fetch(`${worker.metricsUrl}/healthz`);
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ status: 'unhealthy', reason: expect.stringContaining('ffmpeg (/nonexistent) cannot be run: not found') });
+    expect(await res.json()).toEqual({
+      status: 'unhealthy',
+      reason: expect.stringContaining('ffmpeg (/nonexistent) cannot be run: not found'),
+      // Versions are shown once a check has run both.
+      ffmpeg: { path: '/nonexistent', source: 'FFMPEG_PATH' },
+      ffprobe: { path: 'ffprobe', source: 'PATH' },
+    });
     expect(await heartbeats()).toEqual([{ healthy: false, reason: expect.stringContaining('FFMPEG_PATH'), at: expect.any(Number) }]);
     expect(sample(await (await fetch(`${worker.metricsUrl}/metrics`)).text(), 'reelay_worker_healthy', {})).toBe(0);
 
@@ -102,6 +111,28 @@ test('a worker whose ffmpeg disappears while it runs hands the job back unharmed
     const done = await queue.finished(job.id);
     expect(await done.getState()).toBe('completed');
     expect(done.attemptsMade).toBe(1);
+  } finally {
+    await worker.stop();
+  }
+});
+
+test("a healthy worker's /healthz and start-up log say which ffmpeg and ffprobe it runs, their versions and where they came from", async () => {
+  const ffprobe = process.env.FFPROBE_PATH || '/usr/bin/ffprobe';
+  const lines: string[] = [];
+  const destination = new (await import('node:stream')).Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) });
+  const worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { FFPROBE_PATH: ffprobe }, logger: createLogger({ name: 'worker-test', level: 'info', destination }) });
+  try {
+    const res = await fetch(`${worker.metricsUrl}/healthz`);
+    const version = (binary: string) => execFileSync(binary, ['-hide_banner', '-version'], { encoding: 'utf8' }).split(' ')[2];
+    // Without FFMPEG_PATH: ffmpeg-static's binary where its download worked, else ffmpeg on PATH.
+    const ffmpeg = locateBinaries({}).ffmpeg;
+    const expected = {
+      ffmpeg: { ...ffmpeg, version: version(ffmpeg.path) },
+      ffprobe: { path: ffprobe, source: 'FFPROBE_PATH', version: version(ffprobe) },
+    };
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 200, body: { status: 'ok', ...expected } });
+    const started = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'worker started');
+    expect(started).toMatchObject(expected);
   } finally {
     await worker.stop();
   }

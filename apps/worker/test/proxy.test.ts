@@ -18,7 +18,7 @@ const counted = { bytes: 0, blocked: 0 };
 beforeAll(async () => {
   origin = await startOrigin();
   trap = await startTrap('127.0.0.2');
-  proxy = await startJobProxy({ egress, logger, hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ } });
+  proxy = await startJobProxy({ egress, logger, maxSegments: 20_000, hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ } });
   origin.route('/echo', (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive', 'x-kept': 'yes', 'keep-alive': 'timeout=5' });
     res.end(JSON.stringify(req.headers));
@@ -189,7 +189,7 @@ describe('https origins and manifests', () => {
   let fakeProxy: JobProxy;
 
   beforeAll(async () => {
-    fakeProxy = await startJobProxy({ egress: fake, logger });
+    fakeProxy = await startJobProxy({ egress: fake, logger, maxSegments: 20_000 });
   });
   afterAll(async () => {
     await fakeProxy.close();

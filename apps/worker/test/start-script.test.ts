@@ -2,6 +2,7 @@
 // redis-server. Signals, a crashing worker, a closed stdout and a second start on the same DATA_DIR.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,11 +66,12 @@ interface Started {
   redisUrl(): string | undefined;
 }
 
-async function start(options: { dataDir?: string; via?: 'node' | 'pnpm'; env?: Record<string, string>; waitReady?: boolean; ownGroup?: boolean } = {}): Promise<Started> {
+/** `env` values override the defaults below; undefined removes one (as a user who never set it). */
+async function start(options: { dataDir?: string; via?: 'node' | 'pnpm'; env?: Record<string, string | undefined>; waitReady?: boolean; ownGroup?: boolean } = {}): Promise<Started> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-start-'));
   if (!options.dataDir) dirs.push(dataDir);
   const port = await freePort();
-  const env = {
+  const env: Record<string, string | undefined> = {
     PATH: process.env.PATH!,
     HOME: process.env.HOME ?? os.tmpdir(),
     DATA_DIR: dataDir,
@@ -81,6 +83,7 @@ async function start(options: { dataDir?: string; via?: 'node' | 'pnpm'; env?: R
     LOG_LEVEL: 'info',
     ...options.env,
   };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   const [cmd, args] = options.via === 'pnpm' ? ['pnpm', ['start', '--no-build']] : [process.execPath, [SCRIPT, '--no-build']];
   // ownGroup: like a terminal's foreground job, so the test can send Ctrl-C to the whole group.
   const proc = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownGroup ?? false });
@@ -210,4 +213,72 @@ test('SIGTERM sent to pnpm\'s own pid (`pnpm start`) still stops everything', as
   await s.exited;
   await until(() => !alive(script) && pids.every((pid) => !alive(pid)), 15_000, 'the start script, the apps and Redis to stop');
   expectAllGone(s, pids);
+}, 60_000);
+
+/** Holds a port on 127.0.0.1 as another program would; resolves undefined when one already holds it. */
+async function holdPort(port: number): Promise<net.Server | undefined> {
+  const server = net.createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+test('a second start, with the default METRICS_PORT taken, gives its worker a free port instead of crash-looping', async () => {
+  // 9464 held here stands for the first `pnpm start`'s worker (or is already held by one).
+  const held = await holdPort(9464);
+  try {
+    const s = await start({ env: { METRICS_PORT: undefined } });
+    expect(s.stderr).toContain('port 9464 (the default METRICS_PORT) is taken');
+    const startedLine = s.stdout.split('\n').find((line) => line.includes('worker started'))!;
+    const port = Number(/"port":(\d+)/.exec(startedLine)?.[1]);
+    expect(port).toBeGreaterThan(0);
+    expect(port).not.toBe(9464);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    await until(async () => (await fetch(`http://127.0.0.1:${s.port}/readyz`)).status === 200, 15_000, 'readyz to count the worker');
+    expect(s.stdout.split('worker started').length).toBe(2);
+    expect(s.stderr).not.toContain('restarting');
+    s.proc.kill('SIGTERM');
+    expect((await s.exited).code).toBe(0);
+  } finally {
+    held?.close();
+  }
+}, 60_000);
+
+test('a METRICS_PORT that is set and taken stops the start once, with a message naming METRICS_PORT', async () => {
+  const port = await freePort();
+  const held = (await holdPort(port))!;
+  try {
+    const s = await start({ env: { METRICS_PORT: String(port) }, waitReady: false });
+    expect((await s.exited).code).toBe(1);
+    expect(s.stderr).toContain(`worker failed to start: METRICS_PORT ${port} is already in use on 127.0.0.1`);
+    expect(s.stderr.split('worker failed to start').length).toBe(2);
+    expect(s.stderr).not.toContain('restarting');
+    expect(s.stderr).toContain('worker exited with code 2');
+  } finally {
+    held.close();
+  }
+}, 60_000);
+
+test('once ready, one human line says where the gateway, the web app and the API docs are, and each answers', async () => {
+  const s = await start();
+  await until(() => s.stderr.includes('reelay: ready:'), 20_000, 'the ready line');
+  const base = `http://127.0.0.1:${s.port}`;
+  const lines = s.stderr.split('\n').filter((line) => line.startsWith('reelay: ready:'));
+  // The test's environment names the binaries (FFMPEG_PATH/FFPROBE_PATH) or leaves them to PATH.
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(new RegExp(`^reelay: ready: gateway ${base} · web app ${base}/ · API docs ${base}/docs · ffmpeg \\S+ \\((FFMPEG_PATH|ffmpeg-static|PATH)\\) · ffprobe \\S+ \\((FFPROBE_PATH|PATH)\\)$`));
+  for (const url of [`${base}/readyz`, `${base}/`, `${base}/docs`, `${base}/api/openapi.json`]) expect({ url, status: (await fetch(url)).status }).toEqual({ url, status: 200 });
+  s.proc.kill('SIGTERM');
+  expect((await s.exited).code).toBe(0);
+}, 60_000);
+
+test('LOG_FORMAT=pretty prints log lines for people instead of JSON', async () => {
+  const s = await start({ env: { LOG_FORMAT: 'pretty' }, waitReady: false });
+  await until(() => s.stderr.includes('reelay: ready:') && s.stdout.includes('worker: worker started'), 20_000, 'the ready line');
+  const lines = s.stdout.split('\n').filter((line) => /^\[\d\d:\d\d:\d\d\]/.test(line));
+  expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\] INFO: gateway: gateway listening on http:\/\/127\.0\.0\.1:\d+ {"host":"127\.0\.0\.1","port":\d+,.*}$/.test(line))).toBe(true);
+  expect(s.stdout).not.toContain('{"level"');
+  s.proc.kill('SIGTERM');
+  expect((await s.exited).code).toBe(0);
 }, 60_000);

@@ -1,0 +1,97 @@
+// Webhook deliveries (DESIGN.md "Job events and webhooks"): the processor of the WEBHOOK_QUEUE,
+// which BullMQ hands a delivery once its download job has ended (the gateway adds both as one flow).
+// Each attempt POSTs the message through the egress guard (the URL is checked again, redirects are
+// not followed, the whole exchange has WEBHOOK_TIMEOUT's deadline and the answer's body is not read),
+// signed per Standard Webhooks. A non-2xx answer or no answer throws, and BullMQ retries on the
+// schedule of webhookRetryDelay. The secret is never logged and never part of an error.
+import { createHmac } from 'node:crypto';
+import { Job, UnrecoverableError, type Queue } from 'bullmq';
+import { jobView, ReelayError, webhookKey, WebhookJobSchema, type JobPayload, type WebhookEvent } from '@reelay/contracts';
+import type { Egress } from '@reelay/egress';
+import type { Logger } from '@reelay/observability';
+
+/** DESIGN.md: a 2xx within 10 s is a delivery. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** `v1,<signature>` for each key, space-separated (several while a secret is being rotated). */
+export function webhookSignature(keys: Buffer[], id: string, timestamp: number, body: string): string {
+  return keys.map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ');
+}
+
+export interface WebhookDeps {
+  egress: Pick<Egress, 'open'>;
+  /** The download queue, whose job of the same id the message describes. */
+  downloads: Queue;
+  /** The deployment's WEBHOOK_SECRET list: signs deliveries whose request brought no secret. */
+  secrets: readonly string[];
+  logger: Logger;
+  timeoutMs?: number;
+  /** Each attempt's outcome, for reelay_webhook_attempts_total. */
+  onAttempt?: (outcome: 'delivered' | 'retried' | 'failed') => void;
+}
+
+export type WebhookResult = { status: number };
+
+export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, WebhookResult>) => Promise<WebhookResult> {
+  return async (job) => {
+    const parsed = WebhookJobSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError('The delivery job is invalid.');
+    const data = parsed.data;
+    const log = deps.logger.child({ jobId: data.job_id, webhook_attempt: job.attemptsMade + 1 });
+    // Made once, at the first attempt: every retry sends the same body under the same webhook-id.
+    const message = data.message ?? (await makeMessage(deps.downloads, data.job_id));
+    if (!data.message) await job.updateData({ ...data, message });
+    const keys = (data.secret ? [data.secret] : deps.secrets).map(webhookKey).filter((k): k is Buffer => k !== undefined);
+    if (keys.length === 0) {
+      await job.updateProgress({ last_error: 'invalid_request' });
+      log.error('webhook not sent: the request gave no webhook_secret and WEBHOOK_SECRET is unset');
+      throw new UnrecoverableError('No webhook secret to sign with.');
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': message.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': webhookSignature(keys, message.id, timestamp, message.body),
+    };
+    // Once no attempt follows, the secret has no more use: it leaves Redis at once rather than with the job.
+    const last = async () => {
+      if (data.secret) await job.updateData({ job_id: data.job_id, url: data.url, message });
+    };
+    const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    let status: number;
+    try {
+      const res = await deps.egress.open(data.url, { method: 'POST', body: message.body, headers, followRedirects: false, allowErrorStatus: true, identity: true, deadlineMs: deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
+      res.body.destroy(); // the status is the answer; a receiver's body is never read
+      status = res.status;
+    } catch (err) {
+      const code = err instanceof ReelayError ? err.code : 'upstream_error';
+      await job.updateProgress({ last_error: code });
+      if (final) await last();
+      deps.onAttempt?.(final ? 'failed' : 'retried');
+      log.warn({ error: code }, 'webhook attempt failed');
+      throw new Error(`The webhook attempt failed: ${code}.`);
+    }
+    await job.updateProgress({ last_status: status });
+    if (status >= 200 && status < 300) {
+      await last();
+      deps.onAttempt?.('delivered');
+      log.info({ status }, 'webhook delivered');
+      return { status };
+    }
+    if (final) await last();
+    deps.onAttempt?.(final ? 'failed' : 'retried');
+    log.warn({ status }, 'webhook attempt failed');
+    throw new Error(`The webhook answered HTTP ${status}.`);
+  };
+}
+
+/** The message for a download job that has ended: job.completed or job.failed, with the Job. */
+async function makeMessage(downloads: Queue, id: string): Promise<{ id: string; body: string }> {
+  const [state, job] = await Promise.all([downloads.getJobState(id), Job.fromId<JobPayload>(downloads, id)]);
+  if (!job) throw new UnrecoverableError('The download job is gone: there is nothing to announce.');
+  if (state !== 'completed' && state !== 'failed') throw new Error(`The download job has not ended (${state}).`);
+  const view = jobView(id, job, state);
+  const event: WebhookEvent = { type: view.status === 'failed' ? 'job.failed' : 'job.completed', timestamp: new Date(job.finishedOn ?? Date.now()).toISOString(), data: view };
+  return { id: `msg_${id}`, body: JSON.stringify(event) };
+}
