@@ -1,34 +1,44 @@
 // The gateway app factory: every dependency is passed in, so tests build the real app with a real
 // Redis and no globals. main.ts does the wiring for production.
-import { Queue } from 'bullmq';
+import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { createAccountServices } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { DOWNLOAD_QUEUE } from '@reelay/contracts';
+import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
 import type { Config } from '@reelay/config';
-import { Egress } from '@reelay/egress';
+import { CookieFile, Egress } from '@reelay/egress';
 import { createRegistry, locateYtdlp, YTDLP_TIMEOUT_MS, type ExtractorRegistry, type YtdlpOptions } from '@reelay/extractors';
+import { locateBinaries, reportBinaries } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { SourceRegistry } from '@reelay/sources';
 import { accessLog } from './http/access-log.js';
 import { bodyErrors, jsonBody, requireJson } from './http/body.js';
 import { errorHandler, notFound } from './http/errors.js';
+import { allowedMethods, methodNotAllowed, type AllowedMethods } from './http/methods.js';
 import { requestId } from './http/request-id.js';
 import { responseCheck, type MismatchReporter } from './http/response-check.js';
+import { surfaceGate } from './http/surface-gate.js';
 import { expressPath, type RouteSpec } from './http/route.js';
 import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
+import { attachExamples } from './openapi-examples.js';
 import { accountRoutes } from './routes/account.js';
 import { downloadRoutes } from './routes/download.js';
+import { docsRoutes } from './routes/docs.js';
 import { extractRoutes } from './routes/extract.js';
+import { jobEventRoutes } from './routes/job-events.js';
+import type { EventStreamOptions } from './http/sse.js';
+import { JobEventHub } from './services/job-events.js';
 import { platformRoutes } from './routes/platforms.js';
 import { healthRoutes, readWorkerHealth, type ReadinessProbe } from './routes/health.js';
 import { surfaceARoutes } from './routes/surface-a.js';
 import { webRoutes } from './routes/web.js';
+import { ClientJobs } from './services/client-jobs.js';
 import { DownloadService } from './services/download.js';
 import { ExtractService } from './services/extract.js';
+import { ExtractCache } from './services/extract-cache.js';
 import { JobService } from './services/jobs.js';
 
 export const VERSION = '0.1.0';
@@ -48,13 +58,21 @@ export interface GatewayDeps {
   queuePrefix?: string;
   /** Called for each response that its route spec does not document (tests fail on any). */
   onResponseMismatch?: MismatchReporter;
+  /** Job event streams: heartbeat interval and unsent-bytes bound (tests shorten them). */
+  eventStream?: Partial<EventStreamOptions>;
 }
 
 export interface Gateway {
   app: Express;
+  /** Which ffmpeg and ffprobe this host resolves (for /healthz and the start-up log). */
+  binaries: ReturnType<typeof reportBinaries>;
   metrics: GatewayMetrics;
   routes: RouteSpec[];
   queue: Queue;
+  /** The methods each path serves (405's Allow header), for the server's CONNECT answer too. */
+  allowedMethods: AllowedMethods;
+  /** The one reader of job changes that all event streams of this process share. */
+  events: JobEventHub;
   /** Closes what the gateway opened itself (the queue, yt-dlp's proxy); the Redis client is the caller's. */
   close(): Promise<void>;
 }
@@ -62,22 +80,40 @@ export interface Gateway {
 export function createGateway(deps: GatewayDeps): Gateway {
   const { config, redis, logger } = deps;
   const metrics = deps.metrics ?? new GatewayMetrics();
-  const egress = deps.egress ?? new Egress({ allowlist: config.EGRESS_ALLOWLIST });
+  const cookies = config.COOKIES_FILE ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) }) : undefined;
+  const egress =
+    deps.egress ??
+    new Egress({
+      allowlist: config.EGRESS_ALLOWLIST,
+      client: config.EGRESS_CLIENT,
+      proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS },
+      onProxySkip: (proxy, reason) => logger.warn({ proxy, reason }, 'outbound proxy unreachable, skipped for 30 s'),
+      cookies,
+      pacing: { concurrency: config.PACING_CONCURRENCY_PER_PLATFORM, onOutcome: (platform, outcome) => metrics.platformRequests.inc({ platform, outcome }) },
+    });
   const sources = new SourceRegistry(redis, config.SOURCE_TTL_SECONDS);
-  const registry = deps.registry ?? createRegistry({ ytdlp: ytdlpOptions(config, egress, logger) });
+  const registry = deps.registry ?? createRegistry({ ytdlp: { ...ytdlpOptions(config, egress, logger), cookies } });
+  // A yt-dlp run may take its whole time limit after the page was fetched.
+  const extractTimeoutMs = registry.fallback?.takesLeftovers ? YTDLP_TIMEOUT_MS + 15_000 : 30_000;
+  // Waiters give a fetch on another replica its whole deadline, plus the lock's lapse if it died.
+  const extractCache = new ExtractCache(redis, { ttlSeconds: config.EXTRACT_CACHE_SECONDS, waitMs: extractTimeoutMs + 5_000, logger });
   const extractService = new ExtractService({
     registry,
-    // A yt-dlp run may take its whole time limit after the page was fetched.
-    timeoutMs: registry.fallback?.takesLeftovers ? YTDLP_TIMEOUT_MS + 15_000 : undefined,
+    timeoutMs: extractTimeoutMs,
+    cache: extractCache,
     egress,
     sources,
     metrics,
     logger,
     endpoints: config.platformEndpoints,
+    maxSegments: config.MAX_SEGMENTS,
   });
   const accounts = createAccountServices(redis, {
-    limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN },
+    limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN, v1PerMinute: config.RATE_LIMIT_V1_PER_MIN },
   });
+  const gateDeps = { gate: accounts.gate, usage: accounts.usage, metrics, logger };
+  // Surface B's limit per client address; 0 turns it off (no middleware, no Redis round trip).
+  const v1Limit = config.RATE_LIMIT_V1_PER_MIN > 0 ? surfaceGate('v1', gateDeps) : undefined;
 
   // The queue shares the gateway's fail-fast client: producers never block, and a Redis outage
   // answers 503 at once.
@@ -85,7 +121,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // Without a listener an 'error' (Redis down) is printed as a raw stack trace on every retry.
   queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'job queue: redis connection problem'));
   const artifacts = deps.artifacts ?? createArtifactStore(config);
-  const jobs = new JobService(queue, artifacts);
+  // Webhook deliveries: added with their job as one flow, read for the Job's webhook field.
+  const flows = new FlowProducer({ connection: redis, prefix: deps.queuePrefix });
+  flows.on('error', (err: Error) => logger.warn({ err: err.message }, 'job flows: redis connection problem'));
+  const webhooks = new Queue(WEBHOOK_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  webhooks.on('error', (err: Error) => logger.warn({ err: err.message }, 'webhook queue: redis connection problem'));
+  const jobs = new JobService(queue, artifacts, webhooks);
+  const events = new JobEventHub(queue, redis, jobs, logger);
   const downloads = new DownloadService({
     sources,
     queue,
@@ -93,29 +135,37 @@ export function createGateway(deps: GatewayDeps): Gateway {
     jobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
     artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
     jobAlive: (id) => jobs.alive(id),
+    flows,
+    // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
+    clientJobs: config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400 }) : undefined,
   });
+  // The gateway runs no ffmpeg itself; its /healthz says what this host would run (no version).
+  const binaries = reportBinaries(locateBinaries(config));
   const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, deps.queuePrefix) };
 
   const routes: RouteSpec[] = [
     // METRICS_PUBLIC=false: /metrics only on METRICS_PORT (main.ts), not on the public port.
-    ...healthRoutes(redis, metrics, readiness).filter((r) => config.METRICS_PUBLIC || r.path !== '/metrics'),
-    ...extractRoutes(extractService),
+    ...healthRoutes(redis, metrics, readiness, binaries).filter((r) => config.METRICS_PUBLIC || r.path !== '/metrics'),
+    ...extractRoutes(extractService, v1Limit),
     ...platformRoutes(registry),
-    ...surfaceARoutes(extractService, { gate: accounts.gate, usage: accounts.usage, metrics, logger }),
+    ...surfaceARoutes(extractService, gateDeps),
     ...accountRoutes(accounts, metrics),
-    ...downloadRoutes({ downloads, jobs, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY }),
+    ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit }),
+    ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...webRoutes(),
+    ...docsRoutes(),
   ];
   let openapi: unknown;
   routes.push({
     method: 'get',
     path: '/api/openapi.json',
-    tag: 'operations',
+    tag: 'Operations',
     summary: 'This OpenAPI document',
     responses: { 200: { description: 'OpenAPI 3.1 document', schema: OpenApiDocumentSchema } },
     handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION }))),
   });
 
+  attachExamples(routes);
   metrics.knownRoutes(routes);
 
   const app = express();
@@ -138,14 +188,20 @@ export function createGateway(deps: GatewayDeps): Gateway {
   for (const route of routes) if (route.before?.length) app[route.method](expressPath(route.path), ...route.before);
   app.use(requireJson, jsonBody, bodyErrors);
   for (const route of routes) app[route.method](expressPath(route.path), route.handler);
+  const allowed = allowedMethods(routes);
+  app.use(methodNotAllowed(allowed));
   app.use(notFound);
   app.use(errorHandler(logger));
   const close = async () => {
+    await events.close();
     await queue.close();
+    await webhooks.close();
+    await flows.close();
+    await extractCache.close(); // its subscriber connection, opened on the first shared wait
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
-  return { app, metrics, routes, queue, close };
+  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close };
 }
 
 /** yt-dlp as the registry's fallback: YTDLP_PATH, else `yt-dlp` on PATH, for YTDLP_HOSTS and leftovers. */
@@ -153,7 +209,14 @@ function ytdlpOptions(config: Config, egress: Egress, logger: Logger): YtdlpOpti
   const found = locateYtdlp(config.YTDLP_PATH, config.childEnv.PATH ?? '');
   if (found.problem) logger.warn(`${found.problem}: URLs that need yt-dlp will answer no_media_found`);
   else if (!found.binary) logger.info('yt-dlp not found: YTDLP_HOSTS URLs will answer no_media_found');
-  return { binary: found.binary, hosts: config.YTDLP_HOSTS, baseEnv: config.childEnv, egress, logger: logger.child({ component: 'ytdlp-proxy' }) };
+  return {
+    binary: found.binary,
+    hosts: config.YTDLP_HOSTS,
+    baseEnv: config.childEnv,
+    limits: { memoryMb: config.JOB_MAX_MEMORY_MB, cpuSeconds: config.JOB_MAX_CPU_SECONDS },
+    egress,
+    logger: logger.child({ component: 'ytdlp-proxy' }),
+  };
 }
 
 export function createApp(deps: GatewayDeps): Express {

@@ -1,5 +1,6 @@
 // Gateway entry point: read config, connect Redis, listen, and on SIGTERM/SIGINT stop accepting,
 // let in-flight requests finish within a grace period, then close connections and exit 0.
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import { hasRedis, loadConfig } from '@reelay/config';
@@ -22,7 +23,7 @@ v8.setFlagsFromString('--heap-growing-percent=100');
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL });
+  const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   if (!hasRedis(config)) {
     logger.fatal('REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
     process.exit(2);
@@ -35,11 +36,12 @@ async function main(): Promise<void> {
   });
 
   const gateway = createGateway({ config, redis, logger });
-  const server = gateway.app.listen(config.PORT, config.HOST);
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
-  answerClientErrors(server);
+  // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by
+  // default), so a client trickling its headers held a connection 20-50 s; checked each second it
+  // is cut at 20-21 s with the 408 envelope (answerClientErrors).
+  const server = http.createServer({ headersTimeout: 20_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 }, gateway.app);
+  server.listen(config.PORT, config.HOST);
+  answerClientErrors(server, gateway.allowedMethods);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -47,7 +49,7 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const metricsServer = config.METRICS_PUBLIC ? undefined : await serveMetrics(gateway.metrics.registry, config.HOST, config.METRICS_PORT);
   if (metricsServer) logger.info({ port: (metricsServer.address() as AddressInfo).port }, 'metrics served on their own port only (METRICS_PUBLIC=false)');
-  logger.info({ host: config.HOST, port }, `gateway listening on http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`);
+  logger.info({ host: config.HOST, port, ...gateway.binaries }, `gateway listening on http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -66,6 +68,7 @@ async function main(): Promise<void> {
       process.exit(0);
     });
     server.closeIdleConnections();
+    void gateway.events.close(); // open event streams end; their clients resume on another replica
     metricsServer?.close();
     metricsServer?.closeAllConnections();
   };

@@ -16,9 +16,12 @@ export class GatewayMetrics {
   readonly httpDuration: prom.Histogram<'method' | 'route' | 'status'>;
   readonly extracts: prom.Counter<'platform' | 'outcome'>;
   readonly extractDuration: prom.Histogram<'platform' | 'outcome'>;
+  readonly extractCache: prom.Counter<'outcome'>;
+  readonly platformRequests: prom.Counter<'platform' | 'outcome'>;
   readonly streamedBytes: prom.Counter;
   readonly activeStreams: prom.Gauge;
   readonly streams: prom.Counter<'outcome'>;
+  readonly eventStreams: prom.Gauge;
   readonly downloads: prom.Counter<'kind'>;
   readonly surfaceRequests: prom.Counter<'surface' | 'auth'>;
   readonly rateLimited: prom.Counter<'surface'>;
@@ -31,13 +34,16 @@ export class GatewayMetrics {
     this.httpDuration = new prom.Histogram({ name: 'reelay_http_request_duration_seconds', help: 'Time from the request\'s arrival until the last byte of the response was handed to the OS, or the connection closed first; for direct streams that is the whole transfer, not the time to first byte. By route template.', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers });
     this.extracts = new prom.Counter({ name: 'reelay_extracts_total', help: 'Extractions by platform and outcome (success or an error code).', labelNames: ['platform', 'outcome'], registers });
     this.extractDuration = new prom.Histogram({ name: 'reelay_extract_duration_seconds', help: 'Extraction time by platform and outcome.', labelNames: ['platform', 'outcome'], buckets: LATENCY_BUCKETS, registers });
+    this.extractCache = new prom.Counter({ name: 'reelay_extract_cache_total', help: 'Successful extracts by how the extract cache answered: hit, miss (fetched and stored), joined (another request\'s fetch, on any replica), bypass (Cache-Control: no-cache), unshared (fetched alone: Redis unavailable or the wait ran out), off (EXTRACT_CACHE_SECONDS=0).', labelNames: ['outcome'], registers });
+    this.platformRequests = new prom.Counter({ name: 'reelay_platform_requests_total', help: 'Requests to platform APIs by platform and outcome: ok, retried (ok after one wait for a short Retry-After), rate_limited (429 or 503, answered as upstream_rate_limited), error (another error status, or no answer).', labelNames: ['platform', 'outcome'], registers });
     this.streamedBytes = new prom.Counter({ name: 'reelay_stream_bytes_total', help: 'Bytes sent to clients by direct streams.', registers });
     this.activeStreams = new prom.Gauge({ name: 'reelay_active_streams', help: 'Direct streams in progress.', registers });
     this.streams = new prom.Counter({ name: 'reelay_streams_total', help: 'Direct streams once the response started, by how they ended: completed, client_aborted, origin_error (the origin failed or cut the body), too_large (cut at MAX_MEDIA_BYTES), stalled (no bytes moved for the idle deadline).', labelNames: ['outcome'], registers });
+    this.eventStreams = new prom.Gauge({ name: 'reelay_job_event_streams', help: 'Job event streams (GET /api/v1/jobs/{id}/events) open.', registers });
     this.downloads = new prom.Counter({ name: 'reelay_downloads_total', help: 'Download requests by delivery: direct, job, or job_reused (the same request\'s live job).', labelNames: ['kind'], registers });
-    this.surfaceRequests = new prom.Counter({ name: 'reelay_surface_requests_total', help: 'Surface A requests by surface (api, playground) and key check (ok, missing, invalid, disabled; none on the playground).', labelNames: ['surface', 'auth'], registers });
-    this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429 rate_limited, by surface (api, playground, login, signup).', labelNames: ['surface'], registers });
-    this.gateDuration = new prom.Histogram({ name: 'reelay_surface_gate_duration_seconds', help: 'Time of surface A\'s key check and rate limit (one Redis round trip), by surface.', labelNames: ['surface'], buckets: GATE_BUCKETS, registers });
+    this.surfaceRequests = new prom.Counter({ name: 'reelay_surface_requests_total', help: 'Surface A and B requests by surface (api, playground, v1) and key check (ok, missing, invalid, disabled; none on the playground).', labelNames: ['surface', 'auth'], registers });
+    this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429, by surface (api, playground, v1, login, signup; jobs: too_many_jobs).', labelNames: ['surface'], registers });
+    this.gateDuration = new prom.Histogram({ name: 'reelay_surface_gate_duration_seconds', help: 'Time of the surface gate: surface A\'s key check and rate limit, or surface B\'s limit (one Redis round trip), by surface.', labelNames: ['surface'], buckets: GATE_BUCKETS, registers });
   }
 
   private known: { method: string; pattern: RegExp; label: string }[] = [];

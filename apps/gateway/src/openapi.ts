@@ -7,6 +7,40 @@ type JsonSchema = Record<string, unknown>;
 
 const REF_PREFIX = '#/components/schemas/';
 
+// The sections a reader sees, in this order (route specs name one each).
+export const TAGS = [
+  { name: 'Extract and download', description: 'Find the media of a page, then download a source, or merge or convert it in a job.' },
+  { name: 'Jobs', description: 'Follow a download job (poll it or open its event stream) and fetch its file.' },
+  { name: 'API with a key', description: 'The extract API for programs: a key from your account, or the rate-limited playground.' },
+  { name: 'Account', description: 'Sign up, sign in and manage API keys (the web app uses these; a session cookie).' },
+  { name: 'Operations', description: 'Health, readiness, metrics and this document.' },
+] as const;
+
+const header = (name: string, description: string, example: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' }, example });
+
+/** What reelay POSTs to a download's webhook_url when its job ends (Standard Webhooks). */
+const WEBHOOKS = {
+  jobEnded: {
+    post: {
+      summary: 'A job ended: job.completed or job.failed',
+      description:
+        'Sent to the webhook_url of POST /api/v1/download when the job ends. Verify webhook-signature: HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}", keyed with the base64-decoded part of the secret after whsec_, in base64, after "v1,"; ' +
+        'several space-separated signatures mean several secrets (a rotation): any one matching verifies. Refuse a webhook-timestamp far from now (replay); skip a webhook-id already seen (retries). ' +
+        'A 2xx within 10 s is a delivery; anything else (a redirect too: it is not followed) is retried after 15 s, 1, 4, 16 and 64 min, then 2 h and 2 h: 8 attempts over about 5 h 25 min.',
+      tags: ['Jobs'],
+      operationId: 'webhookJobEnded',
+      parameters: [
+        header('webhook-id', 'msg_<job id>: the same on every retry of this message', 'msg_kq3T9vQ2rS8uX1yZ4aB6cD'),
+        header('webhook-timestamp', 'Unix seconds of this attempt', '1764029940'),
+        header('webhook-signature', 'v1,<base64 signature>, one per secret, space-separated', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4='),
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `${REF_PREFIX}WebhookEvent` } } } },
+      responses: { '2XX': { description: 'Delivered: no retry' }, default: { description: 'Any other answer, or none within 10 s: retried on the schedule above' } },
+      security: [],
+    },
+  },
+};
+
 function idOf(schema: z.ZodType): string | undefined {
   return (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
 }
@@ -27,16 +61,18 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
     if (route.internal) continue;
     const operation: Record<string, unknown> = {
       summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
       operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       responses: Object.fromEntries(
         Object.entries(route.responses).map(([status, spec]) => {
           const response: Record<string, unknown> = { description: spec.description };
-          if (spec.schema) response.content = { 'application/json': { schema: schemaRef(spec.schema) } };
+          const example = spec.example === undefined ? {} : { example: spec.example };
+          if (spec.schema) response.content = { 'application/json': { schema: schemaRef(spec.schema), ...example } };
           else if (spec.contentType) {
             const types = typeof spec.contentType === 'string' ? [spec.contentType] : spec.contentType;
             // OpenAPI 3.1 describes raw bytes by their media type alone, with no schema.
-            response.content = Object.fromEntries(types.map((type) => [type, {}]));
+            response.content = Object.fromEntries(types.map((type, i) => [type, i === 0 ? { ...example } : {}]));
           }
           if (spec.headers) response.headers = Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]));
           return [status, response];
@@ -50,10 +86,14 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
       description: route.params?.[name],
       schema: { type: 'string' },
     }));
-    if (params.length) operation.parameters = params;
+    const headers = Object.entries(route.headers ?? {}).map(([name, description]) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } }));
+    if (params.length || headers.length) operation.parameters = [...params, ...headers];
     // Public routes say so explicitly: no scheme applies, rather than "not documented".
     operation.security = route.auth ? [{ [route.auth]: [] }] : [];
-    if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaRef(route.body) } } };
+    if (route.body) {
+      const example = route.bodyExample === undefined ? {} : { example: route.bodyExample };
+      operation.requestBody = { required: true, content: { 'application/json': { schema: schemaRef(route.body), ...example } } };
+    }
     (paths[route.path] ??= {})[route.method] = operation;
   }
   return {
@@ -61,11 +101,16 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
     info: {
       title: 'reelay',
       version: info.version,
-      description: 'Media extraction and download service. Errors use the envelope {"success": false, "error": {"code", "message"}}.',
+      description:
+        'Media extraction and download service. Errors use the envelope {"success": false, "error": {"code", "message"}}. ' +
+        'On every path, a method the path does not serve (TRACE, PROPFIND, CONNECT…) is 405 method_not_allowed with an Allow header naming the methods it does; ' +
+        'CONNECT to a host:port is 400 invalid_request (this server is not a proxy).',
     },
     // Relative: the document is served by the gateway it describes, whatever host name reached it.
     servers: [{ url: info.serverUrl ?? '/', description: 'The gateway serving this document' }],
+    tags: TAGS.map((tag) => ({ ...tag })),
     paths,
+    webhooks: WEBHOOKS,
     components: {
       schemas,
       securitySchemes: {

@@ -1,14 +1,22 @@
 // The gateway's Redis client. Commands fail fast while Redis is down (no offline queue, one retry),
 // so requests answer 503 at once instead of hanging; the client keeps reconnecting in the background.
+// A Redis that holds the connection but does not answer (frozen, swapping, a dead peer behind a
+// proxy) fails each command after REDIS_COMMAND_TIMEOUT_MS: the gateway sends no blocking commands,
+// so one deadline fits every command it sends, BullMQ's Queue.add included.
 // With REDIS_SENTINELS, ioredis asks the sentinels for the current primary and, after a failover,
 // reconnects to the new one by itself.
-import { redisTarget, type Config } from '@reelay/config';
+import { parseConfig, redisTarget, type Config } from '@reelay/config';
 import { Redis, type RedisOptions } from 'ioredis';
 
-export function connectRedis(config: string | Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'>): Redis {
-  const target = redisTarget(typeof config === 'string' ? { REDIS_URL: config } : config);
+type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'>;
+
+/** From the config, or from a URL alone with every other setting at its default. */
+export function connectRedis(config: string | RedisConfig): Redis {
+  const settings = typeof config === 'string' ? parseConfig({ REDIS_URL: config }) : config;
+  const target = redisTarget(settings);
   const options: RedisOptions = {
     ...(target.options as RedisOptions),
+    commandTimeout: settings.REDIS_COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 5_000,

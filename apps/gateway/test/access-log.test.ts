@@ -22,6 +22,7 @@ beforeAll(async () => {
   app.use(requestId);
   app.use(accessLog(createLogger({ name: 'access-test', destination: sink })));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', (_req, res) => void res.status(503).json({ status: 'not_ready' }));
   app.get('/ok', (_req, res) => void res.json({ ok: true }));
   app.get('/broken', (_req, res) => void res.status(502).json({ ok: false }));
   app.get('/crash', (_req, res) => void res.status(500).json({ ok: false }));
@@ -54,7 +55,9 @@ test('a 5xx is logged at error', async () => {
 
 test('probes and scrapes are not logged', async () => {
   await fetch(`${base}/healthz`);
+  await fetch(`${base}/readyz`);
   expect(await logged('/healthz')).toHaveLength(0);
+  expect(await logged('/readyz')).toHaveLength(0);
 });
 
 test('a client that leaves before the answer is logged once, as aborted', async () => {

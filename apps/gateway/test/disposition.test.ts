@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { parse } from 'content-disposition';
-import { contentDisposition, sanitizeBasename, withExtension } from '../src/http/disposition.js';
+import { mediaFilename } from '@reelay/contracts';
+import { contentDisposition, sanitizeBasename } from '../src/http/disposition.js';
 
 describe('download file names', () => {
   test.each([
@@ -26,9 +27,9 @@ describe('download file names', () => {
   });
 
   test('extensions are added only when they are plain tokens', () => {
-    expect(withExtension('clip', 'MP4')).toBe('clip.mp4');
-    expect(withExtension('clip', 'mp4;rm -rf')).toBe('clip');
-    expect(withExtension('clip', undefined)).toBe('clip');
+    expect(mediaFilename('clip', 'MP4')).toBe('clip.mp4');
+    expect(mediaFilename('clip', 'mp4;rm -rf')).toBe('clip');
+    expect(mediaFilename('clip', undefined)).toBe('clip');
   });
 
   test('Content-Disposition has an ASCII fallback and the UTF-8 name', () => {
@@ -36,7 +37,7 @@ describe('download file names', () => {
   });
 
   test('a name cut to the limit keeps the extension added after the cut', () => {
-    const filename = withExtension(sanitizeBasename('a'.repeat(200)), 'mp4');
+    const filename = mediaFilename(sanitizeBasename('a'.repeat(200)), 'mp4');
     expect(contentDisposition(filename)).toBe(`attachment; filename=${'a'.repeat(150)}.mp4`);
   });
 

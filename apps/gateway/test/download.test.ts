@@ -38,6 +38,7 @@ beforeAll(async () => {
   origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
   origin.file('/media/other-audio.m4a', media.audioOnlyM4a, 'audio/mp4');
   origin.file('/media/pic.png', media.png, 'image/png');
+  origin.file('/media/poster.jpg', media.jpg, 'image/jpeg');
   origin.body('/media/master.m3u8', HLS_MASTER, 'application/vnd.apple.mpegurl');
   origin.body('/page.html', `<html><head><title>Café "clip" / 1</title></head><body>
     <video><source src="/media/clip.mp4" type="video/mp4" label="240p"></video>
@@ -48,6 +49,9 @@ beforeAll(async () => {
   origin.body('/mixed.html', `<html><head><title>Mixed</title></head><body>
     <video><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"'><source src="/media/master.m3u8" type="application/x-mpegURL"></video>
     </body></html>`, 'text/html');
+  for (const page of ['A', 'B']) {
+    origin.body(`/page-${page}.html`, `<html><head><title>Page ${page}</title></head><body><video src="/media/clip.mp4?shared"></video></body></html>`, 'text/html');
+  }
   origin.body('/other.html', `<html><head><title>Other</title></head><body><audio src="/media/other-audio.m4a"></audio></body></html>`, 'text/html');
   // A large body the client abandons: the origin must see its request cut.
   origin.route('/media/endless.mp4', (_req, res) => {
@@ -87,6 +91,31 @@ describe('direct streams', () => {
     expect(res.headers['accept-ranges']).toBe('bytes');
     expect(res.headers['content-disposition']).toBe(`attachment; filename="Caf_ clip 1.mp4"; filename*=UTF-8''Caf%C3%A9%20clip%201.mp4`);
     expect(refererSeen.at(-1)).toBe(origin.url('/page.html'));
+  });
+
+  test('two pages naming the same media URL each download it with their own title and Referer, by extraction_id', async () => {
+    const a = await extract('/page-A.html');
+    const b = await extract('/page-B.html');
+    const url = a.media[0].sources[0].url;
+    expect(b.media[0].sources[0].url).toBe(url);
+    expect(a.extraction_id).not.toBe(b.extraction_id);
+    for (const [data, page] of [[a, 'A'], [b, 'B']]) {
+      const res = await download({ url, extraction_id: data.extraction_id }).buffer(true).parse(binary).expect(200);
+      expect(res.headers['content-disposition']).toBe(`attachment; filename="Page ${page}.mp4"`);
+      expect(refererSeen.at(-1)).toBe(origin.url(`/page-${page}.html`));
+    }
+    // By URL alone, the latest extract that named it answers.
+    const plain = await download({ url }).buffer(true).parse(binary).expect(200);
+    expect(plain.headers['content-disposition']).toBe('attachment; filename="Page B.mp4"');
+    expectError(await download({ url, extraction_id: 'no-such-extraction' }), 400, 'unknown_source');
+  });
+
+  test('a media file or image extracted by its own URL streams named with its extension once (clip.mp4, poster.jpg)', async () => {
+    for (const [pathname, name] of [['/media/clip.mp4', 'clip.mp4'], ['/media/poster.jpg', 'poster.jpg']]) {
+      const url = (await extract(pathname)).media[0].sources[0].url;
+      const res = await download({ url }).buffer(true).parse(binary).expect(200);
+      expect(res.headers['content-disposition']).toBe(`attachment; filename=${name}`);
+    }
   });
 
   test('a Range request is passed through and answered 206', async () => {
@@ -218,7 +247,7 @@ describe('jobs and artifacts', () => {
     const expiredJob = await download({ url: page.media[0].sources[0].url, format: 'mkv' }).expect(202);
     const connection = await testRedis();
     // BullMQ's close() leaves connections it was given open: this one is quit below.
-    const workerConnection = connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    const workerConnection = connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     const worker = new Worker<JobPayload, JobResult>(
       DOWNLOAD_QUEUE,
       async (job) => {

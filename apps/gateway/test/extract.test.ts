@@ -51,10 +51,12 @@ describe('POST /api/v1/extract', () => {
         content_type: 'video',
         title: 'clip.mp4',
         media: [{ index: 0, type: 'video', sources: [expect.objectContaining({ url, quality: 'original', stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4' })] }],
+        extraction_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
     });
     const stored = await new SourceRegistry(gw.redis, 3600).get(url);
     expect(stored).toMatchObject({ url, stream_profile: 'muxed_progressive', media_index: 0, platform: 'generic' });
+    expect(await new SourceRegistry(gw.redis, 3600).get(url, res.body.data.extraction_id)).toEqual(stored);
     const ttl = await gw.redis.ttl(new SourceRegistry(gw.redis, 3600).key(url));
     expect(ttl).toBeGreaterThan(3500);
   });
@@ -94,7 +96,7 @@ describe('POST /api/v1/extract', () => {
   });
 
   test.each(
-    ['not a url', 'ftp://example.com/file.mp4', 'javascript:alert(1)', '/relative/path', `http://example.com/${'a'.repeat(2100)}`, 'http://user:pw@example.com/'].map(
+    ['not a url', 'ftp://example.com/file.mp4', 'javascript:alert(1)', '/relative/path', `http://example.com/${'a'.repeat(2100)}`, 'http://user:pw@example.com/', 'http://127.0.0.1:0/', 'https://example.com:00/x'].map(
       (url) => [url.length > 60 ? `${url.slice(0, 30)}… (${url.length} characters)` : url, url],
     ),
   )(
@@ -111,6 +113,15 @@ describe('POST /api/v1/extract', () => {
     },
   );
 
+  test('a loopback or private address is refused with a message naming EGRESS_ALLOWLIST, not what it lists', async () => {
+    const loopback = await extract({ url: 'http://127.0.0.2:9/' });
+    expect(loopback.body.error.message).toBe('127.0.0.2 is a loopback address; reelay does not fetch it unless the operator lists it in EGRESS_ALLOWLIST.');
+    const private10 = await extract({ url: 'http://10.1.2.3/' });
+    expect(private10.body.error.message).toBe('10.1.2.3 is a private address; reelay does not fetch it unless the operator lists it in EGRESS_ALLOWLIST.');
+    // The test gateway's allowlist holds 127.0.0.1: the answer never says so.
+    expect(loopback.body.error.message + private10.body.error.message).not.toContain('127.0.0.1');
+  });
+
   test('a redirect to a private address is blocked', async () => {
     expectError(await extract({ url: origin.url('/to-private') }), 403, 'url_blocked');
   });
@@ -122,8 +133,11 @@ describe('POST /api/v1/extract', () => {
     expectError(await extract({ url: 'http://127.0.0.1:1/' }), 502, 'upstream_error');
   });
 
-  test('a page or text without media is no_media_found', async () => {
-    expectError(await extract({ url: origin.url('/plain') }), 422, 'no_media_found');
+  test('a page or text without media is no_media_found, naming everywhere reelay looked', async () => {
+    const res = await extract({ url: origin.url('/plain') });
+    expectError(res, 422, 'no_media_found');
+    // yt-dlp, when on PATH, was asked last (ytdlp.test.ts checks both forms exactly).
+    expect(res.body.error.message).toMatch(/^No video, audio or image found at this URL: looked for a media file, OpenGraph, Twitter card and JSON-LD tags, HTML5 media elements, (and HLS\/DASH manifests|HLS\/DASH manifests, and yt-dlp)\.$/);
   });
 
   test('an origin that never answers is upstream_timeout', async () => {
@@ -134,11 +148,11 @@ describe('POST /api/v1/extract', () => {
     const server = await startRedis();
     const down = await buildGateway({ redis: await testRedis(server.url) });
     try {
-      await request(down.app).get('/readyz').expect(200);
+      expect((await request(down.app).get('/readyz')).body).toMatchObject({ redis: 'ok' });
       await server.stop();
       expectError(await request(down.app).post('/api/v1/extract').send({ url: origin.url('/clip.mp4') }), 503, 'service_unavailable');
       const ready = await request(down.app).get('/readyz').expect(503);
-      expect(ready.body).toMatchObject({ status: 'not_ready', redis: 'down' });
+      expect(ready.body).toMatchObject({ status: 'not_ready', redis: 'down', reason: 'Redis does not answer.' });
     } finally {
       down.redis.disconnect();
       await server.stop();
@@ -158,9 +172,9 @@ describe('the service frame', () => {
     expectError(await request(gw.app).get('/nope'), 404, 'not_found');
   });
 
-  test('readyz reports Redis', async () => {
-    const res = await request(gw.app).get('/readyz').expect(200);
-    expect(res.body).toMatchObject({ status: 'ready', redis: 'ok' });
+  test('readyz reports Redis, and that no worker is running', async () => {
+    const res = await request(gw.app).get('/readyz').expect(503);
+    expect(res.body).toMatchObject({ status: 'not_ready', redis: 'ok', reason: expect.stringContaining('No worker') });
   });
 
   test('metrics count requests by route template and extracts by platform and outcome', async () => {

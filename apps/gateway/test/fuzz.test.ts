@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import request from 'supertest';
+import { SourceRegistry } from '@reelay/sources';
 import { startOrigin, type Origin } from '@reelay/testkit';
 import { buildGateway, type TestGateway } from './helpers.js';
 import { PASSWORD } from './account-helpers.js';
@@ -24,7 +25,9 @@ const ip = () => `10.${[...randomBytes(3)].join('.')}`;
 beforeAll(async () => {
   origin = await startOrigin();
   origin.body('/page.html', '<html><head><title>t</title></head><body><video src="/missing.mp4"></video></body></html>', 'text/html');
-  gw = await buildGateway({ env: { TRUST_PROXY: 'true' } });
+  // Surface B's limits per client at their defaults, so the fuzzing goes through them too; each
+  // request comes from an address of its own, so they refuse nothing the tests expect to pass.
+  gw = await buildGateway({ env: { TRUST_PROXY: 'true', RATE_LIMIT_V1_PER_MIN: '60', MAX_ACTIVE_JOBS_PER_CLIENT: '4' } });
   const agent = request(gw.app);
   const signup = await agent.post('/account/signup').set('X-Forwarded-For', ip()).send({ email: `fuzz-${randomBytes(6).toString('hex')}@example.com`, password: PASSWORD }).expect(201);
   cookie = String(([] as string[]).concat(signup.headers['set-cookie'] ?? []).find((c) => c.startsWith('reelay_session='))).split(';')[0];
@@ -90,7 +93,7 @@ function expectSane(res: Shot, what: string): void {
 
 const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[] = [
   { path: '/api/v1/extract', fields: ['url'] },
-  { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename'] },
+  { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename', 'clip', 'metadata', 'cover'] },
   { path: '/api/playground', fields: ['url'] },
   { path: '/api', fields: ['url'], auth: 'key' },
   { path: '/account/signup', fields: ['email', 'password'] },
@@ -113,6 +116,22 @@ describe('fuzzing every JSON route', () => {
         expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `POST ${path} ${JSON.stringify(body).slice(0, 200)}`);
       }),
       { numRuns: RUNS },
+    );
+  });
+
+  test('a clip of any numbers on a known source is a job or 400 invalid_clip / invalid_request, never 5xx', async () => {
+    const known = 'http://127.0.0.1:9/fuzz/known.mp4';
+    await new SourceRegistry(gw.redis, 600).record('generic', [{ url: known, stream_profile: 'muxed_progressive', media_index: 0, media_type: 'video', title: 'f', ext: 'mp4', duration: 6 }]);
+    const time = fc.oneof(fc.double(), fc.double({ min: 0, max: 10 }), fc.integer(), fc.constantFrom(0, -0, 5.9999, 6, 1e-4, 86_400, 86_400.0004, Number.MAX_VALUE, Number.MIN_VALUE), anyValue());
+    const clip = fc.oneof(fc.record({ start: time, end: time, mode: fc.oneof(fc.constantFrom('fast', 'precise'), anyValue()) }, { requiredKeys: [] }), anyValue());
+    await fc.assert(
+      fc.asyncProperty(clip, fc.oneof(fc.constant(undefined), anyValue()), async (c, metadata) => {
+        const res = await post('/api/v1/download').send({ url: known, format: 'mp3', clip: c, metadata });
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `clip ${JSON.stringify(c)}`);
+        expect([202, 400]).toContain(res.status);
+        if (res.status === 400) expect(['invalid_clip', 'invalid_request']).toContain(res.body.error.code);
+      }),
+      { numRuns: RUNS * 2 },
     );
   });
 

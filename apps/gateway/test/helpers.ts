@@ -15,8 +15,13 @@ export interface TestGateway extends Gateway {
   close(): Promise<void>;
 }
 
+/**
+ * Surface B's limits per client address are off unless a test turns them on: every test file is the
+ * same address (127.0.0.1) on one shared Redis, so a whole run would add up to one client's minute.
+ * The extract cache is off too: elsewhere a second extract of a URL must reach its origin.
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return parseConfig({ PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', ...env });
+  return parseConfig({ PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0', EXTRACT_CACHE_SECONDS: '0', ...env });
 }
 
 /** A client with the production options, ready before it is returned. */

@@ -71,6 +71,19 @@ describe('malformed paths and bodies are answered with the envelope, never 500',
     expectEnvelope(res, 400, 'invalid_request');
   });
 
+  // A clip's numbers are checked before the source is looked up, so any url shows them.
+  test.each([
+    ['{"url":"http://127.0.0.1/x","clip":{"start":1e400,"end":2}}', 'invalid_request'], // JSON reads 1e400 as Infinity: not a number of seconds
+    ['{"url":"http://127.0.0.1/x","clip":{"start":-1e-9,"end":2}}', 'invalid_clip'], // negative, though it rounds to -0
+    ['{"url":"http://127.0.0.1/x","clip":{"start":NaN,"end":2}}', 'invalid_request'],
+    ['{"url":"http://127.0.0.1/x","clip":{"start":"0x10","end":"1e3"}}', 'invalid_request'],
+    ['{"url":"http://127.0.0.1/x","clip":{"start":0,"end":2,"mode":["fast"]}}', 'invalid_request'],
+    ['{"url":"http://127.0.0.1/x","clip":{"start":0,"end":2},"clip":{"start":5,"end":1}}', 'invalid_clip'], // the last duplicate key wins
+  ])('the clip in %s is 400 %s', async (body, code) => {
+    const res = await postRaw('/api/v1/download', { 'Content-Type': 'application/json' }, Buffer.from(body));
+    expectEnvelope(res, 400, code);
+  });
+
   test('a body in an encoding we do not speak is 415 unsupported_media_type', async () => {
     const res = await postRaw('/api/v1/extract', { 'Content-Type': 'application/json', 'Content-Encoding': 'zstd' }, Buffer.from('{}'));
     expectEnvelope(res, 415, 'unsupported_media_type');
@@ -105,7 +118,7 @@ describe('file names with unpaired surrogates and bidi controls', () => {
   test("a completed job whose stored file name has a lone surrogate is still served, as the file's type", async () => {
     const queued = await request(gw.app).post('/api/v1/download').send({ url: await source(), format: 'webm' }).expect(202);
     const connection = await testRedis();
-    const workerConnection = connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    const workerConnection = connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     // A stand-in worker that stores the name unsanitised, as an older worker might have.
     const worker = new Worker<JobPayload, JobResult>(
       DOWNLOAD_QUEUE,
@@ -140,7 +153,7 @@ describe("Node's own refusals of malformed HTTP carry the envelope", () => {
   let port: number;
   beforeAll(async () => {
     server = http.createServer({ maxHeaderSize: 4096 }, gw.app);
-    answerClientErrors(server);
+    answerClientErrors(server, gw.allowedMethods); // as main.ts does
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as net.AddressInfo).port;
   });
@@ -174,5 +187,35 @@ describe("Node's own refusals of malformed HTTP carry the envelope", () => {
   test('oversized headers are 431 with the envelope', async () => {
     const reply = parse(await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(8000)}\r\n\r\n`));
     expect(reply).toEqual({ status: 431, type: 'application/json; charset=utf-8', body: { success: false, error: { code: 'headers_too_large', message: expect.any(String) } } });
+  });
+
+  test('CONNECT, which Node would answer by closing the socket, is 400 with the envelope: this is no proxy', async () => {
+    expect(parse(await raw('CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'))).toEqual({
+      status: 400,
+      type: 'application/json; charset=utf-8',
+      body: { success: false, error: { code: 'invalid_request', message: expect.any(String) } },
+    });
+  });
+
+  test('CONNECT to a path the gateway serves is 405 with its Allow header, even with tunnel bytes after it', async () => {
+    const reply = await raw('CONNECT /api/v1/extract HTTP/1.1\r\nHost: x\r\n\r\nSSH-2.0-hello\r\n');
+    expect(parse(reply)).toEqual({ status: 405, type: 'application/json; charset=utf-8', body: { success: false, error: { code: 'method_not_allowed', message: expect.any(String) } } });
+    expect(reply).toMatch(/\r\nAllow: POST\r\n/);
+  });
+
+  test('TRACE and PROPFIND on a known path are 405 with Allow; on an unknown path, 404', async () => {
+    const trace = await raw('TRACE /api/v1/extract HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(parse(trace)).toMatchObject({ status: 405, body: { error: { code: 'method_not_allowed' } } });
+    expect(trace).toMatch(/\r\nallow: POST\r\n/i);
+    const propfind = await raw('PROPFIND /api/v1/jobs/abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(parse(propfind)).toMatchObject({ status: 405, body: { error: { code: 'method_not_allowed' } } });
+    expect(propfind).toMatch(/\r\nallow: GET, HEAD\r\n/i);
+    expect(parse(await raw('TRACE /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+  });
+
+  test('GET on a POST route is 405 method_not_allowed with Allow: POST, the envelope, and a request id', async () => {
+    const res = await request(gw.app).get('/api/v1/download');
+    expect({ status: res.status, allow: res.headers.allow, body: res.body }).toEqual({ status: 405, allow: 'POST', body: { success: false, error: { code: 'method_not_allowed', message: expect.any(String) } } });
+    expect(res.headers['x-request-id']).toEqual(expect.any(String));
   });
 });

@@ -13,7 +13,8 @@ let gw: TestGateway;
 let doc: {
   openapi: string;
   servers: { url: string }[];
-  paths: Record<string, Record<string, { security?: unknown; responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> }>>;
+  info: { description: string };
+  paths: Record<string, Record<string, { security?: unknown; responses: Record<string, { description?: string; content?: Record<string, unknown>; headers?: Record<string, unknown> }> }>>;
 };
 
 beforeAll(async () => {
@@ -51,15 +52,33 @@ describe('the OpenAPI document', () => {
     expect(download['200'].headers).toHaveProperty('Content-Disposition');
   });
 
+  test('documents surface B\'s 429s with Retry-After and the RateLimit headers, and 405 for other methods', () => {
+    for (const path of ['/api/v1/extract', '/api/v1/download']) {
+      const responses = doc.paths[path].post.responses;
+      expect(Object.keys(responses['429'].headers ?? {})).toEqual(expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+      expect(Object.keys(responses['200'].headers ?? {})).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+    }
+    expect(doc.paths['/api/v1/download'].post.responses['429'].description).toMatch(/too_many_jobs/);
+    expect(doc.paths['/api/v1/jobs/{id}'].get.responses['429']).toBeUndefined();
+    expect(doc.info.description).toMatch(/405 method_not_allowed with an Allow header/);
+  });
+
   test("documents the artifact's 206 and the types a job writes", () => {
     const artifact = doc.paths['/api/v1/jobs/{id}/artifact'].get.responses;
     expect(Object.keys(artifact)).toEqual(expect.arrayContaining(['200', '206', '404', '409', '410', '416']));
-    expect(Object.keys(artifact['200'].content ?? {}).sort()).toEqual(['audio/mp4', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'video/mp4', 'video/webm', 'video/x-matroska']);
+    expect(Object.keys(artifact['200'].content ?? {}).sort()).toEqual(['application/x-subrip', 'audio/mp4', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'text/vtt', 'video/mp4', 'video/webm', 'video/x-matroska']);
+  });
+
+  test('documents subtitle tracks on media items and the languages a download embeds', () => {
+    const schemas = (doc as unknown as { components: { schemas: Record<string, { properties?: Record<string, { description?: string; items?: unknown }> }> } }).components.schemas;
+    expect(schemas.MediaItem.properties?.subtitles?.items).toEqual({ $ref: '#/components/schemas/Subtitle' });
+    expect(Object.keys(schemas.Subtitle.properties ?? {}).sort()).toEqual(['auto_generated', 'format', 'label', 'language', 'url']);
+    expect(schemas.DownloadRequest.properties?.subtitles?.description).toMatch(/mov_text in mp4, WebVTT in mkv and webm/);
   });
 
   test('describes /api/openapi.json as a JSON object', () => {
     const own = doc.paths['/api/openapi.json'].get.responses['200'].content;
-    expect(own).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' } } });
+    expect(own).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' }, example: expect.any(Object) } });
   });
 
   test('public routes say no security applies; /api needs the key and account routes the session', () => {
@@ -72,7 +91,67 @@ describe('the OpenAPI document', () => {
   });
 
   test('the account routes answer in the {success, data} envelope', () => {
-    expect(doc.paths['/account/me'].get.responses['200'].content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/AccountEnvelope' } } });
+    expect(doc.paths['/account/me'].get.responses['200'].content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/AccountEnvelope' }, example: { success: true, data: { email: 'ada@example.com' } } } });
+  });
+});
+
+describe('the document as people read it (/docs)', () => {
+  test('groups the routes under the names a user would look for, in that order', () => {
+    const tags = (doc as unknown as { tags: { name: string }[] }).tags.map((t) => t.name);
+    expect(tags).toEqual(['Extract and download', 'Jobs', 'API with a key', 'Account', 'Operations']);
+    const used = Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op as unknown as { tags: string[] }).tags));
+    expect(new Set(used)).toEqual(new Set(tags));
+    expect(doc.paths['/api/v1/extract'].post).toMatchObject({ tags: ['Extract and download'] });
+    expect(doc.paths['/api/v1/jobs/{id}/events'].get).toMatchObject({ tags: ['Jobs'] });
+  });
+
+  test('every route has an example request (when it takes a body) and an example answer, and each JSON example passes its schema', () => {
+    const documented = gw.routes.filter((r) => !r.internal);
+    expect(documented.length).toBeGreaterThan(15);
+    for (const route of documented) {
+      const where = `${route.method} ${route.path}`;
+      if (route.body) {
+        expect([where, route.bodyExample !== undefined]).toEqual([where, true]);
+        expect([where, route.body.safeParse(route.bodyExample).success]).toEqual([where, true]);
+      }
+      const answered = Object.entries(route.responses).filter(([, spec]) => spec.example !== undefined);
+      const noBody = Object.entries(route.responses).some(([status, spec]) => status.startsWith('2') && !spec.schema && !spec.contentType);
+      expect([where, answered.length > 0 || noBody]).toEqual([where, true]);
+      for (const [status, spec] of answered) {
+        if (spec.schema) expect([where, status, spec.schema.safeParse(spec.example).error?.issues ?? 'ok']).toEqual([where, status, 'ok']);
+      }
+    }
+  });
+
+  test('documents the event stream: text/event-stream, the event format and the Last-Event-ID header', () => {
+    const op = doc.paths['/api/v1/jobs/{id}/events'].get as unknown as {
+      description: string;
+      parameters: { name: string; in: string }[];
+      responses: Record<string, { content?: Record<string, { example?: string }>; headers?: Record<string, unknown> }>;
+    };
+    expect(op.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Last-Event-ID', in: 'header' }), expect.objectContaining({ name: 'id', in: 'path' })]));
+    expect(Object.keys(op.responses['200'].content!)).toEqual(['text/event-stream']);
+    expect(op.responses['200'].content!['text/event-stream'].example).toMatch(/^retry: \d+\n\nid: \d+\nevent: job\ndata: \{/);
+    expect(op.responses['200'].headers).toHaveProperty('X-Accel-Buffering');
+    expect(op.description).toMatch(/Last-Event-ID/);
+    expect(op.description).toMatch(/completed, failed or expired/);
+    expect(op.responses['404'].content).toHaveProperty('application/json');
+    expect(op.responses).toHaveProperty('204');
+  });
+
+  test('documents the webhook: the request fields, the Job\'s webhook, and a 3.1 webhooks entry with the payload and the Standard Webhooks headers', () => {
+    const full = doc as unknown as { webhooks: Record<string, { post: { parameters: { name: string; in: string }[]; requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>; components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } };
+    const hook = full.webhooks.jobEnded.post;
+    expect(hook.parameters.map((p) => [p.name, p.in])).toEqual([['webhook-id', 'header'], ['webhook-timestamp', 'header'], ['webhook-signature', 'header']]);
+    expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
+    const schemas = full.components.schemas;
+    expect(Object.keys(schemas.WebhookEvent.properties)).toEqual(['type', 'timestamp', 'data']);
+    expect(schemas.WebhookEvent.properties.type).toMatchObject({ enum: ['job.completed', 'job.failed'] });
+    expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_url');
+    expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_secret');
+    expect(schemas.Job.properties).toHaveProperty('webhook');
+    expect(Object.keys(schemas.JobWebhook.properties)).toEqual(['url', 'status', 'attempts', 'last_status', 'last_error']);
+    expect(JSON.stringify(schemas.JobWebhook)).not.toMatch(/secret/);
   });
 });
 

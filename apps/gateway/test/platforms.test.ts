@@ -44,7 +44,7 @@ describe('GET /api/v1/platforms', () => {
 
 describe('readiness', () => {
   test('readyz says how many workers are connected to the queue', async () => {
-    expect((await request(gw.app).get('/readyz').expect(200)).body).toMatchObject({ status: 'ready', redis: 'ok', workers: 0 });
+    expect((await request(gw.app).get('/readyz').expect(503)).body).toMatchObject({ status: 'not_ready', redis: 'ok', workers: 0 });
     const logger = createLogger({ name: 'worker-test', level: 'silent' });
     const worker: RunningWorker = await startWorker({ config: gw.config, logger, metricsPort: 0, dataDir, prefix: gw.queue.opts.prefix });
     try {

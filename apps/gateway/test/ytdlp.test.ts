@@ -2,18 +2,13 @@
 // POST /api/v1/extract and its source downloaded by POST /api/v1/download, byte for byte; YTDLP_HOSTS
 // and the answer when yt-dlp is missing come from the configuration.
 import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { describeWithTools, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { binary, buildGateway, type TestGateway } from './helpers.js';
 
-const hasYtdlp = await promisify(execFile)('yt-dlp', ['--version']).then(() => true, () => false);
-if (!hasYtdlp && process.env.CI) throw new Error('yt-dlp is required in CI (apt-get install yt-dlp)');
-if (!hasYtdlp) process.stderr.write('yt-dlp is not installed: the gateway tests that run it are skipped\n');
-const describeReal = hasYtdlp ? describe : describe.skip;
+const describeReal = (name: string, fn: () => void) => describeWithTools(name, [{ bin: 'yt-dlp', install: 'apt-get install yt-dlp' }], fn);
 
 const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
 
@@ -32,6 +27,7 @@ beforeAll(async () => {
   origin = await startOrigin();
   origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
   origin.body('/jw.html', '<html><head><title>JW page</title></head><body><div id="p"></div><script>jwplayer("p").setup({file: "/media/clip.mp4", title: "A JW clip"});</script></body></html>', 'text/html');
+  origin.body('/nothing.html', '<html><head><title>Nothing</title></head><body>words</body></html>', 'text/html');
   origin.body('/og.html', '<html><head><title>OG</title><meta property="og:video" content="/media/clip.mp4"><meta property="og:video:type" content="video/mp4"></head><body></body></html>', 'text/html');
 });
 
@@ -66,5 +62,11 @@ describe('without yt-dlp', () => {
     expect(res.body.error).toEqual({ code: 'no_media_found', message: expect.stringMatching(/needs yt-dlp.*YTDLP_PATH/) });
     const ok = await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/og.html') }).expect(200);
     expect(ok.body.data.extract_profile).toBe('opengraph');
+  });
+
+  test('a page without media names where reelay looked, and not yt-dlp, which it could not ask', async () => {
+    const gw = await gateway({ YTDLP_PATH: '/nonexistent/yt-dlp' });
+    const res = await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/nothing.html') }).expect(422);
+    expect(res.body.error.message).toBe('No video, audio or image found at this URL: looked for a media file, OpenGraph, Twitter card and JSON-LD tags, HTML5 media elements, and HLS/DASH manifests.');
   });
 });

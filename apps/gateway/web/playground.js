@@ -1,8 +1,11 @@
 // @ts-check
 // The playground (/): extract a URL, list its media and sources, download a source (progressive files
 // are saved straight from the response; HLS/DASH become jobs), merge a video-only with an audio-only
-// source, and follow each job until its artifact can be saved.
+// source, convert a source to another format or to audio only, cut a clip of an item (clip.js), save
+// or embed subtitles (subtitles.js), and follow each job until its artifact can be saved.
 import { ApiError, api, el, errorOf, formatBytes, say, send } from './api.js';
+import { clipBox } from './clip.js';
+import { languageChoices, renderSubtitles } from './subtitles.js';
 
 const form = /** @type {HTMLFormElement} */ (document.getElementById('extract-form'));
 const urlInput = /** @type {HTMLInputElement} */ (document.getElementById('url'));
@@ -22,12 +25,15 @@ const PROFILE_LABELS = {
 };
 const SEGMENTED = new Set(['hls', 'dash']);
 const MERGE_FORMATS = ['mp4', 'webm', 'mkv'];
+const AUDIO_FORMATS = ['mp3', 'm4a', 'opus', 'wav'];
 const POLL_MS = 1000;
 
 const profileLabel = (source) => PROFILE_LABELS[source.stream_profile] ?? source.stream_profile;
 // A merge pair is one video and one audio source of the same item (DESIGN.md, invalid_merge_pair).
 const isVideoOnly = (s) => s.stream_profile === 'video_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === true && s.has_audio === false);
 const isAudioOnly = (s) => s.stream_profile === 'audio_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === false);
+// A stream that does not say (a media playlist without CODECS) may have sound: offer audio formats.
+const hasAudio = (s) => isAudioOnly(s) || s.stream_profile === 'muxed_progressive' || (SEGMENTED.has(s.stream_profile) && s.has_audio !== false);
 
 /** Extracts through the keyless surface A route. */
 function extract(url) {
@@ -85,7 +91,11 @@ function formatDuration(seconds) {
   return h ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
 }
 
+/** The shown result's extraction: downloads name it, so they get its page's title and headers. */
+let extractionId;
+
 function renderResult(data) {
+  extractionId = data.extraction_id;
   const head = el(
     'header',
     { class: 'card result-head' },
@@ -116,7 +126,9 @@ function renderItem(item, data) {
     ? el('img', { class: 'thumb', src: item.thumbnail, alt: `Thumbnail of ${name}`, loading: 'lazy', referrerpolicy: 'no-referrer', onerror: (e) => e.target.replaceWith(placeholder(item.type)) })
     : placeholder(item.type);
 
-  const rows = item.sources.map((source) => renderSource(source, name, jobName));
+  // Images cannot be cut; anything else shares the item's clip range.
+  const clip = item.sources.some((s) => s.stream_profile !== 'image') ? clipBox(item) : null;
+  const rows = item.sources.map((source) => renderSource(source, name, jobName, clip));
   const table = el(
     'table',
     { class: 'sources' },
@@ -130,12 +142,22 @@ function renderItem(item, data) {
   );
   const videos = item.sources.filter(isVideoOnly);
   const audios = item.sources.filter(isAudioOnly);
+  const subtitles = renderSubtitles(item, {
+    itemName: name,
+    jobName,
+    status,
+    videos: item.sources.filter((s) => s.stream_profile !== 'image' && !isAudioOnly(s)),
+    download: (body, names, button) => download(body, names, button, null, null),
+    trackJob,
+  });
   return el(
     'article',
     { class: 'card media-item', 'aria-labelledby': titleId },
     el('div', { class: 'media-head' }, thumb, el('div', {}, el('h3', { id: titleId }, name), el('p', { class: 'muted' }, details))),
+    clip ? el('div', { class: 'item-choices' }, clip.node, renderAudio(item, name, jobName, clip)) : null,
     el('div', { class: 'table-wrap' }, table),
-    videos.length && audios.length ? renderMerge(item, jobName, videos, audios) : null,
+    videos.length && audios.length ? renderMerge(item, jobName, videos, audios, clip) : null,
+    subtitles,
   );
 }
 
@@ -143,12 +165,66 @@ function placeholder(type) {
   return el('div', { class: 'thumb thumb-empty', 'aria-hidden': 'true' }, type === 'audio' ? '♪' : type === 'image' ? '▣' : '▶');
 }
 
-function renderSource(source, itemName, jobName) {
+/** The clip to send: undefined for none, false when the range is wrong (the clip box says why). */
+function clipOf(clip) {
+  const range = clip?.read();
+  return range === false ? false : range ?? undefined;
+}
+
+/**
+ * Audio only for the item, where the API can write it: its best audio-only source, else its best
+ * source with sound converted to an audio format. Null when no source has sound.
+ */
+function renderAudio(item, itemName, jobName, clip) {
+  const source = item.sources.find(isAudioOnly) ?? item.sources.find(hasAudio);
+  if (!source) return null;
+  const id = (part) => `audio-${item.index}-${part}`;
+  const from = `${source.quality} ${profileLabel(source).toLowerCase()}`;
+  const format = el('select', { id: id('format'), 'aria-describedby': id('hint') }, ...AUDIO_FORMATS.map((f) => el('option', { value: f }, f)));
+  const button = el('button', { type: 'button', 'aria-describedby': id('hint') }, 'Save audio');
+  button.addEventListener('click', () => {
+    const range = clipOf(clip);
+    if (range === false) return;
+    const body = { url: source.url, format: format.value, clip: range };
+    const job = `Audio of ${jobName} as ${body.format}${range ? ` (${clip.label(range)})` : ''}`;
+    download(body, { label: `the audio of ${itemName}`, job, fallback: `audio.${body.format}` }, button, null, clip);
+  });
+  return el(
+    'fieldset',
+    { class: 'audio-only' },
+    el('legend', {}, 'Audio only'),
+    el('p', { id: id('hint'), class: 'hint' }, `The sound of the ${from} source${isAudioOnly(source) ? '' : ', without its picture'}.`),
+    el('label', { for: id('format') }, 'Format'),
+    el('div', { class: 'input-row' }, format, button),
+  );
+}
+
+function renderSource(source, itemName, jobName, clip) {
   const dims = source.width && source.height ? `${source.width}×${source.height}` : null;
   const label = `${source.quality} ${profileLabel(source).toLowerCase()}`;
   const progress = el('progress', { class: 'row-progress', max: 100, hidden: true, 'aria-label': `Download progress of ${label}` });
   const button = el('button', { type: 'button', class: 'small', 'aria-label': `Download ${label} of ${itemName}` }, 'Download');
-  button.addEventListener('click', () => downloadSource(source, label, jobName, button, progress));
+  // Any source may be converted (a job): audio formats from anything with sound, video formats from video.
+  const video = source.stream_profile !== 'image' && !isAudioOnly(source);
+  const audio = hasAudio(source);
+  const option = (f, note) => el('option', { value: f }, note ? `${f} (${note})` : f);
+  const format = video || audio
+    ? el(
+        'select',
+        { class: 'small', 'aria-label': `Format of ${label} of ${itemName}` },
+        el('option', { value: '' }, SEGMENTED.has(source.stream_profile) ? 'Automatic' : 'Original'),
+        video ? el('optgroup', { label: 'Video' }, ...MERGE_FORMATS.map((f) => option(f))) : null,
+        audio ? el('optgroup', { label: 'Audio only' }, ...AUDIO_FORMATS.map((f) => option(f, video ? 'audio only' : null))) : null,
+      )
+    : null;
+  button.addEventListener('click', () => {
+    const range = source.stream_profile === 'image' ? undefined : clipOf(clip);
+    if (range === false) return;
+    const body = { url: source.url, clip: range };
+    if (format?.value) body.format = format.value;
+    const names = { label, job: `${source.quality} ${profileLabel(source).toLowerCase()} of ${jobName}${body.format ? ` as ${body.format}` : ''}${range ? ` (${clip.label(range)})` : ''}`, fallback: `download${source.ext ? `.${source.ext}` : ''}` };
+    download(body, names, button, progress, clip);
+  });
   return el(
     'tr',
     {},
@@ -156,11 +232,11 @@ function renderSource(source, itemName, jobName) {
     el('td', { 'data-label': 'Profile' }, profileLabel(source), source.ext ? el('span', { class: 'muted' }, ` · ${source.ext}`) : null, SEGMENTED.has(source.stream_profile) ? el('span', { class: 'muted block' }, 'saved as a file by a job') : null),
     el('td', { 'data-label': 'Size' }, formatBytes(source.size)),
     el('td', { 'data-label': 'Codecs' }, source.codecs ? el('code', {}, source.codecs) : '—'),
-    el('td', { class: 'actions' }, button, progress),
+    el('td', { class: 'actions' }, format, button, progress),
   );
 }
 
-function renderMerge(item, name, videos, audios) {
+function renderMerge(item, name, videos, audios, clip) {
   const id = (part) => `merge-${item.index}-${part}`;
   const option = (s) => el('option', { value: s.url }, [s.quality, profileLabel(s), s.size ? formatBytes(s.size) : null].filter(Boolean).join(' · '));
   const video = el('select', { id: id('video'), name: 'video_url' }, ...videos.map(option));
@@ -168,6 +244,7 @@ function renderMerge(item, name, videos, audios) {
   const format = el('select', { id: id('format'), name: 'format' }, el('option', { value: '' }, 'Automatic'), ...MERGE_FORMATS.map((f) => el('option', { value: f }, f)));
   const button = el('button', { type: 'submit', class: 'primary' }, 'Merge');
   const field = (labelText, control) => el('div', { class: 'field' }, el('label', { for: control.id }, labelText), control);
+  const subtitles = languageChoices(item, 'Subtitles to embed in the merge');
   const mergeForm = el(
     'form',
     { class: 'merge' },
@@ -176,19 +253,30 @@ function renderMerge(item, name, videos, audios) {
       {},
       el('legend', {}, 'Merge video and audio'),
       el('p', { class: 'hint' }, 'Combine a video-only and an audio-only source of this item into one file.'),
+      subtitles?.node ?? null,
       el('div', { class: 'merge-fields' }, field('Video', video), field('Audio', audio), field('Format', format), button),
     ),
   );
   mergeForm.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const body = { video_url: video.value, audio_url: audio.value };
+    const range = clipOf(clip);
+    if (range === false) return;
+    const body = { video_url: video.value, audio_url: audio.value, clip: range };
     if (format.value) body.format = format.value;
+    const languages = subtitles?.chosen() ?? [];
+    if (languages.length) body.subtitles = languages;
+    if (range && languages.length) {
+      // The server refuses it too (the tracks would drift from the cut); say so before asking.
+      clip.show('A clip cannot embed subtitles: clear the clip or uncheck the languages.');
+      return;
+    }
     button.disabled = true;
     try {
-      const res = await send('/api/v1/download', { method: 'POST', body });
+      const res = await send('/api/v1/download', { method: 'POST', body: { ...body, extraction_id: extractionId } });
       if (res.status !== 202) throw await errorOf(res);
-      trackJob((await res.json()).data, `Merge of ${name}`);
+      trackJob((await res.json()).data, `Merge of ${name}${range ? ` (${clip.label(range)})` : ''}`);
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'invalid_clip') clip?.show(err.message);
       say(status, err.message, 'error');
     } finally {
       button.disabled = false;
@@ -216,29 +304,37 @@ function filenameFrom(header) {
   return name ? name.replace(/[\\/\u0000-\u001f]/g, '_') : null;
 }
 
-async function downloadSource(source, label, jobName, button, progress) {
+/**
+ * POSTs a download: a 200 is saved from the response, a 202 becomes a job in the list. `names` says
+ * what to call it in messages and the job list, and the file name when the server gives none.
+ */
+async function download(body, names, button, progress, clip) {
   button.disabled = true;
-  say(status, `Starting the download of ${label}…`);
+  say(status, `Starting the download of ${names.label}…`);
   try {
-    const res = await send('/api/v1/download', { method: 'POST', body: { url: source.url } });
+    // The sources as this page's extract returned them (its title and headers), not another page's.
+    const res = await send('/api/v1/download', { method: 'POST', body: { ...body, extraction_id: extractionId } });
     if (res.status === 202) {
-      trackJob((await res.json()).data, `${source.quality} ${profileLabel(source).toLowerCase()} of ${jobName}`);
+      trackJob((await res.json()).data, names.job);
       return;
     }
     if (!res.ok) throw await errorOf(res);
-    const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? `download${source.ext ? `.${source.ext}` : ''}`;
-    progress.hidden = false;
+    const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? names.fallback;
+    if (progress) progress.hidden = false;
     const blob = await readBody(res, (fraction) => {
+      if (!progress) return;
       if (fraction === null) progress.removeAttribute('value');
       else progress.value = Math.round(fraction * 100);
     });
     saveBlob(blob, filename);
     say(status, `Saved ${filename} (${formatBytes(blob.size)}).`, 'success');
   } catch (err) {
+    // The server's own words on a refused range, beside the fields that set it.
+    if (err instanceof ApiError && err.code === 'invalid_clip') clip?.show(err.message);
     say(status, err.message, 'error');
   } finally {
     button.disabled = false;
-    progress.hidden = true;
+    if (progress) progress.hidden = true;
   }
 }
 

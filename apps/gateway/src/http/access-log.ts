@@ -4,8 +4,11 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from '@reelay/observability';
 
-/** Routes scraped or probed every few seconds: logging them would drown the rest. */
-const QUIET = new Set(['/healthz', '/metrics']);
+/**
+ * Routes scraped or probed every few seconds: logging them would drown the rest. /readyz is 503
+ * while no worker is healthy, so a compose healthcheck would log an error every 10 s.
+ */
+const QUIET = new Set(['/healthz', '/readyz', '/metrics']);
 
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {

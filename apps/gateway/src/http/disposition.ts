@@ -33,11 +33,6 @@ export function sanitizeBasename(raw: string | undefined, fallback = 'download')
   return cut || fallback;
 }
 
-/** `name.ext`, with the extension only when it is a plain token. */
-export function withExtension(basename: string, ext: string | undefined): string {
-  return ext && /^[a-z0-9]{1,5}$/i.test(ext) ? `${basename}.${ext.toLowerCase()}` : basename;
-}
-
 /**
  * `attachment` with the name: a plain-ASCII `filename` for old clients and, when the name is not
  * plain ASCII, `filename*` with its UTF-8 form. The name is cleaned again here because stored job

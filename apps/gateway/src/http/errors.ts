@@ -1,9 +1,10 @@
 // The error envelope of DESIGN.md for every failure. ReelayErrors are answered as they are; the
 // client errors Express and its parsers raise (malformed path encoding, undecodable bodies) are mapped
-// to their codes; anything else is a bug: logged with the request id, answered as internal_error
-// without a stack.
+// to their codes; a Redis that times out, is gone or refuses writes (MISCONF, OOM, READONLY, …) is
+// service_unavailable, here for every route rather than in each store; anything else is a bug:
+// logged with the request id, answered as internal_error without a stack.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ReelayError } from '@reelay/contracts';
+import { redisUnavailable, ReelayError } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 
 export const notFound: RequestHandler = (req, _res, next) => {
@@ -29,7 +30,7 @@ export function clientFault(err: unknown): ReelayError | undefined {
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const error = clientFault(err) ?? new ReelayError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs.');
+    const error = clientFault(err) ?? redisUnavailable(err) ?? new ReelayError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs.');
     if (error.status >= 500) {
       logger.error({ err, reqId: req.id, code: error.code }, 'request failed');
     }

@@ -2,7 +2,7 @@
 // Express and the OpenAPI document is generated from the same list, so the two cannot drift.
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import { ReelayError } from '@reelay/contracts';
+import { ErrorCodeSchema, ReelayError } from '@reelay/contracts';
 
 export interface ResponseSpec {
   description: string;
@@ -10,6 +10,8 @@ export interface ResponseSpec {
   /** Media type(s) of a non-JSON body (e.g. a file stream: the types it may really carry). */
   contentType?: string | readonly string[];
   headers?: Record<string, string>;
+  /** An example body for the OpenAPI document (JSON, or text for a non-JSON type). */
+  example?: unknown;
 }
 
 export interface RouteSpec {
@@ -17,9 +19,15 @@ export interface RouteSpec {
   /** OpenAPI form: `/api/v1/jobs/{id}`. */
   path: string;
   summary: string;
+  /** Longer prose for the OpenAPI document. */
+  description?: string;
   tag: string;
   body?: z.ZodType;
   params?: Record<string, string>;
+  /** Request headers the route reads, by name: their description. */
+  headers?: Record<string, string>;
+  /** An example request body for the OpenAPI document. */
+  bodyExample?: unknown;
   responses: Record<number, ResponseSpec>;
   /**
    * Middleware run before the body is read (auth, rate limits, same-origin checks): it sees headers
@@ -47,7 +55,9 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infe
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
-    throw new ReelayError('invalid_request', `${where}${issue.message}`);
+    // A schema may name a more precise code for its own checks (a clip's invalid_clip).
+    const named = issue.code === 'custom' ? ErrorCodeSchema.safeParse(issue.params?.error_code) : undefined;
+    throw new ReelayError(named?.success ? named.data : 'invalid_request', `${where}${issue.message}`);
   }
   return parsed.data;
 }

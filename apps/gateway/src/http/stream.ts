@@ -5,11 +5,11 @@
 // that went quiet) is cut too, so it cannot hold an upstream connection and its host's slot.
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
-import { ReelayError, type StoredSource } from '@reelay/contracts';
+import { mediaFilename, ReelayError, type StoredSource } from '@reelay/contracts';
 import { statusError, type Egress } from '@reelay/egress';
 import { extOfMime } from '@reelay/extractors';
 import type { GatewayMetrics, StreamOutcome } from '../metrics.js';
-import { contentDisposition, withExtension } from './disposition.js';
+import { contentDisposition } from './disposition.js';
 
 export interface StreamOptions {
   egress: Egress;
@@ -28,6 +28,7 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   const range = req.get('range');
   const upstream = await egress.open(source.url, {
     identity: true,
+    purpose: 'media',
     signal: controller.signal,
     allowErrorStatus: true,
     headers: { ...source.headers, range: range && /^bytes=\d*-\d*$/.test(range) ? range : undefined },
@@ -58,7 +59,7 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   if (Number.isFinite(length) && headers['content-encoding'] === undefined) res.setHeader('Content-Length', String(length));
   if (status === 206 && headers['content-range']) res.setHeader('Content-Range', String(headers['content-range']));
   res.setHeader('Accept-Ranges', status === 206 || headers['accept-ranges'] === 'bytes' ? 'bytes' : 'none');
-  res.setHeader('Content-Disposition', contentDisposition(withExtension(opts.basename, ext)));
+  res.setHeader('Content-Disposition', contentDisposition(mediaFilename(opts.basename, ext)));
   res.setHeader('Cache-Control', 'no-store');
 
   metrics.activeStreams.inc();
@@ -78,6 +79,9 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
     bytes += chunk.length;
     if (bytes > opts.maxBytes) {
       tooLarge = true;
+      // This listener runs before the pipe's: cutting the client here keeps the chunk that passed
+      // the limit from being written, so the client never receives more than maxBytes.
+      res.destroy();
       upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
     }
   });

@@ -1,12 +1,13 @@
-// Surface A's gate, run before the body is read: one Redis round trip checks the API key and counts
-// the request against its limit (see @reelay/accounts limits.ts). Every answer past the gate carries
-// the RateLimit-* headers, errors included; a request with a known key is counted for the key's usage
-// once its response is finished, off the critical path.
+// Surface A's gate, and surface B's limit per client address, run before the body is read: one Redis
+// round trip checks the API key and counts the request against its limit (see @reelay/accounts
+// limits.ts). Every answer past the gate carries the RateLimit-* headers, errors included; a request
+// with a known key is counted for the key's usage once its response is finished, off the critical path.
 import type { RequestHandler, Response } from 'express';
 import type { AccountServices, Surface } from '@reelay/accounts';
-import { ReelayError } from '@reelay/contracts';
+import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { GatewayMetrics } from '../metrics.js';
+import type { ResponseSpec } from './route.js';
 
 export interface SurfaceGateDeps {
   gate: AccountServices['gate'];
@@ -20,6 +21,15 @@ export const RATE_LIMIT_HEADERS = {
   'RateLimit-Remaining': 'Requests left in the current window',
   'RateLimit-Reset': 'Seconds until the window ends',
 };
+
+export const TOO_MANY = { 429: { description: 'rate_limited: over the limit; Retry-After says when to try again', schema: ErrorEnvelopeSchema, headers: { 'Retry-After': 'Seconds to wait' } } };
+
+/** Documents the RateLimit-* headers on every answer a gate lets through or refuses (503: no gate ran). */
+export function withRateLimitHeaders(responses: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, spec]) => [status, status === '503' ? spec : { ...spec, headers: { ...spec.headers, ...RATE_LIMIT_HEADERS } }]),
+  );
+}
 
 function countUsage(res: Response, keyHash: string, deps: SurfaceGateDeps): void {
   // 'close' follows 'finish' and also fires when the client goes away: every request is counted once.

@@ -52,7 +52,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     {
       method: 'post',
       path: '/account/signup',
-      tag: 'accounts',
+      tag: 'Account',
       summary: 'Create an account and sign in (sets the reelay_session cookie)',
       body: SignupRequestSchema,
       responses: {
@@ -74,7 +74,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     {
       method: 'post',
       path: '/account/login',
-      tag: 'accounts',
+      tag: 'Account',
       summary: 'Sign in (sets the reelay_session cookie); failures are slowed per account and per address',
       body: LoginRequestSchema,
       responses: {
@@ -96,7 +96,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     {
       method: 'post',
       path: '/account/logout',
-      tag: 'accounts',
+      tag: 'Account',
       summary: 'Sign out: ends the session and clears its cookie',
       responses: { 204: { description: 'Signed out (also when there was no session)' }, ...CROSS_SITE, ...UNAVAILABLE },
       before: [noStore, sameOrigin],
@@ -109,7 +109,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     {
       method: 'get',
       path: '/account/me',
-      tag: 'accounts',
+      tag: 'Account',
       summary: 'The signed-in account',
       auth: 'session',
       responses: { 200: { description: 'Signed in', schema: AccountEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
@@ -119,7 +119,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     {
       method: 'get',
       path: '/account/keys',
-      tag: 'accounts',
+      tag: 'Account',
       summary: "The account's API keys with their usage (never their secrets)",
       auth: 'session',
       responses: { 200: { description: 'The keys, oldest first', schema: ApiKeyListEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
@@ -129,7 +129,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     {
       method: 'post',
       path: '/account/keys',
-      tag: 'accounts',
+      tag: 'Account',
       summary: 'Create an API key; the response holds its secret, shown this once',
       auth: 'session',
       body: CreateKeyRequestSchema,
@@ -144,7 +144,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       (action): RouteSpec => ({
         method: 'post',
         path: `/account/keys/{id}/${action}`,
-        tag: 'accounts',
+        tag: 'Account',
         summary: action === 'disable' ? 'Disable a key: it is kept, and refused with 403 api_key_disabled' : 'Enable a disabled key again',
         auth: 'session',
         params: KEY_ID,
@@ -156,7 +156,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
     {
       method: 'delete',
       path: '/account/keys/{id}',
-      tag: 'accounts',
+      tag: 'Account',
       summary: 'Delete a key for good: it is refused with 401 invalid_api_key from now on',
       auth: 'session',
       params: KEY_ID,

@@ -1,56 +1,67 @@
-// Surface B: POST /api/v1/download, GET /api/v1/jobs/{id} and its artifact.
+// Surface B: POST /api/v1/download, GET /api/v1/jobs/{id} and its artifact. Only the download is
+// limited per client address: polling a job and fetching its artifact are free.
+import type { RequestHandler } from 'express';
 import type { Egress } from '@reelay/egress';
-import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema } from '@reelay/contracts';
+import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
 import { sendArtifact } from '../http/artifact.js';
 import { parseBody, type RouteSpec } from '../http/route.js';
+import { withRateLimitHeaders } from '../http/surface-gate.js';
 import { streamSource } from '../http/stream.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { DownloadService } from '../services/download.js';
 import type { JobService } from '../services/jobs.js';
+import { requestedWebhook } from '../services/webhooks.js';
 
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 
 // What a direct stream may carry: the origin's type when it names one, else the source's, else bytes.
-const STREAM_TYPES = ['video/mp4', 'video/webm', 'video/quicktime', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/octet-stream'];
-// What a job writes: one per output format (mp4 webm mkv mp3 m4a opus wav).
-const ARTIFACT_TYPES = ['video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav'];
+const STREAM_TYPES = ['video/mp4', 'video/webm', 'video/quicktime', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/octet-stream', 'text/vtt', 'application/x-subrip', 'application/ttml+xml'];
+// What a job writes: one per output format (mp4 webm mkv mp3 m4a opus wav vtt srt).
+const ARTIFACT_TYPES = ['video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav', 'text/vtt', 'application/x-subrip'];
 const FILE_HEADERS = { 'Content-Disposition': 'attachment with a safe filename (and filename* in UTF-8)', 'Accept-Ranges': 'bytes when Range requests are honoured' };
 const PARTIAL = { description: 'The requested byte range', contentType: STREAM_TYPES, headers: { 'Content-Range': 'The range sent, e.g. bytes 0-1023/4096', ...FILE_HEADERS } };
 const UNSATISFIABLE = { description: 'Range Not Satisfiable: the range lies outside the file (empty body)', headers: { 'Content-Range': 'bytes */<size>' } };
 
-export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect' }): RouteSpec[] {
+export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect'; limit?: RequestHandler; webhookSecret?: boolean }): RouteSpec[] {
   const { downloads, jobs, egress, metrics } = deps;
   return [
     {
       method: 'post',
       path: '/api/v1/download',
-      tag: 'surface B',
-      summary: 'Download a source or a merge pair: a direct stream, or an asynchronous job',
+      tag: 'Extract and download',
+      summary: 'Download a source, a merge pair or a subtitle track (with `subtitles`, a video with the item\'s tracks embedded): a direct stream, or an asynchronous job. RATE_LIMIT_V1_PER_MIN requests per minute and MAX_ACTIVE_JOBS_PER_CLIENT live jobs per client address',
       body: DownloadRequestSchema,
-      responses: {
+      before: deps.limit && [deps.limit],
+      responses: withRateLimitHeaders({
         200: { description: 'The media, streamed', contentType: STREAM_TYPES, headers: FILE_HEADERS },
         202: { description: 'A job was started (or the same request\'s live job is returned); poll status_url', schema: JobAcceptedSchema, headers: { Location: 'The job URL' } },
         206: PARTIAL,
-        400: error('invalid_request, unknown_source or invalid_merge_pair'),
-        403: error('url_blocked'),
+        400: error('invalid_request (also: a webhook_url with no webhook_secret where the deployment has no WEBHOOK_SECRET, or with a source streamed directly), invalid_clip, unknown_source or invalid_merge_pair'),
+        403: error('url_blocked: the source, or the webhook_url, is an address the egress guard refuses'),
         404: error('content_not_found'),
         413: error('payload_too_large: the body is over 16 KiB'),
         415: error('unsupported_media_type: the body is not JSON'),
         416: UNSATISFIABLE,
+        429: { ...error('rate_limited: over RATE_LIMIT_V1_PER_MIN; or too_many_jobs: MAX_ACTIVE_JOBS_PER_CLIENT jobs of this client are queued or processing'), headers: { 'Retry-After': 'Seconds to wait' } },
         502: error('upstream_error'),
         503: error('service_unavailable'),
         504: error('upstream_timeout'),
-      },
+      }),
       handler: async (req, res) => {
         const body = parseBody(DownloadRequestSchema, req.body);
+        const webhook = await requestedWebhook(body, { egress, deploymentSecret: deps.webhookSecret === true });
         const plan = await downloads.plan(body);
         if (plan.kind === 'direct') {
+          if (webhook) throw new ReelayError('invalid_request', 'webhook_url announces the end of a job, and this source is streamed directly: leave webhook_url out, or ask for a format or a clip.');
           metrics.downloads.inc({ kind: 'direct' });
           await streamSource(req, res, { egress, metrics, maxBytes: deps.maxMediaBytes, source: plan.source, basename: plan.basename });
           return;
         }
-        const { id, reused } = await downloads.enqueue(plan.payload);
+        const { id, reused } = await downloads.enqueue(plan.payload, req.ip, webhook).catch((err: unknown) => {
+          if (err instanceof ReelayError && err.code === 'too_many_jobs') metrics.rateLimited.inc({ surface: 'jobs' });
+          throw err;
+        });
         metrics.downloads.inc({ kind: reused ? 'job_reused' : 'job' });
         const status = reused ? (await jobs.view(id)).status : 'queued';
         const statusUrl = `/api/v1/jobs/${id}`;
@@ -60,7 +71,7 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
     {
       method: 'get',
       path: '/api/v1/jobs/{id}',
-      tag: 'surface B',
+      tag: 'Jobs',
       summary: 'A download job: status, progress, error or artifact',
       params: { id: 'The job id from the 202 answer' },
       responses: {
@@ -77,7 +88,7 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
     {
       method: 'get',
       path: '/api/v1/jobs/{id}/artifact',
-      tag: 'surface B',
+      tag: 'Jobs',
       summary: "A finished job's file (Range supported)",
       params: { id: 'The job id' },
       responses: {

@@ -1,7 +1,9 @@
 // Surface B: POST /api/v1/extract.
+import type { RequestHandler } from 'express';
 import { ErrorEnvelopeSchema, ExtractEnvelopeSchema, ExtractRequestSchema } from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
-import { clientGone, type ExtractService } from '../services/extract.js';
+import { TOO_MANY, withRateLimitHeaders } from '../http/surface-gate.js';
+import { clientGone, sendExtract, wantsFresh, type ExtractService } from '../services/extract.js';
 
 export const EXTRACT_ERRORS = {
   400: { description: 'invalid_request or invalid_url', schema: ErrorEnvelopeSchema },
@@ -11,23 +13,31 @@ export const EXTRACT_ERRORS = {
   415: { description: 'unsupported_media_type', schema: ErrorEnvelopeSchema },
   422: { description: 'no_media_found', schema: ErrorEnvelopeSchema },
   502: { description: 'upstream_error', schema: ErrorEnvelopeSchema },
-  503: { description: 'service_unavailable', schema: ErrorEnvelopeSchema },
+  503: {
+    description: "service_unavailable; or upstream_rate_limited: the platform's API is rate limiting (Retry-After: the platform's own, when it gave one)",
+    schema: ErrorEnvelopeSchema,
+    headers: { 'Retry-After': "Seconds to wait, when the platform said" },
+  },
   504: { description: 'upstream_timeout', schema: ErrorEnvelopeSchema },
 };
 
-export function extractRoutes(service: ExtractService): RouteSpec[] {
+/** On an answer from the extract cache (EXTRACT_CACHE_SECONDS); `Cache-Control: no-cache` asks afresh. */
+export const CACHED_HEADERS = { Age: 'Seconds since this result was fetched from the origin, when it was answered from the extract cache or shared with a concurrent request; absent when this request fetched it' };
+
+/** `limit`: surface B's limit per client address (RATE_LIMIT_V1_PER_MIN), absent when it is off. */
+export function extractRoutes(service: ExtractService, limit?: RequestHandler): RouteSpec[] {
   return [
     {
       method: 'post',
       path: '/api/v1/extract',
-      tag: 'surface B',
-      summary: 'Extract the media of a public page, manifest or media file',
+      tag: 'Extract and download',
+      summary: 'Extract the media of a public page, manifest or media file: RATE_LIMIT_V1_PER_MIN requests per minute per client address',
       body: ExtractRequestSchema,
-      responses: { 200: { description: 'The extract result', schema: ExtractEnvelopeSchema }, ...EXTRACT_ERRORS },
+      responses: withRateLimitHeaders({ 200: { description: 'The extract result', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS }, ...EXTRACT_ERRORS, ...TOO_MANY }),
+      before: limit && [limit],
       handler: async (req, res) => {
         const { url } = parseBody(ExtractRequestSchema, req.body);
-        const data = await service.extract(url, clientGone(req, res));
-        res.json({ success: true, data });
+        sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req) }));
       },
     },
   ];

@@ -35,7 +35,7 @@ export function platformRoutes(registry: ExtractorRegistry): RouteSpec[] {
     {
       method: 'get',
       path: '/api/v1/platforms',
-      tag: 'surface B',
+      tag: 'Extract and download',
       summary: 'The supported platforms with their URL patterns and what each extracts',
       responses: { 200: { description: 'The platform list', schema: PlatformsEnvelopeSchema } },
       handler: (_req, res) => res.json(body),

@@ -2,30 +2,22 @@
 // POST /api/v1/extract answers (the same ExtractService); the gate in front adds the key check and the
 // rate limits.
 import { ErrorEnvelopeSchema, ExtractEnvelopeSchema, ExtractRequestSchema } from '@reelay/contracts';
-import { parseBody, type ResponseSpec, type RouteSpec } from '../http/route.js';
-import { RATE_LIMIT_HEADERS, surfaceGate, type SurfaceGateDeps } from '../http/surface-gate.js';
-import { clientGone, type ExtractService } from '../services/extract.js';
-import { EXTRACT_ERRORS } from './extract.js';
-
-function withRateLimitHeaders(responses: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
-  return Object.fromEntries(
-    Object.entries(responses).map(([status, spec]) => [status, status === '503' ? spec : { ...spec, headers: { ...spec.headers, ...RATE_LIMIT_HEADERS } }]),
-  );
-}
-
-const TOO_MANY = { 429: { description: 'rate_limited: over the limit; Retry-After says when to try again', schema: ErrorEnvelopeSchema, headers: { 'Retry-After': 'Seconds to wait' } } };
+import { parseBody, type RouteSpec } from '../http/route.js';
+import { surfaceGate, TOO_MANY, withRateLimitHeaders, type SurfaceGateDeps } from '../http/surface-gate.js';
+import { clientGone, sendExtract, wantsFresh, type ExtractService } from '../services/extract.js';
+import { CACHED_HEADERS, EXTRACT_ERRORS } from './extract.js';
 
 export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDeps): RouteSpec[] {
   const handler: RouteSpec['handler'] = async (req, res) => {
     const { url } = parseBody(ExtractRequestSchema, req.body);
-    res.json({ success: true, data: await service.extract(url, clientGone(req, res)) });
+    sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req) }));
   };
-  const ok = { 200: { description: 'The extract result, as POST /api/v1/extract answers it', schema: ExtractEnvelopeSchema } };
+  const ok = { 200: { description: 'The extract result, as POST /api/v1/extract answers it', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS } };
   return [
     {
       method: 'post',
       path: '/api',
-      tag: 'surface A',
+      tag: 'API with a key',
       summary: 'Extract media with an API key (X-API-Key): RATE_LIMIT_KEY_PER_MIN requests per minute per key, usage counted per key',
       auth: 'apiKey',
       body: ExtractRequestSchema,
@@ -42,7 +34,7 @@ export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDep
     {
       method: 'post',
       path: '/api/playground',
-      tag: 'surface A',
+      tag: 'API with a key',
       summary: 'Extract media without a key: RATE_LIMIT_PUBLIC_PER_MIN requests per minute per client IP',
       body: ExtractRequestSchema,
       responses: withRateLimitHeaders({ ...ok, ...EXTRACT_ERRORS, ...TOO_MANY }),

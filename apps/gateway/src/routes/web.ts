@@ -31,18 +31,20 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-interface WebFile {
+export interface WebFile {
   body: Buffer;
   type: string;
   etag: string;
+  /** The body gzipped once at start-up, for large files (the API docs' renderer). */
+  gzip?: Buffer;
 }
 
-function load(dir: string, file: string): WebFile {
+export function load(dir: string, file: string): WebFile {
   const body = fs.readFileSync(path.join(dir, file));
   return { body, type: TYPES[path.extname(file)], etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
 }
 
-function send(req: Request, res: Response, file: WebFile): void {
+export function send(req: Request, res: Response, file: WebFile): void {
   res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Referrer-Policy', 'no-referrer');
@@ -50,7 +52,12 @@ function send(req: Request, res: Response, file: WebFile): void {
   // Unversioned file names: the browser revalidates each time and gets a cheap 304.
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('ETag', file.etag);
+  if (file.gzip) res.setHeader('Vary', 'Accept-Encoding');
   if (req.headers['if-none-match'] === file.etag) return void res.status(304).end();
+  if (file.gzip && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
+    res.setHeader('Content-Encoding', 'gzip');
+    return void res.type(file.type).send(file.gzip);
+  }
   res.type(file.type).send(file.body);
 }
 
@@ -60,7 +67,7 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
   const assets = new Map(
     fs
       .readdirSync(dir)
-      .filter((name) => name !== 'index.html' && name !== 'settings.html' && TYPES[path.extname(name)] !== undefined)
+      .filter((name) => !name.endsWith('.html') && TYPES[path.extname(name)] !== undefined)
       .map((name) => [name, read(name)] as const),
   );
   const page = (routePath: string, file: string, summary: string): RouteSpec => {

@@ -2,20 +2,35 @@
 // job (merge, convert, remux), and enqueueing jobs so that the same request while its job or
 // artifact lives gets the same job.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Queue } from 'bullmq';
+import type { FlowProducer, JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   AUDIO_FORMATS,
+  ContainerSchema,
+  DOWNLOAD_QUEUE,
   JobPayloadSchema,
+  MAX_URL_LENGTH,
+  OutputFormatSchema,
+  SUBTITLE_FORMATS,
   ReelayError,
+  roundMs,
+  type Clip,
   type DownloadRequest,
   type JobInput,
   type JobPayload,
   type OutputFormat,
   type StoredSource,
+  type StoredSubtitle,
+  type SubtitleInput,
+  WEBHOOK_ATTEMPTS,
+  WEBHOOK_QUEUE,
+  type WebhookJob,
 } from '@reelay/contracts';
 import type { SourceRegistry } from '@reelay/sources';
 import { sanitizeBasename } from '../http/disposition.js';
+import type { ClientJobs } from './client-jobs.js';
+import type { RequestedWebhook } from './webhooks.js';
+import { pickTracks, planSubtitleDownload, toSubtitleInput } from './subtitles.js';
 
 const PROGRESSIVE = new Set(['muxed_progressive', 'video_only', 'audio_only', 'image']);
 const DASH_FRAGMENT = '#representation=';
@@ -33,6 +48,10 @@ export interface DownloadServiceDeps {
   attempts?: number;
   /** Current job state for de-duplication; returns undefined when the job is gone or unusable. */
   jobAlive: (id: string) => Promise<boolean>;
+  /** Live jobs per client address (MAX_ACTIVE_JOBS_PER_CLIENT); absent when the limit is off. */
+  clientJobs?: ClientJobs;
+  /** Adds a job with its webhook delivery as one flow (required for requests with a webhook_url). */
+  flows?: FlowProducer;
 }
 
 function hasVideo(s: StoredSource): boolean {
@@ -65,63 +84,155 @@ function toInput(s: StoredSource): JobInput {
   };
 }
 
+/** A clip's format when none was asked for: the source's own, if a job can write it. */
+function sameFormat(source: StoredSource): OutputFormat {
+  const own = OutputFormatSchema.safeParse(source.ext);
+  if (own.success) return own.data;
+  return isAudioOnly(source) && /^mp4a\./.test(source.codecs ?? '') ? 'm4a' : 'mkv';
+}
+
+/**
+ * The clip as the job cuts it: milliseconds, the mode's default, and an end past the media's end cut
+ * there. A start at or past the end is refused here when the extract knew the duration.
+ */
+function resolveClip(clip: NonNullable<DownloadRequest['clip']>, duration: number | undefined): Clip {
+  const start = roundMs(clip.start);
+  const end = roundMs(clip.end);
+  const mode = clip.mode ?? 'fast';
+  if (duration === undefined) return { start, end, mode };
+  if (start >= duration) throw new ReelayError('invalid_clip', `clip.start (${start} s) is at or past the end of the media (${duration} s).`);
+  return { start, end: Math.min(end, duration), mode };
+}
+
+/** An http(s) URL short enough for the job payload; anything else is left out rather than failing the job. */
+function fitting(url: string | undefined): string | undefined {
+  return url !== undefined && url.length <= MAX_URL_LENGTH && /^https?:\/\//i.test(url) && URL.canParse(url) ? url : undefined;
+}
+
+/** The item's thumbnail as cover art, when it has a usable one. */
+function coverOf(source: StoredSource): JobPayload['cover'] {
+  const url = fitting(source.thumbnail);
+  return url ? { url } : undefined;
+}
+
+/** The tags of DESIGN.md from what the extract knew about the item. */
+function tagsOf(source: StoredSource): JobPayload['tags'] {
+  const tags = { title: source.title.slice(0, 500), artist: source.author?.slice(0, 500), date: source.upload_date, comment: fitting(source.page_url) };
+  return Object.fromEntries(Object.entries(tags).filter(([, v]) => v !== undefined && v !== ''));
+}
+
+function unknownSource(field: string, extraction?: string): ReelayError {
+  const which = extraction === undefined ? 'an extract' : 'the extract with this extraction_id';
+  return new ReelayError('unknown_source', `The ${field} was not returned by ${which} in the last while; extract the page again and use a URL from its result.`);
+}
+
 export class DownloadService {
   constructor(private readonly deps: DownloadServiceDeps) {}
 
-  private async lookup(url: string, field: string): Promise<StoredSource> {
-    const source = await this.deps.sources.get(url);
-    if (!source) {
-      throw new ReelayError('unknown_source', `The ${field} was not returned by an extract in the last while; extract the page again and use a URL from its result.`);
-    }
+  private async lookup(url: string, field: string, extraction: string | undefined): Promise<StoredSource> {
+    const source = await this.deps.sources.get(url, extraction);
+    if (!source) throw unknownSource(field, extraction);
     return source;
+  }
+
+  /** The tracks a video download embeds (none unless asked): the item's, by language. */
+  private async embedded(body: DownloadRequest, video: StoredSource): Promise<SubtitleInput[] | undefined> {
+    if (body.subtitles === undefined) return undefined;
+    if (!hasVideo(video)) throw new ReelayError('invalid_request', 'Subtitles are embedded in a video; this source has no video track.');
+    // A clip cuts the media's inputs; the tracks would keep their own timeline and drift from it.
+    if (body.clip) throw new ReelayError('invalid_request', 'A clip cannot embed subtitles yet: download the clip, and the subtitle track on its own.');
+    return pickTracks(await this.deps.sources.subtitlesOf(video.item_key), body.subtitles).map(toSubtitleInput);
+  }
+
+  /** A subtitle track's url: the file as it is, or a job that writes it as vtt or srt. */
+  private planSubtitle(sub: StoredSubtitle, body: DownloadRequest): DownloadPlan {
+    if (body.clip) throw new ReelayError('invalid_request', 'A subtitle track is delivered whole; it cannot be clipped.');
+    const basename = sanitizeBasename(body.filename ?? `${sub.title}.${sub.language}`);
+    const plan = planSubtitleDownload(sub, body);
+    if (plan.kind === 'direct') {
+      // Streamed like a progressive source: the same guarded fetch, Range and Content-Disposition.
+      const source: StoredSource = { ...sub, stream_profile: 'muxed_progressive', media_type: 'video', mime_type: plan.mime_type, ext: plan.ext };
+      return { kind: 'direct', source, basename };
+    }
+    return { kind: 'job', payload: this.payload(plan.operation, [], plan.format, basename, body, [plan.input]) };
   }
 
   async plan(body: DownloadRequest): Promise<DownloadPlan> {
     const format = body.format;
     if (body.url !== undefined) {
-      const source = await this.lookup(body.url, 'url');
+      const found = await this.deps.sources.lookup(body.url, body.extraction_id);
+      if (found?.kind === 'subtitle') return this.planSubtitle(found.subtitle, body);
+      if (found === undefined) throw unknownSource('url', body.extraction_id);
+      const source = found.source;
       const basename = sanitizeBasename(body.filename ?? source.title);
+      if (format !== undefined && SUBTITLE_FORMATS.has(format)) throw new ReelayError('invalid_request', `${format} is a subtitle format: give a subtitle track's url from the extract.`);
+      if (source.stream_profile === 'image' && body.clip) throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be clipped.');
+      const subtitles = await this.embedded(body, source);
       if (PROGRESSIVE.has(source.stream_profile)) {
-        if (!format || format === source.ext) return { kind: 'direct', source, basename };
+        // A clip or embedding needs a job. Without a format, a clip keeps the file's own format where
+        // reelay writes it; embedding keeps the container when its codecs are known to fit it, else
+        // writes Matroska, which takes any codec without re-encoding.
+        const target = format ?? (subtitles ? (ContainerSchema.safeParse(source.ext).success && source.codecs ? (source.ext as OutputFormat) : 'mkv') : body.clip ? sameFormat(source) : undefined);
+        if (target === undefined || (!subtitles && !body.clip && target === source.ext)) return { kind: 'direct', source, basename };
         if (source.stream_profile === 'image') throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be converted.');
-        if (AUDIO_FORMATS.has(format) && source.has_audio === false) throw new ReelayError('invalid_request', `This source has no audio track to convert to ${format}.`);
-        if (!AUDIO_FORMATS.has(format) && !hasVideo(source)) throw new ReelayError('invalid_request', `This source is audio only; choose mp3, m4a, opus or wav instead of ${format}.`);
-        return { kind: 'job', payload: this.payload('convert', [source], format, basename) };
+        if (AUDIO_FORMATS.has(target) && source.has_audio === false) throw new ReelayError('invalid_request', `This source has no audio track to convert to ${target}.`);
+        if (!AUDIO_FORMATS.has(target) && !hasVideo(source)) throw new ReelayError('invalid_request', `This source is audio only; choose mp3, m4a, opus or wav instead of ${target}.`);
+        return { kind: 'job', payload: this.payload('convert', [source], target, basename, body, subtitles) };
       }
-      return { kind: 'job', payload: this.payload('remux', [source], format, basename) };
+      return { kind: 'job', payload: this.payload('remux', [source], format, basename, body, subtitles) };
     }
 
-    const [video, audio] = await Promise.all([this.lookup(body.video_url!, 'video_url'), this.lookup(body.audio_url!, 'audio_url')]);
+    const [video, audio] = await Promise.all([this.lookup(body.video_url!, 'video_url', body.extraction_id), this.lookup(body.audio_url!, 'audio_url', body.extraction_id)]);
     if (!hasVideo(video)) throw new ReelayError('invalid_merge_pair', 'video_url is not a video source.');
     if (!isAudioOnly(audio)) throw new ReelayError('invalid_merge_pair', 'audio_url is not an audio-only source.');
     if (video.item_key !== audio.item_key) throw new ReelayError('invalid_merge_pair', 'The video and audio sources belong to different media items.');
-    if (format && AUDIO_FORMATS.has(format)) throw new ReelayError('invalid_request', 'A merge makes a video: choose mp4, webm or mkv, or download the audio source alone.');
+    if (format && (AUDIO_FORMATS.has(format) || SUBTITLE_FORMATS.has(format))) throw new ReelayError('invalid_request', 'A merge makes a video: choose mp4, webm or mkv, or download the audio source alone.');
+    const subtitles = await this.embedded(body, video);
     const progressive = [video, audio].filter((s) => PROGRESSIVE.has(s.stream_profile)).length;
     // A file with a segmented stream has no operation: merge copies two files, remux reads two
     // manifests. Such pairs do not come out of one extract in practice; refuse them clearly.
     if (progressive === 1) throw new ReelayError('invalid_merge_pair', 'A merge pair must be two progressive files or two HLS/DASH streams, not one of each.');
     const operation = progressive === 2 ? 'merge' : 'remux';
-    return { kind: 'job', payload: this.payload(operation, [video, audio], format, sanitizeBasename(body.filename ?? video.title)) };
+    return { kind: 'job', payload: this.payload(operation, [video, audio], format, sanitizeBasename(body.filename ?? video.title), body, subtitles) };
   }
 
-  private payload(operation: JobPayload['operation'], sources: StoredSource[], format: OutputFormat | undefined, basename: string): JobPayload {
+  private payload(operation: JobPayload['operation'], sources: StoredSource[], format: OutputFormat | undefined, basename: string, body: DownloadRequest, subtitles?: SubtitleInput[]): JobPayload {
     const inputs = sources.map(toInput);
-    const key = createHash('sha256').update(JSON.stringify({ operation, inputs: inputs.map((i) => [i.url, i.representation ?? null]), format: format ?? null, basename })).digest('base64url');
     const durations = sources.map((s) => s.duration).filter((d): d is number => typeof d === 'number' && d > 0);
+    const duration = durations.length ? Math.max(...durations) : undefined;
+    const clip = body.clip && resolveClip(body.clip, duration);
+    // Tags and cover come from the media item; a subtitle track written alone has neither.
+    const [first] = sources;
+    const tags = first === undefined ? undefined : body.metadata === false ? false : tagsOf(first);
+    const cover = first !== undefined && body.cover !== false ? coverOf(first) : undefined;
+    // Clip, metadata, cover and the embedded tracks are part of the request's identity: each changes the file.
+    const identity: Record<string, unknown> = { operation, inputs: inputs.map((i) => [i.url, i.representation ?? null]), format: format ?? null, basename, clip: clip ?? null, metadata: body.metadata !== false, cover: cover !== undefined };
+    if (subtitles) identity.subtitles = subtitles.map((t) => [t.url, t.representation ?? null, t.language]);
+    // The webhook too (DESIGN.md); the secret enters only as its hash, which the identity hashes again.
+    if (body.webhook_url !== undefined) identity.webhook = [body.webhook_url, body.webhook_secret === undefined ? null : createHash('sha256').update(body.webhook_secret).digest('base64url')];
+    const key = createHash('sha256').update(JSON.stringify(identity)).digest('base64url');
     return JobPayloadSchema.parse({
       id: randomBytes(16).toString('base64url'),
       operation,
       inputs,
       format,
       basename,
-      duration: durations.length ? Math.max(...durations) : undefined,
+      subtitles,
+      duration,
       request_key: key,
       created_at: Date.now(),
+      clip,
+      tags,
+      cover,
+      webhook_url: body.webhook_url,
     });
   }
 
-  /** Enqueues a job, or returns the id of the live job this same request already started. */
-  async enqueue(payload: JobPayload): Promise<{ id: string; reused: boolean }> {
+  /**
+   * Enqueues a job, or returns the id of the live job this same request already started. Only a new
+   * job takes one of the client's slots: a reused one is free.
+   */
+  async enqueue(payload: JobPayload, client?: string, webhook?: RequestedWebhook): Promise<{ id: string; reused: boolean }> {
     const { redis, queue } = this.deps;
     const key = `reelay:dl:${payload.request_key}`;
     const ttl = this.deps.jobTimeoutSeconds + this.deps.artifactTtlSeconds + 3600;
@@ -132,17 +243,47 @@ export class DownloadService {
         if (existing && (await this.deps.jobAlive(existing))) return { id: existing, reused: true };
         await redis.set(key, payload.id, 'EX', ttl);
       }
-      await queue.add('download', JobPayloadSchema.parse(payload), {
+      // A refusal leaves the request key naming a job that never existed: the next same request
+      // finds it not alive and claims the key again.
+      await this.deps.clientJobs?.admit(client, payload.id);
+      const options: JobsOptions = {
         jobId: payload.id,
         attempts: this.deps.attempts ?? 3,
         backoff: { type: 'exponential', delay: 2_000 },
         removeOnComplete: { age: this.deps.artifactTtlSeconds + 86_400 },
         removeOnFail: { age: 86_400 },
+      };
+      const data = JobPayloadSchema.parse(payload);
+      await (webhook ? this.addWithWebhook(data, options, webhook) : queue.add('download', data, options)).catch(async (err: unknown) => {
+        await this.deps.clientJobs?.release(client, payload.id).catch(() => undefined);
+        throw err;
       });
       return { id: payload.id, reused: false };
     } catch (err) {
       if (err instanceof ReelayError) throw err;
       throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
     }
+  }
+
+  /**
+   * The job and its delivery in one flow, written to Redis at once: the delivery (WEBHOOK_QUEUE, the
+   * same id) waits for its child, the download job, and BullMQ moves it to the wait list in the same
+   * step that finishes the child, completed or (ignoreDependencyOnFailure) finally failed. No process
+   * has to see the end happen, so no kill or restart can lose a delivery.
+   */
+  private async addWithWebhook(payload: JobPayload, options: JobsOptions, webhook: RequestedWebhook): Promise<void> {
+    const flows = this.deps.flows;
+    if (!flows) throw new ReelayError('service_unavailable', 'Webhooks are not set up on this gateway.');
+    const prefix = this.deps.queue.opts.prefix;
+    const delivery: WebhookJob = { job_id: payload.id, url: webhook.url, ...(webhook.secret ? { secret: webhook.secret } : {}) };
+    await flows.add({
+      name: 'deliver',
+      queueName: WEBHOOK_QUEUE,
+      prefix,
+      data: delivery,
+      // The schedule is the worker's backoffStrategy (webhookRetryDelay). Kept as long as the job.
+      opts: { jobId: payload.id, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' }, removeOnComplete: options.removeOnComplete, removeOnFail: { age: this.deps.artifactTtlSeconds + 86_400 } },
+      children: [{ name: 'download', queueName: DOWNLOAD_QUEUE, prefix, data: payload, opts: { ...options, ignoreDependencyOnFailure: true } }],
+    });
   }
 }

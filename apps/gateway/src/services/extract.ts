@@ -1,11 +1,13 @@
-// Extraction as a service both surfaces share: validate the URL, run the registry with an overall
-// deadline and the client's abort signal, record the sources, count the outcome.
+// Extraction as a service both surfaces share: validate the URL, answer from the extract cache or
+// run the registry with an overall deadline and the client's abort signal, record the sources (a
+// cached answer records them again, so they stay downloadable), count the outcome.
 import { parseContentUrl, ReelayError, type ExtractResult } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import type { ExtractorRegistry } from '@reelay/extractors';
+import type { Extraction, ExtractorRegistry } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
 import type { SourceRegistry } from '@reelay/sources';
 import type { GatewayMetrics } from '../metrics.js';
+import type { ExtractCache } from './extract-cache.js';
 
 export interface ExtractServiceDeps {
   registry: ExtractorRegistry;
@@ -14,18 +16,51 @@ export interface ExtractServiceDeps {
   metrics: GatewayMetrics;
   logger: Logger;
   endpoints: Record<string, string>;
+  /** MAX_SEGMENTS: a manifest naming more segments a playlist is refused. */
+  maxSegments?: number;
   /** Whole-extraction deadline; several fetches (page, manifests, APIs) share it. */
   timeoutMs?: number;
+  /** EXTRACT_CACHE_SECONDS' cache and single flight; without it every extract fetches. */
+  cache?: ExtractCache;
+}
+
+export interface ExtractAnswer {
+  result: ExtractResult;
+  /** Seconds since the result was fetched, when this request did not fetch it (the Age header). */
+  age?: number;
 }
 
 export class ExtractService {
   constructor(private readonly deps: ExtractServiceDeps) {}
 
-  async extract(rawUrl: string, clientSignal?: AbortSignal): Promise<ExtractResult> {
+  /** `fresh`: the client sent Cache-Control: no-cache, so the origin is asked again. */
+  async extract(rawUrl: string, clientSignal?: AbortSignal, options: { fresh?: boolean } = {}): Promise<ExtractAnswer> {
     const url = parseContentUrl(rawUrl);
-    const { registry, egress, sources, metrics, logger } = this.deps;
+    const { registry, sources, metrics, cache } = this.deps;
     const platform = registry.platformOf(url);
     const started = process.hrtime.bigint();
+    let outcome = 'success';
+    try {
+      const fetch = () => this.fetch(url, clientSignal);
+      const served = cache ? await cache.serve(url.href, fetch, { fresh: options.fresh, signal: clientSignal }) : { extraction: await fetch(), outcome: 'off' as const, age: undefined };
+      metrics.extractCache.inc({ outcome: served.outcome });
+      const { result, records, subtitles } = served.extraction;
+      // Every answer, cached or not, records its sources under an extraction of its own.
+      const extractionId = await sources.record(result.platform, records, subtitles);
+      return { result: { ...result, extraction_id: extractionId }, age: served.age };
+    } catch (err) {
+      outcome = err instanceof ReelayError ? err.code : 'internal_error';
+      throw err;
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.extracts.inc({ platform, outcome });
+      metrics.extractDuration.observe({ platform, outcome }, seconds);
+    }
+  }
+
+  /** One run of the registry against the origin, within the extraction deadline. */
+  private async fetch(url: URL, clientSignal?: AbortSignal): Promise<Extraction> {
+    const { registry, egress, logger } = this.deps;
     const controller = new AbortController();
     const onClientAbort = () => controller.abort(clientSignal?.reason);
     clientSignal?.addEventListener('abort', onClientAbort, { once: true });
@@ -36,28 +71,20 @@ export class ExtractService {
         reject(new ReelayError('upstream_timeout', 'Extraction took too long; the origin is too slow.'));
       }, this.deps.timeoutMs ?? 30_000);
     });
-    let outcome = 'success';
     try {
-      const extraction = await Promise.race([
+      return await Promise.race([
         registry.extract(url, {
           egress,
           endpoints: this.deps.endpoints,
+          maxSegments: this.deps.maxSegments,
           signal: controller.signal,
           log: (msg, fields) => logger.debug({ ...fields, url: url.href }, msg),
         }),
         deadline,
       ]);
-      await sources.record(extraction.result.platform, extraction.records);
-      return extraction.result;
-    } catch (err) {
-      outcome = err instanceof ReelayError ? err.code : 'internal_error';
-      throw err;
     } finally {
       clearTimeout(timer);
       clientSignal?.removeEventListener('abort', onClientAbort);
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.extracts.inc({ platform, outcome });
-      metrics.extractDuration.observe({ platform, outcome }, seconds);
     }
   }
 }
@@ -70,4 +97,16 @@ export function clientGone(req: import('express').Request, res: import('express'
   });
   req.once('aborted', () => controller.abort(new Error('client aborted')));
   return controller.signal;
+}
+
+/** Cache-Control: no-cache (or Pragma: no-cache, HTTP/1.0's spelling) asks for a fresh extract. */
+export function wantsFresh(req: import('express').Request): boolean {
+  const directives = `${req.get('cache-control') ?? ''},${req.get('pragma') ?? ''}`.toLowerCase().split(',').map((d) => d.trim());
+  return directives.includes('no-cache');
+}
+
+/** Writes the Age header when the answer came from the cache or another request's fetch. */
+export function sendExtract(res: import('express').Response, answer: ExtractAnswer): void {
+  if (answer.age !== undefined) res.setHeader('Age', String(answer.age));
+  res.json({ success: true, data: answer.result });
 }

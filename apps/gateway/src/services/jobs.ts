@@ -2,14 +2,20 @@
 // job state: status, progress, timestamps, error and artifact.
 import { Job, type Queue } from 'bullmq';
 import type { ArtifactStore, StoredArtifact } from '@reelay/artifacts';
-import { decodeJobError, JOB_ID_PATTERN, JobResultSchema, ReelayError, type JobPayload, type JobView } from '@reelay/contracts';
+import { jobEventId } from './job-event-id.js';
+import { JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
 
-const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString() : undefined);
+export interface JobSnapshot {
+  view: JobView;
+  eventId: number;
+}
 
 export class JobService {
   constructor(
     private readonly queue: Queue,
     private readonly artifacts: ArtifactStore,
+    /** The queue of webhook deliveries (WEBHOOK_QUEUE), whose job of the same id is this job's delivery. */
+    private readonly webhooks?: Queue,
   ) {}
 
   /**
@@ -36,41 +42,38 @@ export class JobService {
   }
 
   async view(id: string): Promise<JobView> {
+    return (await this.snapshot(id)).view;
+  }
+
+  /** The job with the id of its state in the event stream (job-event-id.ts). */
+  async snapshot(id: string): Promise<JobSnapshot> {
     const found = await this.find(id);
     if (!found) throw new ReelayError('job_not_found', 'There is no job with this id.');
     const { job, state } = found;
-    const view: JobView = {
-      id,
-      status: 'queued',
-      operation: job.data.operation,
-      progress: typeof job.progress === 'number' ? Math.max(0, Math.min(100, Math.round(job.progress))) : 0,
-      created_at: iso(job.timestamp)!,
-      started_at: iso(job.processedOn),
-    };
-    if (state === 'active') view.status = 'processing';
-    else if (state === 'completed') {
-      view.finished_at = iso(job.finishedOn);
-      const result = JobResultSchema.safeParse(job.returnvalue);
-      if (result.success && result.data.expires_at > Date.now()) {
-        view.status = 'completed';
-        view.progress = 100;
-        view.artifact = {
-          url: `/api/v1/jobs/${id}/artifact`,
-          filename: result.data.filename,
-          content_type: result.data.content_type,
-          size: result.data.size,
-          expires_at: new Date(result.data.expires_at).toISOString(),
-        };
-      } else {
-        view.status = 'expired';
-      }
-    } else if (state === 'failed') {
-      view.status = 'failed';
-      view.finished_at = iso(job.finishedOn);
-      view.error = decodeJobError(job.failedReason);
+    const view = jobView(id, job, state);
+    if (job.data.webhook_url) view.webhook = await this.webhook(id, job.data.webhook_url);
+    return { view, eventId: jobEventId(view, job.attemptsStarted ?? 0) };
+  }
+
+  /**
+   * The delivery's state: waiting for the job to end, or retrying, is pending; BullMQ's completed is
+   * delivered, its failed (every attempt used) failed. The last attempt's answer is its progress.
+   */
+  private async webhook(id: string, url: string): Promise<WebhookView> {
+    const view: WebhookView = { url, status: 'pending', attempts: 0 };
+    if (!this.webhooks) return view;
+    try {
+      const [state, delivery] = await Promise.all([this.webhooks.getJobState(id), Job.fromId(this.webhooks, id)]);
+      if (!delivery) return view;
+      view.attempts = delivery.attemptsMade;
+      if (state === 'completed') view.status = 'delivered';
+      else if (state === 'failed') view.status = 'failed';
+      const last = WebhookAttemptSchema.safeParse(delivery.progress);
+      if (last.success) Object.assign(view, last.data);
+      return view;
+    } catch (err) {
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
     }
-    if (!view.started_at) delete view.started_at;
-    return view;
   }
 
   /** The stored artifact of a completed job; 410 once expired, 409 while not finished. */

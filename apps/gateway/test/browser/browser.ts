@@ -1,13 +1,13 @@
 // Shared set-up of the browser tests: Debian's chromium driven by playwright-core (never a downloaded
 // browser), the real gateway listening on 127.0.0.1, and where screenshots go. Without chromium the
 // tests are skipped locally but fail in CI, where .ci/run installs it.
-import { describe } from '@jest/globals';
 import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { describeWithTools } from '@reelay/testkit';
 import { buildGateway, type TestGateway } from '../helpers.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -15,9 +15,7 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgrou
 
 /** `describe`, or `describe.skip` with a message when chromium is missing outside CI. */
 export function describeBrowser(name: string, fn: () => void): void {
-  if (fs.existsSync(CHROMIUM) || process.env.CI) return describe(name, fn);
-  console.warn(`${name}: skipped, ${CHROMIUM} is missing (apt-get install chromium); CI fails instead of skipping.`);
-  describe.skip(name, fn);
+  describeWithTools(name, [{ bin: CHROMIUM, install: 'apt-get install chromium' }], fn);
 }
 
 export interface TestBrowser {

@@ -22,7 +22,9 @@ describeBrowser('the API key settings page', () => {
     origin = await startOrigin();
     origin.file('/clip.mp4', media.muxedMp4, 'video/mp4');
     // Behind a "proxy" so each test's context is its own client address (sign-up and sign-in limits).
-    served = await serveGateway({ env: { TRUST_PROXY: 'true' } });
+    // Keyless and unknown-key calls count per address against the public limit, which every browser
+    // test file shares on 127.0.0.1: a high limit keeps other files' calls from answering 429 here.
+    served = await serveGateway({ env: { TRUST_PROXY: 'true', RATE_LIMIT_PUBLIC_PER_MIN: '1000' } });
     browser = await launchBrowser();
   });
 

@@ -59,6 +59,36 @@ describe('web app routes', () => {
   });
 });
 
+describe('the API reference (/docs)', () => {
+  test('is an HTML page under the same CSP, loading only the gateway\'s own files', async () => {
+    const res = await request(gw.app).get('/docs').expect(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+    const loaded = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, url]) => url).filter((url) => /\.(?:js|css)$/.test(url));
+    expect(loaded).toEqual(['/docs/swagger-ui.css', '/docs/docs.css', '/docs/swagger-ui-bundle.js', '/docs/docs.js']);
+    for (const url of loaded) {
+      const file = await request(gw.app).get(url).expect(200);
+      expect(file.headers['content-type']).toMatch(url.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+    }
+  });
+
+  test("Swagger UI's bundle goes out gzipped to a client that accepts it, and whole to one that does not", async () => {
+    const zipped = await request(gw.app).get('/docs/swagger-ui-bundle.js').set('accept-encoding', 'gzip').buffer(true).parse(binary).expect(200);
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toMatch(/Accept-Encoding/i);
+    const plain = await request(gw.app).get('/docs/swagger-ui-bundle.js').set('accept-encoding', 'identity').buffer(true).parse(binary).expect(200);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    // (supertest inflates the body it hands over: the sizes sent are in Content-Length.)
+    expect(Number(zipped.headers['content-length'])).toBeLessThan(Number(plain.headers['content-length']) / 2);
+    expect(zipped.body).toEqual(plain.body);
+  });
+
+  test.each(['index.html', 'swagger-initializer.js', '..%2Fpackage.json', 'oauth2-redirect.html'])('/docs/%s is a 404 envelope', async (name) => {
+    const res = await request(gw.app).get(`/docs/${name}`).expect(404);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'not_found' } });
+  });
+});
+
 describe('web app files', () => {
   const files = fs.readdirSync(WEB_DIR);
   const read = (name: string) => fs.readFileSync(path.join(WEB_DIR, name), 'utf8');

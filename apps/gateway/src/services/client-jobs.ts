@@ -1,0 +1,79 @@
+// Live jobs per client address (MAX_ACTIVE_JOBS_PER_CLIENT), the same for every gateway replica.
+// Each client has a sorted set of its job ids in Redis (score: when the slot was taken). Nothing has
+// to hand a slot back when a job ends: each check reads the states of the set's ids from BullMQ, the
+// one store of job state, and drops the ids that completed, failed or are gone before counting. So a
+// job frees its slot however it ends (done, failed, its artifact expired and removed, its worker
+// killed and its attempts used up) with no loop per client; an id whose job never reached the queue
+// (a gateway that crashed in between) is dropped after a grace period, and a set whose client stops
+// sending jobs expires as a whole.
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ipBucket, luaScript, runScript } from '@reelay/accounts';
+import { ReelayError } from '@reelay/contracts';
+
+/** BullMQ states of a job that still holds a slot: queued (in any form) or processing. */
+const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+/** An id still unknown to the queue this long after its slot was taken was never enqueued. */
+const ENQUEUE_GRACE_MS = 60_000;
+/** A client over its limit waits for one of its jobs to end: there is no window that resets. */
+const RETRY_AFTER_SECONDS = 15;
+
+// KEYS: the client's set. ARGV: job id, now ms, limit, expiry s, then the ids found dead.
+// Returns 1 when the id took a slot, 0 when the client's slots are all taken.
+const ADMIT = luaScript(
+  `for i = 5, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1`,
+  1,
+);
+
+export interface ClientJobsOptions {
+  limit: number;
+  /** How long the set is kept after its last new job: past any job's life (queue wait, attempts, timeouts). */
+  expirySeconds: number;
+  prefix?: string;
+}
+
+export class ClientJobs {
+  private readonly prefix: string;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly queue: Queue,
+    private readonly options: ClientJobsOptions,
+  ) {
+    this.prefix = options.prefix ?? 'reelay:client-jobs:';
+  }
+
+  private key(ip: string | undefined): string {
+    return `${this.prefix}${ipBucket(ip)}`;
+  }
+
+  /** Takes a slot for a new job, or throws too_many_jobs when the client's jobs fill them all. */
+  async admit(ip: string | undefined, jobId: string): Promise<void> {
+    const key = this.key(ip);
+    const now = Date.now();
+    const held = (await this.redis.zrange(key, '0', '-1', 'WITHSCORES')) as string[];
+    const dead: string[] = [];
+    await Promise.all(
+      Array.from({ length: held.length / 2 }, async (_, i) => {
+        const [id, since] = [held[2 * i], Number(held[2 * i + 1])];
+        const state = await this.queue.getJobState(id);
+        if (LIVE.has(state) || (state === 'unknown' && now - since < ENQUEUE_GRACE_MS)) return;
+        dead.push(id);
+      }),
+    );
+    const admitted = await runScript(this.redis, ADMIT, [key], [jobId, now, this.options.limit, this.options.expirySeconds, ...dead]);
+    if (admitted === 1) return;
+    throw new ReelayError('too_many_jobs', `This client already has ${this.options.limit} jobs queued or processing; try again when one of them has finished.`, {
+      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    });
+  }
+
+  /** Hands a slot back at once, for a job that could not be enqueued after all. */
+  async release(ip: string | undefined, jobId: string): Promise<void> {
+    await this.redis.zrem(this.key(ip), jobId);
+  }
+}

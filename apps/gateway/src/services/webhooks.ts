@@ -1,0 +1,20 @@
+// A download request's webhook, checked when the request is made: a secret to sign with (the
+// request's own or the deployment's WEBHOOK_SECRET) and a URL the egress guard lets through now. The
+// worker checks the URL again at every delivery (apps/worker/src/webhook-delivery.ts).
+import { ReelayError, type DownloadRequest } from '@reelay/contracts';
+import type { Egress } from '@reelay/egress';
+
+export interface RequestedWebhook {
+  url: string;
+  /** The request's own secret; absent when the deployment's WEBHOOK_SECRET signs. Never shown or logged. */
+  secret?: string;
+}
+
+export async function requestedWebhook(body: DownloadRequest, deps: { egress: Egress; deploymentSecret: boolean }): Promise<RequestedWebhook | undefined> {
+  if (body.webhook_url === undefined) return undefined;
+  if (body.webhook_secret === undefined && !deps.deploymentSecret) {
+    throw new ReelayError('invalid_request', 'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.');
+  }
+  await deps.egress.checkUrl(new URL(body.webhook_url));
+  return { url: body.webhook_url, secret: body.webhook_secret };
+}

@@ -1,0 +1,26 @@
+// Event ids come from the job's state: a job's life, retries and hand-backs included, only ever
+// moves them up, and a state that looks the same to a client keeps its id.
+import { expect, test } from '@jest/globals';
+import { jobEventId } from '../src/services/job-event-id.js';
+
+test('every later state of a job has a greater id, through a retry and a hand-back to the queue', () => {
+  const life = [
+    jobEventId({ status: 'queued', progress: 0 }, 0),
+    jobEventId({ status: 'processing', progress: 0 }, 1),
+    jobEventId({ status: 'processing', progress: 40 }, 1),
+    jobEventId({ status: 'queued', progress: 0 }, 1), // the attempt failed and will be retried
+    jobEventId({ status: 'processing', progress: 10 }, 2),
+    jobEventId({ status: 'processing', progress: 99 }, 2),
+    jobEventId({ status: 'queued', progress: 0 }, 2), // handed back at a worker's shutdown
+    jobEventId({ status: 'processing', progress: 5 }, 3),
+    jobEventId({ status: 'completed', progress: 100 }, 3),
+    jobEventId({ status: 'expired', progress: 0 }, 3),
+  ];
+  expect(life).toEqual([...life].sort((a, b) => a - b));
+  expect(new Set(life).size).toBe(life.length);
+  expect(jobEventId({ status: 'processing', progress: 100 }, 1)).toBeLessThan(jobEventId({ status: 'failed', progress: 0 }, 1));
+});
+
+test('the same status and percent keep the same id, so a repeated state is not sent twice', () => {
+  expect(jobEventId({ status: 'processing', progress: 30 }, 1)).toBe(jobEventId({ status: 'processing', progress: 30 }, 1));
+});

@@ -1,0 +1,88 @@
+// @ts-check
+// The playground's clip range for one media item: start and end (seconds or [h:]mm:ss) and the cut's
+// mode, checked in the page so a mistake is told beside the fields before any request. The item's
+// source downloads, conversions and merge read it; subtitle tracks never do (the server refuses it).
+import { el } from './api.js';
+
+/** Seconds from "90", "90.5", "1:30" or "1:02:03.5"; null when empty, NaN when unreadable. @param {string} text */
+export function parseTime(text) {
+  const value = text.trim();
+  if (value === '') return null;
+  if (!/^\d+(\.\d+)?$|^\d+(:[0-5]?\d){1,2}(\.\d+)?$/.test(value)) return Number.NaN;
+  return value.split(':').reduce((total, part) => total * 60 + Number(part), 0);
+}
+
+/** "1:05.5" from 65.5, "1:02:03" from 3723: what a person would type back. @param {number} seconds */
+export function showTime(seconds) {
+  const ms = Math.round(seconds * 1000); // rounded first, so 59.9996 is 1:00, not 0:60
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = (ms % 60_000) / 1000;
+  const pad = (/** @type {number} */ n) => `${n < 10 ? '0' : ''}${n}`;
+  return h ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+}
+
+/**
+ * @typedef {{ start: number, end: number, mode: 'fast' | 'precise' }} Clip
+ * @typedef {{ node: HTMLElement, read: () => Clip | null | false, show: (message: string) => void, label: (clip: Clip) => string }} ClipBox
+ */
+
+/**
+ * The clip fields of an item. `read()` answers the clip, null when both times are empty (the whole
+ * media), or false after showing why the range is unusable; `show()` puts the server's refusal there.
+ * @param {{ index: number, duration?: number }} item
+ * @returns {ClipBox}
+ */
+export function clipBox(item) {
+  const id = (part) => `clip-${item.index}-${part}`;
+  const known = typeof item.duration === 'number' && item.duration > 0 ? item.duration : null;
+  const input = (part, placeholder) => /** @type {HTMLInputElement} */ (el('input', { id: id(part), type: 'text', inputmode: 'decimal', autocomplete: 'off', spellcheck: 'false', placeholder, 'aria-describedby': `${id('hint')} ${id('error')}` }));
+  const start = input('start', '0:00');
+  const end = input('end', known ? showTime(known) : 'e.g. 1:30');
+  const mode = /** @type {HTMLSelectElement} */ (el('select', { id: id('mode') }, el('option', { value: 'fast' }, 'Fast (from a keyframe)'), el('option', { value: 'precise' }, 'Precise (re-encoded)')));
+  const error = el('p', { id: id('error'), class: 'form-error', role: 'alert' });
+  const field = (text, control) => el('div', { class: 'field' }, el('label', { for: control.id }, text), control);
+  const node = el(
+    'fieldset',
+    { class: 'clip' },
+    el('legend', {}, 'Clip (optional)'),
+    el('p', { id: id('hint'), class: 'hint' }, 'For this item’s downloads, conversions and merge: seconds (90) or minutes:seconds (1:30), both empty for the whole media. Fast starts at the keyframe before the start; precise re-encodes for an exact cut.'),
+    el('div', { class: 'clip-fields' }, field('Start', start), field('End', end), field('Cut', mode)),
+    error,
+  );
+
+  const show = (/** @type {string} */ message, /** @type {HTMLInputElement | null} */ culprit = null) => {
+    error.textContent = message;
+    for (const box of [start, end]) box.removeAttribute('aria-invalid');
+    if (culprit) {
+      culprit.setAttribute('aria-invalid', 'true');
+      culprit.focus();
+    }
+  };
+  /** @returns {Clip | null | false} */
+  const read = () => {
+    const from = parseTime(start.value);
+    let to = parseTime(end.value);
+    if (from === null && to === null) {
+      show('');
+      return null;
+    }
+    if (Number.isNaN(from)) return fail('Start: write seconds (90) or minutes:seconds (1:30).', start);
+    if (Number.isNaN(to)) return fail('End: write seconds (90) or minutes:seconds (1:30).', end);
+    if (to === null) {
+      if (known === null) return fail('Enter an end time too: the length of this media is not known.', end);
+      to = known;
+    }
+    const s = from ?? 0;
+    if (known !== null && s >= known) return fail(`The start is at or past the end of the media (${showTime(known)}).`, start);
+    if (to <= s) return fail('The end must be after the start.', end);
+    show('');
+    return { start: s, end: to, mode: mode.value === 'precise' ? 'precise' : 'fast' };
+  };
+  const fail = (message, culprit) => {
+    show(message, culprit);
+    return /** @type {false} */ (false);
+  };
+  const label = (/** @type {Clip} */ clip) => `${showTime(clip.start)}–${showTime(clip.end)}${clip.mode === 'precise' ? ' precise' : ''}`;
+  return { node, read, show: (message) => show(message, null), label };
+}
