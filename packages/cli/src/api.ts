@@ -1,0 +1,133 @@
+// The reelay HTTP API as this client sees it: the answer shapes it reads (a subset of DESIGN.md's, kept
+// here so the CLI installs on its own) and one small fetch wrapper that turns the error envelope,
+// or a server it cannot reach, into a CliError that says what to do next.
+import { CliError } from './errors.js';
+
+export interface Source {
+  quality: string;
+  url: string;
+  stream_profile: 'muxed_progressive' | 'video_only' | 'audio_only' | 'image' | 'hls' | 'dash';
+  mime_type?: string;
+  ext?: string;
+  width?: number;
+  height?: number;
+  bitrate?: number;
+  codecs?: string;
+  size?: number;
+  has_audio?: boolean;
+  has_video?: boolean;
+  fps?: number;
+}
+
+export interface MediaItem {
+  index: number;
+  type: 'video' | 'audio' | 'image';
+  sources: Source[];
+  duration?: number;
+  title?: string;
+}
+
+export interface ExtractResult {
+  url: string;
+  platform: string;
+  content_type: string;
+  title: string;
+  media: MediaItem[];
+  /** Names this answer's sources, so the download keeps this extract's title and headers. */
+  extraction_id?: string;
+}
+
+export interface Artifact {
+  url: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  expires_at: string;
+}
+
+export interface JobView {
+  id: string;
+  status: 'queued' | 'processing' | 'completed' | 'failed' | 'expired';
+  operation: string;
+  progress: number;
+  created_at: string;
+  started_at?: string;
+  finished_at?: string;
+  error?: { code: string; message: string };
+  artifact?: Artifact;
+}
+
+/** The body of POST /api/v1/download; clip and subtitles are DESIGN.md's fields for servers that have them. */
+export interface DownloadBody {
+  url?: string;
+  video_url?: string;
+  audio_url?: string;
+  format?: string;
+  extraction_id?: string;
+  clip?: { start: number; end: number };
+  subtitles?: string[];
+}
+
+export const TERMINAL: ReadonlySet<JobView['status']> = new Set(['completed', 'failed', 'expired']);
+
+export class Api {
+  constructor(
+    readonly server: URL,
+    readonly signal: AbortSignal,
+  ) {}
+
+  url(path: string): URL {
+    return new URL(path, this.server);
+  }
+
+  /** fetch with the server named in every failure to connect; a non-2xx answer is the caller's. */
+  async request(path: string, init: RequestInit = {}): Promise<Response> {
+    try {
+      return await fetch(this.url(path), { ...init, signal: this.signal, redirect: 'follow' });
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new CliError(
+        `cannot reach the reelay server at ${this.server.origin} (${cause?.code ?? cause?.message ?? (err as Error).message}).`,
+        'Start one with `pnpm start` in the reelay repository, or point --server / REELAY_SERVER at it.',
+      );
+    }
+  }
+
+  /** Throws the server's error envelope as a CliError (its message, code and status). */
+  async fail(res: Response): Promise<never> {
+    const text = await res.text().catch(() => '');
+    let envelope: { error?: { code?: string; message?: string } } | undefined;
+    try {
+      envelope = JSON.parse(text);
+    } catch {
+      /* not the envelope: a proxy's page or an older server */
+    }
+    const code = envelope?.error?.code;
+    const message = envelope?.error?.message ?? `the server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+    throw new CliError(message, undefined, code ? `${code}, HTTP ${res.status}` : `HTTP ${res.status}`);
+  }
+
+  async json<T>(path: string, init: RequestInit = {}): Promise<T> {
+    const res = await this.request(path, { ...init, headers: { accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers } });
+    if (!res.ok) return this.fail(res);
+    return ((await res.json()) as { data: T }).data;
+  }
+
+  extract(url: string): Promise<ExtractResult> {
+    return this.json('/api/v1/extract', { method: 'POST', body: JSON.stringify({ url }) });
+  }
+
+  job(id: string): Promise<JobView> {
+    return this.json(`/api/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /** POST /api/v1/download: the media itself (200, a direct stream) or a job's id (202). */
+  async download(body: DownloadBody): Promise<{ stream: Response } | { jobId: string }> {
+    // identity: the bytes on disk are the bytes sent, so offsets for Range stay true.
+    const res = await this.request('/api/v1/download', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' } });
+    if (res.status === 202) return { jobId: ((await res.json()) as { data: { job_id: string } }).data.job_id };
+    if (!res.ok) return this.fail(res);
+    return { stream: res };
+  }
+}
