@@ -1,7 +1,9 @@
 // Benchmark: direct downloads through the gateway against fetching the same file straight from the
 // origin and through a bare Node `http.get → pipe` proxy with the same client (curl), in the same
 // run. Targets (issue 10.4): a 512 MiB download at most 1.1× the bare Node pipe's time (the Node
-// floor); gateway RSS growth under 30 MB during 20 parallel 128 MiB streams.
+// floor); gateway RSS growth under 30 MB during 20 parallel 128 MiB streams. Issue 16: a second
+// gateway runs the same build with EGRESS_CLIENT=http (the node:http client egress had before got);
+// the got gateway's CPU per download must stay ≤ 1.1× the node:http one's, in the same rounds.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -67,9 +69,11 @@ export async function benchDirectDownload() {
   const redis = await startRedis();
   const origin = await startBenchOrigin({ files: dir });
   let gateway;
+  let httpGateway;
   const fileUrl = (name) => `http://127.0.0.1:${origin.port}/files/${name}`;
   try {
     gateway = await startBenchGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'warn' });
+    httpGateway = await startBenchGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', EGRESS_CLIENT: 'http' });
     const base = gateway.base;
     for (const name of [`big-${BIG_MIB}.mp4`, `mid-${MID_MIB}.mp4`]) {
       const res = await fetch(`${base}/api/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: fileUrl(name) }) });
@@ -83,13 +87,16 @@ export async function benchDirectDownload() {
       direct: () => curlTime(fileUrl(`big-${BIG_MIB}.mp4`)),
       bare: () => curlTime(`http://127.0.0.1:${pipe.line}/`),
       through: () => curlTime(`${base}/api/v1/download`, { url: fileUrl(`big-${BIG_MIB}.mp4`) }),
+      throughHttp: () => curlTime(`${httpGateway.base}/api/v1/download`, { url: fileUrl(`big-${BIG_MIB}.mp4`) }),
     };
-    const cpuOf = { bare: pipe.child.pid, through: gateway.child.pid };
+    const cpuOf = { bare: pipe.child.pid, through: gateway.child.pid, throughHttp: httpGateway.child.pid };
     for (const run of Object.values(paths)) run();
-    const times = { direct: [], bare: [], through: [] };
-    const cpu = { bare: [], through: [] };
+    const times = { direct: [], bare: [], through: [], throughHttp: [] };
+    const cpu = { bare: [], through: [], throughHttp: [] };
     for (let i = 0; i < ROUNDS; i++) {
-      for (const [name, run] of Object.entries(paths)) {
+      // got and node:http take turns going first.
+      const order = i % 2 === 0 ? ['direct', 'bare', 'through', 'throughHttp'] : ['direct', 'bare', 'throughHttp', 'through'];
+      for (const [name, run] of order.map((n) => [n, paths[n]])) {
         const before = cpuOf[name] && cpuTicks(cpuOf[name]);
         times[name].push(run().seconds);
         if (cpuOf[name]) cpu[name].push((cpuTicks(cpuOf[name]) - before) * 10);
@@ -108,16 +115,21 @@ export async function benchDirectDownload() {
     console.log('|---|---|---|');
     console.log(`| origin directly | ${fmt(best(direct), 3)} | ${fmt(BIG_MIB / best(direct), 0)} |`);
     console.log(`| bare Node pipe proxy (http.get → res, no checks) | ${fmt(best(bare), 3)} | ${fmt(BIG_MIB / best(bare), 0)} |`);
-    console.log(`| through the gateway | ${fmt(best(through), 3)} | ${fmt(BIG_MIB / best(through), 0)} |`);
+    console.log(`| through the gateway (got) | ${fmt(best(through), 3)} | ${fmt(BIG_MIB / best(through), 0)} |`);
+    console.log(`| through the gateway, EGRESS_CLIENT=http (node:http) | ${fmt(best(times.throughHttp), 3)} | ${fmt(BIG_MIB / best(times.throughHttp), 0)} |`);
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     console.log(`\nCPU per ${BIG_MIB} MiB download (ms, median of ${ROUNDS}): bare Node pipe ${median(cpu.bare)} (${cpu.bare.join(', ')}), gateway ${median(cpu.through)} (${cpu.through.join(', ')}): ${fmt(median(cpu.through) / median(cpu.bare), 2)}×`);
+    // Per round, got's CPU over node:http's (the two ran back to back), then the median.
+    const cpuRatio = median(cpu.through.map((ms, i) => ms / cpu.throughHttp[i]));
+    console.log(`CPU per ${BIG_MIB} MiB download, got / node:http gateway: ${fmt(cpuRatio, 3)}× (node:http ${median(cpu.throughHttp)} ms: ${cpu.throughHttp.join(', ')}; target ≤ 1.1×: ${cpuRatio <= 1.1 ? 'met' : 'NOT met'})`);
     const ratio = best(through) / best(bare);
     console.log(`\nratio gateway/bare Node pipe: ${fmt(ratio, 2)}× (target ≤ 1.1×: ${ratio <= 1.1 ? 'met' : 'NOT met'}); gateway/origin directly: ${fmt(best(through) / best(direct), 2)}×`);
     const growth = mem.max - mem.start;
     console.log(`20 parallel ${MID_MIB} MiB streams: gateway RSS ${fmt(mem.start, 0)} → max ${fmt(mem.max, 0)} MB, growth ${fmt(growth, 0)} MB (target < 30 MB: ${growth < 30 ? 'met' : 'NOT met'})`);
-    return { ratio, growth };
+    return { ratio, growth, cpuRatio };
   } finally {
     gateway?.child.kill('SIGTERM');
+    httpGateway?.child.kill('SIGTERM');
     origin.child.kill('SIGTERM');
     await redis.stop();
   }

@@ -18,7 +18,7 @@ let fetchPage;
 /** Set for the `extraction` rung: the extractors' result instead of a fetched title. */
 let extractPage;
 if (client === 'got') {
-  const { default: got } = await load('.', 'got/dist/source/index.js'); // a root devDependency: measured, not used by reelay
+  const { default: got } = await load('packages/egress', 'got/dist/source/index.js'); // egress's client, bare
   const agent = { http: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
   fetchPage = async (url) => (await got(url, { agent, retry: { limit: 0 } })).body;
 } else if (client === 'undici') {

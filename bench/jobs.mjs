@@ -15,7 +15,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { fmt, requireTool, root, sampleRss, startNginxOrigin, waitForHttp } from './lib.mjs';
+import { fmt, formatLoad, requireTool, root, sampleRss, startNginxOrigin, waitForHttp } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_JOB_ROUNDS ?? 5);
 const RSS_JOBS = 4;
@@ -49,7 +49,7 @@ export function run(cmd, args, { timeoutMs = 120_000, env } = {}) {
 }
 
 /** Makes `file` with ffmpeg once (written aside, then renamed, so an interrupted run leaves nothing). */
-async function makeOnce(file, args) {
+export async function makeOnce(file, args) {
   if (fs.existsSync(file) && fs.statSync(file).size > 0) return false;
   const part = `${file}.${process.pid}.part`;
   try {
@@ -316,7 +316,7 @@ async function probeMedia(url) {
  * CPU time (ms) a process has used itself and its waited-for children (ffmpeg, ffprobe), from
  * /proc/<pid>/stat. Unlike wall time, other load on the machine hardly changes it.
  */
-function cpuMs(pid = process.pid) {
+export function cpuMs(pid = process.pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const tick = 1000 / 100; // USER_HZ is 100 on Linux
@@ -365,10 +365,10 @@ export async function startStack(scratch, logs) {
     stack.redis = await startRedis();
     stack.origin = (await startNginxOrigin({ files: filesDir })) ?? (await startFileOrigin(filesDir));
     const port = await freePort();
-    stack.common = { REDIS_URL: stack.redis.url, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' };
+    stack.common = { REDIS_URL: stack.redis.url, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0' };
     stack.gateway = startApp('apps/gateway/dist/main.js', { ...stack.common, PORT: String(port) }, logs.gateway);
     stack.base = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${stack.base}/readyz`);
+    await waitForHttp(`${stack.base}/healthz`); // it listens once Redis answers; /readyz would wait for a worker
   } catch (err) {
     await stack.stop(); // whatever did start
     throw err;
@@ -554,8 +554,7 @@ export async function benchJobs() {
   const jobSeconds = metric(workerMetrics.after, 'reelay_job_duration_seconds_sum') - metric(workerMetrics.before, 'reelay_job_duration_seconds_sum');
   const proxyBytes = metric(workerMetrics.after, 'reelay_proxy_bytes_total') - metric(workerMetrics.before, 'reelay_proxy_bytes_total');
 
-  const la = (l) => l.map((v) => v.toFixed(2)).join(' / ');
-  console.log(`\n## jobs (one worker, WORKER_CONCURRENCY=${concurrency}, origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${la(loadStart)}, at end ${la(loadEnd)})\n`);
+  console.log(`\n## jobs (one worker, WORKER_CONCURRENCY=${concurrency}, origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(loadEnd)})\n`);
   if (stack.generatedSeconds) console.log(`(inputs generated in ${fmt(stack.generatedSeconds, 1)} s and cached in ${stack.filesDir})\n`);
   const MB = 1e6;
   const bytes = sizes['video.mp4'] + sizes['audio.m4a'];

@@ -137,6 +137,9 @@ export function sampleRss(pid) {
   };
 }
 
+/** A load-average triple (os.loadavg()) as benches print it: "1.48 / 2.23 / 2.87". */
+export const formatLoad = (load) => load.map((v) => v.toFixed(2)).join(' / ');
+
 export function fmt(n, digits = 1) {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
 }
@@ -202,31 +205,37 @@ export async function startBenchOrigin({ files } = {}) {
   return { child, port: Number(line), kind: 'node' };
 }
 
+// One load generator is one client address: the benchmarks measure throughput, not surface B's
+// limits per client (a test of its own covers those).
+const UNLIMITED_CLIENT = { RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0' };
+
 /** Starts the built gateway on a free port with the given environment; resolves once it is ready. */
 export async function startBenchGateway(env) {
   const { freePort } = await import('@reelay/testkit');
   const port = await freePort();
-  const { child } = await spawnNode(['apps/gateway/dist/main.js'], { PORT: String(port), EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ...env }, { firstLine: false });
+  const { child } = await spawnNode(['apps/gateway/dist/main.js'], { PORT: String(port), EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ...UNLIMITED_CLIENT, ...env }, { firstLine: false });
   const base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/readyz`);
+  await waitForHttp(`${base}/healthz`); // it listens once Redis answers; /readyz would wait for a worker
   return { child, port, base };
 }
 
 /**
  * A wrk script that POSTs `{"url": …}` with a new document URL every request (each wrk thread numbers
- * its own requests; thread ids keep URLs unique across threads).
+ * its own requests; thread ids keep URLs unique across threads, and the run's start second across
+ * runs: reusing one script in later rounds would otherwise ask URLs the extract cache already holds).
  */
 export function newUrlScript({ originPort, docPath, route, headers = {} }) {
   const extra = Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}", `).join('');
   return `
 local n = 0
 local tid = 0
+local run = 0
 local counter = 1
 function setup(thread) thread:set("tid", counter); counter = counter + 1 end
-function init(args) tid = tonumber(wrk.thread:get("tid")) or math.random(1000000) end
+function init(args) tid = tonumber(wrk.thread:get("tid")) or math.random(1000000); run = os.time() end
 request = function()
   n = n + 1
-  local body = '{"url":"http://127.0.0.1:${originPort}/${docPath}/' .. tid .. '-' .. n .. '"}'
+  local body = '{"url":"http://127.0.0.1:${originPort}/${docPath}/' .. run .. '-' .. tid .. '-' .. n .. '"}'
   return wrk.format("POST", "${route}", { ${extra}["Content-Type"] = "application/json" }, body)
 end`;
 }
@@ -247,4 +256,14 @@ export async function fetchFresh(url) {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/** The realistic origin's defaults (issue 19): a CDN 40 ms away that gives one connection 2 MB/s. */
+export const SLOW_ORIGIN = { rttMs: Number(process.env.BENCH_ORIGIN_RTT_MS ?? 40), bytesPerSecond: Number(process.env.BENCH_ORIGIN_RATE ?? 2_000_000) };
+
+/** Starts bench/slow-origin.mjs over `dir`; `params` is the line printed beside every figure. */
+export async function startSlowOrigin(dir, { rttMs = SLOW_ORIGIN.rttMs, bytesPerSecond = SLOW_ORIGIN.bytesPerSecond } = {}) {
+  const { child, line } = await spawnNode(['bench/slow-origin.mjs', dir, String(rttMs), String(bytesPerSecond)]);
+  const params = `origin: ${rttMs} ms before each response, ${fmt(bytesPerSecond / 1e6, 1)} MB/s per connection, Range, keep-alive, no connection limit`;
+  return { child, port: Number(line), rttMs, bytesPerSecond, params };
 }

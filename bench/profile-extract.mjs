@@ -13,10 +13,10 @@ const redis = await startRedis();
 const origin = await startBenchOrigin();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-prof-'));
 const port = await freePort();
-const { child } = await spawnNode(['--cpu-prof', '--cpu-prof-dir', dir, 'apps/gateway/dist/main.js'], { PORT: String(port), EGRESS_ALLOWLIST: '127.0.0.1', REDIS_URL: redis.url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }, { firstLine: false });
+const { child } = await spawnNode(['--cpu-prof', '--cpu-prof-dir', dir, 'apps/gateway/dist/main.js'], { PORT: String(port), EGRESS_ALLOWLIST: '127.0.0.1', REDIS_URL: redis.url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_V1_PER_MIN: '0' }, { firstLine: false });
 const base = `http://127.0.0.1:${port}`;
 try {
-  await waitForHttp(`${base}/readyz`);
+  await waitForHttp(`${base}/healthz`); // it listens once Redis answers; /readyz would wait for a worker
   const script = newUrlScript({ originPort: origin.port, docPath, route: '/api/v1/extract' });
   const run = wrk({ url: `${base}/api/v1/extract`, seconds: SECONDS, script });
   console.log(`extract ${docPath}: ${fmt(run.rps, 0)} req/s, p50 ${fmt(run.p50, 1)} ms, p99 ${fmt(run.p99, 1)} ms, non-2xx ${run.non2xx}`);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { dumpLogs, percentile, run, sleep, startStack, timings } from './jobs.mjs';
-import { fmt, requireTool } from './lib.mjs';
+import { fmt, formatLoad, requireTool } from './lib.mjs';
 
 const BURST = Number(process.env.BENCH_QUEUE_BURST ?? 50);
 const CONCURRENCY = Number(process.env.BENCH_QUEUE_CONCURRENCY ?? 2);
@@ -96,8 +96,7 @@ export async function benchQueue() {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 
-  const la = (l) => l.map((v) => v.toFixed(2)).join(' / ');
-  console.log(`\n## queue (burst of ${BURST} jobs, 2 s MP3 → WAV, WORKER_CONCURRENCY=${CONCURRENCY} per worker; origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${la(loadStart)}, at end ${la(os.loadavg())})\n`);
+  console.log(`\n## queue (burst of ${BURST} jobs, 2 s MP3 → WAV, WORKER_CONCURRENCY=${CONCURRENCY} per worker; origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())})\n`);
   console.log('| scenario | time-to-start p50 ms | p99 ms | started → finished p50 ms | throughput jobs/s | all done in ms |');
   console.log('|---|---|---|---|---|---|');
   const seqWaits = sequential.map((x) => x.wait);

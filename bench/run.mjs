@@ -1,15 +1,23 @@
 // pnpm bench: every benchmark in turn, each printing its figures next to a baseline measured in the
 // same run.
+import { benchClipAccuracy } from './clip-accuracy.mjs';
 import { benchDirectDownload } from './download.mjs';
+import { benchEvents } from './events.mjs';
 import { benchExtract } from './extract.mjs';
 import { benchJobs } from './jobs.mjs';
+import { benchOriginJobs } from './origin-jobs.mjs';
 import { benchQueue } from './queue.mjs';
 import { benchScale } from './scale.mjs';
+import { benchShortMerge } from './short-merge.mjs';
 import { benchSurfaceA } from './surface-a.mjs';
 
 await benchExtract();
 await benchSurfaceA();
 await benchDirectDownload();
 await benchJobs();
+await benchShortMerge();
+await benchClipAccuracy();
+await benchOriginJobs();
 await benchQueue();
+await benchEvents();
 await benchScale();

@@ -15,8 +15,8 @@ const GATEWAY_ENTRY = path.join(root, 'apps/gateway/dist/main.js');
 const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** A node process whose JSON log lines are kept, so callers can wait for one. */
-function spawnApp(args, env) {
+/** A node process whose JSON log lines are kept, so callers can wait for one (also bench/worker-recovery.mjs). */
+export function spawnApp(args, env) {
   const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const app = { child, logs: [], stderr: '' };
   let partial = '';
@@ -93,7 +93,7 @@ export async function runScaleScenario({ jobs = 24, directs = 6, playground = 14
       return d;
     };
     cleanups.push(async () => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
-    const common = { REDIS_URL: redis.url, ...s3.env, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const common = { REDIS_URL: redis.url, ...s3.env, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0' };
 
     // Workers: short lock timings so the killed worker's jobs come back within seconds.
     const workers = [];

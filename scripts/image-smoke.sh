@@ -52,8 +52,9 @@ worker=$!
 pids+=($worker)
 
 wait_ok "http://127.0.0.1:$port/healthz" gateway
-wait_ok "http://127.0.0.1:$port/readyz" "gateway (Redis)"
 wait_ok "http://127.0.0.1:$metrics_port/healthz" worker
+# /readyz also needs a healthy worker's heartbeat (503 while there is none).
+wait_ok "http://127.0.0.1:$port/readyz" "gateway (Redis and a healthy worker)"
 wait_ok "http://127.0.0.1:$port/api/v1/platforms" "gateway's API"
 say "both apps answer from the installed image tree"
 

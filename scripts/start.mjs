@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // `pnpm start`: builds what is stale, starts a private redis-server when neither REDIS_URL nor
 // REDIS_SENTINELS is set (data under DATA_DIR/redis), then runs the gateway and the worker with
-// their JSON logs in one stream.
+// their logs in one stream (JSON; LOG_FORMAT=pretty for people), and says on stderr, in one line,
+// where the gateway, the web app and the API docs are once /readyz answers ready.
 // SIGINT/SIGTERM/SIGHUP stop both apps gracefully (the worker hands running jobs back to the queue
 // after SHUTDOWN_GRACE_SECONDS), then Redis. A crashed worker is restarted; a closed stdout
 // (`pnpm start | head`) stops everything cleanly instead of crashing.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runningRedis, startRedis } from './redis-launcher.mjs';
@@ -68,11 +70,33 @@ if (!hasRedis(config)) {
   env.REDIS_URL = redis.url;
   say(`started a private redis-server on ${redis.url} (data in ${dir})`);
 }
+// pino-pretty colours only a terminal; the apps write into our pipes, so tell them about ours.
+if (config.LOG_FORMAT === 'pretty' && process.stdout.isTTY && !env.NO_COLOR) env.FORCE_COLOR ??= '1';
 let workerEnv = env;
+let workerMetricsPort = config.METRICS_PORT;
 if (!config.METRICS_PUBLIC && config.METRICS_PORT !== 0) {
   // The gateway serves /metrics on METRICS_PORT then; the worker takes the next port.
-  workerEnv = { ...env, METRICS_PORT: String(config.METRICS_PORT + 1) };
-  say(`gateway /metrics on :${config.METRICS_PORT}, worker /metrics on :${config.METRICS_PORT + 1}`);
+  workerMetricsPort = config.METRICS_PORT + 1;
+  say(`gateway /metrics on :${config.METRICS_PORT}, worker /metrics on :${workerMetricsPort}`);
+}
+// A second `pnpm start` (on another PORT and DATA_DIR) would find the default port taken by the
+// first one's worker. Unless METRICS_PORT was chosen, give the worker a free port instead; a chosen
+// one that is taken stops the worker once with a message naming METRICS_PORT.
+if (!process.env.METRICS_PORT && workerMetricsPort !== 0 && !(await portFree(config.HOST, workerMetricsPort))) {
+  const taken = workerMetricsPort;
+  // Port 0: the worker binds a free port itself. A port picked here and handed over could be taken
+  // by another process in between (it happened under a busy test run).
+  workerMetricsPort = 0;
+  say(`port ${taken} (the default METRICS_PORT) is taken, another \`pnpm start\`?; the worker's /healthz and /metrics take a free port instead (its "worker started" line names it)`);
+}
+if (workerMetricsPort !== config.METRICS_PORT) workerEnv = { ...env, METRICS_PORT: String(workerMetricsPort) };
+
+function portFree(host, port) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, host, () => probe.close(() => resolve(true)));
+  });
 }
 
 // Children write to pipes we read, so a closed stdout is our EPIPE to handle, not theirs to crash on.
@@ -126,7 +150,8 @@ function onExit(app, code, signal) {
   const how = signal ?? `code ${code}`;
   // A worker that crashed (not one stopped on purpose with exit 0) is started again: its jobs are
   // in Redis, and the gateway keeps serving meanwhile. Backoff keeps a crash loop from spinning.
-  if (app.name === 'worker' && code !== 0) {
+  // Exit 2 is a configuration problem (a taken METRICS_PORT, no Redis): a restart would fail the same way.
+  if (app.name === 'worker' && code !== 0 && code !== 2) {
     if (Date.now() - app.startedAt > 60_000) restartDelayMs = 1_000;
     say(`the worker exited with ${how}; restarting it in ${restartDelayMs / 1000} s`);
     restartTimer = setTimeout(() => launch('worker'), restartDelayMs);
@@ -171,5 +196,37 @@ setInterval(() => {
   if (process.ppid !== parentPid) stopAll('the parent process (pnpm) went away', 0);
 }, 500).unref();
 
+// One line for the person at the terminal once /readyz says ready (Redis answers and a worker is
+// healthy): where everything is. The JSON log lines on stdout are for machines; this goes to stderr.
+const host = ['0.0.0.0', '::', ''].includes(config.HOST) ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+const base = `http://${host}:${config.PORT}`;
+// Facts about the set-up a person wants at start (which ffmpeg/ffprobe, …) go into this list.
+const readyFacts = [`gateway ${base}`, `web app ${base}/`, `API docs ${base}/docs`];
+const NOT_READY_HINT_MS = 20_000;
+
+/** Which ffmpeg and ffprobe this host resolved and why (the gateway's /healthz says), e.g. "ffmpeg ffmpeg (PATH)". */
+async function binaryFacts() {
+  const health = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((res) => res.json(), () => ({}));
+  return ['ffmpeg', 'ffprobe'].flatMap((name) => (health?.[name]?.path ? [`${name} ${health[name].path} (${health[name].source})`] : []));
+}
+
+async function announceWhenReady() {
+  const startedAt = Date.now();
+  let hinted = false;
+  while (!stopping) {
+    const answer = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+      async (res) => ({ ok: res.ok, body: await res.json().catch(() => ({})) }),
+      () => undefined,
+    );
+    if (answer?.ok) return say(`ready: ${[...readyFacts, ...(await binaryFacts())].join(' · ')}`);
+    if (!hinted && answer && Date.now() - startedAt > NOT_READY_HINT_MS) {
+      hinted = true;
+      say(`not ready yet: ${answer.body.reason ?? 'see GET /readyz'}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 launch('gateway');
 launch('worker');
+announceWhenReady();
