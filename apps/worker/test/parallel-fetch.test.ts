@@ -6,16 +6,19 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
 import { decodeJobError, type JobInput } from '@reelay/contracts';
 import { probe } from '@reelay/media';
-import { ffmpegBinary, serveFile } from '@reelay/testkit';
+import { ffmpegBinary, serveFile, throttle } from '@reelay/testkit';
 import { payload, useWorkerStack, type WorkerStack } from './helpers.js';
 
 const parallel = useWorkerStack('parallel8', { env: { JOB_FETCH_CONCURRENCY: '8' } });
 const single = useWorkerStack('parallel1', { env: { JOB_FETCH_CONCURRENCY: '1' } });
 const SEGMENTS = 12;
+/** A CDN's speed per connection: the ~12 MB file takes 1.5 s over one. */
+const CDN_RATE = 8 * 1024 * 1024;
 let dir: string;
 let hlsDir: string;
 let dashDir: string;
@@ -57,8 +60,12 @@ function serveHls(stack: WorkerStack, prefix: string, segment: (name: string, re
   }
 }
 
-/** Counts requests in flight at the origin for routes starting with a prefix, and the most at once. */
-function concurrency(stack: WorkerStack, prefix: string, files: Record<string, string>, extra: Record<string, string> = {}) {
+/**
+ * Counts requests in flight at the origin for routes starting with a prefix, and the most at once.
+ * `bytesPerSecond`: each connection's speed limit, as a CDN's; parts start only for an origin that
+ * is slow for the file's size (proxy-ranges.ts), and loopback is not.
+ */
+function concurrency(stack: WorkerStack, prefix: string, files: Record<string, string>, extra: Record<string, string> = {}, bytesPerSecond?: number) {
   const seen = { now: 0, max: 0, ranges: 0 };
   for (const [name, file] of Object.entries(files)) {
     stack.origin.route(`${prefix}/${name}`, (req, res) => {
@@ -66,7 +73,7 @@ function concurrency(stack: WorkerStack, prefix: string, files: Record<string, s
       seen.max = Math.max(seen.max, seen.now);
       if (req.headers.range && /^bytes=\d+-\d+$/.test(req.headers.range)) seen.ranges += 1;
       res.once('close', () => (seen.now -= 1));
-      serveFile(req, res, file, 'video/mp4', extra);
+      serveFile(req, res, file, 'video/mp4', extra, bytesPerSecond);
     });
   }
   return seen;
@@ -221,8 +228,8 @@ describe('large files in parallel ranges', () => {
     expected = { duration: info.durationSeconds ?? 0, frames: framesOf(bigVideo) };
   });
 
-  test('a file over the threshold from an origin that serves ranges is fetched over several connections, and the merge is right', async () => {
-    const seen = concurrency(parallel, '/ranged', { 'big.mp4': bigVideo });
+  test('a file over the threshold from a slow origin that serves ranges is fetched over several connections, and the merge is right', async () => {
+    const seen = concurrency(parallel, '/ranged', { 'big.mp4': bigVideo }, {}, CDN_RATE);
     const done = await merge(parallel, '/ranged/big.mp4');
     expect(done.error).toBeUndefined();
     expect(seen.max).toBeGreaterThan(2);
@@ -230,8 +237,16 @@ describe('large files in parallel ranges', () => {
     expect(framesOf(done.file!, 'v')).toBe(expected.frames);
   }, 60_000);
 
-  test('with concurrency 1 the same file is fetched as ffmpeg asks, with no parts', async () => {
-    const seen = concurrency(single, '/ranged1', { 'big.mp4': bigVideo });
+  test('from a fast origin the same file comes over one connection, with no parts: at its pace they would not pay', async () => {
+    const seen = concurrency(parallel, '/ranged-fast', { 'big.mp4': bigVideo });
+    const done = await merge(parallel, '/ranged-fast/big.mp4');
+    expect(done.error).toBeUndefined();
+    expect(seen.ranges).toBe(0); // ffmpeg's own seeks ask from an offset to the end, never a part
+    expect(framesOf(done.file!, 'v')).toBe(expected.frames);
+  }, 60_000);
+
+  test('with concurrency 1 the same file is fetched as ffmpeg asks, with no parts, however slow the origin', async () => {
+    const seen = concurrency(single, '/ranged1', { 'big.mp4': bigVideo }, {}, CDN_RATE);
     const done = await merge(single, '/ranged1/big.mp4');
     expect(done.error).toBeUndefined();
     expect(seen.ranges).toBe(0); // ffmpeg's own seeks ask from an offset to the end, never a part
@@ -244,7 +259,9 @@ describe('large files in parallel ranges', () => {
     parallel.origin.route('/whole/big.mp4', (_req, res) => {
       requests += 1;
       res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': data.length, 'accept-ranges': 'bytes' });
-      res.end(data);
+      const body = Readable.from([data]).pipe(throttle(CDN_RATE));
+      body.pipe(res);
+      res.once('close', () => body.destroy());
     });
     const done = await merge(parallel, '/whole/big.mp4');
     expect(done.error).toBeUndefined();
@@ -261,9 +278,9 @@ describe('large files in parallel ranges', () => {
       // If-Range with an old validator: the whole (new) file, as RFC 9110 says.
       if (req.headers['if-range'] && req.headers['if-range'] !== etag) {
         const { range: _r, ...rest } = req.headers;
-        return void serveFile({ method: req.method, headers: rest } as http.IncomingMessage, res, bigFast, 'video/mp4', { etag });
+        return void serveFile({ method: req.method, headers: rest } as http.IncomingMessage, res, bigFast, 'video/mp4', { etag }, CDN_RATE);
       }
-      serveFile(req, res, bigFast, 'video/mp4', { etag });
+      serveFile(req, res, bigFast, 'video/mp4', { etag }, CDN_RATE);
     });
     const job = payload([video(parallel, '/etag/big.mp4'), audio(parallel)], { operation: 'merge' });
     await parallel.queue.add(job, { attempts: 2, backoff: { type: 'fixed', delay: 10 } });

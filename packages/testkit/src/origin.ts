@@ -2,6 +2,7 @@
 // with Range support, redirects, errors, stalls), listening on 127.0.0.1 only.
 import fs from 'node:fs';
 import http from 'node:http';
+import { Transform } from 'node:stream';
 import type net from 'node:net';
 
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -84,7 +85,7 @@ export async function startOrigin(host = '127.0.0.1'): Promise<Origin> {
 }
 
 /** Serves a file with byte ranges (a single range; 416 when unsatisfiable). */
-export function serveFile(req: http.IncomingMessage, res: http.ServerResponse, file: string, contentType: string, headers: Record<string, string> = {}): void {
+export function serveFile(req: http.IncomingMessage, res: http.ServerResponse, file: string, contentType: string, headers: Record<string, string> = {}, bytesPerSecond?: number): void {
   const size = fs.statSync(file).size;
   const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
   let start = 0;
@@ -112,5 +113,36 @@ export function serveFile(req: http.IncomingMessage, res: http.ServerResponse, f
   if (status === 206) head['content-range'] = `bytes ${start}-${end}/${size}`;
   res.writeHead(status, head);
   if (req.method === 'HEAD') return void res.end();
-  fs.createReadStream(file, { start, end }).pipe(res);
+  const body = fs.createReadStream(file, { start, end });
+  if (bytesPerSecond) body.pipe(throttle(bytesPerSecond)).pipe(res);
+  else body.pipe(res);
+  res.once('close', () => body.destroy());
+}
+
+/**
+ * A per-connection speed limit, as CDNs give each connection: `bytesPerSecond`, sent in slices of
+ * 20 ms worth, each when the connection is free again. For tests of what reelay does with an origin
+ * that is not loopback-fast.
+ */
+export function throttle(bytesPerSecond: number): Transform {
+  const slice = Math.max(1, Math.round(bytesPerSecond / 50));
+  let free = performance.now();
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const pieces: Buffer[] = [];
+      for (let at = 0; at < chunk.length; at += slice) pieces.push(chunk.subarray(at, at + slice));
+      const next = () => {
+        const piece = pieces.shift();
+        if (!piece) return done();
+        const now = performance.now();
+        const at = Math.max(now, free);
+        free = at + (piece.length / bytesPerSecond) * 1000;
+        setTimeout(() => {
+          this.push(piece);
+          next();
+        }, at - now);
+      };
+      next();
+    },
+  });
 }
