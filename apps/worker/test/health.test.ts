@@ -50,6 +50,13 @@ test('the check names a missing binary and the setting that fixes it', async () 
   expect((await checkTools({ ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' })).ok).toBe(true);
 });
 
+test('the check runs under child bounds: a "binary" that grabs 1 GiB before printing a version is stopped, not trusted', async () => {
+  const fake = path.join(dataDir, 'greedy-ffmpeg');
+  fs.writeFileSync(fake, `#!/usr/bin/python3\nblock = bytearray(1 << 30)\nprint("ffmpeg version 9.9")\n`, { mode: 0o755 });
+  const check = await checkTools({ ffmpeg: fake, ffprobe: 'ffprobe' });
+  expect(check).toEqual({ ok: false, reason: expect.stringMatching(/^ffmpeg \(.*greedy-ffmpeg\) cannot be run: exited with code 1\./) });
+});
+
 test('a worker whose ffmpeg is missing answers /healthz 503 with the reason, says unhealthy in Redis, and leaves jobs waiting', async () => {
   const worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { FFMPEG_PATH: '/nonexistent' } });
   try {
