@@ -1,14 +1,18 @@
 // Shared set-up of the browser tests: Debian's chromium driven by playwright-core (never a downloaded
 // browser), the real gateway listening on 127.0.0.1, and where screenshots go. Without chromium the
 // tests are skipped locally but fail in CI, where .ci/run installs it.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { describeWithTools } from '@reelay/testkit';
-import { buildGateway, type TestGateway } from '../helpers.js';
+import { createLogger } from '@reelay/observability';
+import { describeWithTools, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { startWorker, type RunningWorker } from '@reelay/worker';
+import { buildGateway, testConfig, type TestGateway } from '../helpers.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -97,4 +101,50 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = path.join(dir, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/** What a playground test drives; filled in by the time its tests run. */
+export interface PlaygroundStack {
+  /** The test's origin, with the routes `routes` gave it. */
+  origin: Origin;
+  /** Two seconds of testsrc2 and a sine tone, in the shapes a page serves. */
+  media: TestMedia;
+  served: ServedGateway;
+  browser: TestBrowser;
+  /** The worker's data folder: where its artifacts are. */
+  dataDir: string;
+}
+
+/**
+ * The whole stack behind the playground, for the describe it is called in: an origin the test fills
+ * (`routes`), the real gateway and a real worker on a queue and data folder of their own, and
+ * chromium. After each test the page must have logged no errors; after all, everything stops.
+ */
+export function usePlaygroundStack(name: string, routes: (origin: Origin, media: TestMedia) => void): PlaygroundStack {
+  const stack = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), `reelay-browser-${name}-`)) } as PlaygroundStack;
+  const queuePrefix = `test-web-${name}-${randomBytes(4).toString('hex')}`;
+  const env = { DATA_DIR: stack.dataDir, RATE_LIMIT_PUBLIC_PER_MIN: '1000' };
+  let worker: RunningWorker | undefined;
+
+  beforeAll(async () => {
+    stack.media = await testMedia();
+    stack.origin = await startOrigin();
+    routes(stack.origin, stack.media);
+    stack.served = await serveGateway({ env, deps: { queuePrefix } });
+    worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir: stack.dataDir });
+    stack.browser = await launchBrowser();
+  });
+
+  afterEach(() => {
+    expect(stack.browser.errors.splice(0)).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await stack.browser?.close();
+    await worker?.stop();
+    await stack.served?.close();
+    await stack.origin?.close();
+    fs.rmSync(stack.dataDir, { recursive: true, force: true });
+  });
+  return stack;
 }

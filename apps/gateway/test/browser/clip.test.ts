@@ -1,34 +1,20 @@
 // The playground's clip range and audio-only choice in a real browser: a range set on an item is cut
 // by the real worker (the saved file is probed), a wrong range is told beside the fields without a
 // request, the server's invalid_clip message is shown as it is, and the choices fit a phone.
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
+import { beforeEach, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { clipProblem } from '@reelay/contracts';
-import { createLogger } from '@reelay/observability';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import { startWorker, type RunningWorker } from '@reelay/worker';
-import { testConfig } from '../helpers.js';
-import { describeBrowser, launchBrowser, screenshot, serveGateway, type ServedGateway, type TestBrowser } from './browser.js';
+import { describeBrowser, usePlaygroundStack, screenshot } from './browser.js';
 
 const run = promisify(execFile);
 
-let origin: Origin;
-let media: TestMedia;
-let served: ServedGateway;
-let worker: RunningWorker;
-let browser: TestBrowser;
 let page: Page;
 /** Every POST /api/v1/download the page made in the current test. */
 let downloads: string[];
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-browser-clip-'));
-const queuePrefix = `test-web-clip-${randomBytes(4).toString('hex')}`;
-const env = { DATA_DIR: dataDir, RATE_LIMIT_PUBLIC_PER_MIN: '1000' };
 
 async function probe(file: string, entries: string): Promise<string[]> {
   const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', entries, '-of', 'csv=p=0', file]);
@@ -36,9 +22,7 @@ async function probe(file: string, entries: string): Promise<string[]> {
 }
 
 describeBrowser('clip and audio-only choices in the playground', () => {
-  beforeAll(async () => {
-    media = await testMedia(); // two seconds of testsrc2 and a sine tone
-    origin = await startOrigin();
+  const stack = usePlaygroundStack('clip', (origin, media) => {
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     origin.file('/media/video-only.mp4', media.videoOnlyMp4, 'video/mp4');
     origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
@@ -51,14 +35,11 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     for (const name of fs.readdirSync(media.hlsDir)) {
       origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
     }
-    served = await serveGateway({ env, deps: { queuePrefix } });
-    worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
-    browser = await launchBrowser();
   });
 
   beforeEach(async () => {
-    await browser.fresh();
-    page = browser.page;
+    await stack.browser.fresh();
+    page = stack.browser.page;
     // Well under jest's 30 s, so a missing element fails with its locator rather than a bare timeout.
     page.setDefaultTimeout(10_000);
     downloads = [];
@@ -67,20 +48,8 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     });
   });
 
-  afterEach(() => {
-    expect(browser.errors.splice(0)).toEqual([]);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await worker?.stop();
-    await served?.close();
-    await origin?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-
   async function extract(url: string): Promise<void> {
-    await page.goto(`${served.base}/`);
+    await page.goto(`${stack.served.base}/`);
     await page.getByLabel('Page or media URL').fill(url);
     await page.getByLabel('Page or media URL').press('Enter');
     await page.getByRole('group', { name: 'Clip (optional)' }).waitFor();
@@ -101,7 +70,7 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   }
 
   test('a precise clip range on an item is cut by the worker: the saved file lasts end − start', async () => {
-    await extract(origin.url('/watch.html'));
+    await extract(stack.origin.url('/watch.html'));
     await setClip('0.5', '0:01.7', 'precise');
     await page.getByRole('button', { name: /^Download 240p/ }).click();
     await page.locator('#job-list li').first().getByText('240p video + audio of Clip card (0:00.5–0:01.7 precise)').waitFor();
@@ -114,7 +83,7 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   });
 
   test('audio only saves the item\'s sound in the chosen format, clipped like the rest', async () => {
-    await extract(origin.url('/watch.html'));
+    await extract(stack.origin.url('/watch.html'));
     await expect(page.locator('.audio-only').innerText()).resolves.toContain('The sound of the 240p video + audio source, without its picture.');
     await setClip('', '1', 'precise');
     await page.getByRole('group', { name: 'Audio only' }).getByLabel('Format').selectOption('m4a');
@@ -127,7 +96,7 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   });
 
   test('a merge takes the item\'s clip range too', async () => {
-    await extract(origin.url('/split.html'));
+    await extract(stack.origin.url('/split.html'));
     await expect(page.locator('.audio-only').innerText()).resolves.toContain('The sound of the original audio only source.');
     await setClip('0:00.25', '1.25', 'precise');
     const merge = page.getByRole('group', { name: 'Merge video and audio' });
@@ -140,7 +109,7 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   });
 
   test('a wrong range is told beside the fields and no request is made', async () => {
-    await extract(origin.url('/hls/index.m3u8')); // an HLS playlist: its length (2 s) is known
+    await extract(stack.origin.url('/hls/index.m3u8')); // an HLS playlist: its length (2 s) is known
     const clip = page.getByRole('group', { name: 'Clip (optional)' });
     const error = clip.getByRole('alert');
     const download = page.getByRole('button', { name: /^Download / }).first();
@@ -172,13 +141,13 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   });
 
   test('a range the server refuses shows its invalid_clip message as it is', async () => {
-    await extract(origin.url('/watch.html'));
+    await extract(stack.origin.url('/watch.html'));
     await setClip('0', '100000'); // the page leaves the upper bound to the server
     await page.getByRole('button', { name: /^Download 240p/ }).click();
     await page.getByRole('status').and(page.locator('[data-kind="error"]')).waitFor();
     expect(downloads).toHaveLength(1);
     // The same request straight to the API: the page shows its envelope's message, word for word.
-    const res = await fetch(`${served.base}/api/v1/download`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: downloads[0] });
+    const res = await fetch(`${stack.served.base}/api/v1/download`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: downloads[0] });
     const { error } = (await res.json()) as { error: { code: string; message: string } };
     expect({ status: res.status, code: error.code }).toEqual({ status: 400, code: 'invalid_clip' });
     expect(error.message).toContain(clipProblem(0, 100_000));
@@ -188,7 +157,7 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   });
 
   test('a clip with subtitles to embed in a merge is refused in the page', async () => {
-    await extract(origin.url('/split.html'));
+    await extract(stack.origin.url('/split.html'));
     await setClip('0', '1');
     const merge = page.getByRole('group', { name: 'Merge video and audio' });
     await merge.getByRole('group', { name: 'Subtitles to embed in the merge' }).getByRole('checkbox', { name: 'en' }).check();
@@ -200,7 +169,7 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   test('the item\'s choices fit a 1280×800 window and a 390-wide phone without sideways scrolling', async () => {
     for (const [width, height, name] of [[1280, 800, 'playground-choices'], [390, 844, 'playground-choices-phone']] as const) {
       await page.setViewportSize({ width, height });
-      await extract(origin.url('/split.html'));
+      await extract(stack.origin.url('/split.html'));
       await page.getByRole('heading', { level: 4, name: 'Subtitles' }).waitFor();
       const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect({ width, overflow }).toEqual({ width, overflow: 0 });

@@ -1,35 +1,19 @@
 // The playground in a real browser: extract a local page, save a progressive source, merge a
 // video-only and an audio-only source with the real worker and save the artifact.
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
+import { beforeEach, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
-import { createLogger } from '@reelay/observability';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import { startWorker, type RunningWorker } from '@reelay/worker';
-import { testConfig } from '../helpers.js';
-import { describeBrowser, launchBrowser, screenshot, serveGateway, type ServedGateway, type TestBrowser } from './browser.js';
+import { describeBrowser, usePlaygroundStack, screenshot } from './browser.js';
 
 const run = promisify(execFile);
 
-let origin: Origin;
-let media: TestMedia;
-let served: ServedGateway;
-let worker: RunningWorker;
-let browser: TestBrowser;
 let page: Page;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-browser-playground-'));
-const queuePrefix = `test-web-${randomBytes(4).toString('hex')}`;
-const env = { DATA_DIR: dataDir, RATE_LIMIT_PUBLIC_PER_MIN: '1000' };
 
 describeBrowser('the playground page', () => {
-  beforeAll(async () => {
-    media = await testMedia();
-    origin = await startOrigin();
+  const stack = usePlaygroundStack('playground', (origin, media) => {
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     origin.file('/media/video-only.mp4', media.videoOnlyMp4, 'video/mp4');
     origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
@@ -43,37 +27,22 @@ describeBrowser('the playground page', () => {
     for (const name of fs.readdirSync(media.hlsDir)) {
       origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
     }
-    served = await serveGateway({ env, deps: { queuePrefix } });
-    worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
-    browser = await launchBrowser();
   });
 
   // A fresh context per test: no job list, storage or page state carried over from another test.
   beforeEach(async () => {
-    await browser.fresh();
-    page = browser.page;
-  });
-
-  afterEach(() => {
-    expect(browser.errors.splice(0)).toEqual([]);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await worker?.stop();
-    await served?.close();
-    await origin?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stack.browser.fresh();
+    page = stack.browser.page;
   });
 
   async function extract(url: string): Promise<void> {
-    await page.goto(`${served.base}/`);
+    await page.goto(`${stack.served.base}/`);
     await page.getByLabel('Page or media URL').fill(url);
     await page.getByLabel('Page or media URL').press('Enter');
   }
 
   test('a page is extracted: title, platform, profile and each source with a download button', async () => {
-    await extract(origin.url('/watch.html'));
+    await extract(stack.origin.url('/watch.html'));
     await page.getByRole('heading', { level: 2, name: 'Lavfi test card' }).waitFor();
     const result = page.locator('#result');
     await expect(result.locator('.facts').innerText()).resolves.toMatch(/generic[\s\S]*html5/);
@@ -81,30 +50,30 @@ describeBrowser('the playground page', () => {
     const row = result.locator('tbody tr');
     await expect(row.count()).resolves.toBe(1);
     await expect(row.innerText()).resolves.toMatch(/240p[\s\S]*Video \+ audio/);
-    await expect(result.locator('img.thumb').getAttribute('src')).resolves.toBe(origin.url('/media/poster.png'));
+    await expect(result.locator('img.thumb').getAttribute('src')).resolves.toBe(stack.origin.url('/media/poster.png'));
     await screenshot(page, 'playground-result');
   });
 
   test('an error is shown as the envelope message', async () => {
-    origin.status('/gone', 404);
-    await extract(origin.url('/gone'));
+    stack.origin.status('/gone', 404);
+    await extract(stack.origin.url('/gone'));
     const status = page.getByRole('status');
     await status.filter({ hasText: /not found|404/i }).waitFor();
     await expect(status.getAttribute('data-kind')).resolves.toBe('error');
   });
 
   test('a progressive source is saved with the bytes of the origin file and its Content-Disposition name', async () => {
-    await extract(origin.url('/watch.html'));
+    await extract(stack.origin.url('/watch.html'));
     const button = page.getByRole('button', { name: /^Download 240p/ });
     const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
     const file = await download.path();
-    expect(fs.statSync(file).size).toBe(fs.statSync(media.muxedMp4).size);
+    expect(fs.statSync(file).size).toBe(fs.statSync(stack.media.muxedMp4).size);
     expect(download.suggestedFilename()).toBe('Lavfi test card.mp4');
     await page.getByRole('status').filter({ hasText: 'Saved Lavfi test card.mp4' }).waitFor();
   });
 
   test('an HLS source is saved through a job: progress, then a link to the artifact', async () => {
-    await extract(origin.url('/hls/index.m3u8'));
+    await extract(stack.origin.url('/hls/index.m3u8'));
     await page.getByRole('heading', { level: 2 }).first().waitFor();
     const [button] = await page.getByRole('button', { name: /^Download / }).all();
     await button.click();
@@ -117,10 +86,10 @@ describeBrowser('the playground page', () => {
   });
 
   test('a video-only and an audio-only source are merged by the worker and the artifact is saved', async () => {
-    await extract(origin.url('/split.html'));
+    await extract(stack.origin.url('/split.html'));
     const merge = page.getByRole('group', { name: 'Merge video and audio' });
-    await expect(merge.getByLabel('Video').inputValue()).resolves.toBe(origin.url('/media/video-only.mp4'));
-    await expect(merge.getByLabel('Audio').inputValue()).resolves.toBe(origin.url('/media/audio-only.m4a'));
+    await expect(merge.getByLabel('Video').inputValue()).resolves.toBe(stack.origin.url('/media/video-only.mp4'));
+    await expect(merge.getByLabel('Audio').inputValue()).resolves.toBe(stack.origin.url('/media/audio-only.m4a'));
     await merge.getByLabel('Format').selectOption('mkv');
     await merge.getByRole('button', { name: 'Merge' }).click();
 

@@ -1,37 +1,20 @@
 // The playground's subtitle choices in a real browser: a page's tracks listed, saved as they are or
 // converted by the worker, embedded in a video, and a source converted to another format.
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
+import { beforeEach, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
-import { createLogger } from '@reelay/observability';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import { startWorker, type RunningWorker } from '@reelay/worker';
-import { testConfig } from '../helpers.js';
-import { describeBrowser, launchBrowser, screenshot, serveGateway, type ServedGateway, type TestBrowser } from './browser.js';
+import { describeBrowser, usePlaygroundStack, screenshot } from './browser.js';
 
 const run = promisify(execFile);
 
-let origin: Origin;
-let media: TestMedia;
-let served: ServedGateway;
-let worker: RunningWorker;
-let browser: TestBrowser;
 let page: Page;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-browser-subtitles-'));
-const queuePrefix = `test-web-subs-${randomBytes(4).toString('hex')}`;
-const env = { DATA_DIR: dataDir, RATE_LIMIT_PUBLIC_PER_MIN: '1000' };
 const EN_VTT = 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHello\n';
 const FR_SRT = '1\n00:00:00,000 --> 00:00:01,000\nBonjour\n';
 
 describeBrowser('subtitle choices in the playground', () => {
-  beforeAll(async () => {
-    media = await testMedia();
-    origin = await startOrigin();
+  const stack = usePlaygroundStack('subtitles', (origin, media) => {
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     origin.body('/subs/en.vtt', EN_VTT, 'text/vtt');
     origin.body('/subs/fr.srt', FR_SRT, 'application/x-subrip');
@@ -45,30 +28,15 @@ describeBrowser('subtitle choices in the playground', () => {
         <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English">
         <track kind="captions" src="/subs/fr.srt" srclang="fr" label="Français">
       </video></body></html>`, 'text/html');
-    served = await serveGateway({ env, deps: { queuePrefix } });
-    worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
-    browser = await launchBrowser();
   });
 
   beforeEach(async () => {
-    await browser.fresh();
-    page = browser.page;
-    await page.goto(`${served.base}/`);
-    await page.getByLabel('Page or media URL').fill(origin.url('/tracks.html'));
+    await stack.browser.fresh();
+    page = stack.browser.page;
+    await page.goto(`${stack.served.base}/`);
+    await page.getByLabel('Page or media URL').fill(stack.origin.url('/tracks.html'));
     await page.getByLabel('Page or media URL').press('Enter');
     await page.getByRole('heading', { level: 4, name: 'Subtitles' }).waitFor();
-  });
-
-  afterEach(() => {
-    expect(browser.errors.splice(0)).toEqual([]);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await worker?.stop();
-    await served?.close();
-    await origin?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   async function savedJob(): Promise<{ name: string; file: string }> {
@@ -115,7 +83,7 @@ describeBrowser('subtitle choices in the playground', () => {
   });
 
   test('a merge can embed the item\'s subtitles too', async () => {
-    await page.getByLabel('Page or media URL').fill(origin.url('/split.html'));
+    await page.getByLabel('Page or media URL').fill(stack.origin.url('/split.html'));
     await page.getByLabel('Page or media URL').press('Enter');
     const merge = page.getByRole('group', { name: 'Merge video and audio' });
     await merge.getByRole('group', { name: 'Subtitles to embed in the merge' }).getByRole('checkbox', { name: 'en' }).check();
