@@ -16,12 +16,15 @@ export interface TestGateway extends Gateway {
 }
 
 /**
- * Surface B's limits per client address are off unless a test turns them on: every test file is the
- * same address (127.0.0.1) on one shared Redis, so a whole run would add up to one client's minute.
+ * The limits per client address are off (surface B's) or out of reach (the playground's and a
+ * keyless /api's, 1000 a minute) unless a test sets them: every test file is the same address
+ * (127.0.0.1) on one shared Redis, so a whole run would add up to one client's minute, and a test
+ * would meet 429 for what other files did in the same minute. Tests of the limits themselves give
+ * each request an address of its own (TRUST_PROXY and X-Forwarded-For) and set the limit.
  * The extract cache is off too: elsewhere a second extract of a URL must reach its origin.
  */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return parseConfig({ PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0', EXTRACT_CACHE_SECONDS: '0', ...env });
+  return parseConfig({ PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_V1_PER_MIN: '0', RATE_LIMIT_PUBLIC_PER_MIN: '1000', MAX_ACTIVE_JOBS_PER_CLIENT: '0', EXTRACT_CACHE_SECONDS: '0', ...env });
 }
 
 /** A client with the production options, ready before it is returned. */

@@ -11,9 +11,12 @@ let origin: Origin;
 let gw: TestGateway;
 const open: TestGateway[] = [];
 
-/** A gateway that trusts X-Forwarded-For, so every test can be a client address of its own. */
+/**
+ * A gateway that trusts X-Forwarded-For, so every test can be a client address of its own, with the
+ * playground's limit at its production default (15; testConfig raises it for other test files).
+ */
 async function gateway(env: Record<string, string> = {}, deps: Partial<GatewayDeps> = {}): Promise<TestGateway> {
-  const built = await buildGateway({ env: { TRUST_PROXY: 'true', ...env }, deps });
+  const built = await buildGateway({ env: { TRUST_PROXY: 'true', RATE_LIMIT_PUBLIC_PER_MIN: '15', ...env }, deps });
   open.push(built);
   return built;
 }

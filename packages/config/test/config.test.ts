@@ -59,6 +59,11 @@ describe('other settings', () => {
     expect(config.childEnv).toEqual({ PATH: '/usr/bin', HOME: '/home/r' });
   });
 
+  test('the limits per minute a public deployment starts with (DESIGN.md): 15 for the playground and a keyless /api, 100 a key', () => {
+    const config = parseConfig({});
+    expect([config.RATE_LIMIT_PUBLIC_PER_MIN, config.RATE_LIMIT_KEY_PER_MIN]).toEqual([15, 100]);
+  });
+
   test('variables reelay does not know are ignored rather than refused', () => {
     expect(() => parseConfig({ SOMETHING_ELSE: '1' })).not.toThrow();
   });
