@@ -123,7 +123,7 @@ export interface PlaygroundStack {
 export function usePlaygroundStack(name: string, routes: (origin: Origin, media: TestMedia) => void): PlaygroundStack {
   const stack = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), `reelay-browser-${name}-`)) } as PlaygroundStack;
   const queuePrefix = `test-web-${name}-${randomBytes(4).toString('hex')}`;
-  const env = { DATA_DIR: stack.dataDir, RATE_LIMIT_PUBLIC_PER_MIN: '1000' };
+  const env = { DATA_DIR: stack.dataDir };
   let worker: RunningWorker | undefined;
 
   beforeAll(async () => {

@@ -24,7 +24,7 @@ describeBrowser('the API key settings page', () => {
     // Behind a "proxy" so each test's context is its own client address (sign-up and sign-in limits).
     // Keyless and unknown-key calls count per address against the public limit, which every browser
     // test file shares on 127.0.0.1: a high limit keeps other files' calls from answering 429 here.
-    served = await serveGateway({ env: { TRUST_PROXY: 'true', RATE_LIMIT_PUBLIC_PER_MIN: '1000' } });
+    served = await serveGateway({ env: { TRUST_PROXY: 'true' } });
     browser = await launchBrowser();
   });
 
