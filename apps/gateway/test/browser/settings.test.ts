@@ -22,8 +22,8 @@ describeBrowser('the API key settings page', () => {
     origin = await startOrigin();
     origin.file('/clip.mp4', media.muxedMp4, 'video/mp4');
     // Behind a "proxy" so each test's context is its own client address (sign-up and sign-in limits).
-    // Keyless and unknown-key calls count per address against the public limit, which every browser
-    // test file shares on 127.0.0.1: a high limit keeps other files' calls from answering 429 here.
+    // Keyless and unknown-key calls count per address against the public limit, which every test
+    // file shares on 127.0.0.1: testConfig keeps it out of reach, so other files' calls never answer 429 here.
     served = await serveGateway({ env: { TRUST_PROXY: 'true' } });
     browser = await launchBrowser();
   });
