@@ -86,7 +86,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     new Egress({
       allowlist: config.EGRESS_ALLOWLIST,
       client: config.EGRESS_CLIENT,
-      proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS },
+      proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS, ca: config.PROXY_CA_FILE },
       onProxySkip: (proxy, reason) => logger.warn({ proxy, reason }, 'outbound proxy unreachable, skipped for 30 s'),
       cookies,
       pacing: { concurrency: config.PACING_CONCURRENCY_PER_PLATFORM, onOutcome: (platform, outcome) => metrics.platformRequests.inc({ platform, outcome }) },

@@ -119,7 +119,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         allowlist: config.EGRESS_ALLOWLIST,
         client: config.EGRESS_CLIENT,
         purpose: 'media',
-        proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS },
+        proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS, ca: config.PROXY_CA_FILE },
         onProxySkip: (proxy, reason) => logger.warn({ proxy, reason }, 'outbound proxy unreachable, skipped for 30 s'),
         cookies: config.COOKIES_FILE ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) }) : undefined,
       });

@@ -1,5 +1,6 @@
 // Configuration is read from the environment once, here, and validated with zod: a bad value stops
 // the process with a message naming the variable. Nothing else in reelay reads process.env.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -148,6 +149,28 @@ export const ConfigSchema = z.object({
   EXTRACT_PROXY_URLS: proxyList.default([]),
   /** Proxies for direct media streams and what jobs read (default: PROXY_URLS). */
   MEDIA_PROXY_URLS: proxyList.default([]),
+  /**
+   * A PEM file of certificates trusted, beside the system's roots, for the TLS of https:// proxies
+   * (one behind a private CA). Read at start-up: the value is the file's PEM text.
+   */
+  PROXY_CA_FILE: z
+    .string()
+    .min(1)
+    .transform((file, ctx) => {
+      let pem: string;
+      try {
+        pem = fs.readFileSync(path.resolve(file), 'utf8');
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` });
+        return z.NEVER;
+      }
+      if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+        ctx.addIssue({ code: 'custom', message: 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)' });
+        return z.NEVER;
+      }
+      return pem;
+    })
+    .optional(),
   /** A Netscape cookies.txt sent by RFC 6265 rules on extraction and media requests and to yt-dlp. */
   COOKIES_FILE: z.string().min(1).transform((v) => path.resolve(v)).optional(),
   /** Platform endpoint overrides, e.g. PLATFORM_BLUESKY_API=http://127.0.0.1:9000 (tests, mirrors). */

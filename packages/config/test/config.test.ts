@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from '@jest/globals';
 import { CONFIG_VARIABLES, ConfigError, parseConfig } from '../src/index.js';
@@ -130,6 +131,29 @@ describe('outbound proxies and cookies', () => {
 
   test('COOKIES_FILE is resolved to an absolute path', () => {
     expect(parseConfig({ COOKIES_FILE: 'cookies.txt' }).COOKIES_FILE).toBe(path.resolve('cookies.txt'));
+  });
+
+  test('PROXY_CA_FILE is read at start-up: its PEM, or an error naming the variable for a missing file or one with no certificate', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-proxy-ca-'));
+    try {
+      const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+      fs.writeFileSync(path.join(dir, 'ca.pem'), pem);
+      fs.writeFileSync(path.join(dir, 'key.pem'), '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n');
+      expect(parseConfig({ PROXY_CA_FILE: path.join(dir, 'ca.pem') }).PROXY_CA_FILE).toBe(pem);
+      expect(parseConfig({}).PROXY_CA_FILE).toBeUndefined();
+      const issues = (env: Record<string, string>) => {
+        try {
+          parseConfig(env);
+        } catch (err) {
+          return (err as ConfigError).issues;
+        }
+        return [];
+      };
+      expect(issues({ PROXY_CA_FILE: path.join(dir, 'missing.pem') })).toEqual([{ variable: 'PROXY_CA_FILE', message: 'cannot be read (ENOENT)' }]);
+      expect(issues({ PROXY_CA_FILE: path.join(dir, 'key.pem') })).toEqual([{ variable: 'PROXY_CA_FILE', message: expect.stringContaining('holds no PEM certificate') }]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -119,6 +119,8 @@ export interface ProxySettings {
   /** EXTRACT_PROXY_URLS, MEDIA_PROXY_URLS: override `all` for their part. */
   extract?: readonly string[];
   media?: readonly string[];
+  /** PROXY_CA_FILE's PEM: trusted beside the system's roots for https:// proxies (a private CA). */
+  ca?: string;
 }
 
 /** The pool of each purpose (one pool where both use the same list), or none when no proxy is set. */
@@ -128,9 +130,14 @@ export function proxyPools(settings: ProxySettings, options: ProxyPoolOptions): 
     if (!urls?.length) return undefined;
     const key = urls.join('\n');
     let pool = byList.get(key);
-    if (!pool) byList.set(key, (pool = new ProxyPool(urls.map(parseProxyUrl), options)));
+    if (!pool) byList.set(key, (pool = new ProxyPool(urls.map((url) => trusting(parseProxyUrl(url), settings.ca)), options)));
     return pool;
   };
   const pick = (own: readonly string[] | undefined) => poolOf(own?.length ? own : settings.all);
   return { extract: pick(settings.extract), media: pick(settings.media) };
+}
+
+/** An https:// proxy that also trusts `ca`; other proxies, or none given, as they are. */
+function trusting(proxy: UpstreamProxy, ca: string | undefined): UpstreamProxy {
+  return ca && proxy.protocol === 'https:' ? { ...proxy, ca: [...tls.rootCertificates, ca] } : proxy;
 }

@@ -14,6 +14,8 @@ export interface UpstreamProxy {
   /** scheme://host:port, never the credentials: what logs and messages name. */
   label: string;
   auth?: { user: string; pass: string };
+  /** For an https:// proxy: the certificates its own TLS is verified against (the system's roots when unset). */
+  ca?: readonly string[];
 }
 
 const DEFAULT_PORTS = { 'http:': 80, 'https:': 443, 'socks5:': 1080 } as const;
@@ -85,7 +87,9 @@ function reach(proxy: UpstreamProxy, timeoutMs: number): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const secure = proxy.protocol === 'https:';
     const servername = net.isIP(proxy.host) === 0 ? proxy.host : undefined;
-    const socket: net.Socket = secure ? tls.connect({ host: proxy.host, port: proxy.port, servername, ALPNProtocols: ['http/1.1'] }) : net.connect({ host: proxy.host, port: proxy.port });
+    const socket: net.Socket = secure
+      ? tls.connect({ host: proxy.host, port: proxy.port, servername, ALPNProtocols: ['http/1.1'], ...(proxy.ca ? { ca: [...proxy.ca] } : {}) })
+      : net.connect({ host: proxy.host, port: proxy.port });
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), timeoutMs);
     socket.once(secure ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);

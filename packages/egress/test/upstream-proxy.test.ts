@@ -2,7 +2,7 @@ import dns from 'node:dns/promises';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -138,6 +138,42 @@ describeWithTools('outbound proxies', [...PROXY_TOOLS, { bin: 'openssl', install
       expect(tunnelsTo(tiny2, authority)).toBe(1);
     } finally {
       server.close();
+      fs.rmSync(certs, { recursive: true, force: true });
+    }
+  });
+
+  test('an https:// proxy with credentials is reached over TLS verified against PROXY_CA_FILE, and refused without it', async () => {
+    // tinyproxy (with Basic credentials) behind a TLS front whose certificate no system trusts: the
+    // https:// proxy of a provider with a private CA.
+    const certs = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-proxy-tls-'));
+    const [key, cert] = [path.join(certs, 'key.pem'), path.join(certs, 'cert.pem')];
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=test proxy', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const front = tls.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (client) => {
+      const upstream = net.connect(tiny.port, '127.0.0.1');
+      client.pipe(upstream).pipe(client);
+      client.once('error', () => upstream.destroy());
+      upstream.once('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const url = `https://${USER}:${PASS}@127.0.0.1:${(front.address() as AddressInfo).port}`;
+    try {
+      const authority = `127.0.0.1:${origin.port}`;
+      const before = tunnelsTo(tiny, authority);
+      const trusted = new Egress({ allowlist: LOOPBACK, proxies: { all: [url], ca: fs.readFileSync(cert, 'utf8') } });
+      expect((await trusted.fetchText(origin.url('/page'))).text).toBe('through the proxy');
+      expect(tunnelsTo(tiny, authority) - before).toBe(1);
+      // Without the CA the proxy's certificate is not trusted: the proxy counts as unreachable, and
+      // nothing was sent to it (no tunnel in its log), credentials included.
+      const skipped: string[] = [];
+      const untrusted = new Egress({ allowlist: LOOPBACK, proxies: { all: [url] }, onProxySkip: (label, reason) => skipped.push(`${label} ${reason}`) });
+      const refused = await untrusted.fetchText(origin.url('/page')).catch((err: unknown) => err);
+      expect(refused).toMatchObject({ code: 'upstream_error', message: 'No outbound proxy could be reached.' });
+      // The operator's log says which proxy and why: its certificate.
+      expect(skipped).toEqual([expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+ .*CERT/)]);
+      expect(visible(refused)).not.toContain(PASS);
+      expect(tunnelsTo(tiny, authority) - before).toBe(1);
+    } finally {
+      front.close();
       fs.rmSync(certs, { recursive: true, force: true });
     }
   });
