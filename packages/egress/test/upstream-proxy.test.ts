@@ -8,7 +8,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { describeWithTools, freePort, PROXY_TOOLS, startDante, startOrigin, startTinyproxy, type Origin, type RealProxy } from '@reelay/testkit';
+import { describeWithTools, freePort, PROXY_TOOLS, startDante, startOrigin, startSocksWithAuth, startTinyproxy, type Origin, type RealProxy } from '@reelay/testkit';
 import { Egress } from '../src/egress.js';
 import { GuardedProxy } from '../src/proxy.js';
 import { ProxyPool } from '../src/upstream-pool.js';
@@ -25,6 +25,7 @@ let named: { address: string; origin: Origin };
 let tiny: RealProxy;
 let tiny2: RealProxy;
 let dante: RealProxy;
+let socksAuth: RealProxy;
 let deadPort: number;
 const withAuth = (proxy: RealProxy) => `http://${USER}:${PASS}@127.0.0.1:${proxy.port}`;
 /** Tunnel requests the proxy's log shows for a destination. */
@@ -41,12 +42,12 @@ describeWithTools('outbound proxies', [...PROXY_TOOLS, { bin: 'openssl', install
     const { address } = await dns.lookup('localhost');
     named = { address, origin: await startOrigin(address) };
     named.origin.body('/page', 'by name', 'text/plain');
-    [tiny, tiny2, dante] = await Promise.all([startTinyproxy({ user: USER, pass: PASS }), startTinyproxy(), startDante()]);
+    [tiny, tiny2, dante, socksAuth] = await Promise.all([startTinyproxy({ user: USER, pass: PASS }), startTinyproxy(), startDante(), startSocksWithAuth({ user: USER, pass: PASS })]);
     deadPort = await freePort();
   });
 
   afterAll(async () => {
-    await Promise.all([origin?.close(), named?.origin.close(), tiny?.stop(), tiny2?.stop(), dante?.stop()]);
+    await Promise.all([origin?.close(), named?.origin.close(), tiny?.stop(), tiny2?.stop(), dante?.stop(), socksAuth?.stop()]);
   });
 
   test('a request goes through the http proxy with its credentials, which is asked for the checked address', async () => {
@@ -65,6 +66,21 @@ describeWithTools('outbound proxies', [...PROXY_TOOLS, { bin: 'openssl', install
     expect(res.text).toBe('through the proxy');
     expect(dante.log()).toMatch(new RegExp(`tcp/connect \\[: .* -> .* 127\\.0\\.0\\.1\\.${origin.port}`));
     expect(dante.log().split('tcp/connect [').length - before).toBe(1);
+  });
+
+  test.each(['got', 'http'] as const)('a request of the %s client signs in to a SOCKS5 proxy with its credentials and asks for the checked address; wrong ones are refused', async (client) => {
+    const egress = new Egress({ client, allowlist: LOOPBACK, proxies: { all: [`socks5://${USER}:${PASS}@127.0.0.1:${socksAuth.port}`] } });
+    const before = socksAuth.log().split('\n').length;
+    const res = await egress.fetchText(`http://localhost:${named.origin.port}/page`);
+    expect(res.text).toBe('by name');
+    // The proxy was given the address reelay resolved and checked, never the name.
+    expect(socksAuth.log().split('\n').slice(before - 1)).toEqual(expect.arrayContaining([`auth ${USER} ok`, `connect ${named.address}:${named.origin.port}`]));
+    expect(socksAuth.log()).not.toContain('localhost');
+    const wrong = new Egress({ client, allowlist: LOOPBACK, proxies: { all: [`socks5://${USER}:not-${PASS}@127.0.0.1:${socksAuth.port}`] } });
+    const refused = await wrong.fetchText(origin.url('/page')).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ code: 'upstream_error', message: 'The outbound proxy refused the connection.' });
+    expect(visible(refused)).not.toContain(PASS);
+    expect(socksAuth.log().split('\n').at(-1)).toBe(`auth ${USER} refused`);
   });
 
   test('a name that resolves to a private address is refused before any proxy is asked', async () => {

@@ -1,11 +1,13 @@
 // Real outbound proxies for the tests of PROXY_URLS, on 127.0.0.1: Debian's tinyproxy (HTTP CONNECT, Basic
 // credentials) and dante (SOCKS5), each in the foreground with its own config and log file, which the
-// tests read to see what the proxy was asked.
+// tests read to see what the proxy was asked; and a SOCKS5 server from npm for username/password
+// authentication, which dante only offers against system accounts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createServer as createSocksServer } from '@pondwader/socks5-server';
 import { freePort } from './redis.js';
 
 export const PROXY_TOOLS = [
@@ -53,6 +55,39 @@ export async function startDante(): Promise<RealProxy> {
   fs.writeFileSync(path.join(dir, 'danted.conf'), `${config.join('\n')}\n`);
   const child = spawn('/usr/sbin/danted', ['-f', path.join(dir, 'danted.conf'), '-N', '1'], { stdio: 'ignore' });
   return running(child, port, logFile, dir);
+}
+
+/**
+ * A SOCKS5 server that wants a username and password (RFC 1929): @pondwader/socks5-server, in this
+ * process. Its log has a line per sign-in (`auth <user> ok|refused`) and per connect (`connect ip:port`).
+ */
+export async function startSocksWithAuth(auth: { user: string; pass: string }): Promise<RealProxy> {
+  const lines: string[] = [];
+  const server = createSocksServer();
+  server.setAuthHandler((conn) => {
+    const ok = conn.username === auth.user && conn.password === auth.pass;
+    lines.push(`auth ${conn.username} ${ok ? 'ok' : 'refused'}`);
+    return ok;
+  });
+  server.setRulesetValidator((conn) => {
+    lines.push(`connect ${conn.destAddress}:${conn.destPort}`);
+    return true;
+  });
+  // Our own listener hands it each connection, so stop() can end the tunnels a client keeps alive.
+  const sockets = new Set<net.Socket>();
+  const listener = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    server._handleConnection(socket);
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => listener.listen(port, '127.0.0.1', resolve));
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      listener.close(() => resolve());
+    });
+  return { port, log: () => lines.join('\n'), stop };
 }
 
 async function running(child: ChildProcess, port: number, logFile: string, dir: string): Promise<RealProxy> {
