@@ -124,9 +124,10 @@ async function probe(reader: AsyncIterator<Buffer>): Promise<Probe> {
   return out;
 }
 
-/** What is left of the answer after a probe: its pending read, then the rest. */
-async function* rest(reader: AsyncIterator<Buffer>, next: Promise<IteratorResult<Buffer>> | undefined): AsyncGenerator<Buffer> {
-  for (let read = next && (await next); read && !read.done; read = await reader.next()) yield read.value;
+/** The open answer from its start after a probe: what the probe read, its pending read, then the rest. */
+async function* rest(read: Buffer[], reader: AsyncIterator<Buffer>, next: Promise<IteratorResult<Buffer>> | undefined): AsyncGenerator<Buffer> {
+  yield* read;
+  for (let step = next && (await next); step && !step.done; step = await reader.next()) yield step.value;
 }
 
 async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): AsyncGenerator<Buffer> {
@@ -137,11 +138,11 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): Asy
   const pending = new Map<number, Promise<Buffer>>();
   try {
     const seen = await probe(reader);
+    const open = rest(seen.pieces, reader, seen.next);
     // The open answer goes on to the next part boundary past what the probe read; parts follow.
     const firstEnd = Math.min(shape.total, shape.start + Math.max(1, Math.ceil(seen.bytes / chunk)) * chunk);
     if (!seen.next || !worthSplitting(seen.bytes, seen.ms, shape.total - shape.start - seen.bytes) || firstEnd >= shape.total) {
-      yield* seen.pieces;
-      yield* rest(reader, seen.next);
+      yield* open;
       return;
     }
     const count = 1 + Math.ceil((shape.total - firstEnd) / chunk);
@@ -158,10 +159,7 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): Asy
     ahead(1);
     let pos = shape.start;
     // Part 0 is the open answer, up to firstEnd: what the probe read, then the rest of it.
-    for await (const piece of (async function* () {
-      yield* seen.pieces;
-      yield* rest(reader, seen.next);
-    })()) {
+    for await (const piece of open) {
       const take = piece.subarray(0, Math.max(0, firstEnd - pos));
       if (take.length > 0) yield take;
       pos += take.length;
