@@ -1,6 +1,6 @@
 // Webhooks end to end: the gateway takes webhook_url and webhook_secret, a real worker (real Redis
 // and ffmpeg) runs the job and POSTs the message to a receiver on 127.0.0.1, which checks every
-// signature with the README's own verification code (extracted from README.md and imported as it
+// signature with the docs' own verification code (extracted from docs/api.md and imported as it
 // stands). Retries are shortened to 300 ms and the deadline to 1.5 s; the production schedule is
 // tested as a pure function in packages/contracts/test/webhooks.test.ts.
 import fs from 'node:fs';
@@ -22,7 +22,7 @@ import { startOrigin, testMedia, type Origin } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
 import { buildGateway, type TestGateway } from './helpers.js';
 
-const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
+const API_DOC = fileURLToPath(new URL('../../../docs/api.md', import.meta.url));
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-webhooks-'));
 const prefix = `test-webhooks-${randomBytes(4).toString('hex')}`;
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -34,7 +34,7 @@ interface Delivery {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
-  /** What the README's verifyWebhook said: the event, or its error's message. */
+  /** What the docs' verifyWebhook said: the event, or its error's message. */
   verified: { event?: { type: string; timestamp: string; data: Record<string, unknown> }; error?: string };
 }
 
@@ -54,10 +54,10 @@ const deliveries: Delivery[] = [];
 const sockets = new Set<net.Socket>();
 
 beforeAll(async () => {
-  // The README's snippet, byte for byte, as a module.
-  const readme = fs.readFileSync(README, 'utf8');
-  const snippet = /<!-- webhook-verify -->\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (!snippet) throw new Error('README.md has no webhook-verify snippet');
+  // docs/api.md's snippet, byte for byte, as a module.
+  const doc = fs.readFileSync(API_DOC, 'utf8');
+  const snippet = /<!-- webhook-verify -->\n```js\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (!snippet) throw new Error('docs/api.md has no webhook-verify snippet');
   const file = path.join(dataDir, 'verify.mjs');
   fs.writeFileSync(file, snippet);
   ({ verifyWebhook } = (await import(pathToFileURL(file).href)) as { verifyWebhook: typeof verifyWebhook });
@@ -137,7 +137,7 @@ type ShownJob = Record<string, unknown> & { status: string; error?: unknown; web
 
 const at = (hook: string) => deliveries.filter((d) => d.path === hook);
 
-test('a completed job\'s webhook arrives signed, verifies with the README\'s code, and the Job shows it delivered', async () => {
+test('a completed job\'s webhook arrives signed, verifies with the docs\' code, and the Job shows it delivered', async () => {
   const id = await startJob('/done');
   const job = await settled(id);
   expect(job.webhook).toEqual({ url: `${receiverBase}/done`, status: 'delivered', attempts: 1, last_status: 204 });

@@ -60,7 +60,7 @@ export type WebhookJob = z.infer<typeof WebhookJobSchema>;
 /** What a delivery job records of its last attempt (its BullMQ progress). */
 export const WebhookAttemptSchema = z.object({ last_status: z.number().int().optional(), last_error: z.string().optional() });
 
-// ---- Retries: 15 s × 4^(n−1), at most 2 h, 8 attempts in all (the README's table) ----
+// ---- Retries: 15 s × 4^(n−1), at most 2 h, 8 attempts in all (docs/api.md's table) ----
 
 export const WEBHOOK_ATTEMPTS = 8;
 const FIRST_RETRY_MS = 15_000;

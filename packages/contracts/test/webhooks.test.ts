@@ -8,7 +8,7 @@ test('the retry schedule meets DESIGN.md: first retry within 30 s, at least 6 at
   expect(WEBHOOK_ATTEMPTS).toBeGreaterThanOrEqual(6);
   const span = waits.reduce((a, b) => a + b, 0);
   expect(span).toBeGreaterThanOrEqual(3600_000);
-  expect(span).toBe(19_515_000); // the README's "about 5 h 25 min"
+  expect(span).toBe(19_515_000); // docs/api.md's "about 5 h 25 min"
   // Exponential: each wait at least the one before.
   for (let i = 1; i < waits.length; i++) expect(waits[i]).toBeGreaterThanOrEqual(waits[i - 1]);
 });

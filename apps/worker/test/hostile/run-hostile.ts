@@ -1,6 +1,6 @@
 // Runs one hostile job on a test stack and reports how it ended: its error, how long it took, and
 // the peak memory of the processes it started (and of this process, where the worker's proxy runs).
-// With HOSTILE_FIGURES set, each run also prints one line, for the README's table of figures.
+// With HOSTILE_FIGURES set, each run also prints one line, for docs/security.md's table of figures.
 import { decodeJobError, type JobPayload } from '@reelay/contracts';
 import { samplePeaks, type Peaks } from '@reelay/testkit';
 import type { TestQueue } from '../helpers.js';
