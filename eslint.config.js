@@ -22,6 +22,7 @@ export default tseslint.config(
       ],
     },
     rules: {
+      // Skips `import type` by design: packages/egress/test/import-cycles.test.ts covers type-only circles.
       'import-x/no-cycle': 'error',
       // Several sanitizers strip control characters on purpose (headers, filenames, yt-dlp output).
       'no-control-regex': 'off',

@@ -6,7 +6,7 @@
 import { pipeline } from 'node:stream';
 import type { Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import type { EgressResponse } from './egress.js';
+import type { EgressResponse } from './response.js';
 import { firstHeader } from './transport.js';
 
 /** A decoder for the encodings reelay reads (gzip, deflate, br); undefined for any other. */

@@ -24,10 +24,12 @@ import { DEFAULT_HOST_LIMITS, HostLimiter, type HostLimits } from './host-limit.
 import { DEFAULT_PACING, isPacingStatus, parseRetryAfter, pause, PlatformPacer, rateLimitedError, type PacingOptions } from './pacing.js';
 import { pooledAgents, proxyPools, resolveChecked, type ProxyPool, type ProxySettings, type Purpose } from './upstream-pool.js';
 import { type EgressClient, type FinalResponse, type Transport, type TransportDeps } from './transport.js';
+import type { EgressResponse, TextResponse } from './response.js';
 
 export { statusError, toReelayError } from './errors.js';
 export type { EgressClient } from './transport.js';
 export type { ProxySettings, Purpose } from './upstream-pool.js';
+export type { EgressResponse, TextResponse } from './response.js';
 
 export const MAX_REDIRECTS = 5;
 export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
@@ -84,22 +86,6 @@ export interface RequestOptions {
   platform?: string;
   /** Which proxy pool carries the request (default: the Egress's `purpose`). */
   purpose?: Purpose;
-}
-
-export interface EgressResponse {
-  /** The URL that answered, after redirects. */
-  url: string;
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** The body; the caller must consume or destroy it. */
-  body: Readable;
-}
-
-export interface TextResponse {
-  url: string;
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;

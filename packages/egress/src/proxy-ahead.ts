@@ -10,8 +10,7 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeResponse } from './decode.js';
-import type { ProxySession } from './proxy-session.js';
-import type { ProxyEgress, ProxyHooks } from './proxy-types.js';
+import type { ProxyEgress, ProxyHooks } from './proxy-deps.js';
 
 /** Largest segment served ahead. */
 export const SEGMENT_CAP_BYTES = 8 * 1024 * 1024;
@@ -42,9 +41,24 @@ interface Plan {
   entries: Map<number, Entry>;
 }
 
+/**
+ * What the window needs of the session it serves (proxy-session.ts's ProxySession, which holds the
+ * window: named here by shape, so the session depends on the window and not the other way round).
+ */
+export interface AheadSession {
+  /** Aborted when the session ends or is cut off: the window empties. */
+  readonly signal: AbortSignal;
+  /** The client's request headers that may go upstream. */
+  forwardHeaders(incoming: http.IncomingHttpHeaders): Record<string, string>;
+  /** Counts one request against the session's budget; false once past it. */
+  spendRequest(): boolean;
+  /** Counts bytes against the session's limit; false once past it. */
+  count(bytes: number): boolean;
+}
+
 export interface AheadOptions {
   egress: ProxyEgress;
-  session: ProxySession;
+  session: AheadSession;
   concurrency: number;
   hooks: ProxyHooks;
   segmentCap?: number;

@@ -10,7 +10,8 @@ import { decodeResponse } from './decode.js';
 import { rangedBody } from './proxy-ranges.js';
 import { rewriteBody } from './proxy-rewrite.js';
 import type { ProxySession } from './proxy-session.js';
-import type { ProxiedResponse, ProxyEgress, ProxyHooks, ProxyLogger, ProxyOptions } from './proxy-types.js';
+import type { ProxyEgress, ProxyHooks, ProxyLogger } from './proxy-deps.js';
+import type { ProxiedResponse, ProxyOptions } from './proxy-types.js';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 

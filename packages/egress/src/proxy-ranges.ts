@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import { ReelayError } from '@reelay/contracts';
 import { toReelayError, type EgressResponse } from './egress.js';
 import type { ProxySession } from './proxy-session.js';
-import type { ProxyEgress } from './proxy-types.js';
+import type { ProxyEgress } from './proxy-deps.js';
 
 /** Files (or tails) smaller than this come over one connection. */
 export const RANGE_THRESHOLD_BYTES = 8 * 1024 * 1024;

@@ -5,7 +5,7 @@ import type http from 'node:http';
 import { Readable } from 'node:stream';
 import { isReelayError, ReelayError } from '@reelay/contracts';
 import { BodyTooLargeError, readHead } from './body.js';
-import type { EgressResponse } from './egress.js';
+import type { EgressResponse } from './response.js';
 import type { ProxySession } from './proxy-session.js';
 import type { BodyRewriter, ProxiedResponse } from './proxy-types.js';
 

@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { ReelayError } from '@reelay/contracts';
 import { isListedHost } from './address.js';
 import { toReelayError } from './egress.js';
-import type { ProxyEgress, ProxyHooks, ProxyLogger } from './proxy-types.js';
+import type { ProxyEgress, ProxyHooks, ProxyLogger } from './proxy-deps.js';
 import type { ProxySession } from './proxy-session.js';
 
 export interface TunnelPolicy {

@@ -1,27 +1,12 @@
-// The guarded proxy's vocabulary: what it needs of egress, the logger and hooks it reports to, the
-// options a caller starts it with, and the body rewriter the worker plugs in. A module of its own so
-// that the proxy's parts (server, forwarding, rewriting, tunnels) import types without importing each
-// other.
+// The guarded proxy's vocabulary: the options a caller starts it with, the body rewriter the worker
+// plugs in, and what one proxied request sends back. A module of its own so that the proxy's parts
+// (server, forwarding, rewriting, tunnels) import types without importing each other. What the proxy
+// is given from outside (egress, logger, hooks) is one level down, in proxy-deps.ts, because the
+// session's window (proxy-ahead.ts, below proxy-session.ts) needs it too.
 import type http from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Egress } from './egress.js';
+import type { ProxyEgress, ProxyHooks, ProxyLogger } from './proxy-deps.js';
 import type { ProxySession, SessionInit } from './proxy-session.js';
-
-/** What the proxy needs of egress: open() for requests; connect() and the allowlist for tunnels. */
-export type ProxyEgress = Pick<Egress, 'open'> & Partial<Pick<Egress, 'connect' | 'allow'>>;
-
-/** A pino-compatible logger (the egress package does not depend on the observability one). */
-export interface ProxyLogger {
-  debug(fields: Record<string, unknown>, msg: string): void;
-  info(fields: Record<string, unknown>, msg: string): void;
-  warn(fields: Record<string, unknown>, msg: string): void;
-  error(fields: Record<string, unknown>, msg: string): void;
-}
-
-export interface ProxyHooks {
-  onBytes?: (bytes: number) => void;
-  onBlocked?: () => void;
-}
 
 /** Rewrites some response bodies on their way to the client (the worker's manifests). */
 export interface BodyRewriter {
@@ -70,6 +55,3 @@ export interface ProxiedResponse {
   /** Whether the body is the rewriter's, not the origin's. */
   rewritten?: boolean;
 }
-
-/** The logger used when none is given. */
-export const SILENT_LOGGER: ProxyLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };

@@ -7,7 +7,7 @@
 // a program that does its own TLS needs them, one with protocol tricks of its own (ffmpeg) must not
 // get them.
 // This module holds the server, its sessions and authentication; forwarding is proxy-forward.ts, the
-// body rewrite proxy-rewrite.ts, the shared types proxy-types.ts.
+// body rewrite proxy-rewrite.ts, the shared types proxy-types.ts (and what it is given, proxy-deps.ts).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -16,10 +16,12 @@ import { AheadWindow } from './proxy-ahead.js';
 import { forward, reply, type ForwardContext } from './proxy-forward.js';
 import { ProxySession, type SessionInit, type SessionOptions } from './proxy-session.js';
 import { openTunnel, refuseTunnel, type TunnelPolicy } from './proxy-tunnel.js';
-import { SILENT_LOGGER, type ProxyEgress, type ProxyHooks, type ProxyLogger, type ProxyOptions } from './proxy-types.js';
+import { SILENT_LOGGER, type ProxyEgress, type ProxyHooks, type ProxyLogger } from './proxy-deps.js';
+import type { ProxyOptions } from './proxy-types.js';
 
 // The proxy's types keep their old home for callers.
-export type { BodyRewriter, ProxyEgress, ProxyHooks, ProxyLogger, ProxyOptions } from './proxy-types.js';
+export type { ProxyEgress, ProxyHooks, ProxyLogger } from './proxy-deps.js';
+export type { BodyRewriter, ProxyOptions } from './proxy-types.js';
 
 export class GuardedProxy<S extends ProxySession = ProxySession> {
   private readonly sessions = new Map<string, S>();
