@@ -20,7 +20,7 @@ import { allowedMethods, methodNotAllowed, type AllowedMethods } from './http/me
 import { requestId } from './http/request-id.js';
 import { responseCheck, type MismatchReporter } from './http/response-check.js';
 import { surfaceGate } from './http/surface-gate.js';
-import { expressPath, type RouteSpec } from './http/route.js';
+import { expressPath, refuseUnknownFields, type RouteSpec } from './http/route.js';
 import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { attachExamples } from './openapi-examples.js';
@@ -187,6 +187,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // no parsing and answers the same whatever the body.
   for (const route of routes) if (route.before?.length) app[route.method](expressPath(route.path), ...route.before);
   app.use(requireJson, jsonBody, bodyErrors);
+  // Every route with a body refuses fields its schema does not take, as the document says.
+  for (const route of routes) if (route.body) app[route.method](expressPath(route.path), refuseUnknownFields(route.body));
   for (const route of routes) app[route.method](expressPath(route.path), route.handler);
   const allowed = allowedMethods(routes);
   app.use(methodNotAllowed(allowed));

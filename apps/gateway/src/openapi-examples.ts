@@ -39,6 +39,7 @@ const EXTRACTED = {
         ],
       },
     ],
+    extraction_id: '3f2b8c1e-7a4d-4e0b-9c55-2d8e6f1a0b97',
   },
 };
 const COMPLETED_JOB = {

@@ -2,6 +2,7 @@
 // describes exactly what the code validates and returns.
 import { z } from 'zod';
 import type { RouteSpec } from './http/route.js';
+import { LINKS } from './openapi-links.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -75,6 +76,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
             response.content = Object.fromEntries(types.map((type, i) => [type, i === 0 ? { ...example } : {}]));
           }
           if (spec.headers) response.headers = Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]));
+          const links = LINKS[`${route.method} ${route.path} ${status}`];
+          if (links) response.links = links;
           return [status, response];
         }),
       ),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { ApiKeyEnvelopeSchema, ApiKeyListEnvelopeSchema, CreatedApiKeyEnvelopeSchema } from '@reelay/accounts';
+import { ApiKeyEnvelopeSchema, ApiKeyListEnvelopeSchema, CreatedApiKeyEnvelopeSchema, MAX_KEYS_PER_ACCOUNT } from '@reelay/accounts';
 import request from 'supertest';
 import { buildGateway, type TestGateway } from './helpers.js';
 import { createKey, expectError, PASSWORD, signUp, uniqueEmail, uniqueIp } from './account-helpers.js';
@@ -57,8 +57,28 @@ describe('sign-up', () => {
     ['no password', { email: 'nopass@example.com' }],
     ['no e-mail', { password: PASSWORD }],
     ['a number as password', { email: 'num@example.com', password: 12345678901 }],
+    ['a domain label ending in a hyphen', { email: 'ann@exa-.com', password: PASSWORD }],
+    ['a domain label starting with a hyphen', { email: 'ann@-exa.com', password: PASSWORD }],
+    ['two dots in a row', { email: 'ann..lee@example.com', password: PASSWORD }],
   ])('%s is invalid_request', async (_name, body) => {
     expectError(await from().post('/account/signup').send(body), 400, 'invalid_request');
+  });
+
+  test('a hyphen inside a domain label is an address like any other', async () => {
+    const email = `user-${Date.now()}@mail.ex-ample.co.uk`;
+    await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
+  });
+
+  test('sign-up and sign-in refuse fields they do not take, naming them, and create no account', async () => {
+    const email = uniqueEmail();
+    const refused = await from().post('/account/signup').send({ email, password: PASSWORD, admin: true });
+    expectError(refused, 400, 'invalid_request');
+    expect(refused.body.error.message).toContain('"admin"');
+    expectError(await from().post('/account/login').send({ email, password: PASSWORD }), 401, 'invalid_credentials');
+    await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
+    const login = await from().post('/account/login').send({ email, password: PASSWORD, remember: true, role: 'admin' });
+    expectError(login, 400, 'invalid_request');
+    expect(login.body.error.message).toContain('"remember", "role"');
   });
 
   test('one address signing up over and over is rate_limited with Retry-After; other addresses are not', async () => {
@@ -186,9 +206,22 @@ describe('API keys', () => {
     ['a name over 100 characters', { name: 'x'.repeat(101) }],
     ['no name', {}],
     ['a control character', { name: 'bad\u0007name' }],
+    ['a field it does not take', { name: 'x', admin: true }],
   ])('a key with %s is invalid_request', async (_name, body) => {
     const { agent } = await signUp(gw.app);
     expectError(await agent.post('/account/keys').send(body), 400, 'invalid_request');
+    expect((await agent.get('/account/keys').expect(200)).body.data.keys).toEqual([]);
+  });
+
+  test(`the key after ${MAX_KEYS_PER_ACCOUNT} is 409 key_limit_reached, and deleting one makes room`, async () => {
+    const { agent } = await signUp(gw.app);
+    let last = { id: '' };
+    for (let i = 0; i < MAX_KEYS_PER_ACCOUNT; i++) last = await createKey(agent, `k${i}`);
+    const refused = await agent.post('/account/keys').send({ name: 'one too many' });
+    expectError(refused, 409, 'key_limit_reached');
+    expect(refused.body.error.message).toContain(`at most ${MAX_KEYS_PER_ACCOUNT} keys`);
+    await agent.delete(`/account/keys/${last.id}`).expect(204);
+    await createKey(agent, 'room again');
   });
 
   test('disable and enable answer the key; another account gets not_found', async () => {

@@ -86,6 +86,7 @@ describe('POST /api/v1/extract', () => {
     ['null', 'application/json', 'null', 400, 'invalid_request'],
     ['an object without url', 'application/json', '{"link":"http://x"}', 400, 'invalid_request'],
     ['a number as url', 'application/json', '{"url":42}', 400, 'invalid_request'],
+    ['a url with a field beside it the route does not take', 'application/json', '{"url":"http://127.0.0.2:9/","admin":true}', 400, 'invalid_request'],
   ])('a body that is %s is refused', async (_name, type, body, status, code) => {
     const res = await request(gw.app).post('/api/v1/extract').set('content-type', type).send(body);
     expectError(res, status, code);

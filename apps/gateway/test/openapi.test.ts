@@ -95,6 +95,47 @@ describe('the OpenAPI document', () => {
   });
 });
 
+describe('links between operations (extract → download → job → artifact and events)', () => {
+  type Link = { operationId: string; parameters?: Record<string, string>; requestBody?: Record<string, string> };
+  type Op = { operationId: string; parameters?: { name: string; in: string }[]; responses: Record<string, { links?: Record<string, Link>; content?: Record<string, { example?: unknown }> }> };
+  const ops = () => Object.values(doc.paths).flatMap((byMethod) => Object.values(byMethod) as unknown as Op[]);
+  /** The value a `$response.body#/…` expression names in an example answer. */
+  const pointAt = (example: unknown, expression: string): unknown =>
+    expression
+      .replace(/^\{?\$response\.body#\//, '')
+      .replace(/\}$/, '')
+      .split('/')
+      .reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], example);
+
+  test('follow the flow: each answer names the next operation and where its inputs come from', () => {
+    const linksOf = (path: string, method: string, status: string) => (doc.paths[path][method] as unknown as Op).responses[status].links ?? {};
+    for (const path of ['/api/v1/extract', '/api', '/api/playground']) expect(linksOf(path, 'post', '200').download).toMatchObject({ operationId: 'postApiV1Download', requestBody: { url: expect.stringContaining('/sources/0/url') } });
+    expect(linksOf('/api/v1/download', 'post', '202').job).toMatchObject({ operationId: 'getApiV1JobsId', parameters: { id: '$response.body#/data/job_id' } });
+    expect(Object.keys(linksOf('/api/v1/jobs/{id}', 'get', '200')).sort()).toEqual(['artifact', 'events']);
+  });
+
+  test('every link names an operation of the document, its parameters, and values its example answer holds', () => {
+    const byId = new Map(ops().map((op) => [op.operationId, op]));
+    let checked = 0;
+    for (const op of ops()) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        for (const [name, link] of Object.entries(response.links ?? {})) {
+          const where = `${op.operationId} ${status} ${name}`;
+          const target = byId.get(link.operationId);
+          expect([where, target !== undefined]).toEqual([where, true]);
+          for (const param of Object.keys(link.parameters ?? {})) expect([where, param, target?.parameters?.some((p) => p.name === param)]).toEqual([where, param, true]);
+          const example = response.content?.['application/json']?.example;
+          for (const expression of [...Object.values(link.parameters ?? {}), ...Object.values(link.requestBody ?? {})]) {
+            expect([where, expression, typeof pointAt(example, expression)]).toEqual([where, expression, 'string']);
+            checked++;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+});
+
 describe('the document as people read it (/docs)', () => {
   test('groups the routes under the names a user would look for, in that order', () => {
     const tags = (doc as unknown as { tags: { name: string }[] }).tags.map((t) => t.name);

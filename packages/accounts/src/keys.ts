@@ -78,7 +78,7 @@ export class KeyStore {
   async create(accountId: string, name: string): Promise<ApiKeyView & { secret: string }> {
     const count = await guarded(() => this.redis.hlen(accountIndex(accountId)));
     if (count >= MAX_KEYS_PER_ACCOUNT) {
-      throw new ReelayError('invalid_request', `An account can have at most ${MAX_KEYS_PER_ACCOUNT} keys; delete one first.`);
+      throw new ReelayError('key_limit_reached', `An account can have at most ${MAX_KEYS_PER_ACCOUNT} keys; delete one first.`);
     }
     const secret = newSecret();
     const hash = hashSecret(secret);

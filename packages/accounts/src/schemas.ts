@@ -5,8 +5,22 @@ import { z } from 'zod';
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
 
+/**
+ * The e-mail addresses sign-up takes: a local part of letters, digits and _ ' + - in dot-separated
+ * runs; a domain of two or more labels, each 1–63 letters, digits and hyphens that starts and ends with
+ * a letter or digit, the last one 2+ letters. White space around it is allowed (it is trimmed). ECMA-262
+ * with no flags, as the OpenAPI document states it.
+ */
+export const EMAIL_PATTERN = /^\s*[A-Za-z0-9_'+-]+(?:\.[A-Za-z0-9_'+-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\s*$/;
+
 /** E-mail addresses are compared trimmed and lower-cased: `Ann@Example.com ` signs in as ann@example.com. */
-export const EmailSchema = z.string().trim().toLowerCase().max(254).pipe(z.email());
+export const EmailSchema = z
+  .string()
+  .max(254)
+  .regex(EMAIL_PATTERN, 'Not an e-mail address this service takes (name@example.com; no label of the domain starts or ends with a hyphen).')
+  .trim()
+  .toLowerCase()
+  .describe('An e-mail address, at most 254 characters: compared trimmed and lower-cased');
 
 export const SignupRequestSchema = z
   .object({
@@ -17,7 +31,10 @@ export const SignupRequestSchema = z
 
 // Sign-in does not judge the address's form: anything that is not an account is invalid_credentials.
 export const LoginRequestSchema = z
-  .object({ email: z.string().trim().toLowerCase().min(1).max(254), password: z.string().min(1).max(MAX_PASSWORD_LENGTH) })
+  .object({
+    email: z.string().min(1).max(254).regex(/\S/, 'The e-mail address is empty.').trim().toLowerCase().describe('The address signed up with (compared trimmed and lower-cased)'),
+    password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
+  })
   .meta({ id: 'LoginRequest' });
 
 export const AccountSchema = z.object({ email: z.string() }).meta({ id: 'Account' });
@@ -26,11 +43,11 @@ export const CreateKeyRequestSchema = z
   .object({
     name: z
       .string()
-      .trim()
-      .min(1)
       .max(100)
-      .regex(/^\P{Cc}+$/u, 'Key names cannot hold control characters.')
-      .describe('A label, e.g. the application that uses the key'),
+      // At least one character that is neither white space nor a control character, and no control character.
+      .regex(/^\P{Cc}*[^\p{Cc}\s]\P{Cc}*$/u, 'Key names need a visible character and cannot hold control characters.')
+      .trim()
+      .describe('A label, e.g. the application that uses the key: at most 100 characters, trimmed'),
   })
   .meta({ id: 'CreateKeyRequest' });
 

@@ -81,6 +81,6 @@ describe('API keys', () => {
   test(`an account can hold at most ${MAX_KEYS_PER_ACCOUNT} keys`, async () => {
     const account = unique('acct');
     for (let i = 0; i < MAX_KEYS_PER_ACCOUNT; i++) await keys.create(account, `k${i}`);
-    await expect(keys.create(account, 'one too many')).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(keys.create(account, 'one too many')).rejects.toMatchObject({ code: 'key_limit_reached', status: 409 });
   });
 });

@@ -28,6 +28,12 @@ export const MAX_CLIP_SECONDS = 86_400;
 export const ClipModeSchema = z.enum(['fast', 'precise']);
 export type ClipMode = z.infer<typeof ClipModeSchema>;
 
+/** A clip time with its stated bounds, refused as invalid_clip like the clip's other checks. */
+function clipSeconds(name: 'start' | 'end') {
+  const number = name === 'start' ? z.number().min(0, 'clip.start must be 0 or more.') : z.number().gt(0, 'clip.end must be after clip.start (by at least a millisecond).');
+  return number.max(MAX_CLIP_SECONDS, `clip times must be at most ${MAX_CLIP_SECONDS} seconds.`).meta({ 'x-error-code': 'invalid_clip' });
+}
+
 /**
  * `fast` copies streams and may start up to one keyframe interval early; `precise` re-encodes so the
  * file starts at `start`. Bad types are invalid_request; numbers out of order or range invalid_clip
@@ -35,8 +41,8 @@ export type ClipMode = z.infer<typeof ClipModeSchema>;
  */
 export const ClipSchema = z
   .object({
-    start: z.number().describe('Seconds from the start of the media, ≥ 0 (millisecond precision)'),
-    end: z.number().describe('Seconds, > start; past the media\'s end it is cut there'),
+    start: clipSeconds('start').describe(`Seconds from the start of the media, 0 to ${MAX_CLIP_SECONDS} (millisecond precision)`),
+    end: clipSeconds('end').describe(`Seconds, > start (by a millisecond at least) and at most ${MAX_CLIP_SECONDS}; past the media's end it is cut there`),
     mode: ClipModeSchema.optional().describe('fast (default): stream copy from the keyframe at or before start; precise: re-encoded, exact'),
   })
   .strict()
@@ -44,7 +50,7 @@ export const ClipSchema = z
     const problem = clipProblem(clip.start, clip.end);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { error_code: 'invalid_clip' } });
   })
-  .meta({ id: 'Clip' });
+  .meta({ id: 'Clip', examples: [{ start: 12.5, end: 42 }] });
 export type Clip = { start: number; end: number; mode: ClipMode };
 
 /** Why a clip's numbers are unusable, after rounding to the millisecond; undefined when they are fine. */
@@ -112,7 +118,12 @@ export const DownloadRequestSchema = z
       ctx.addIssue({ code: 'custom', path: ['webhook_secret'], message: 'webhook_secret signs deliveries to webhook_url: give webhook_url too.' });
     }
   })
-  .meta({ id: 'DownloadRequest' });
+  // The rules between fields, as JSON Schema states them (the superRefine above enforces them).
+  .meta({
+    id: 'DownloadRequest',
+    dependentRequired: { webhook_secret: ['webhook_url'] },
+    dependentSchemas: { subtitles: { properties: { format: { enum: ContainerSchema.options } } } },
+  });
 export type DownloadRequest = z.infer<typeof DownloadRequestSchema>;
 
 export const JobStatusSchema = z.enum(['queued', 'processing', 'completed', 'failed', 'expired']);

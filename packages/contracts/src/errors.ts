@@ -42,6 +42,8 @@ export const ERROR_STATUS = {
   // Malformed HTTP that Node's parser refuses before Express sees a request (server 'clientError').
   request_timeout: 408,
   headers_too_large: 431,
+  // An account holding MAX_KEYS_PER_ACCOUNT keys asked for another: a state conflict, not a bad body.
+  key_limit_reached: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,9 +1,10 @@
 // The extract result of spec §2.1 with DESIGN.md's extra fields. Extractors return this shape and
 // the gateway serialises it unchanged, so this file is the whole contract of POST /api/v1/extract.
 import { z } from 'zod';
+import { httpUrlSchema, MAX_URL_LENGTH } from './http-url.js';
 import { MAX_ITEM_SUBTITLES, SubtitleSchema } from './subtitles.js';
 
-export const MAX_URL_LENGTH = 2048;
+export { MAX_URL_LENGTH };
 
 export const StreamProfileSchema = z.enum(['muxed_progressive', 'video_only', 'audio_only', 'image', 'hls', 'dash']);
 export type StreamProfile = z.infer<typeof StreamProfileSchema>;
@@ -71,7 +72,9 @@ export type ExtractResult = z.infer<typeof ExtractResultSchema>;
 
 export const ExtractRequestSchema = z
   .object({
-    url: z.string().describe(`Absolute http(s) URL of public content, at most ${MAX_URL_LENGTH} characters`),
+    url: httpUrlSchema().describe(
+      `Absolute http(s) URL of public content, 1 to ${MAX_URL_LENGTH} characters, without credentials; port 0 and a host that does not parse are refused too (invalid_url)`,
+    ),
   })
   .meta({ id: 'ExtractRequest' });
 export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;

@@ -38,7 +38,8 @@ export const SubtitleLanguagesSchema = z
   .min(1)
   .max(MAX_EMBEDDED_SUBTITLES)
   .refine((langs) => new Set(langs).size === langs.length, 'each language once')
-  .describe(`Languages of the item's subtitles to embed (at most ${MAX_EMBEDDED_SUBTITLES}): mov_text in mp4, WebVTT in mkv and webm`);
+  .describe(`Languages of the item's subtitles to embed (at most ${MAX_EMBEDDED_SUBTITLES}, each once): mov_text in mp4, WebVTT in mkv and webm`)
+  .meta({ uniqueItems: true });
 
 /** What the registry keeps of a subtitle track, by its URL and in its item's list. */
 export const SubtitleRecordSchema = z.object({

@@ -2,34 +2,35 @@
 // secret's format, the message a receiver gets, the delivery job's data, the Job's view of it and the
 // retry schedule. Shared by the gateway (which validates and enqueues) and the worker (which sends).
 import { z } from 'zod';
-import { MAX_URL_LENGTH } from './extract.js';
+import { httpUrlSchema } from './http-url.js';
 
 /** The BullMQ queue of deliveries: one job per download job, with the download job's id. */
 export const WEBHOOK_QUEUE = 'webhooks';
 
-/** Standard Webhooks' secret form: `whsec_` and the base64 of the key (24–64 bytes here). */
-export const WEBHOOK_SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
+/**
+ * Standard Webhooks' secret form: `whsec_` and the padded base64 of a 24–64-byte key, whole: 8 to 21
+ * groups of four characters (24–63 bytes), then optionally one more byte or two (`xx==`, `xxx=`), up
+ * to 64 bytes. The OpenAPI document states this pattern, so it says exactly which secrets are taken.
+ */
+export const WEBHOOK_SECRET_PATTERN =
+  /^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,21}|(?:[A-Za-z0-9+/]{4}){8,21}[A-Za-z0-9+/]{2}==|(?:[A-Za-z0-9+/]{4}){8,20}[A-Za-z0-9+/]{3}=)$/;
 
 /** The key a `whsec_` secret names, or undefined when it is not one of 24–64 bytes. */
 export function webhookKey(secret: string): Buffer | undefined {
   if (!WEBHOOK_SECRET_PATTERN.test(secret)) return undefined;
-  const b64 = secret.slice('whsec_'.length);
-  if (b64.length % 4 !== 0) return undefined;
-  const key = Buffer.from(b64, 'base64');
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   return key.length >= 24 && key.length <= 64 ? key : undefined;
 }
 
 export const WebhookSecretSchema = z
   .string()
   .max(100)
-  .refine((s) => webhookKey(s) !== undefined, 'must be whsec_ followed by the base64 of 24 to 64 random bytes')
+  .regex(WEBHOOK_SECRET_PATTERN, 'must be whsec_ followed by the base64 of 24 to 64 random bytes')
   .describe('whsec_ + base64 of 24–64 bytes: the key deliveries are signed with. Without it the deployment\'s WEBHOOK_SECRET is used. Never shown again');
 
-export const WebhookUrlSchema = z
-  .string()
-  .max(MAX_URL_LENGTH)
+export const WebhookUrlSchema = httpUrlSchema('invalid_request')
   .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) && !new URL(s).username && !new URL(s).password, 'must be an absolute http(s) URL without credentials')
-  .describe('Where to POST job.completed or job.failed when the job ends (checked by the egress guard now and at each delivery; redirects are not followed)');
+  .describe('Where to POST job.completed or job.failed when the job ends: an http(s) URL without credentials whose host parses (checked by the egress guard now and at each delivery; redirects are not followed)');
 
 export const WebhookStatusSchema = z.enum(['pending', 'delivered', 'failed']);
 

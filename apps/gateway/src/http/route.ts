@@ -3,6 +3,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { ErrorCodeSchema, ReelayError } from '@reelay/contracts';
+import { errorCodeAt, unknownFields } from './body-fields.js';
 
 export interface ResponseSpec {
   description: string;
@@ -55,9 +56,25 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infe
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
-    // A schema may name a more precise code for its own checks (a clip's invalid_clip).
-    const named = issue.code === 'custom' ? ErrorCodeSchema.safeParse(issue.params?.error_code) : undefined;
-    throw new ReelayError(named?.success ? named.data : 'invalid_request', `${where}${issue.message}`);
+    // A schema may name a more precise code for its own checks (a clip's invalid_clip), and a field for
+    // its constraints (`x-error-code`: a url's invalid_url); a value of the wrong type is invalid_request.
+    const named = issue.code === 'custom' ? ErrorCodeSchema.safeParse(issue.params?.error_code).data : issue.code === 'invalid_type' ? undefined : errorCodeAt(schema, issue.path);
+    throw new ReelayError(named ?? 'invalid_request', `${where}${issue.message}`);
   }
   return parsed.data;
+}
+
+/**
+ * Refuses a JSON object body naming fields its route's schema does not take, as the OpenAPI document
+ * says (additionalProperties: false). The app runs it for every route with a body, before its handler.
+ */
+export function refuseUnknownFields(schema: z.ZodType): RequestHandler {
+  return (req, _res, next) => {
+    const body: unknown = req.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return next();
+    const unknown = unknownFields(schema, body);
+    if (unknown.length === 0) return next();
+    const names = unknown.slice(0, 10).map((field) => JSON.stringify(field.length > 64 ? `${field.slice(0, 64)}…` : field)).join(', ');
+    next(new ReelayError('invalid_request', `Unknown field${unknown.length > 1 ? 's' : ''} ${names}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''}: this request takes no such field (see /api/openapi.json).`));
+  };
 }

@@ -8,6 +8,7 @@ import {
   CreatedApiKeyEnvelopeSchema,
   CreateKeyRequestSchema,
   LoginRequestSchema,
+  MAX_KEYS_PER_ACCOUNT,
   SignupRequestSchema,
   type Account,
   type AccountServices,
@@ -133,7 +134,14 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: 'Create an API key; the response holds its secret, shown this once',
       auth: 'session',
       body: CreateKeyRequestSchema,
-      responses: { 201: { description: 'The new key with its secret', schema: CreatedApiKeyEnvelopeSchema }, ...BAD_BODY, ...NOT_SIGNED_IN, ...CROSS_SITE, ...UNAVAILABLE },
+      responses: {
+        201: { description: 'The new key with its secret', schema: CreatedApiKeyEnvelopeSchema },
+        ...BAD_BODY,
+        ...NOT_SIGNED_IN,
+        ...CROSS_SITE,
+        409: error(`key_limit_reached: the account holds ${MAX_KEYS_PER_ACCOUNT} keys already; delete one first`),
+        ...UNAVAILABLE,
+      },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name } = parseBody(CreateKeyRequestSchema, req.body);

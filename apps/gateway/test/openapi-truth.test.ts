@@ -1,0 +1,150 @@
+// The OpenAPI document holds the server to its word, route by route, with no list of routes here: for
+// every operation that takes a body, a body breaking each stated constraint is refused with 400, the
+// field's stated code and a message naming the field; and bodies the document allows are never
+// refused for their form (invalid_request or a field's x-error-code), only with answers the operation
+// documents. Routes added later are walked the same way.
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import request from 'supertest';
+import { buildGateway, type TestGateway } from './helpers.js';
+import { signUp, uniqueIp, type SignedInAgent } from './account-helpers.js';
+import { blockUrls, SchemaCases, type Schema } from './openapi-cases.js';
+
+interface Operation {
+  key: string;
+  method: 'get' | 'post' | 'delete';
+  path: string;
+  security: Record<string, unknown>[];
+  requestBody?: { content: Record<string, { schema: Schema; example?: unknown }> };
+  responses: Record<string, { description: string }>;
+}
+
+/**
+ * Body fields whose rules between them are not yet stated: DownloadRequest's two forms (url, or
+ * video_url with audio_url) become a oneOf on the `onestep` branch (issue 26). Until then, allowed
+ * bodies leave these fields as the example has them. The test refuses an entry a oneOf has made stale.
+ */
+const FORMS_NOT_YET_STATED: Record<string, string[]> = { 'post /api/v1/download': ['url', 'video_url', 'audio_url'] };
+
+let gw: TestGateway;
+/** One listening server for the file's few hundred requests (supertest would start one per request). */
+let server: Server;
+let operations: Operation[];
+let cases: SchemaCases;
+let session: SignedInAgent;
+let apiKey: string;
+/** Every x-error-code the document names, with invalid_request: the codes of a refusal for a body's form. */
+let formCodes: Set<string>;
+
+beforeAll(async () => {
+  // A deployment webhook secret, so a webhook_url alone is a complete request; limits out of the way.
+  gw = await buildGateway({ env: { TRUST_PROXY: 'true', WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 9).toString('base64')}`, RATE_LIMIT_KEY_PER_MIN: '100000' } });
+  server = gw.app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const doc = (await request(server).get('/api/openapi.json').expect(200)).body as { paths: Record<string, Record<string, Omit<Operation, 'key' | 'method' | 'path'>>>; components: { schemas: Record<string, Schema> } };
+  cases = new SchemaCases(doc.components.schemas);
+  operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ ...op, key: `${method} ${path}`, method: method as Operation['method'], path })));
+  formCodes = new Set(['invalid_request', ...[...JSON.stringify(doc).matchAll(/"x-error-code":"([a-z_]+)"/g)].map((m) => m[1])]);
+  session = await signUp(server as unknown as Parameters<typeof signUp>[0]);
+  apiKey = (await session.agent.post('/account/keys').send({ name: 'openapi truth' }).expect(201)).body.data.secret;
+}, 20_000);
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await gw.close();
+});
+
+/** Sends a request as the operation's security asks: the session cookie, the API key, or nothing; a client address of its own each time. */
+function send(op: Operation, body?: unknown): Promise<request.Response> {
+  const usesSession = op.security.some((s) => 'session' in s);
+  const path = op.path.replace(/\{[^}]+\}/g, 'no-such-id');
+  let req = (usesSession ? session.agent : request(server))[op.method](path).set('X-Forwarded-For', uniqueIp());
+  if (op.security.some((s) => 'apiKey' in s)) req = req.set('X-API-Key', apiKey);
+  // As JSON whatever its type, so a body that is a string or a number is a JSON body too.
+  return body === undefined ? req : req.set('Content-Type', 'application/json').send(JSON.stringify(body));
+}
+
+const bodySchema = (op: Operation) => op.requestBody?.content['application/json']?.schema;
+const withBody = () => operations.filter((op) => bodySchema(op));
+
+/** The allowed body every case starts from: the operation's example, its URLs aimed at 127.0.0.2. */
+function baseBody(op: Operation): Record<string, unknown> {
+  const media = op.requestBody!.content['application/json'];
+  const example = media.example ?? cases.valid(media.schema);
+  return blockUrls(example) as Record<string, unknown>;
+}
+
+/** A refusal of a body that breaks one constraint: 400, the envelope, the stated code, the field named. */
+function expectRefused(res: request.Response, code: string, field: string, where: string): void {
+  const seen = { where, status: res.status, code: res.body?.error?.code, names: String(res.body?.error?.message).includes(field), envelope: res.body?.success };
+  expect(seen).toEqual({ where, status: 400, code, names: true, envelope: false });
+}
+
+/** An answer to an allowed body: a success, or a documented answer that is not about the body's form. */
+function expectNotRefusedForForm(op: Operation, res: request.Response, where: string): void {
+  if (res.status < 400) return;
+  const code = String(res.body?.error?.code);
+  const documented = op.responses[String(res.status)]?.description ?? '';
+  expect({ where, status: res.status, code, formRefusal: formCodes.has(code), documented: documented.includes(code) }).toEqual({ where, status: res.status, code, formRefusal: false, documented: true });
+}
+
+describe('every operation with a request body', () => {
+  test('the walk finds the routes with bodies and cases of every kind (so it cannot pass empty)', () => {
+    // No route states query parameters today (RouteSpec has no field for them): a route that adds one
+    // must extend this walk, which this line makes sure it notices.
+    expect(operations.filter((op) => JSON.stringify(op).includes('"in":"query"')).map((op) => op.key)).toEqual([]);
+    const keys = withBody().map((op) => op.key);
+    expect(keys).toEqual(expect.arrayContaining(['post /api/v1/extract', 'post /api', 'post /api/playground', 'post /api/v1/download', 'post /account/signup', 'post /account/login', 'post /account/keys']));
+    const all = withBody().flatMap((op) => cases.violations(bodySchema(op)!, baseBody(op), ''));
+    for (const kind of ['does not list', 'required, left out', 'instead of', 'maxLength', 'minLength', 'pattern', 'below minimum', 'exclusiveMinimum', 'above maximum', 'enum', 'maxItems', 'uniqueItems', 'dependentRequired', 'dependentSchemas']) {
+      expect([kind, all.some((c) => c.what.includes(kind))]).toEqual([kind, true]);
+    }
+  });
+
+  test('refuses a body that breaks any one stated constraint: 400, the envelope, the stated code, the field named', async () => {
+    let sent = 0;
+    for (const op of withBody()) {
+      for (const broken of cases.violations(bodySchema(op)!, baseBody(op), '')) {
+        expectRefused(await send(op, broken.value), broken.code, broken.field, `${op.key} ${broken.what}`);
+        sent++;
+      }
+    }
+    expect(sent).toBeGreaterThan(100);
+  }, 20_000);
+
+  test('never refuses a body the document allows for its form: each field through its allowed values, optional fields left out', async () => {
+    let sent = 0;
+    for (const op of withBody()) {
+      const schema = cases.resolve(bodySchema(op)!);
+      const pending = FORMS_NOT_YET_STATED[op.key] ?? [];
+      // A oneOf states the forms: the entry above is then stale and must go.
+      expect([op.key, pending.length > 0 && schema.oneOf !== undefined]).toEqual([op.key, false]);
+      const base = baseBody(op);
+      const bodies: [string, unknown][] = [['its example', base]];
+      for (const [key, property] of Object.entries(schema.properties ?? {})) {
+        if (pending.includes(key)) continue;
+        for (const value of cases.validValues(property)) bodies.push([`${key}=${JSON.stringify(value).slice(0, 60)}`, withDependencies(schema, { ...base, [key]: value }, key)]);
+        if (key in base && !(schema.required ?? []).includes(key)) {
+          const { [key]: _left, ...rest } = base;
+          bodies.push([`without ${key}`, rest]);
+        }
+      }
+      for (const [what, body] of bodies) {
+        // Sign-ups of one address meet 409 email_taken after the first: the form was accepted all the same.
+        expectNotRefusedForForm(op, await send(op, body), `${op.key} ${what}`);
+        sent++;
+      }
+    }
+    expect(sent).toBeGreaterThan(50);
+  }, 20_000);
+});
+
+/** A body with `key` set, completed with what the schema's dependentRequired and dependentSchemas ask for it. */
+function withDependencies(schema: Schema, body: Record<string, unknown>, key: string): Record<string, unknown> {
+  const out = { ...body };
+  for (const needed of schema.dependentRequired?.[key] ?? []) out[needed] ??= cases.valid(schema.properties?.[needed] ?? {});
+  for (const [other, rule] of Object.entries(schema.dependentSchemas?.[key]?.properties ?? {})) {
+    if (rule.enum && !rule.enum.includes(out[other])) out[other] = rule.enum[0];
+  }
+  return out;
+}
