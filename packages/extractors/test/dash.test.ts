@@ -199,6 +199,20 @@ describe('DASH structure', () => {
     expect(item.duration).toBe(615);
   });
 
+  test("an id an audio and a video representation share (yt-dlp's float_duration.mpd) keeps both, each URL naming its kind", () => {
+    const text = fs.readFileSync(new URL('corpus/dash/ytdlp-float-duration.mpd', import.meta.url), 'utf8');
+    const [item] = parseMpd(text, MPD_URL);
+    const fragments = item.sources.map((s) => s.url.split('#')[1]);
+    expect(fragments).toHaveLength(7);
+    expect(new Set(fragments).size).toBe(7);
+    expect(item.sources.slice(0, 2).map((s) => [s.url.split('#')[1], s.has_video, s.has_audio])).toEqual([
+      ['representation=318597&type=audio', false, true],
+      ['representation=318597&type=video', true, false],
+    ]);
+    // Ids no other kind uses keep the plain form.
+    expect(fragments[2]).toBe('representation=638590');
+  });
+
   test.each([
     ['PT2.0S', 2],
     ['PT1H', 3600],
