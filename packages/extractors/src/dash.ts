@@ -201,6 +201,8 @@ function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep
   const kind = repKind(set, rep);
   if (kind === 'text') return textTrack(walk, levels, base, fallbackId);
   if (kind !== 'video' && kind !== 'audio') return; // storyboards are not media sources
+  // A dependent representation (LCEVC's lvc1 layer, SVC, MV-HEVC) decodes only on top of its base.
+  if (attr(rep, 'dependencyId')) return;
   if (kids(set, 'ContentProtection').length || kids(rep, 'ContentProtection').length) {
     walk.protectedCount++;
     return;

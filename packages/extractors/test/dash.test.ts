@@ -199,6 +199,14 @@ describe('DASH structure', () => {
     expect(item.duration).toBe(615);
   });
 
+  test('a dependent representation (dependencyId: an LCEVC or SVC enhancement layer) is left out, its base kept', () => {
+    const text = mpd(`<Period><AdaptationSet mimeType="video/mp4" contentType="video"><SegmentTemplate media="$RepresentationID$/$Number$.m4s" duration="2"/>
+      <Representation id="base" codecs="avc1.64001f" bandwidth="2500000" width="1920" height="1080"/></AdaptationSet>
+      <AdaptationSet mimeType="video/mp4" contentType="video" codecs="lvc1"><SegmentTemplate media="$RepresentationID$/$Number$.m4s" duration="2"/>
+      <Representation id="enh" dependencyId="base" bandwidth="4400000" width="1920" height="1080"/></AdaptationSet></Period>`);
+    expect(parseMpd(text, MPD_URL)[0].sources.map((s) => s.url.split('#')[1])).toEqual(['representation=base']);
+  });
+
   test("an id an audio and a video representation share (yt-dlp's float_duration.mpd) keeps both, each URL naming its kind", () => {
     const text = fs.readFileSync(new URL('corpus/dash/ytdlp-float-duration.mpd', import.meta.url), 'utf8');
     const [item] = parseMpd(text, MPD_URL);
