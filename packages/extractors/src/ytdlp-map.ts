@@ -33,12 +33,18 @@ export function dashSourceUrl(manifestUrl: string, formatId: string, type?: 'vid
 export function sharedDashIds(formats: readonly Json[]): Map<Json, { id: string; type: 'video' | 'audio' }> {
   const dash = formats.filter((f) => str(f.protocol) === 'http_dash_segments' && str(f.format_id) !== undefined);
   const ids = new Set(dash.map((f) => str(f.format_id)!));
-  const out = new Map<Json, { id: string; type: 'video' | 'audio' }>();
+  const groups = new Map<string, { f: Json; type: 'video' | 'audio' }[]>();
   for (const f of dash) {
     const m = /^(.+)-(\d+)$/.exec(str(f.format_id)!);
     // Renamed only when the base id itself is gone and its siblings -0 and -1 are both there.
     if (!m || ids.has(m[1]) || !ids.has(`${m[1]}-0`) || !ids.has(`${m[1]}-1`)) continue;
-    out.set(f, { id: m[1], type: codec(f.vcodec) === null ? 'audio' : 'video' });
+    groups.set(m[1], [...(groups.get(m[1]) ?? []), { f, type: codec(f.vcodec) === null ? 'audio' : 'video' }]);
+  }
+  const out = new Map<Json, { id: string; type: 'video' | 'audio' }>();
+  for (const [id, members] of groups) {
+    // One audio and one video: the kind tells them apart. Two of a kind could not be (they keep yt-dlp's ids).
+    if (new Set(members.map((m) => m.type)).size !== members.length) continue;
+    for (const { f, type } of members) out.set(f, { id, type });
   }
   return out;
 }

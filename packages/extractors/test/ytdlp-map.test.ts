@@ -60,6 +60,9 @@ describe('mapping yt-dlp formats', () => {
     expect(urls).toEqual(['representation=318597&type=audio', 'representation=318597&type=video', 'representation=638590', 'representation=1022565-1']);
     const ours = parseMpd(fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'corpus/dash/ytdlp-float-duration.mpd'), 'utf8'), new URL(mpd))[0].sources.map((s) => s.url.split('#')[1]);
     expect(ours.slice(0, 3)).toEqual(urls.slice(0, 3));
+    // Two videos renamed alike cannot be told apart by kind: they keep yt-dlp's ids.
+    const twins = { title: 'x', formats: [format('7-0', 'avc1.42001f', 'none'), format('7-1', 'avc1.4d001f', 'none')] };
+    expect(mapYtdlpInfo(new URL(mpd), twins).media[0].sources.map((s) => s.url.split('#')[1]).sort()).toEqual(['representation=7-0', 'representation=7-1']);
   });
 
   test('DRM, storyboards, RTMP and non-http URLs are left out, and the rest is sorted best first', () => {
