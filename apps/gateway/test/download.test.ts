@@ -40,6 +40,8 @@ beforeAll(async () => {
   origin.file('/media/pic.png', media.png, 'image/png');
   origin.file('/media/poster.jpg', media.jpg, 'image/jpeg');
   origin.body('/media/master.m3u8', HLS_MASTER, 'application/vnd.apple.mpegurl');
+  // yt-dlp's float_duration.mpd: an audio and a video representation share the id 318597.
+  origin.file('/media/shared.mpd', new URL('../../../packages/extractors/test/corpus/dash/ytdlp-float-duration.mpd', import.meta.url).pathname, 'application/dash+xml');
   origin.body('/page.html', `<html><head><title>Café "clip" / 1</title></head><body>
     <video><source src="/media/clip.mp4" type="video/mp4" label="240p"></video>
     </body></html>`, 'text/html');
@@ -228,6 +230,21 @@ describe('download requests', () => {
     const page = await extract('/page.html');
     const convert = await download({ url: page.media[0].sources[0].url, format: 'mp3' }).expect(202);
     expect((await request(gw.app).get(`/api/v1/jobs/${convert.body.data.job_id}`)).body.data.operation).toBe('convert');
+  });
+
+  test('DASH representations sharing an id are a pair whose job names each one\'s id and kind', async () => {
+    const dash = await extract('/media/shared.mpd');
+    const manifest = origin.url('/media/shared.mpd');
+    const sources: { url: string }[] = dash.media[0].sources;
+    const urls = sources.map((s) => s.url);
+    expect(urls).toHaveLength(7);
+    expect(urls).toEqual(expect.arrayContaining([`${manifest}#representation=318597&type=audio`, `${manifest}#representation=318597&type=video`]));
+    const pair = await download({ video_url: `${manifest}#representation=318597&type=video`, audio_url: `${manifest}#representation=318597&type=audio` }).expect(202);
+    const queued = await Job.fromId<JobPayload>(gw.queue, pair.body.data.job_id);
+    expect(queued?.data.inputs.map((i) => [i.url, i.representation, i.representation_type])).toEqual([
+      [manifest, '318597', 'video'],
+      [manifest, '318597', 'audio'],
+    ]);
   });
 });
 

@@ -66,12 +66,13 @@ function planSingle(payload: JobPayload, input: JobInput): MediaOperation {
     return { type: 'convert', input: spec, format: payload.format, videoCodec, audioCodec };
   }
   const representation = kind === 'dash' ? input.representation : undefined;
+  const representationType = kind === 'dash' ? input.representation_type : undefined;
   const aes128 = kind === 'hls'; // an HLS playlist may be encrypted; crypto only wraps http
   const format = payload.format !== undefined && !isContainer(payload.format) ? payload.format : pickContainer(payload.format, videoCodec, audioCodec, kind);
   if (isContainer(format) && copyable(format, videoCodec, audioCodec)) {
-    return { type: 'remux', manifest: kind, input: spec, representation, container: format, audioCodec, aes128 };
+    return { type: 'remux', manifest: kind, input: spec, representation, representationType, container: format, audioCodec, aes128 };
   }
-  return { type: 'convert', input: spec, manifest: kind, representation, aes128, format, videoCodec, audioCodec };
+  return { type: 'convert', input: spec, manifest: kind, representation, representationType, aes128, format, videoCodec, audioCodec };
 }
 
 function planPair(payload: JobPayload, video: JobInput, audio: JobInput): MediaOperation {

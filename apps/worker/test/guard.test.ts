@@ -126,6 +126,15 @@ describe('origin failures', () => {
     expect(origin.hits.get('/busy.mp4')).toBeGreaterThanOrEqual(2);
   });
 
+  test.each([
+    ['/limited.mp4', 429, '30', 'The origin is rate limiting requests (429) for 30 s; try again later.'],
+    ['/limited-503.mp4', 503, '120', 'The origin is rate limiting requests (503) for 120 s; try again later.'],
+  ])('a %s origin answering %d with Retry-After %s fails the job with upstream_rate_limited, retried', async (path, status, retryAfter, message) => {
+    origin.route(path, (_req, res) => void res.writeHead(status, { 'retry-after': retryAfter }).end('slow down'));
+    const job = payload([{ url: origin.url(path), stream_profile: 'muxed_progressive' }], { format: 'mp3' });
+    expect(await failure(job, 2)).toEqual({ code: 'upstream_rate_limited', message, attemptsMade: 2 });
+  });
+
   test('an input that never finishes fails with job_timeout and leaves no ffmpeg behind', async () => {
     const prefix = `${PREFIX}-timeout`;
     const slowWorker = await startTestWorker({ prefix, dataDir, env: { JOB_TIMEOUT_SECONDS: '2' } });

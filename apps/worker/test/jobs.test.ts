@@ -165,6 +165,29 @@ describe('operations', () => {
   });
 });
 
+// yt-dlp's float_duration.mpd case: an audio and a video representation share an id (in their own
+// adaptation sets). The test manifest is rewritten so: its audio representation takes id "0" too,
+// its segment names kept. The extract names each by type (&type=audio); the job maps only that kind.
+describe('a DASH id shared by an audio and a video representation', () => {
+  beforeAll(() => {
+    const text = fs.readFileSync(path.join(stack.media.dashDir, 'manifest.mpd'), 'utf8');
+    const shared = text.replace(/<Representation id="1"([^>]*mimeType="audio\/mp4"[\s\S]*?<\/Representation>)/, (_m, rest: string) => `<Representation id="0"${rest.replaceAll('$RepresentationID$', '1')}`);
+    expect(shared.match(/<Representation id="0"/g)).toHaveLength(2);
+    stack.origin.body('/dash/shared.mpd', shared, 'application/dash+xml');
+  });
+  const named = (type: 'video' | 'audio', codecs: string) => input(`/dash/shared.mpd#representation=0&type=${type}`, 'dash', { representation: '0', representation_type: type, codecs });
+
+  test('the video one alone is the video stream, the audio one alone the audio stream', async () => {
+    expect(streams((await complete(payload([named('video', 'avc1.42c00d')], { operation: 'remux' }))).info)).toEqual([['video', 'h264']]);
+    expect(streams((await complete(payload([named('audio', 'mp4a.40.2')], { operation: 'convert', format: 'mp3' }))).info)).toEqual([['audio', 'mp3']]);
+  });
+
+  test('as a pair they become one mp4 with one video and one audio stream', async () => {
+    const { info } = await complete(payload([named('video', 'avc1.42c00d'), named('audio', 'mp4a.40.2')], { operation: 'remux', duration: 2 }));
+    expect(streams(info)).toEqual([['video', 'h264'], ['audio', 'aac']]);
+  });
+});
+
 test('finished jobs leave no temporary folders behind', () => {
   expect(fs.readdirSync(path.join(stack.dataDir, 'tmp'))).toEqual([]);
 });

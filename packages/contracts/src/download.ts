@@ -193,6 +193,8 @@ export const JobInputSchema = z.object({
   stream_profile: StreamProfileSchema,
   /** For a DASH source: the representation to take from the manifest. */
   representation: z.string().optional(),
+  /** For a DASH source whose id an audio and a video representation share: which of the two to take. */
+  representation_type: z.enum(['video', 'audio']).optional(),
   headers: z.record(z.string(), z.string()).optional(),
   codecs: z.string().optional(),
   has_audio: z.boolean().optional(),

@@ -26,7 +26,7 @@ import { pooledAgents, proxyPools, resolveChecked, type ProxyPool, type ProxySet
 import { type EgressClient, type FinalResponse, type Transport, type TransportDeps } from './transport.js';
 import type { EgressResponse, TextResponse } from './response.js';
 
-export { statusError, toReelayError } from './errors.js';
+export { rateLimitOf, statusError, toReelayError } from './errors.js';
 export type { EgressClient } from './transport.js';
 export type { ProxySettings, Purpose } from './upstream-pool.js';
 export type { EgressResponse, TextResponse } from './response.js';
@@ -206,7 +206,7 @@ export class Egress {
         this.pacer.record(platform, res.status >= 400 ? 'error' : attempt > 0 ? 'retried' : 'ok');
         if (!options.allowErrorStatus && res.status >= 400) {
           res.body.destroy();
-          throw statusError(res.status);
+          throw statusError(res.status, res.headers);
         }
         releaseWith(res.body, release);
         return res;
@@ -231,7 +231,7 @@ export class Egress {
     if (!options.allowErrorStatus && status >= 400) {
       response.body.destroy();
       response.slot.release();
-      throw statusError(status);
+      throw statusError(status, response.headers);
     }
     const body = decoded(response, options);
     releaseWith(body, () => response.slot.release());

@@ -1,6 +1,7 @@
 // Egress's one error vocabulary: whatever fails (the guard, DNS, sockets, TLS, timeouts, statuses,
 // either transport's own error types) reaches callers as a ReelayError with a code of DESIGN.md.
 import { ReelayError } from '@reelay/contracts';
+import { parseRetryAfter, rateLimitedError } from './pacing.js';
 
 export const BLOCKED_CODE = 'ERR_REELAY_BLOCKED';
 
@@ -40,9 +41,24 @@ export function blocked(host: string, reason: string): ReelayError {
   return new ReelayError('url_blocked', blockedMessage(host, host, reason));
 }
 
-export function statusError(status: number): ReelayError {
+type Headers = Record<string, string | string[] | undefined>;
+
+/**
+ * An origin's answer that says it is rate limiting: 429, or 503 with a readable Retry-After (a 503
+ * without one is an outage). It becomes 503 upstream_rate_limited with the Retry-After passed on.
+ */
+export function rateLimitOf(status: number, headers: Headers | undefined): ReelayError | undefined {
+  if (status !== 429 && status !== 503) return undefined;
+  const retryAfter = parseRetryAfter(headers?.['retry-after']);
+  if (status === 503 && retryAfter === undefined) return undefined;
+  return rateLimitedError('The origin', status, retryAfter);
+}
+
+/** An error status as a ReelayError; `headers` (the response's) tell a rate limit from an outage. */
+export function statusError(status: number, headers?: Headers): ReelayError {
   if (status === 404 || status === 410) return new ReelayError('content_not_found', `The origin answered ${status}: the content does not exist.`);
-  if (status === 429) return new ReelayError('upstream_error', 'The origin is rate limiting requests (429).');
+  const limited = rateLimitOf(status, headers);
+  if (limited) return limited;
   if (status === 401 || status === 403) return new ReelayError('upstream_error', `The origin refused access (${status}).`);
   return new ReelayError('upstream_error', `The origin failed with HTTP ${status}.`);
 }

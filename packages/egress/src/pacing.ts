@@ -101,11 +101,18 @@ export function isPacingStatus(status: number): boolean {
   return status === 429 || status === 503;
 }
 
-/** The 503 a platform's rate limit becomes, with its Retry-After (seconds) when it gave one. */
-export function rateLimitedError(platform: string, status: number, retryAfter: number | undefined): ReelayError {
-  const when = retryAfter !== undefined ? ` for ${retryAfter} s` : '';
-  return new ReelayError('upstream_rate_limited', `${platform} is rate limiting requests (${status})${when}; try again later.`, {
-    headers: retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {},
+/** The longest Retry-After passed on: an origin asking for more (a day, a year) is answered with this. */
+export const MAX_RETRY_AFTER_SECONDS = 3600;
+
+/**
+ * The 503 a rate limit becomes (a platform's, or any origin's: `who` names it), with its Retry-After
+ * (seconds, at most MAX_RETRY_AFTER_SECONDS) when it gave one.
+ */
+export function rateLimitedError(who: string, status: number, retryAfter: number | undefined): ReelayError {
+  const seconds = retryAfter === undefined ? undefined : Math.min(retryAfter, MAX_RETRY_AFTER_SECONDS);
+  const when = seconds !== undefined ? ` for ${seconds} s` : '';
+  return new ReelayError('upstream_rate_limited', `${who} is rate limiting requests (${status})${when}; try again later.`, {
+    headers: seconds !== undefined ? { 'Retry-After': String(seconds) } : {},
   });
 }
 

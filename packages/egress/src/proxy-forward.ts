@@ -60,7 +60,7 @@ export async function forward(ctx: ForwardContext, session: ProxySession, req: h
     ctx.logger.info({ ...session.logFields, host: target.host, code: error.code }, 'proxy: upstream failed');
     return reply(res, error.code === 'upstream_timeout' ? 504 : 502);
   }
-  session.recordStatus(encoded.status);
+  session.recordStatus(encoded.status, encoded.headers);
   // Errors of the body after the headers: upstream's fault unless we aborted it ourselves.
   // `released`: the parallel ranges took over and closed this answer on purpose (proxy-ranges.ts).
   let released = false;

@@ -239,7 +239,7 @@ async function* oneConnection(fetch: RangedFetch, shape: Shape, pos: number): As
   else if (res.status === 200 && sameFile && Number(res.headers['content-length']) === shape.total) skip = pos;
   else {
     res.body.destroy();
-    if (res.status >= 400) fetch.session.recordStatus(res.status);
+    if (res.status >= 400) fetch.session.recordStatus(res.status, res.headers);
     throw new ReelayError('upstream_error', 'The origin changed the file while it was being fetched (its validator or size differ).');
   }
   for await (const piece of res.body as AsyncIterable<Buffer>) {

@@ -4,6 +4,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { ReelayError } from '@reelay/contracts';
+import { rateLimitOf } from './errors.js';
 import type { AheadWindow } from './proxy-ahead.js';
 
 /** What went wrong upstream during a session, as the proxy saw it. */
@@ -115,9 +116,10 @@ export class ProxySession {
     }
   }
 
-  recordStatus(status: number): void {
+  /** An origin's error status; its headers tell a rate limit (429, 503 with Retry-After) from an outage. */
+  recordStatus(status: number, headers?: Record<string, string | string[] | undefined>): void {
     if (status === 404 || status === 410) this.failures.notFound ??= status;
-    else if (status >= 500 || status === 429) this.failures.unavailable ??= new ReelayError('upstream_error', `The origin failed with HTTP ${status}.`);
+    else if (status >= 500 || status === 429) this.failures.unavailable ??= rateLimitOf(status, headers) ?? new ReelayError('upstream_error', `The origin failed with HTTP ${status}.`);
     else if (status >= 400 && status !== 416) this.failures.refused ??= status; // 416: a range past the end, which clients handle
   }
 

@@ -39,6 +39,13 @@ beforeAll(async () => {
   busy('/twice', [429, 429], '1');
   busy('/post', [429], '1');
   busy('/plain', [429], '1');
+  // Routes that always answer the status (busy() answers 200 after its list).
+  const always = (path: string, status: number, retryAfter?: string) => busy(path, [status, status], retryAfter);
+  always('/plain-bare', 429);
+  always('/plain-503', 503, '120');
+  always('/plain-503-bare', 503);
+  always('/plain-forever', 429, '999999999');
+  always('/plain-date', 503, new Date(Date.now() + 90_000).toUTCString());
   origin.route('/slow', (_req, res) => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
@@ -88,10 +95,26 @@ describe('platform pacing', () => {
     expect(origin.hits.get('/post')).toBe(1);
   });
 
-  test('a request that names no platform is not paced: its 429 is the ordinary status error', async () => {
+  test('a request that names no platform is not paced, yet its 429 is upstream_rate_limited too, Retry-After passed on', async () => {
     const err = await failure(egress.fetchText(origin.url('/plain')));
-    expect(err.code).toBe('upstream_error');
+    expect([err.code, err.message, err.headers]).toEqual(['upstream_rate_limited', 'The origin is rate limiting requests (429) for 1 s; try again later.', { 'Retry-After': '1' }]);
     expect(origin.hits.get('/plain')).toBe(1);
+  });
+
+  // Any origin (a page, a manifest, a media file): 429, or 503 with a Retry-After, is a rate limit;
+  // the Retry-After is passed on, at most an hour; a 503 without one is an outage.
+  test.each([
+    ['/plain-bare', 'upstream_rate_limited', {}],
+    ['/plain-503', 'upstream_rate_limited', { 'Retry-After': '120' }],
+    ['/plain-forever', 'upstream_rate_limited', { 'Retry-After': '3600' }],
+    ['/plain-date', 'upstream_rate_limited', { 'Retry-After': expect.stringMatching(/^[6-9][0-9]$/) }],
+    ['/plain-503-bare', 'upstream_error', {}],
+  ])('without a platform, %s is %s with Retry-After %j', async (path, code, headers) => {
+    const err = await failure(egress.fetchText(origin.url(path)));
+    expect([err.code, err.headers]).toEqual([code, headers]);
+    // open() (streams) tells the same from the status and headers.
+    const opened = await failure(egress.open(origin.url(path)));
+    expect(opened.code).toBe(code);
   });
 
   test('a burst of 30 requests to one platform never has more than its 4 slots in flight at the origin', async () => {

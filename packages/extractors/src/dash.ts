@@ -102,6 +102,8 @@ function readMpd(text: string, maxSegments: number): XmlNode {
 
 interface Walk {
   manifest: URL;
+  /** Representation ids that more than one kind of representation uses (audio and video sharing an id). */
+  shared: Set<string>;
   sources: SourceDraft[];
   /** Text adaptation sets: subtitle tracks of the item. */
   subtitles: SubtitleDraft[];
@@ -151,23 +153,63 @@ export function segmentCount(levels: XmlNode[], seconds: number | undefined, max
   return duration && end !== undefined ? Math.ceil(end / duration) : 1;
 }
 
+/** What a representation holds, its own attributes first, then its adaptation set's. */
+function repKind(set: XmlNode, rep: XmlNode): Kind | undefined {
+  const pick = (name: string) => attr(rep, name) ?? attr(set, name);
+  return kindOf(pick('contentType'), pick('mimeType')?.toLowerCase(), splitCodecs(pick('codecs')));
+}
+
+/**
+ * The URL of a segmented representation: the manifest's, with `#representation=ID`. An id that
+ * representations of different kinds share (yt-dlp's float_duration.mpd gives its audio and a video
+ * the same id) also names the kind, `&type=audio`, so each URL stays unique; ffmpeg then picks the
+ * stream by id and type.
+ */
+function repUrl(walk: Walk, id: string, kind: Kind): string {
+  const url = new URL(walk.manifest.href);
+  url.hash = `representation=${encodeURIComponent(id)}${walk.shared.has(id) ? `&type=${kind}` : ''}`;
+  return url.href;
+}
+
+/** Claims a representation's id for its kind: false when the kind already has it (a later period's continuation). */
+function claim(walk: Walk, id: string, kind: Kind): boolean {
+  const key = `${kind} ${id}`;
+  if (walk.ids.has(key)) return false;
+  walk.ids.add(key);
+  return true;
+}
+
+/** The ids that representations of more than one kind use. */
+function sharedIds(periods: XmlNode[]): Set<string> {
+  const kinds = new Map<string, Set<Kind>>();
+  for (const period of periods)
+    for (const set of kids(period, 'AdaptationSet'))
+      for (const rep of kids(set, 'Representation')) {
+        const id = attr(rep, 'id');
+        const kind = repKind(set, rep);
+        if (id !== undefined && kind !== undefined) kinds.set(id, (kinds.get(id) ?? new Set()).add(kind));
+      }
+  return new Set([...kinds].filter(([, k]) => k.size > 1).map(([id]) => id));
+}
+
 function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: XmlNode; seconds?: number }, base: Base, fallbackId: string): void {
   const { period, set, rep } = levels;
   const pick = (name: string) => attr(rep, name) ?? attr(set, name);
   const mime = pick('mimeType')?.toLowerCase();
   const codecsText = pick('codecs');
   const codecs = splitCodecs(codecsText);
-  const kind = kindOf(pick('contentType'), mime, codecs);
+  const kind = repKind(set, rep);
   if (kind === 'text') return textTrack(walk, levels, base, fallbackId);
   if (kind !== 'video' && kind !== 'audio') return; // storyboards are not media sources
+  // A dependent representation (LCEVC's lvc1 layer, SVC, MV-HEVC) decodes only on top of its base.
+  if (attr(rep, 'dependencyId')) return;
   if (kids(set, 'ContentProtection').length || kids(rep, 'ContentProtection').length) {
     walk.protectedCount++;
     return;
   }
   // The same id in a later period is the same stream continued; its URL would collide anyway.
   const id = attr(rep, 'id') ?? fallbackId;
-  if (walk.ids.has(id)) return;
-  walk.ids.add(id);
+  if (!claim(walk, id, kind)) return;
 
   const muxed = codecs.video.length > 0 && codecs.audio.length > 0;
   const hasVideo = kind === 'video' || muxed;
@@ -175,9 +217,7 @@ function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep
   let location: Pick<SourceDraft, 'url' | 'stream_profile'>;
   if (isSegmented([period, set, rep])) {
     if (segmentCount([rep, set, period], levels.seconds, walk.maxSegments) > walk.maxSegments) throw tooManySegments(`DASH representation "${id}"`, walk.maxSegments);
-    const url = new URL(walk.manifest.href);
-    url.hash = `representation=${encodeURIComponent(id)}`;
-    location = { url: url.href, stream_profile: 'dash' };
+    location = { url: repUrl(walk, id, kind), stream_profile: 'dash' };
   } else {
     // One file addressed by BaseURL (with a SegmentBase index or none at all). Without any BaseURL
     // the representation names no file and is skipped.
@@ -208,17 +248,14 @@ function textTrack(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: Xml
   const pick = (name: string) => attr(rep, name) ?? attr(set, name);
   if (kids(set, 'ContentProtection').length || kids(rep, 'ContentProtection').length) return;
   const id = attr(rep, 'id') ?? fallbackId;
-  if (walk.ids.has(id)) return;
-  walk.ids.add(id);
+  if (!claim(walk, id, 'text')) return;
   const lang = pick('lang');
   const labelNode = kids(rep, 'Label')[0] ?? kids(set, 'Label')[0];
   const label = typeof labelNode?.['#text'] === 'string' ? labelNode['#text'].trim() || undefined : undefined;
   const codecs = pick('codecs');
   const common = { language: lang && !NO_LANGUAGE.has(lang.toLowerCase()) ? lang : 'und', ...(label ? { label } : {}) };
   if (isSegmented([period, set, rep])) {
-    const url = new URL(walk.manifest.href);
-    url.hash = `representation=${encodeURIComponent(id)}`;
-    walk.subtitles.push({ ...common, url: url.href, format: 'dash', ...(codecs ? { codecs } : {}) });
+    walk.subtitles.push({ ...common, url: repUrl(walk, id, 'text'), format: 'dash', ...(codecs ? { codecs } : {}) });
     return;
   }
   if (!base.given) return;
@@ -234,9 +271,9 @@ export function parseMpd(text: string, url: URL, options: ManifestOptions = {}):
   const mpd = readMpd(text, maxSegments);
   const manifest = new URL(url.href);
   manifest.hash = '';
-  const walk: Walk = { manifest, sources: [], subtitles: [], ids: new Set(), protectedCount: 0, maxSegments };
-  const mpdBase = baseOf(mpd, { url: manifest, given: false });
   const periods = kids(mpd, 'Period');
+  const walk: Walk = { manifest, shared: sharedIds(periods), sources: [], subtitles: [], ids: new Set(), protectedCount: 0, maxSegments };
+  const mpdBase = baseOf(mpd, { url: manifest, given: false });
   const total = isoDuration(attr(mpd, 'mediaPresentationDuration'));
   periods.forEach((period, p) => {
     const seconds = isoDuration(attr(period, 'duration')) ?? (periods.length === 1 ? total : undefined);

@@ -21,8 +21,32 @@ export function platformName(extractorKey: unknown): string {
 }
 
 /** The URL a DASH representation is known by, as our own DASH extractor names it. */
-export function dashSourceUrl(manifestUrl: string, formatId: string): string {
-  return `${manifestUrl.split('#')[0]}#representation=${encodeURIComponent(formatId.replace(/^dash-/, ''))}`;
+export function dashSourceUrl(manifestUrl: string, formatId: string, type?: 'video' | 'audio'): string {
+  return `${manifestUrl.split('#')[0]}#representation=${encodeURIComponent(formatId.replace(/^dash-/, ''))}${type ? `&type=${type}` : ''}`;
+}
+
+/**
+ * yt-dlp renames format ids that repeat (an audio and a video DASH representation sharing an id) to
+ * ID-0, ID-1, …; the manifest only knows ID. For each such DASH format: its original id and kind, so
+ * its URL names them as our DASH extractor does (#representation=ID&type=audio).
+ */
+export function sharedDashIds(formats: readonly Json[]): Map<Json, { id: string; type: 'video' | 'audio' }> {
+  const dash = formats.filter((f) => str(f.protocol) === 'http_dash_segments' && str(f.format_id) !== undefined);
+  const ids = new Set(dash.map((f) => str(f.format_id)!));
+  const groups = new Map<string, { f: Json; type: 'video' | 'audio' }[]>();
+  for (const f of dash) {
+    const m = /^(.+)-(\d+)$/.exec(str(f.format_id)!);
+    // Renamed only when the base id itself is gone and its siblings -0 and -1 are both there.
+    if (!m || ids.has(m[1]) || !ids.has(`${m[1]}-0`) || !ids.has(`${m[1]}-1`)) continue;
+    groups.set(m[1], [...(groups.get(m[1]) ?? []), { f, type: codec(f.vcodec) === null ? 'audio' : 'video' }]);
+  }
+  const out = new Map<Json, { id: string; type: 'video' | 'audio' }>();
+  for (const [id, members] of groups) {
+    // One audio and one video: the kind tells them apart. Two of a kind could not be (they keep yt-dlp's ids).
+    if (new Set(members.map((m) => m.type)).size !== members.length) continue;
+    for (const { f, type } of members) out.set(f, { id, type });
+  }
+  return out;
 }
 
 function isHttpUrl(v: string | undefined): v is string {
@@ -53,7 +77,7 @@ function isStoryboard(f: Json): boolean {
 }
 
 /** One yt-dlp format as a source, or undefined when reelay cannot deliver it. */
-export function formatSource(f: Json): SourceDraft | undefined {
+export function formatSource(f: Json, shared?: { id: string; type: 'video' | 'audio' }): SourceDraft | undefined {
   if (f.has_drm === true || isStoryboard(f)) return undefined;
   const vcodec = codec(f.vcodec);
   const acodec = codec(f.acodec);
@@ -79,7 +103,8 @@ export function formatSource(f: Json): SourceDraft | undefined {
   if (protocol === 'http_dash_segments') {
     const manifest = str(f.manifest_url);
     const id = str(f.format_id);
-    return isHttpUrl(manifest) && id ? { url: dashSourceUrl(manifest, id), stream_profile: 'dash', ...common, ...tracks } : undefined;
+    const url = isHttpUrl(manifest) && id ? (shared ? dashSourceUrl(manifest, shared.id, shared.type) : dashSourceUrl(manifest, id)) : undefined;
+    return url ? { url, stream_profile: 'dash', ...common, ...tracks } : undefined;
   }
   if (protocol !== 'http' && protocol !== 'https') return undefined;
   const url = str(f.url);
@@ -118,8 +143,9 @@ function thumbnailOf(entry: Json): string | undefined {
 /** One video entry as a media item; undefined when none of its formats can be delivered. */
 function mediaItem(entry: Json): MediaDraft | undefined {
   // A single-format result carries its format's fields on the entry itself.
-  const formats = Array.isArray(entry.formats) ? entry.formats : [entry];
-  const sources = formats.map((f) => obj(f)).flatMap((f) => (f ? (formatSource(f) ?? []) : []));
+  const formats = (Array.isArray(entry.formats) ? entry.formats : [entry]).map((f) => obj(f)).filter((f): f is Json => f !== undefined);
+  const shared = sharedDashIds(formats);
+  const sources = formats.flatMap((f) => formatSource(f, shared.get(f)) ?? []);
   if (sources.length === 0) return undefined;
   const audioOnly = sources.every((s) => s.has_video === false);
   const item: MediaDraft = { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: positive(entry.duration), ...describing(entry) };

@@ -199,6 +199,28 @@ describe('DASH structure', () => {
     expect(item.duration).toBe(615);
   });
 
+  test('a dependent representation (dependencyId: an LCEVC or SVC enhancement layer) is left out, its base kept', () => {
+    const text = mpd(`<Period><AdaptationSet mimeType="video/mp4" contentType="video"><SegmentTemplate media="$RepresentationID$/$Number$.m4s" duration="2"/>
+      <Representation id="base" codecs="avc1.64001f" bandwidth="2500000" width="1920" height="1080"/></AdaptationSet>
+      <AdaptationSet mimeType="video/mp4" contentType="video" codecs="lvc1"><SegmentTemplate media="$RepresentationID$/$Number$.m4s" duration="2"/>
+      <Representation id="enh" dependencyId="base" bandwidth="4400000" width="1920" height="1080"/></AdaptationSet></Period>`);
+    expect(parseMpd(text, MPD_URL)[0].sources.map((s) => s.url.split('#')[1])).toEqual(['representation=base']);
+  });
+
+  test("an id an audio and a video representation share (yt-dlp's float_duration.mpd) keeps both, each URL naming its kind", () => {
+    const text = fs.readFileSync(new URL('corpus/dash/ytdlp-float-duration.mpd', import.meta.url), 'utf8');
+    const [item] = parseMpd(text, MPD_URL);
+    const fragments = item.sources.map((s) => s.url.split('#')[1]);
+    expect(fragments).toHaveLength(7);
+    expect(new Set(fragments).size).toBe(7);
+    expect(item.sources.slice(0, 2).map((s) => [s.url.split('#')[1], s.has_video, s.has_audio])).toEqual([
+      ['representation=318597&type=audio', false, true],
+      ['representation=318597&type=video', true, false],
+    ]);
+    // Ids no other kind uses keep the plain form.
+    expect(fragments[2]).toBe('representation=638590');
+  });
+
   test.each([
     ['PT2.0S', 2],
     ['PT1H', 3600],

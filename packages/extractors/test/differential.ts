@@ -144,19 +144,26 @@ export function reelayRecords(c: Case): { records: Rec[]; subtitles: Record<stri
 
 const real = (codec: string | undefined): string | undefined => (codec && codec !== 'none' ? codec : undefined);
 
+/** A yt-dlp format's kind as reelay's DASH parser names it: a format with no video is audio. */
+const dashKind = (f: YtFormat): string => (f.vcodec === 'none' ? 'audio' : 'video');
+
 /** yt-dlp's records for a case: DRM formats dropped (yt-dlp refuses to download them, as reelay does). */
 export function ytdlpRecords(c: Case, result: YtResult): Rec[] {
   if ('error' in result) return [];
-  return result.formats
-    .filter((f) => !f.has_drm && f.url)
-    .map((f) => {
-      // A segmented DASH representation is downloaded through the manifest: reelay names it
-      // MPD#representation=ID, as the existing oracle test maps it.
-      const url = f.segmented && f.manifest_url ? `${f.manifest_url.split('#')[0]}#representation=${encodeURIComponent(f.format_id ?? '')}` : resolved(f.url!, c.url);
-      if (f.manifest) return { url, manifest: f.manifest };
-      const only = f.vcodec === 'none' && f.acodec !== 'none' ? 'audio' : f.acodec === 'none' && f.vcodec !== 'none' ? 'video' : undefined;
-      return { url, width: f.width, height: f.height, kbps: f.tbr, vcodec: real(f.vcodec), acodec: real(f.acodec), only, language: f.language } satisfies Rec;
-    });
+  const formats = result.formats.filter((f) => !f.has_drm && f.url);
+  // An id that segmented formats of different kinds share: reelay names the kind too (&type=audio).
+  const kinds = new Map<string, Set<string>>();
+  for (const f of formats) if (f.segmented && f.format_id) kinds.set(f.format_id, (kinds.get(f.format_id) ?? new Set()).add(dashKind(f)));
+  return formats.map((f) => {
+    // A segmented DASH representation is downloaded through the manifest: reelay names it
+    // MPD#representation=ID, as the existing oracle test maps it.
+    const id = f.format_id ?? '';
+    const type = (kinds.get(id)?.size ?? 0) > 1 ? `&type=${dashKind(f)}` : '';
+    const url = f.segmented && f.manifest_url ? `${f.manifest_url.split('#')[0]}#representation=${encodeURIComponent(id)}${type}` : resolved(f.url!, c.url);
+    if (f.manifest) return { url, manifest: f.manifest };
+    const only = f.vcodec === 'none' && f.acodec !== 'none' ? 'audio' : f.acodec === 'none' && f.vcodec !== 'none' ? 'video' : undefined;
+    return { url, width: f.width, height: f.height, kbps: f.tbr, vcodec: real(f.vcodec), acodec: real(f.acodec), only, language: f.language } satisfies Rec;
+  });
 }
 
 /** One record per URL: a URL listed again (a variant per audio group, a period) adds what it knows. */

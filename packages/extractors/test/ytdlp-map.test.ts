@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from '@jest/globals';
+import { parseMpd } from '../src/dash.js';
 import { buildResult } from '../src/result.js';
 import { RunLimiter } from '../src/limiter.js';
 import { classify, hostListed } from '../src/ytdlp.js';
@@ -47,6 +48,21 @@ describe('mapping yt-dlp formats', () => {
     expect(byUrl('https://dash.example-cdn.com/abc/manifest.mpd#representation=v480')).toMatchObject({ stream_profile: 'dash', height: 480, has_audio: false, has_video: true });
     expect(byUrl('https://dash.example-cdn.com/abc/manifest.mpd#representation=a128%20en')).toMatchObject({ stream_profile: 'dash', has_audio: true, has_video: false });
     expect(dashSourceUrl('https://x.example/m.mpd#t=1', 'dash-1')).toBe('https://x.example/m.mpd#representation=1');
+  });
+
+  test("a DASH id yt-dlp renamed because an audio and a video representation share it (float_duration.mpd) gets our extractor's URLs", () => {
+    // yt-dlp 2025.04.30's -J on the corpus file, as recorded: 318597 became 318597-0 (audio) and -1 (video).
+    const mpd = 'https://media.example.com/vod/show/manifest.mpd';
+    const format = (format_id: string, vcodec: string, acodec: string) => ({ format_id, protocol: 'http_dash_segments', url: mpd, manifest_url: mpd, vcodec, acodec });
+    const info = { title: 'x', formats: [format('318597-0', 'none', 'mp4a.40.2'), format('318597-1', 'avc1.42001f', 'none'), format('638590', 'avc1.42001f', 'none'), format('1022565-1', 'avc1.4d001f', 'none')] };
+    const urls = mapYtdlpInfo(new URL(mpd), info).media[0].sources.map((s) => s.url.split('#')[1]);
+    // A lone "-1" with no "-0" sibling is an id of its own, kept as it is.
+    expect(urls).toEqual(['representation=318597&type=audio', 'representation=318597&type=video', 'representation=638590', 'representation=1022565-1']);
+    const ours = parseMpd(fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'corpus/dash/ytdlp-float-duration.mpd'), 'utf8'), new URL(mpd))[0].sources.map((s) => s.url.split('#')[1]);
+    expect(ours.slice(0, 3)).toEqual(urls.slice(0, 3));
+    // Two videos renamed alike cannot be told apart by kind: they keep yt-dlp's ids.
+    const twins = { title: 'x', formats: [format('7-0', 'avc1.42001f', 'none'), format('7-1', 'avc1.4d001f', 'none')] };
+    expect(mapYtdlpInfo(new URL(mpd), twins).media[0].sources.map((s) => s.url.split('#')[1]).sort()).toEqual(['representation=7-0', 'representation=7-1']);
   });
 
   test('DRM, storyboards, RTMP and non-http URLs are left out, and the rest is sorted best first', () => {

@@ -49,6 +49,8 @@ export interface ConvertOperation extends OutputExtras {
   manifest?: ManifestKind;
   /** The DASH representation to take (by id) instead of the first video and audio stream. */
   representation?: string;
+  /** Only that representation's video or audio stream (an id an audio and a video representation share). */
+  representationType?: RepresentationType;
   /** AES-128 HLS: allows the `crypto` protocol. */
   aes128?: boolean;
   /** Subtitle tracks to embed (a video format only). */
@@ -74,7 +76,7 @@ interface RemuxCommon extends OutputExtras {
  */
 export type RemuxOperation = RemuxCommon &
   (
-    | { input: MediaInput; representation?: string; videoInput?: never; audioInput?: never }
+    | { input: MediaInput; representation?: string; representationType?: RepresentationType; videoInput?: never; audioInput?: never }
     | { input?: never; videoInput: MediaInput; audioInput: MediaInput; videoRepresentation?: string; audioRepresentation?: string }
   );
 
@@ -112,11 +114,16 @@ function globalArgs(progressUrl: string): string[] {
   return ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', progressUrl, '-nostats'];
 }
 
-// `-map N:m:id:ID` selects a DASH representation by the `id` tag ffmpeg's DASH demuxer sets. ffmpeg
+/** Which stream of a DASH representation: video or audio, when an id names one of each. */
+export type RepresentationType = 'video' | 'audio';
+
+// `-map N:m:id:ID` selects a DASH representation by the `id` tag ffmpeg's DASH demuxer sets; with a
+// type (`N:v:m:id:ID`) only that kind of stream, as ids may repeat across adaptation sets. ffmpeg
 // splits stream specifiers at ':' and unescapes quotes and backslashes, so only plain ids are accepted.
-function representationMap(inputIndex: number, id: string): string {
+function representationMap(inputIndex: number, id: string, type?: RepresentationType): string {
   if (!/^[\w.\-=+/]+$/.test(id)) throw new TypeError(`unsupported DASH representation id: ${id}`);
-  return `${inputIndex}:m:id:${id}`;
+  const only = type === undefined ? '' : type === 'video' ? 'v:' : 'a:';
+  return `${inputIndex}:${only}m:id:${id}`;
 }
 
 // +faststart moves the index (moov) before the media so the file plays and seeks before it is all
@@ -186,7 +193,7 @@ function mergeArgs(op: MergeOperation): Parts {
 function convertArgs(op: ConvertOperation): Parts {
   const input = clipInput(op.input, { kind: op.manifest ?? 'progressive', aes128: op.aes128 }, op.clip);
   const format = op.format;
-  const representation = op.representation !== undefined ? ['-map', representationMap(0, op.representation)] : undefined;
+  const representation = op.representation !== undefined ? ['-map', representationMap(0, op.representation, op.representationType)] : undefined;
   if (format === 'vtt' || format === 'srt') throw new TypeError(`media cannot be converted to ${format}: that is a subtitle operation`);
   if (!isContainer(format)) {
     const spec = AUDIO_ENCODE[format];
@@ -211,12 +218,13 @@ function remuxArgs(op: RemuxOperation): Parts {
   let maps: string[];
   if (op.input !== undefined) {
     inputs = clipInput(op.input, opts, op.clip);
-    maps = op.representation !== undefined ? ['-map', representationMap(0, op.representation)] : ['-map', '0:v:0?', '-map', '0:a:0?'];
+    maps = op.representation !== undefined ? ['-map', representationMap(0, op.representation, op.representationType)] : ['-map', '0:v:0?', '-map', '0:a:0?'];
   } else {
     inputs = [...clipInput(op.videoInput, opts, op.clip), ...clipInput(op.audioInput, opts, op.clip)];
     maps = [
-      '-map', op.videoRepresentation !== undefined ? representationMap(0, op.videoRepresentation) : '0:v:0',
-      '-map', op.audioRepresentation !== undefined ? representationMap(1, op.audioRepresentation) : '1:a:0',
+      // A pair's members are its video and its audio, so each map names its type.
+      '-map', op.videoRepresentation !== undefined ? representationMap(0, op.videoRepresentation, 'video') : '0:v:0',
+      '-map', op.audioRepresentation !== undefined ? representationMap(1, op.audioRepresentation, 'audio') : '1:a:0',
     ];
   }
   // MPEG-TS carries AAC as ADTS frames; MP4 wants raw AAC with a config record. ffmpeg 5.1's mp4

@@ -50,7 +50,8 @@ export function subtitleInputArgs(track: SubtitleTrack): string[] {
 function trackMap(track: SubtitleTrack, inputIndex: number): string {
   if (track.representation === undefined) return `${inputIndex}:s:0`;
   if (!/^[\w.\-=+/]+$/.test(track.representation)) throw new TypeError(`unsupported DASH representation id: ${track.representation}`);
-  return `${inputIndex}:m:id:${track.representation}`;
+  // Its subtitle stream only: an audio or video representation may carry the same id.
+  return `${inputIndex}:s:m:id:${track.representation}`;
 }
 
 function tags(track: SubtitleTrack, outputIndex: number): string[] {

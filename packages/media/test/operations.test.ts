@@ -207,7 +207,7 @@ describe('remux', () => {
       argv({ type: 'remux', manifest: 'dash', videoInput: mpd, audioInput: mpd, videoRepresentation: 'v1080', audioRepresentation: 'a-en=128000', container: 'mp4', audioCodec: 'aac' }),
     ).toEqual([
       ...GLOBAL, ...NET(mpd, 'dash'), ...NET(mpd, 'dash'),
-      '-map', '0:m:id:v1080', '-map', '1:m:id:a-en=128000', '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
+      '-map', '0:v:m:id:v1080', '-map', '1:a:m:id:a-en=128000', '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
     ]);
   });
 
@@ -215,6 +215,16 @@ describe('remux', () => {
     const mpd = 'http://127.0.0.1:4100/relay/dash/manifest.mpd';
     expect(argv({ type: 'remux', manifest: 'dash', input: mpd, representation: '3', container: 'webm' })).toEqual([
       ...GLOBAL, ...NET(mpd, 'dash'), '-map', '0:m:id:3', '-c', 'copy', '-f', 'webm', `file:${OUT}`,
+    ]);
+  });
+
+  test('a representation whose id an audio and a video representation share maps only the named kind', () => {
+    const mpd = 'http://127.0.0.1:4100/relay/dash/manifest.mpd';
+    expect(argv({ type: 'remux', manifest: 'dash', input: mpd, representation: '318597', representationType: 'video', container: 'mp4' })).toEqual([
+      ...GLOBAL, ...NET(mpd, 'dash'), '-map', '0:v:m:id:318597', '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
+    ]);
+    expect(argv({ type: 'convert', input: mpd, manifest: 'dash', representation: '318597', representationType: 'audio', format: 'mp3', audioCodec: 'aac' })).toEqual([
+      ...GLOBAL, ...NET(mpd, 'dash'), '-map', '0:a:m:id:318597', '-vn', '-c:a', 'libmp3lame', '-q:a', '2', '-f', 'mp3', `file:${OUT}`,
     ]);
   });
 

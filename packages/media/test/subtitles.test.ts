@@ -39,7 +39,7 @@ describe('a subtitle track alone', () => {
     ]);
     const dash: SubtitleTrack = { input: 'http://127.0.0.1:4100/relay/m.mpd', source: 'dash', representation: 'sub-es', language: 'es' };
     expect(argv({ type: 'subtitle', track: dash, format: 'vtt' })).toEqual([
-      ...GLOBAL, ...NET('http://127.0.0.1:4100/relay/m.mpd', 'dash_subtitles'), '-map', '0:m:id:sub-es', '-c:s', 'webvtt', '-metadata:s:s:0', 'language=spa', '-f', 'webvtt', `file:${OUT}`,
+      ...GLOBAL, ...NET('http://127.0.0.1:4100/relay/m.mpd', 'dash_subtitles'), '-map', '0:s:m:id:sub-es', '-c:s', 'webvtt', '-metadata:s:s:0', 'language=spa', '-f', 'webvtt', `file:${OUT}`,
     ]);
     expect(() => argv({ type: 'subtitle', track: { ...dash, representation: 'a:b' }, format: 'vtt' })).toThrow(/representation id/);
   });

@@ -43,7 +43,7 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
   }
   if (status >= 400) {
     upstream.body.destroy();
-    throw statusError(status);
+    throw statusError(status, headers);
   }
   const length = Number(headers['content-length']);
   const total = status === 206 ? Number(/\/(\d+)$/.exec(String(headers['content-range'] ?? ''))?.[1]) : length;

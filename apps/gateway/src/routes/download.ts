@@ -45,7 +45,10 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
         416: UNSATISFIABLE,
         429: { ...error('rate_limited: over RATE_LIMIT_V1_PER_MIN; or too_many_jobs: MAX_ACTIVE_JOBS_PER_CLIENT jobs of this client are queued or processing'), headers: { 'Retry-After': 'Seconds to wait' } },
         502: error('upstream_error'),
-        503: error('service_unavailable'),
+        503: {
+          ...error("service_unavailable; or upstream_rate_limited: a directly streamed source's origin is rate limiting (429, or 503 with Retry-After; its Retry-After passed on, at most 3600)"),
+          headers: { 'Retry-After': 'Seconds to wait, when the origin said' },
+        },
         504: error('upstream_timeout'),
       }),
       handler: async (req, res) => {

@@ -14,9 +14,9 @@ export const EXTRACT_ERRORS = {
   422: { description: 'no_media_found', schema: ErrorEnvelopeSchema },
   502: { description: 'upstream_error', schema: ErrorEnvelopeSchema },
   503: {
-    description: "service_unavailable; or upstream_rate_limited: the platform's API is rate limiting (Retry-After: the platform's own, when it gave one)",
+    description: "service_unavailable; or upstream_rate_limited: the platform's API or the page's origin is rate limiting (it answered 429, or 503 with Retry-After; Retry-After: the origin's own, at most 3600, when it gave one)",
     schema: ErrorEnvelopeSchema,
-    headers: { 'Retry-After': "Seconds to wait, when the platform said" },
+    headers: { 'Retry-After': 'Seconds to wait, when the origin said' },
   },
   504: { description: 'upstream_timeout', schema: ErrorEnvelopeSchema },
 };

@@ -30,10 +30,10 @@ import type { SourceRegistry } from '@reelay/sources';
 import { sanitizeBasename } from '../http/disposition.js';
 import type { ClientJobs } from './client-jobs.js';
 import type { RequestedWebhook } from './webhooks.js';
+import { parseDashFragment } from './dash-fragment.js';
 import { pickTracks, planSubtitleDownload, toSubtitleInput } from './subtitles.js';
 
 const PROGRESSIVE = new Set(['muxed_progressive', 'video_only', 'audio_only', 'image']);
-const DASH_FRAGMENT = '#representation=';
 
 export type DownloadPlan = { kind: 'direct'; source: StoredSource; basename: string } | { kind: 'job'; payload: JobPayload };
 
@@ -66,17 +66,18 @@ function isAudioOnly(s: StoredSource): boolean {
 function toInput(s: StoredSource): JobInput {
   let url = s.url;
   let representation: string | undefined;
-  if (s.stream_profile === 'dash') {
-    const at = s.url.indexOf(DASH_FRAGMENT);
-    if (at >= 0) {
-      url = s.url.slice(0, at);
-      representation = decodeURIComponent(s.url.slice(at + DASH_FRAGMENT.length));
-    }
+  let representationType: 'video' | 'audio' | undefined;
+  const named = s.stream_profile === 'dash' ? parseDashFragment(s.url) : undefined;
+  if (named) {
+    url = named.url;
+    representation = named.id;
+    representationType = named.type === 'text' ? undefined : named.type;
   }
   return {
     url,
     stream_profile: s.stream_profile,
     representation,
+    ...(representationType ? { representation_type: representationType } : {}),
     headers: s.headers,
     codecs: s.codecs,
     has_audio: s.has_audio,

@@ -1,8 +1,8 @@
 // Subtitle side of download planning: a subtitle track's own download (as it is, converted, or
 // joined from its HLS/DASH segments), and the tracks a video download embeds by language.
 import { ReelayError, SUBTITLE_FORMATS, type DownloadRequest, type StoredSubtitle, type SubtitleInput } from '@reelay/contracts';
+import { parseDashFragment } from './dash-fragment.js';
 
-const DASH_FRAGMENT = '#representation=';
 // ffmpeg 5.1 reads no WebVTT (wvtt) samples from MP4 and decodes no TTML (stpp), so such a track is
 // listed by the extract but refused here with the reason, rather than failing as a job.
 const SEGMENTED_DASH = 'This DASH subtitle track is segmented (WebVTT or TTML in MP4 segments), which cannot be converted or embedded yet; use a sidecar or HLS track.';
@@ -16,10 +16,10 @@ function invalid(message: string): ReelayError {
 export function toSubtitleInput(sub: StoredSubtitle): SubtitleInput {
   let url = sub.url;
   let representation: string | undefined;
-  const at = sub.format === 'dash' ? url.indexOf(DASH_FRAGMENT) : -1;
-  if (at >= 0) {
-    representation = decodeURIComponent(url.slice(at + DASH_FRAGMENT.length));
-    url = url.slice(0, at);
+  const named = sub.format === 'dash' ? parseDashFragment(url) : undefined;
+  if (named) {
+    representation = named.id;
+    url = named.url;
   }
   if (sub.format === 'ttml') throw invalid('TTML subtitles cannot be converted or embedded; download the track as it is.');
   if (sub.format === 'dash') throw invalid(SEGMENTED_DASH);

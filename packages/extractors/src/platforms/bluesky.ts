@@ -36,7 +36,13 @@ export const BLUESKY_URL_CASES: readonly (readonly [string, string | null])[] = 
   ['https://main.bsky.dev/profile/bob.test/post/3l6abcdefgh2x', 'at://bob.test/app.bsky.feed.post/3l6abcdefgh2x'],
   ['at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g', 'at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g'],
   ['at://did%3Aplc%3Aabc/app.bsky.feed.post/3l4omssdl632g', 'at://did:plc:abc/app.bsky.feed.post/3l4omssdl632g'],
+  // A did:web profile, a custom-domain handle, and a share link's ?ref_src parameters.
+  ['https://bsky.app/profile/did:web:bsky.example.org/post/3l4omssdl632g', 'at://did:web:bsky.example.org/app.bsky.feed.post/3l4omssdl632g'],
+  ['https://bsky.app/profile/did:web:localhost%3A2583/post/3l4omssdl632g', 'at://did:web:localhost:2583/app.bsky.feed.post/3l4omssdl632g'],
+  ['https://bsky.app/profile/jay.bsky.team/post/3l4omssdl632g?ref_src=embed&ref_url=https%3A%2F%2Fexample.com', 'at://jay.bsky.team/app.bsky.feed.post/3l4omssdl632g'],
   ['https://bsky.app/profile/alice.bsky.social', null],
+  ['https://bsky.app/profile/alice.bsky.social/lists/3l4omssdl632g', null],
+  ['https://bsky.app/search?q=cats', null],
   ['https://bsky.app/profile/alice.bsky.social/feed/whats-hot', null],
   ['https://bsky.app/profile/alice.bsky.social/post/3l4omssdl632g/liked-by', null],
   ['at://alice.bsky.social/app.bsky.actor.profile/self', null],

@@ -17,12 +17,17 @@ import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, SubtitleDraf
 import { absolute, arr, endpoint, getJson, num, obj, rateLimited, statusFailure, str, type Json } from './public-api.js';
 
 const WWW = 'https://www.dailymotion.com';
-const XID = '([a-z0-9]{2,16})';
+// A public xid is x and lower-case base-36 characters; a private video's id is k and 18 characters of
+// mixed case (k41fZWpx2TaAORA2nok), which the platform reads case-sensitively.
+const XID = '(x[a-z0-9]{1,15}|k[A-Za-z0-9]{18})';
 const END = String.raw`\/?(?:[?#].*)?$`;
+// dailymotion.com and its country domains (yt-dlp: dailymotion.[a-z]{2,3}), and L'Équipe's own player pages.
+const SITE = String.raw`(?:(?:(?:www|touch|geo)\.)?dailymotion\.[a-z]{2,3}|(?:www\.)?lequipe\.fr)`;
 
 export const DAILYMOTION_PATTERNS: readonly RegExp[] = [
-  // /video/{xid}, the old /video/{xid}_{slug}, and the /embed/video/{xid} iframe.
-  new RegExp(`^https?:\\/\\/(?:(?:www|touch|geo)\\.)?dailymotion\\.com\\/(?:embed\\/)?video\\/${XID}(?:_[^/?#]*)?${END}`, 'i'),
+  // /video/{xid}, the old /video/{xid}_{slug}, the /embed/video/{xid} iframe, the /crawler/video/{xid}
+  // page for search engines, and the old Flash player's /swf/video/{xid} and /swf/{xid}.
+  new RegExp(`^https?:\\/\\/${SITE}\\/(?:(?:(?:embed|crawler|swf)\\/)?video|swf)\\/${XID}(?:_[^/?#]*)?${END}`, 'i'),
   new RegExp(`^https?:\\/\\/(?:www\\.)?dai\\.ly\\/${XID}${END}`, 'i'),
   // The player iframe names the video in its query: /player.html?video= or /player/{playerId}.html?video=.
   new RegExp(`^https?:\\/\\/geo\\.dailymotion\\.com\\/player(?:\\/[\\w-]+)?\\.html\\?(?:[^#]*&)?video=${XID}(?:[&#].*)?$`, 'i'),
@@ -39,6 +44,23 @@ export const DAILYMOTION_URL_CASES: readonly (readonly [string, string | null])[
   ['https://dai.ly/x8abc12', 'x8abc12'],
   ['https://geo.dailymotion.com/player.html?video=x8abc12', 'x8abc12'],
   ['https://geo.dailymotion.com/player/xtv3w.html?mute=true&video=x8abc12#t=10', 'x8abc12'],
+  // Private videos: k and 18 mixed-case characters, kept as written.
+  ['https://www.dailymotion.com/video/k41fZWpx2TaAORA2nok', 'k41fZWpx2TaAORA2nok'],
+  ['https://dai.ly/k41fZWpx2TaAORA2nok', 'k41fZWpx2TaAORA2nok'],
+  ['https://www.dailymotion.com/embed/video/k41fZWpx2TaAORA2nok?autoplay=1', 'k41fZWpx2TaAORA2nok'],
+  ['https://geo.dailymotion.com/player/x86gw.html?video=k46oCapRs4iikoz9DWy', 'k46oCapRs4iikoz9DWy'],
+  ['https://www.lequipe.fr/video/k7MtHciueyTcrFtFKA2', 'k7MtHciueyTcrFtFKA2'],
+  ['https://www.lequipe.fr/video/x791mem', 'x791mem'],
+  ['https://www.dailymotion.com/crawler/video/x8u4owg', 'x8u4owg'],
+  ['https://www.dailymotion.com/swf/video/x3n92nf', 'x3n92nf'],
+  ['https://www.dailymotion.com/swf/x3ss1m_funny-magic-trick-barry-and-stuart_fun', 'x3ss1m'],
+  ['https://www.dailymotion.fr/video/x8abc12', 'x8abc12'],
+  ['https://WWW.DAILYMOTION.COM/video/X8ABC12', 'x8abc12'],
+  ['https://geo.dailymotion.com/player/xakln.html?video=x8mjju4&customConfig%5BcustomParams%5D=%2Ffr-fr%2Ftennis', 'x8mjju4'],
+  ['https://www.dailymotion.com/video/k41fZWpx2TaAORA2no', null],
+  ['https://www.dailymotion.com/video/k41fZWpx2TaAORA2nok1', null],
+  ['https://www.dailymotion.com/search/cats/videos', null],
+  ['https://www.dailymotion.com/user/someone', null],
   ['https://www.dailymotion.com/playlist/x6hynp', null],
   ['https://www.dailymotion.com/someuser', null],
   ['https://geo.dailymotion.com/player/xtv3w.html?playlist=x6hynp', null],
@@ -48,7 +70,8 @@ export const DAILYMOTION_URL_CASES: readonly (readonly [string, string | null])[
 export function dailymotionXid(url: URL): string | undefined {
   for (const pattern of DAILYMOTION_PATTERNS) {
     const m = pattern.exec(url.href);
-    if (m) return m[1].toLowerCase();
+    // Public xids are lower case whatever the link says; private ids are kept as written.
+    if (m) return /^x/i.test(m[1]) ? m[1].toLowerCase() : m[1];
   }
   return undefined;
 }

@@ -21,10 +21,12 @@ const END = String.raw`\/?(?:[?#].*)?$`;
 
 /** Status URLs on any host. Mastodon ids are numeric; Pleroma and GoToSocial use alphanumeric ones. */
 export const MASTODON_PATTERNS: readonly RegExp[] = [
-  // /@user/{id}, and /@user@remote.host/{id} for a remote status shown by this instance.
-  new RegExp(`^${HOST}\\/@${USER}(?:@[\\w.-]{1,253})?\\/(\\d{1,20})${END}`, 'i'),
-  // The ActivityPub URI.
+  // /@user/{id}, and /@user@remote.host/{id} for a remote status shown by this instance; its /embed
+  // iframe; the older web app's /web/@user/{id}.
+  new RegExp(`^${HOST}\\/(?:web\\/)?@${USER}(?:@[\\w.-]{1,253})?\\/(\\d{1,20})(?:\\/embed)?${END}`, 'i'),
+  // The ActivityPub URI, and the older web app's /web/statuses/{id}.
   new RegExp(`^${HOST}\\/users\\/${USER}\\/statuses\\/(\\d{1,20})${END}`, 'i'),
+  new RegExp(`^${HOST}\\/web\\/statuses\\/(\\d{1,20})${END}`, 'i'),
   // Pleroma and Akkoma.
   new RegExp(`^${HOST}\\/notice\\/([A-Za-z0-9]{1,40})${END}`),
   // GoToSocial.
@@ -42,7 +44,11 @@ export const MASTODON_URL_CASES: readonly (readonly [string, string | null])[] =
   ['http://127.0.0.1:8080/@carol/42', 'http://127.0.0.1:8080/api/v1/statuses/42'],
   ['https://mastodon.social/@Gargron', null],
   ['https://mastodon.social/@Gargron/with_replies', null],
-  ['https://mastodon.social/@Gargron/109273938104512001/embed', null],
+  ['https://mastodon.social/@Gargron/109273938104512001/embed', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
+  ['https://mastodon.social/web/@Gargron/109273938104512001', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
+  ['https://mastodon.social/web/statuses/109273938104512001', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
+  ['https://mastodon.social/@Gargron/109273938104512001/reblogs', null],
+  ['https://mastodon.social/web/statuses/', null],
   ['https://www.tiktok.com/@someone/video/7300000000000000000', null],
   ['https://medium.com/@writer/a-title-1a2b3c4d5e6f', null],
   ['https://mastodon.social/users/Gargron', null],

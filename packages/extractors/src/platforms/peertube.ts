@@ -38,6 +38,8 @@ export const PEERTUBE_URL_CASES: readonly (readonly [string, string | null])[] =
   ['https://peertube.example/videos/embed/kkGMgK9ZtnKfYAgnEtQxbv?autoplay=1', 'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
   ['https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
   ['http://127.0.0.1:9000/w/kkGMgK9ZtnKfYAgnEtQxbv', 'http://127.0.0.1:9000/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
+  ['https://peertube.example/videos/watch/kkGMgK9ZtnKfYAgnEtQxbv#t=30', 'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
+  ['https://peertube.example/videos/embed/9c9de5e8-0a1e-484a-b099-e80766180a6d?start=10&title=0&warningTitle=0', 'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
   ['https://peertube.example/w/p/kkGMgK9ZtnKfYAgnEtQxbv', null],
   ['https://peertube.example/videos/watch/playlist/9c9de5e8-0a1e-484a-b099-e80766180a6d', null],
   ['https://peertube.example/c/some_channel/videos', null],

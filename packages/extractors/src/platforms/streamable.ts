@@ -14,7 +14,8 @@ const API = 'https://api.streamable.com';
 
 /** A video page, its embed (/e/), its original-file (/o/) and its share (/s/{id}/...) forms. */
 export const STREAMABLE_PATTERNS: readonly RegExp[] = [
-  /^https?:\/\/(?:www\.)?streamable\.com\/(?:[eo]\/)?([a-z0-9]{2,16})\/?(?:[?#].*)?$/i,
+  // The site's own pages share the path shape: they are left out by name.
+  /^https?:\/\/(?:www\.)?streamable\.com\/(?:[eo]\/)?(?!(?:login|signup|upload|pricing|documentation|settings|privacy|terms|blog|about|help|clipper)\/?(?:[?#]|$))([a-z0-9]{2,16})\/?(?:[?#].*)?$/i,
   /^https?:\/\/(?:www\.)?streamable\.com\/s\/([a-z0-9]{2,16})(?:\/[^?#]*)?(?:[?#].*)?$/i,
 ];
 
@@ -25,9 +26,16 @@ export const STREAMABLE_URL_CASES: readonly (readonly [string, string | null])[]
   ['https://www.streamable.com/e/a1b2c3/', 'a1b2c3'],
   ['https://streamable.com/o/a1b2c3', 'a1b2c3'],
   ['https://streamable.com/s/a1b2c3/xyzzy', 'a1b2c3'],
+  // Codes are case-sensitive: kept as written.
+  ['https://streamable.com/Ab1CdE', 'Ab1CdE'],
+  ['https://streamable.com/e/Ab1CdE?autoplay=1', 'Ab1CdE'],
+  ['https://streamable.com/s/okkqk/drxjds', 'okkqk'],
+  ['https://STREAMABLE.com/Ab1CdE#t=3', 'Ab1CdE'],
   ['https://streamable.com/', null],
   ['https://streamable.com/a1b2c3/extra', null],
   ['https://streamable.com/e/', null],
+  ['https://streamable.com/login', null],
+  ['https://streamable.com/documentation', null],
   ['https://notstreamable.com/a1b2c3', null],
   ['https://streamable.com.example/a1b2c3', null],
 ];
@@ -35,7 +43,7 @@ export const STREAMABLE_URL_CASES: readonly (readonly [string, string | null])[]
 export function streamableId(url: URL): string | undefined {
   for (const pattern of STREAMABLE_PATTERNS) {
     const m = pattern.exec(url.href);
-    if (m) return m[1].toLowerCase();
+    if (m) return m[1]; // ids are case-sensitive (streamable.com/Ab12c is not /ab12c)
   }
   return undefined;
 }

@@ -18,8 +18,9 @@ const TITLE_LENGTH = 100;
 
 type Route = { kind: 'post'; id: string; index?: number } | { kind: 'short'; code: string };
 
-// vxtwitter.com and fixvx.com are embed-fixing mirrors with the same paths (cobalt maps them back).
-const HOSTS = String.raw`^https?://(?:(?:www|mobile)\.)?(?:twitter|x|vxtwitter|fixvx)\.com`;
+// vxtwitter.com and fixvx.com are embed-fixing mirrors with the same paths (cobalt maps them back);
+// m. is the older mobile host (yt-dlp still accepts it).
+const HOSTS = String.raw`^https?://(?:(?:www|m|mobile)\.)?(?:twitter|x|vxtwitter|fixvx)\.com`;
 const ROUTES: { pattern: RegExp; route: (g: Record<string, string>) => Route }[] = [
   {
     pattern: new RegExp(`${HOSTS}/(?:\\w{1,15}/status(?:es)?|i/web/status|i/status|statuses)/(?<id>\\d{1,25})(?:/(?:video|photo)/(?<n>\\d+))?(?:[/?#]|$)`, 'i'),

@@ -24,6 +24,9 @@ beforeAll(async () => {
   serveJson(origin, '/player/metadata/video/x8geo01', { fixture: 'dailymotion/geo-blocked.json' });
   serveJson(origin, '/player/metadata/video/x8gone1', { fixture: 'dailymotion/deleted.json' });
   serveJson(origin, '/player/metadata/video/x8busy1', '{"message":"Too many requests"}', 429);
+  // A private video: its id is asked for exactly as written (the lower-cased id is another video).
+  serveJson(origin, '/player/metadata/video/k41fZWpx2TaAORA2nok', '{"id":"k41fZWpx2TaAORA2nok","title":"Private","qualities":{"auto":[{"type":"application/x-mpegURL","url":"/cdn/manifest/video/x8abc12.m3u8"}]}}');
+  serveJson(origin, '/player/metadata/video/k41fzwpx2taaora2nok', { fixture: 'dailymotion/deleted.json' });
   // A relative media URL resolves against the metadata host.
   serveJson(origin, '/player/metadata/video/x8hls01', '{"id":"x8hls01","title":"HLS only","qualities":{"auto":[{"type":"application/x-mpegURL","url":"/cdn/manifest/video/x8hls01.m3u8"}]}}');
   serveJson(origin, '/player/metadata/video/x8none2', '{"id":"x8none2","title":"Nothing","qualities":{"auto":[{"type":"application/vnd.lumberjack.manifest","url":"/cdn/lumberjack/x.json"}]}}');
@@ -51,6 +54,12 @@ describe('Dailymotion URLs', () => {
 });
 
 describe('Dailymotion videos', () => {
+  test.each(['https://www.dailymotion.com/video/k41fZWpx2TaAORA2nok', 'https://dai.ly/k41fZWpx2TaAORA2nok'])('a private video (%s) is asked for by its case-sensitive id', async (url) => {
+    const { result } = await extract(url);
+    expect(result).toMatchObject({ platform: 'dailymotion', title: 'Private' });
+    expect(result.media[0].sources.length).toBeGreaterThan(0);
+  });
+
   test('the auto HLS master gives its muxed variants and their PROGRESSIVE-URI files; the lumberjack manifest is skipped', async () => {
     const url = 'https://www.dailymotion.com/video/x8abc12';
     const { result } = await extract(url);

@@ -89,20 +89,21 @@ describe('Reddit URLs', () => {
     ['https://v.redd.it/vid1abc', { kind: 'video', id: 'vid1abc' }],
     ['https://www.reddit.com/video/vid1abc', { kind: 'video', id: 'vid1abc' }],
     ['https://i.redd.it/pic.png', { kind: 'image', file: 'pic.png' }],
+    // Share parameters, the u/ form of a user's share link, and a comment's permalink.
+    ['https://www.reddit.com/r/videos/comments/vid1/a_test_clip/?utm_source=share&utm_medium=web3x&share_id=AbC', { kind: 'post', id: 'vid1' }],
+    ['https://www.reddit.com/u/someone/s/AbCdEf123', { kind: 'share' }],
+    ['https://www.reddit.com/r/videos/comments/vid1/comment/k3c2b1a/?context=3', { kind: 'post', id: 'vid1' }],
+    ['https://v.redd.it/vid1abc/', { kind: 'video', id: 'vid1abc' }],
+    // Not ours: listings, profiles, look-alike hosts, an empty image path.
+    ['https://www.reddit.com/r/videos/', null],
+    ['https://www.reddit.com/r/videos/comments/', null],
+    ['https://www.reddit.com/user/someone/', null],
+    ['https://notreddit.com/r/videos/comments/vid1/', null],
+    ['https://www.reddit.com.example/r/videos/comments/vid1/', null],
+    ['https://i.redd.it/', null],
   ])('%s is %j', (url, route) => {
-    expect(redditRoute(new URL(url))).toEqual(route);
-    expect(reddit.matches(new URL(url))).toBe(true);
-  });
-
-  test.each([
-    'https://www.reddit.com/r/videos/',
-    'https://www.reddit.com/r/videos/comments/',
-    'https://www.reddit.com/user/someone/',
-    'https://notreddit.com/r/videos/comments/vid1/',
-    'https://www.reddit.com.example/r/videos/comments/vid1/',
-    'https://i.redd.it/',
-  ])('%s is not a Reddit post', (url) => {
-    expect(reddit.matches(new URL(url))).toBe(false);
+    expect(redditRoute(new URL(url)) ?? null).toEqual(route);
+    expect(reddit.matches(new URL(url))).toBe(route !== null);
   });
 
   test('the platform lists its kinds, and patterns that describe the same URLs it matches', () => {

@@ -12,6 +12,9 @@ beforeAll(async () => {
   const media = await testMedia();
   origin = await startOrigin();
   serveJson(origin, '/videos/a1b2c3', { fixture: 'streamable/video.json' });
+  // Codes are case-sensitive: the mixed-case one is a video, its lower-cased twin is not.
+  serveJson(origin, '/videos/Zz9Yy8', { fixture: 'streamable/video.json' });
+  serveJson(origin, '/videos/zz9yy8', { fixture: 'streamable/not-found.json' }, 404);
   serveJson(origin, '/videos/p1p2p3', { fixture: 'streamable/processing.json' });
   serveJson(origin, '/videos/u1u2u3', '{"status":0,"percent":10,"files":{},"title":"Uploading"}');
   serveJson(origin, '/videos/e1e2e3', { fixture: 'streamable/failed.json' });
@@ -43,6 +46,12 @@ describe('Streamable URLs', () => {
 });
 
 describe('Streamable videos', () => {
+  test('a mixed-case code is asked for exactly as written', async () => {
+    const { result } = await extract('https://streamable.com/Zz9Yy8');
+    expect(result).toMatchObject({ platform: 'streamable' });
+    expect(result.media[0].sources.length).toBeGreaterThan(0);
+  });
+
   test('every ready rendition is a muxed MP4 with its size, bitrate and frame rate', async () => {
     const { result } = await extract('https://streamable.com/a1b2c3');
     const host = new URL(origin.base).host;
