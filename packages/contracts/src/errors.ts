@@ -42,6 +42,8 @@ export const ERROR_STATUS = {
   // Malformed HTTP that Node's parser refuses before Express sees a request (server 'clientError').
   request_timeout: 408,
   headers_too_large: 431,
+  // One-step downloads: the page's item has no source the preset can deliver.
+  no_matching_source: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
