@@ -203,9 +203,15 @@ describe('broken connections', () => {
     // Paused: the first event (queued) is sure to come before the job can finish.
     await stack.gateway.queue.pause();
     stack.proxy.interfere({ path: /\/events$/, kind: 'cut', after: 'first-event' });
+    // Counted from here: the tests before this one opened event streams of their own.
+    const before = requests(/\/events$/).length;
     const cli = startCli(['get', page('split', 'Reopened clip')], { cwd, server: stack.proxy.base });
-    await until(() => requests(/\/events$/).length === 2, 15_000, 'the event stream to be reopened');
-    await stack.gateway.queue.resume();
+    try {
+      await until(() => requests(/\/events$/).length === before + 2, 15_000, 'the event stream to be reopened');
+    } finally {
+      // Never leave the queue paused for the tests after this one.
+      await stack.gateway.queue.resume();
+    }
     const run = await cli.done;
     expect(run.code).toBe(0);
     const [first, second] = requests(/\/events$/).slice(-2);
