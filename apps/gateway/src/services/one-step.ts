@@ -9,8 +9,8 @@ export interface Resolved {
   chosen: ChosenSource;
 }
 
-/** The item a request names, or 400 saying how many there are. */
-function itemOf(result: ExtractResult, index: number) {
+/** The item a request names, or 400 saying how many there are (or that a collection cannot be taken yet). */
+export function itemOf(result: ExtractResult, index: number) {
   // Collections come with their own download (another branch); until then say so plainly.
   if ((result.content_type as string) === 'collection') throw new ReelayError('invalid_request', 'page_url names a collection (a playlist, channel or feed); collection downloads are not available yet: extract it and download its entries one by one.');
   const item = result.media[index];
