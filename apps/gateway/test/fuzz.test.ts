@@ -93,7 +93,7 @@ function expectSane(res: Shot, what: string): void {
 
 const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[] = [
   { path: '/api/v1/extract', fields: ['url'] },
-  { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename', 'clip', 'metadata', 'cover'] },
+  { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename', 'clip', 'metadata', 'cover', 'page_url', 'item', 'quality', 'audio_only'] },
   { path: '/api/playground', fields: ['url'] },
   { path: '/api', fields: ['url'], auth: 'key' },
   { path: '/account/signup', fields: ['email', 'password'] },
@@ -132,6 +132,20 @@ describe('fuzzing every JSON route', () => {
         if (res.status === 400) expect(['invalid_clip', 'invalid_request']).toContain(res.body.error.code);
       }),
       { numRuns: RUNS * 2 },
+    );
+  });
+
+  test('a page_url with any preset is a download, 400, 403 or 422, never 5xx', async () => {
+    const preset = fc.record(
+      { page_url: fc.oneof(fc.constant(origin.url('/page.html')), url()), item: fc.oneof(fc.integer({ min: -2, max: 3 }), anyValue()), quality: fc.oneof(fc.constantFrom('best', 'worst', '720p', '240p'), anyValue()), audio_only: fc.oneof(fc.boolean(), anyValue()), format: fc.oneof(fc.constantFrom('mp4', 'mp3', 'wav', 'vtt'), anyValue()) },
+      { requiredKeys: ['page_url'] },
+    );
+    await fc.assert(
+      fc.asyncProperty(preset, async (body) => {
+        const res = await post('/api/v1/download').send(body);
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `preset ${JSON.stringify(body).slice(0, 200)}`);
+      }),
+      { numRuns: RUNS },
     );
   });
 

@@ -153,7 +153,9 @@ export class SchemaCases {
     const code = typeof schema['x-error-code'] === 'string' ? schema['x-error-code'] : 'invalid_request';
     const out: Violation[] = [];
     const add = (what: string, v: unknown, c = code, f = field) => out.push({ what: `${f || 'the body'}: ${what}`, value: v, field: f, code: c });
-    if (schema.oneOf || schema.anyOf) return out; // which branch a value breaks is not one constraint
+    // Which branch a value breaks is not one constraint; an object whose oneOf only states its forms
+    // (which fields go together) still has properties whose own constraints each can break.
+    if ((schema.oneOf || schema.anyOf) && !schema.properties) return out;
     const wrong = schema.type === 'string' ? 12345 : schema.type === 'object' || schema.type === 'array' ? 'x' : schema.type ? 'not-a-' + schema.type : undefined;
     if (wrong !== undefined) add(`a ${typeof wrong} instead of ${schema.type}`, wrong, 'invalid_request');
     if (schema.enum) add('a value not in its enum', schema.type === 'string' ? 'not-one-of-them' : -987654, 'invalid_request');

@@ -55,16 +55,23 @@ export interface JobView {
   finished_at?: string;
   error?: { code: string; message: string };
   artifact?: Artifact;
+  /** What a page_url download chose. */
+  source?: { quality: string; url?: string; video_url?: string; audio_url?: string };
 }
 
-/** The body of POST /api/v1/download; clip and subtitles are DESIGN.md's fields for servers that have them. */
+/** The body of POST /api/v1/download: one source, a merge pair, or a page with a preset (one step). */
 export interface DownloadBody {
   url?: string;
   video_url?: string;
   audio_url?: string;
+  page_url?: string;
+  item?: number;
+  quality?: string;
+  audio_only?: boolean;
   format?: string;
+  filename?: string;
   extraction_id?: string;
-  clip?: { start: number; end: number };
+  clip?: { start: number; end: number; mode?: 'fast' | 'precise' };
   subtitles?: string[];
 }
 

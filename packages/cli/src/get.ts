@@ -1,27 +1,41 @@
-// `reelay get`: extract, choose, then either save the direct stream or follow the job's events and
-// save its artifact. Data (the saved path) goes to stdout; everything said along the way to stderr.
-import type { Api, DownloadBody, JobView } from './api.js';
-import { choose } from './choose.js';
+// `reelay get`: one item is one request to the server's one-step download (page_url and a preset:
+// the server extracts and chooses); several gallery items or --source N extract here and choose with
+// the same shared function. Then either save the direct stream, or follow the job's events and save
+// its artifact. Data (the saved paths) goes to stdout; everything said along the way to stderr.
+import type { Quality } from '@reelay/contracts';
+import type { Api, DownloadBody, ExtractResult, JobView } from './api.js';
+import { chooseFor, pickSource } from './choose.js';
 import { CliError } from './errors.js';
 import { followJob } from './events.js';
+import type { ClipOption, ItemSelection } from './options.js';
 import { createProgress, type Progress } from './progress.js';
-import { saveArtifact, saveStream } from './save.js';
+import { saveArtifact, saveStream, type Saved } from './save.js';
 
 export interface GetOptions {
   format?: string;
-  quality?: string;
-  clip?: { start: number; end: number };
+  quality: Quality;
+  audioOnly?: boolean;
+  clip?: ClipOption;
   subs?: string[];
   output?: string;
+  /** --source N: this source of the extract table (from 1), not the preset's choice. */
+  source?: number;
+  /** --items: which items of a gallery (from 1); absent: the first. */
+  items?: ItemSelection;
+  /** The folder the command was run from: relative paths and saved files go there. */
+  dir?: string;
 }
 
 /** Follows a job to its end with a progress bar; throws the job's error when it failed. */
-export async function waitForJob(api: Api, id: string, progress: Progress): Promise<JobView> {
+export async function waitForJob(api: Api, id: string, progress: Progress, onFirst?: (job: JobView) => void): Promise<JobView> {
   let started = false;
   let job: JobView;
   try {
     job = await followJob(api, id, (j) => {
-      if (!started) progress.start(`job ${id}`, 'percent', 100, j.progress);
+      if (!started) {
+        onFirst?.(j);
+        progress.start(`job ${id}`, 'percent', 100, j.progress);
+      }
       started = true;
       progress.update(j.progress, j.status);
     });
@@ -34,19 +48,63 @@ export async function waitForJob(api: Api, id: string, progress: Progress): Prom
   return job;
 }
 
-/** `stopped` holds what to tell the person if Ctrl-C comes now. */
-export async function get(api: Api, url: string, options: GetOptions, say: (line: string) => void, stopped: { hint?: string } = {}): Promise<string> {
+/** One download request to its saved file. `picked` is said once the server has named its choice. */
+async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: (line: string) => void, stopped: { hint?: string }, picked?: (quality: string) => void): Promise<Saved> {
   const progress = createProgress();
-  say(`extracting ${url}`);
-  const result = await api.extract(url);
-  const choice = choose(result, options);
-  say(`picked ${choice.label}`);
-  const body: DownloadBody = { ...choice.body, ...(result.extraction_id ? { extraction_id: result.extraction_id } : {}), ...(options.clip ? { clip: options.clip } : {}), ...(options.subs ? { subtitles: options.subs } : {}) };
   const started = await api.download(body);
-  if ('stream' in started) return saveStream(started.stream, options.output, progress);
+  if ('stream' in started) {
+    const quality = started.stream.headers.get('reelay-source-quality');
+    if (quality) picked?.(quality);
+    return saveStream(started.stream, options.output, progress, options.dir);
+  }
   say(`the server is making the file: job ${started.jobId}`);
   stopped.hint = `job ${started.jobId} goes on on the server; the same command picks it up again.`;
-  const job = await waitForJob(api, started.jobId, progress);
+  const job = await waitForJob(api, started.jobId, progress, (j) => j.source && picked?.(j.source.quality));
   stopped.hint = 'the part file is kept; the same command again downloads only the rest.';
-  return saveArtifact(api, job, options.output, progress);
+  return saveArtifact(api, job, options.output, progress, options.dir);
+}
+
+/** The items a selection names, from 0; one out of range is an error naming how many there are. */
+function selected(result: ExtractResult, items: ItemSelection | undefined): number[] {
+  const count = result.media.length;
+  if (items === 'all') return result.media.map((_, i) => i);
+  const wanted = items ?? [1];
+  const missing = wanted.find((n) => n > count);
+  if (missing !== undefined) throw new CliError(`there is no item ${missing}: this page has ${count} item${count === 1 ? '' : 's'}.`, 'See them with `reelay extract URL`.');
+  return wanted.map((n) => n - 1);
+}
+
+const extras = (options: GetOptions): DownloadBody => ({ ...(options.clip ? { clip: options.clip } : {}), ...(options.subs ? { subtitles: options.subs } : {}) });
+
+/** `stopped` holds what to tell the person if Ctrl-C comes now. */
+export async function get(api: Api, url: string, options: GetOptions, say: (line: string) => void, stopped: { hint?: string } = {}): Promise<Saved[]> {
+  const one = options.items === undefined || (options.items !== 'all' && options.items.length === 1);
+  if (one && options.source === undefined) {
+    const item = options.items === undefined ? 0 : (options.items as number[])[0] - 1;
+    const body: DownloadBody = {
+      page_url: url,
+      ...(item > 0 ? { item } : {}),
+      ...(options.quality !== 'best' ? { quality: options.quality } : {}),
+      ...(options.audioOnly ? { audio_only: true } : {}),
+      ...(options.format ? { format: options.format } : {}),
+      ...extras(options),
+    };
+    say(`downloading ${url}`);
+    return [await fetchOne(api, body, options, say, stopped, (quality) => say(`the server picked ${quality}`))];
+  }
+  say(`extracting ${url}`);
+  const result = await api.extract(url);
+  const indices = selected(result, options.items);
+  const saved: Saved[] = [];
+  for (const [n, index] of indices.entries()) {
+    const item = result.media[index];
+    const choice = options.source !== undefined ? pickSource(item, options.source, options.format) : chooseFor(item, { quality: options.quality, audioOnly: options.audioOnly, format: options.format });
+    const several = indices.length > 1;
+    say(`${several ? `item ${index + 1} (${n + 1} of ${indices.length}): ` : ''}picked ${choice.label}`);
+    // Items of one page share its title: number them so each gets a file of its own.
+    const filename = several ? { filename: `${(item.title ?? result.title).slice(0, 180) || 'item'} ${index + 1}` } : {};
+    const body: DownloadBody = { ...choice.body, ...(result.extraction_id ? { extraction_id: result.extraction_id } : {}), ...extras(options), ...filename };
+    saved.push(await fetchOne(api, body, options, say, stopped));
+  }
+  return saved;
 }

@@ -2,13 +2,15 @@
 // The `reelay` command: arguments by commander, exit status 0 on success, 1 on an error (the
 // server's message printed), 2 on a usage error, 130 after Ctrl-C (which stops at once).
 import fs from 'node:fs';
+import path from 'node:path';
 import { styleText } from 'node:util';
+import type { Quality } from '@reelay/contracts';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Api } from './api.js';
 import { AUDIO_FORMATS, VIDEO_FORMATS, parseQuality } from './choose.js';
 import { CliError, UsageError } from './errors.js';
 import { get } from './get.js';
-import { parseClip, parseServer } from './options.js';
+import { parseClip, parseItems, parseServer, parseSourceNumber, parseUrl, type ClipOption, type ItemSelection } from './options.js';
 import { extractText, jobText } from './show.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -36,30 +38,67 @@ const program = new Command('reelay')
   .addOption(new Option('--server <url>', 'the reelay server').env('REELAY_SERVER').default('http://127.0.0.1:8080'))
   .exitOverride()
   .configureOutput({ outputError: (text, write) => write(`reelay: ${text}`) })
-  .showHelpAfterError('(add --help for usage)');
+  .showHelpAfterError('(add --help for usage)')
+  .addHelpText('after', `
+Examples:
+  reelay get https://example.com/watch/123      download the best video and audio
+  reelay extract https://example.com/watch/123  see what there is, numbered
+  reelay job <id>                               where a download job stands
+  reelay get --help                             every option of get, with examples`);
+
+/**
+ * The folder the person ran the command from. `pnpm reelay …` runs the root package's script from the
+ * repository root and names the caller's folder in INIT_CWD; taken only for that script, so a reelay
+ * started by some other script in a folder of its own still saves where it was started.
+ */
+function callerDir(): string {
+  const init = process.env.INIT_CWD;
+  const fromScript = process.env.npm_lifecycle_event === 'reelay' && init !== undefined && path.isAbsolute(init);
+  return fromScript && fs.statSync(init, { throwIfNoEntry: false })?.isDirectory() ? init : process.cwd();
+}
+
+const GET_EXAMPLES = `
+Examples:
+  reelay get https://example.com/watch/123              best video and audio, saved here
+  reelay get https://example.com/watch/123 -q 720p      at most 720 lines
+  reelay get https://example.com/watch/123 -x -f mp3    the audio only, as mp3
+  reelay get https://example.com/watch/123 --clip 1:30-2:00,precise
+  reelay get https://example.com/gallery --items all    every item of a gallery (or --items 1,3-5)
+  reelay get https://example.com/watch/123 --source 2   source 2 as \`reelay extract\` numbers them
+  reelay get https://example.com/watch/123 -o ~/Videos/
+`;
 
 const api = (cmd: Command) => new Api(parseServer(cmd.optsWithGlobals<{ server: string }>().server), controller.signal);
 
 program
   .command('get')
-  .description('Download the best video and audio (or the asked quality or format) and save it under the server\'s filename; prints the saved path.')
-  .argument('<url>', 'a page or media URL')
+  .description('Download the best video and audio (or the asked quality or format) and save it under the server\'s filename, in the folder the command was run from; prints the saved path. A file already there is reported and not fetched again.')
+  .argument('<url>', 'a page or media URL (http or https)', usage(parseUrl))
   .addOption(new Option('-f, --format <format>', 'convert to this format (mp3 etc.: audio only)').choices([...VIDEO_FORMATS, ...AUDIO_FORMATS]))
-  .addOption(new Option('-q, --quality <quality>', 'the best at or below this height, e.g. 720p').default('best').argParser(usage((raw) => (parseQuality(raw), raw))))
-  .addOption(new Option('--clip <start-end>', 'only this part, e.g. 1:30-2:00 (sent as `clip`; a server without clips answers an error)').argParser(usage(parseClip)))
+  .addOption(new Option('-q, --quality <quality>', 'the best at or below this height: best, worst, 2160p, 1440p, 1080p, 720p, 480p, 360p, 240p').default('best').argParser(usage(parseQuality)))
+  .option('-x, --audio-only', 'the best audio alone (with -f: mp3, m4a, opus or wav)')
+  .addOption(new Option('--clip <start-end[,mode]>', 'only this part, e.g. 1:30-2:00; add ,precise for an exact cut (re-encoded) instead of the fast one from the keyframe before').argParser(usage(parseClip)))
   .addOption(new Option('--subs <langs>', 'embed these subtitle languages, e.g. en,fr (sent as `subtitles`; a server without subtitles answers an error)').argParser((raw) => raw.split(',').map((l) => l.trim()).filter(Boolean)))
+  .addOption(new Option('--items <which>', 'which items of a gallery: all, or numbers from 1 such as 1,3-5 (default: the first)').argParser(usage(parseItems)))
+  .addOption(new Option('--source <n>', 'this source of the item, numbered as `reelay extract` shows them, instead of the best').argParser(usage(parseSourceNumber)))
   .option('-o, --output <path>', 'save as this file, or into this folder')
-  .action(async (url: string, options: { format?: string; quality: string; clip?: { start: number; end: number }; subs?: string[]; output?: string }, cmd: Command) => {
-    const saved = await get(api(cmd), url, options, say, stopped);
-    // On a terminal the path on stdout says it already; piped, the person still hears where it went.
-    if (!process.stdout.isTTY) say(`saved ${saved}`);
-    out(`${saved}\n`);
+  .addHelpText('after', GET_EXAMPLES)
+  .action(async (url: string, options: { format?: string; quality: Quality; audioOnly?: boolean; clip?: ClipOption; subs?: string[]; items?: ItemSelection; source?: number; output?: string }, cmd: Command) => {
+    if (options.source !== undefined && (options.items === 'all' || (options.items?.length ?? 1) > 1)) throw new UsageError('--source picks a source of one item: name the item with --items N.');
+    if (options.audioOnly && options.format && VIDEO_FORMATS.includes(options.format)) throw new UsageError(`--audio-only writes audio: give -f mp3, m4a, opus or wav, not ${options.format}.`);
+    const saved = await get(api(cmd), url, { ...options, dir: callerDir() }, say, stopped);
+    for (const file of saved) {
+      if (file.already) say(`${file.path} has already been downloaded`);
+      // On a terminal the path on stdout says it already; piped, the person still hears where it went.
+      else if (!process.stdout.isTTY) say(`saved ${file.path}`);
+      out(`${file.path}\n`);
+    }
   });
 
 program
   .command('extract')
-  .description('Show the media a page holds: a table, or the server\'s JSON with --json.')
-  .argument('<url>', 'a page or media URL')
+  .description('Show the media a page holds: a table (items and sources numbered for --items and --source), or the server\'s JSON with --json.')
+  .argument('<url>', 'a page or media URL (http or https)', usage(parseUrl))
   .option('--json', 'print the extract result as JSON')
   .action(async (url: string, options: { json?: boolean }, cmd: Command) => {
     const result = await api(cmd).extract(url);

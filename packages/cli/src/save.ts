@@ -25,16 +25,33 @@ export function serverFilename(header: string | null, fallback = 'download'): st
   return base && base !== '.' && base !== '..' ? base : fallback;
 }
 
-/** Where to save: `-o` as a file, or as a folder when it is one (or ends with a slash). Never over
- *  an existing file. */
-export function targetPath(out: string | undefined, name: string): string {
-  const isDir = out !== undefined && (out.endsWith('/') || out.endsWith(path.sep) || fs.statSync(out, { throwIfNoEntry: false })?.isDirectory());
-  const target = path.resolve(out === undefined ? name : isDir ? path.join(out, name) : out);
+/** Where to save: `-o` as a file, or as a folder when it is one (or ends with a slash), both taken
+ *  from `dir` (the folder the command was run from) when relative. */
+export function targetPath(out: string | undefined, name: string, dir = process.cwd()): string {
+  const given = out === undefined ? undefined : path.resolve(dir, out);
+  const isDir = given !== undefined && (out!.endsWith('/') || out!.endsWith(path.sep) || fs.statSync(given, { throwIfNoEntry: false })?.isDirectory());
+  const target = given === undefined ? path.resolve(dir, name) : isDir ? path.join(given, name) : given;
   if (!fs.statSync(path.dirname(target), { throwIfNoEntry: false })?.isDirectory()) {
     throw new CliError(`the folder ${path.dirname(target)} does not exist.`, 'Create it first, or give -o an existing folder.');
   }
-  if (fs.existsSync(target)) throw new CliError(`${target} already exists; nothing was overwritten.`, 'Remove it, or save under another name with -o.');
   return target;
+}
+
+/**
+ * Whether `target` is this download already (as yt-dlp: the same name, and the same size where the
+ * size is known). A different file there is an error: nothing is ever overwritten.
+ */
+export function alreadyThere(target: string, size: number | undefined): boolean {
+  const stat = fs.statSync(target, { throwIfNoEntry: false });
+  if (!stat) return false;
+  if (stat.isFile() && (size === undefined || stat.size === size)) return true;
+  throw new CliError(`${target} already exists; nothing was overwritten.`, 'Remove it, or save under another name with -o.');
+}
+
+/** Where a download went, and whether it was there before this run. */
+export interface Saved {
+  path: string;
+  already: boolean;
 }
 
 /** Copies a response body to `file` (appending when `append`), reporting the byte count. Whatever
@@ -59,24 +76,28 @@ const lengthOf = (res: Response) => {
   return Number.isFinite(n) && res.headers.has('content-length') ? n : undefined;
 };
 
-/** Saves a direct 200 stream under the server's filename; returns the path. */
-export async function saveStream(res: Response, out: string | undefined, progress: Progress): Promise<string> {
+/** Saves a direct 200 stream under the server's filename. */
+export async function saveStream(res: Response, out: string | undefined, progress: Progress, dir?: string): Promise<Saved> {
   let target: string;
+  const total = lengthOf(res);
   try {
-    target = targetPath(out, serverFilename(res.headers.get('content-disposition')));
+    target = targetPath(out, serverFilename(res.headers.get('content-disposition')), dir);
+    if (alreadyThere(target, total)) {
+      await res.body?.cancel();
+      return { path: target, already: true };
+    }
   } catch (err) {
     await res.body?.cancel();
     throw err;
   }
   const part = `${target}.part`;
-  const total = lengthOf(res);
   progress.start(path.basename(target), 'bytes', total);
   try {
     const have = await writeBody(res, part, false, 0, (n) => progress.update(n));
     progress.stop();
     if (total !== undefined && have !== total) throw new CliError(`the transfer ended after ${have} of ${total} bytes.`, 'Run the same command again.');
     fs.renameSync(part, target);
-    return target;
+    return { path: target, already: false };
   } catch (err) {
     progress.stop();
     fs.rmSync(part, { force: true });
@@ -85,9 +106,10 @@ export async function saveStream(res: Response, out: string | undefined, progres
 }
 
 /** Downloads a completed job's artifact, resuming a part file left by an earlier try. */
-export async function saveArtifact(api: Api, job: JobView, out: string | undefined, progress: Progress): Promise<string> {
+export async function saveArtifact(api: Api, job: JobView, out: string | undefined, progress: Progress, dir?: string): Promise<Saved> {
   const artifact = job.artifact!;
-  const target = targetPath(out, serverFilename(null, path.basename(artifact.filename) || 'download'));
+  const target = targetPath(out, serverFilename(null, path.basename(artifact.filename) || 'download'), dir);
+  if (alreadyThere(target, artifact.size)) return { path: target, already: true };
   const part = `${target}.${job.id}.part`;
   let validator: string | undefined;
   for (let attempt = 0; ; attempt += 1) {
@@ -113,7 +135,7 @@ export async function saveArtifact(api: Api, job: JobView, out: string | undefin
       progress.stop();
       if (done !== artifact.size) throw new CliError(`the artifact is ${artifact.size} bytes but ${done} arrived.`, 'Run the same command again to resume.');
       fs.renameSync(part, target);
-      return target;
+      return { path: target, already: false };
     } catch (err) {
       progress.stop();
       if (api.signal.aborted || err instanceof CliError) throw err;

@@ -15,23 +15,27 @@ const tracks = (s: Source) => {
   return video && audio ? 'video+audio' : video ? 'video' : 'audio';
 };
 
+/** 1280x720, or 720p when only the height is known. */
+const resolution = (s: Source) => (s.width && s.height ? `${s.width}x${s.height}` : s.height ? `${s.height}p` : '');
+
+/** Items and sources are numbered from 1, as `reelay get --items N --source N` takes them. */
 export function extractText(result: ExtractResult): string {
   const lines = [`${result.title} (${result.platform}, ${result.content_type})`];
-  for (const item of result.media) {
-    const rows = [['#', 'QUALITY', 'TRACKS', 'PROFILE', 'EXT', 'SIZE', 'BITRATE', 'CODECS']];
-    for (const s of item.sources) {
+  for (const [i, item] of result.media.entries()) {
+    const rows = [['#', 'QUALITY', 'TRACKS', 'PROFILE', 'EXT', 'RESOLUTION', 'BITRATE', 'CODECS']];
+    for (const [n, s] of item.sources.entries()) {
       rows.push([
-        String(item.index),
+        String(n + 1),
         s.quality,
         tracks(s),
         s.stream_profile,
         s.ext ?? '',
-        s.width && s.height ? `${s.width}x${s.height}` : '',
+        resolution(s),
         s.bitrate ? `${Math.round(s.bitrate / 1000)}k` : '',
         s.codecs ?? '',
       ]);
     }
-    lines.push('', `${item.type}${item.title ? `: ${item.title}` : ''}${item.duration ? ` (${item.duration.toFixed(1)} s)` : ''}`, table(rows));
+    lines.push('', `item ${i + 1}: ${item.type}${item.title ? `: ${item.title}` : ''}${item.duration ? ` (${item.duration.toFixed(1)} s)` : ''}`, table(rows));
   }
   return `${lines.join('\n')}\n`;
 }

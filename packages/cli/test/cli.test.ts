@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 // `reelay` end to end: the built CLI as a child process against a real gateway and worker (the run's
 // Redis, ffmpeg, the test media on a local origin), through a proxy that records its requests.
 import { describe, expect, test } from '@jest/globals';
@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '@reelay/testkit';
-import { runCli, runInTerminal, startCli, startInTerminal, streamTypes, until, useCliStack } from './helpers.js';
+import { ROOT, runCli, runInTerminal, startCli, startInTerminal, streamTypes, until, useCliStack } from './helpers.js';
 
 const stack = useCliStack('e2e');
 
@@ -59,20 +59,24 @@ describe('reelay get', () => {
     expect(run.stdout).toBe(`${saved}\n`);
     expect(streamTypes(saved)).toEqual(['video', 'audio']);
     const seen = stack.proxy.seen.slice(before);
+    // One step: the server extracts and chooses; the job's view names the pair it chose.
     const download = seen.find((r) => r.path === '/api/v1/download')!;
-    expect(Object.keys(JSON.parse(download.body)).sort()).toEqual(['audio_url', 'extraction_id', 'video_url']);
+    expect(JSON.parse(download.body)).toEqual({ page_url: expect.stringContaining('/Split-clip.html') });
     const id = /job (\S{22})/.exec(run.stderr)![1];
     // The job was followed through its event stream, never by polling its status.
-    expect(seen.map((r) => r.path)).toEqual(['/api/v1/extract', '/api/v1/download', `/api/v1/jobs/${id}/events`, `/api/v1/jobs/${id}/artifact`]);
+    expect(seen.map((r) => r.path)).toEqual(['/api/v1/download', `/api/v1/jobs/${id}/events`, `/api/v1/jobs/${id}/artifact`]);
+    expect(run.stderr).toContain('reelay: the server picked original\n');
+    expect((await api(`/api/v1/jobs/${id}`)).data.source).toEqual({ quality: 'original', video_url: `${stack.origin.base}/media/video-only.mp4`, audio_url: `${stack.origin.base}/media/audio-only.m4a` });
     expect(run.stderr).toMatch(new RegExp(`^job ${id} completed 100%$`, 'm'));
     expect(fs.statSync(saved).size).toBe((await api(`/api/v1/jobs/${id}`)).data.artifact.size);
   });
 
   test('-f mp3 converts the best audio source to mp3', async () => {
     const cwd = stack.workDir();
-    const run = await runCli(['get', page('split', 'Audio clip'), '-f', 'mp3'], { cwd, server: stack.proxy.base });
+    const url = page('split', 'Audio clip');
+    const run = await runCli(['get', url, '-f', 'mp3'], { cwd, server: stack.proxy.base });
     expect(run.code).toBe(0);
-    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toEqual({ url: `${stack.origin.base}/media/audio-only.m4a`, format: 'mp3', extraction_id: expect.any(String) });
+    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toEqual({ page_url: url, format: 'mp3' });
     expect(run.stdout).toBe(`${path.join(cwd, 'Audio clip.mp3')}\n`);
     expect(streamTypes(path.join(cwd, 'Audio clip.mp3'))).toEqual(['audio']);
   });
@@ -96,15 +100,118 @@ describe('reelay get', () => {
   });
 });
 
+describe('reelay get: choices and habits', () => {
+  test('-q and -x go to the server as the preset; the stream names what it picked', async () => {
+    const cwd = stack.workDir();
+    const url = page('progressive', 'Preset clip');
+    const run = await runCli(['get', url, '-q', '480'], { cwd, server: stack.proxy.base });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toEqual({ page_url: url, quality: '480p' });
+    expect(run.stderr).toContain('reelay: the server picked original\n');
+    const audio = await runCli(['get', page('split', 'Preset audio'), '-x'], { cwd, server: stack.proxy.base });
+    expect(audio.code).toBe(0);
+    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({ audio_only: true });
+    expect(audio.stdout).toBe(`${path.join(cwd, 'Preset audio.m4a')}\n`);
+  });
+
+  test('a file already downloaded is reported and exits 0, for a stream and for a job, and is not fetched again', async () => {
+    const cwd = stack.workDir();
+    for (const [kind, name] of [['progressive', 'Twice streamed'], ['split', 'Twice merged']] as const) {
+      const url = page(kind, name);
+      const first = await runCli(['get', url], { cwd, server: stack.proxy.base });
+      expect(first.code).toBe(0);
+      const saved = first.stdout.trim();
+      const bytes = fs.readFileSync(saved);
+      const artifactsBefore = requests(/\/artifact$/).length;
+      const again = await runCli(['get', url], { cwd, server: stack.proxy.base });
+      expect({ kind, code: again.code, stdout: again.stdout }).toEqual({ kind, code: 0, stdout: `${saved}\n` });
+      expect(again.stderr).toContain(`reelay: ${saved} has already been downloaded\n`);
+      expect(requests(/\/artifact$/).length).toBe(artifactsBefore);
+      expect(fs.readFileSync(saved).equals(bytes)).toBe(true);
+    }
+    expect(fs.readdirSync(cwd).sort()).toEqual(['Twice merged.mp4', 'Twice streamed.mp4']);
+  });
+
+  test('--source N downloads that source of the extract table', async () => {
+    const cwd = stack.workDir();
+    const before = stack.proxy.seen.length;
+    const run = await runCli(['get', page('split', 'Second source'), '--source', '2'], { cwd, server: stack.proxy.base });
+    expect(run.code).toBe(0);
+    const seen = stack.proxy.seen.slice(before);
+    expect(seen.map((r) => r.path)).toEqual(['/api/v1/extract', '/api/v1/download']);
+    expect(JSON.parse(seen[1].body)).toEqual({ url: `${stack.origin.base}/media/audio-only.m4a`, extraction_id: expect.any(String) });
+    expect(run.stderr).toContain('reelay: picked audio (m4a)\n');
+    expect(fs.readFileSync(run.stdout.trim()).equals(fs.readFileSync(stack.media.audioOnlyM4a))).toBe(true);
+    const none = await runCli(['get', page('split'), '--source', '9'], { cwd, server: stack.proxy.base });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('there is no source 9: this item has 2.');
+  });
+
+  test('--items all takes every item of a gallery, each into a file of its own; --items N one of them', async () => {
+    const cwd = stack.workDir();
+    const { origin, media } = stack;
+    origin.file('/media/one.mp4', media.muxedMp4, 'video/mp4');
+    origin.file('/media/two.mp4', media.videoOnlyMp4, 'video/mp4');
+    origin.body('/gallery.html', `<!doctype html><title>Gallery</title><video src="/media/one.mp4"></video><video src="/media/two.mp4"></video>`, 'text/html');
+    const url = origin.url('/gallery.html');
+    const result = await api('/api/v1/extract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    expect(result.data.media).toHaveLength(2);
+    const run = await runCli(['get', url, '--items', 'all'], { cwd, server: stack.proxy.base });
+    expect(run.code).toBe(0);
+    const files = run.stdout.trim().split('\n');
+    expect(files).toEqual([path.join(cwd, 'Gallery 1.mp4'), path.join(cwd, 'Gallery 2.mp4')]);
+    expect(fs.readFileSync(files[0]).equals(fs.readFileSync(media.muxedMp4))).toBe(true);
+    expect(fs.readFileSync(files[1]).equals(fs.readFileSync(media.videoOnlyMp4))).toBe(true);
+    expect(run.stderr).toMatch(/^reelay: item 2 \(2 of 2\): picked /m);
+    // One item: the one-step route with its index (from 0 on the wire).
+    const second = await runCli(['get', url, '--items', '2', '-o', 'second.mp4'], { cwd, server: stack.proxy.base });
+    expect(second.code).toBe(0);
+    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toEqual({ page_url: url, item: 1 });
+    const beyond = await runCli(['get', url, '--items', '3'], { cwd, server: stack.proxy.base });
+    expect(beyond.code).toBe(1);
+    expect(beyond.stderr).toMatch(/item 2 is out of range: this page has 2 media items/);
+  });
+
+  test('--clip START-END,precise asks for the exact cut', async () => {
+    const cwd = stack.workDir();
+    const run = await runCli(['get', page('progressive', 'Precise clip'), '--clip', '0.5-1.5,precise'], { cwd, server: stack.proxy.base });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({ clip: { start: 0.5, end: 1.5, mode: 'precise' } });
+    const seconds = Number(spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', run.stdout.trim()], { encoding: 'utf8' }).stdout);
+    expect(Math.abs(seconds - 1)).toBeLessThan(0.1);
+  });
+
+  test('`pnpm reelay get` saves into the folder it was run from, not the repository root', async () => {
+    const cwd = stack.workDir();
+    const url = page('progressive', 'From my folder');
+    const child = spawn('pnpm', ['--silent', '-C', ROOT, 'reelay', 'get', url], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, REELAY_SERVER: stack.proxy.base }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect({ code, stderr: stderr.includes('error') ? stderr : '' }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toContain(`${path.join(cwd, 'From my folder.mp4')}\n`);
+    expect(fs.existsSync(path.join(cwd, 'From my folder.mp4'))).toBe(true);
+    expect(fs.existsSync(path.join(ROOT, 'From my folder.mp4'))).toBe(false);
+  });
+});
+
 describe('broken connections', () => {
   test("a job's event stream cut after its first event is reopened with Last-Event-ID, and the job still completes", async () => {
     const cwd = stack.workDir();
     // Paused: the first event (queued) is sure to come before the job can finish.
     await stack.gateway.queue.pause();
     stack.proxy.interfere({ path: /\/events$/, kind: 'cut', after: 'first-event' });
+    // Counted from here: the tests before this one opened event streams of their own.
+    const before = requests(/\/events$/).length;
     const cli = startCli(['get', page('split', 'Reopened clip')], { cwd, server: stack.proxy.base });
-    await until(() => requests(/\/events$/).length === 2, 15_000, 'the event stream to be reopened');
-    await stack.gateway.queue.resume();
+    try {
+      await until(() => requests(/\/events$/).length === before + 2, 15_000, 'the event stream to be reopened');
+    } finally {
+      // Never leave the queue paused for the tests after this one.
+      await stack.gateway.queue.resume();
+    }
     const run = await cli.done;
     expect(run.code).toBe(0);
     const [first, second] = requests(/\/events$/).slice(-2);
@@ -135,9 +242,10 @@ describe('reelay extract and job', () => {
     expect(JSON.parse(run.stdout)).toEqual({ ...direct.data, extraction_id: expect.any(String) });
     const table = await runCli(['extract', url], { cwd, server: stack.proxy.base });
     expect(table.stdout.split('\n')[0]).toBe('Listed clip (generic, video)');
-    expect(table.stdout).toMatch(/^# {2}QUALITY +TRACKS +PROFILE +EXT +SIZE +BITRATE +CODECS$/m);
-    expect(table.stdout).toMatch(/^0 {2}original +video +video_only +mp4 +avc1\.64001e$/m);
-    expect(table.stdout).toMatch(/^0 {2}original +audio +audio_only +m4a +mp4a\.40\.2$/m);
+    expect(table.stdout).toMatch(/^item 1: video$/m);
+    expect(table.stdout).toMatch(/^# {2}QUALITY +TRACKS +PROFILE +EXT +RESOLUTION +BITRATE +CODECS$/m);
+    expect(table.stdout).toMatch(/^1 {2}original +video +video_only +mp4 +avc1\.64001e$/m);
+    expect(table.stdout).toMatch(/^2 {2}original +audio +audio_only +m4a +mp4a\.40\.2$/m);
   });
 
   test('job ID shows the job; --json prints it as the server does', async () => {
@@ -224,13 +332,25 @@ describe('failures', () => {
   test('usage errors exit 2 before any request', async () => {
     const cwd = stack.workDir();
     const before = stack.proxy.seen.length;
-    for (const args of [['get'], ['get', 'http://x', '-q', 'hd'], ['get', 'http://x', '-f', 'avi'], ['get', 'http://x', '--clip', '2:00-1:00'], ['frobnicate'], [], ['--server', 'ftp://127.0.0.1', 'job', 'x']]) {
+    const bad = [
+      ['get'], ['get', 'http://x', '-q', 'hd'], ['get', 'http://x', '-q', '900p'], ['get', 'http://x', '-f', 'avi'], ['get', 'http://x', '--clip', '2:00-1:00'], ['get', 'http://x', '--clip', '1-2,exact'],
+      ['get', 'not-a-url'], ['get', 'example.com/video'], ['get', 'ftp://example.com/x'], ['extract', 'javascript:alert(1)'], ['extract', 'www.example.com'],
+      ['get', 'http://x', '--items', '0'], ['get', 'http://x', '--source', '0'], ['get', 'http://x', '--items', 'all', '--source', '1'], ['get', 'http://x', '-x', '-f', 'mp4'],
+      ['frobnicate'], [], ['--server', 'ftp://127.0.0.1', 'job', 'x'],
+    ];
+    for (const args of bad) {
       const run = await runCli(args, { cwd, server: stack.proxy.base });
       expect({ args, code: run.code }).toEqual({ args, code: 2 });
       expect(run.stdout).toBe('');
     }
     expect(stack.proxy.seen.length).toBe(before);
-    expect((await runCli(['get', '--help'], { cwd })).code).toBe(0);
+    const notUrl = await runCli(['get', 'example.com/video'], { cwd, server: stack.proxy.base });
+    expect(notUrl.stderr).toContain('"example.com/video" is not a web address: give the page\'s full http(s) URL');
+    const help = await runCli(['get', '--help'], { cwd });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Examples:\n {2}reelay get https:\/\/example\.com\/watch\/123 /m);
+    expect(help.stdout).toContain('--items all');
+    expect((await runCli(['--help'], { cwd })).stdout).toContain('Examples:');
   });
 });
 

@@ -5,6 +5,7 @@ import { ErrorCodeSchema } from './errors.js';
 import { MAX_URL_LENGTH, StreamProfileSchema } from './extract.js';
 import { WebhookSecretSchema, WebhookUrlSchema, WebhookViewSchema } from './webhooks.js';
 import { MAX_EMBEDDED_SUBTITLES, SubtitleInputSchema, SubtitleLanguagesSchema, SubtitleOutputSchema } from './subtitles.js';
+import { QualitySchema } from './choose-source.js';
 
 /** Formats that hold video (and audio): what a merge or a video conversion writes. */
 export const ContainerSchema = z.enum(['mp4', 'webm', 'mkv']);
@@ -80,6 +81,14 @@ export type Tags = z.infer<typeof TagsSchema>;
 export const CoverSchema = z.object({ url: z.string().url().max(MAX_URL_LENGTH), headers: z.record(z.string(), z.string()).optional() });
 export type Cover = z.infer<typeof CoverSchema>;
 
+/** The highest item index a page_url download may name (a gallery's items are far fewer). */
+export const MAX_PAGE_ITEM = 10_000;
+
+/** The fields that choose among a page's sources: they go with page_url only. */
+const PRESET_FIELDS = ['item', 'quality', 'audio_only'];
+/** JSON Schema for "none of these fields is present" (a form's `not`). */
+const anyOfFields = (fields: string[]) => ({ anyOf: fields.map((f) => ({ required: [f] })) });
+
 export const DownloadRequestSchema = z
   .object({
     url: mediaUrl.optional().describe('A source url from an extract result'),
@@ -101,16 +110,26 @@ export const DownloadRequestSchema = z
     // Webhooks: part of the request's identity, so the same media with another webhook is another job.
     webhook_url: WebhookUrlSchema.optional(),
     webhook_secret: WebhookSecretSchema.optional(),
+    // One-step downloads (DESIGN.md "One-step downloads (presets)"): the gateway extracts and chooses.
+    page_url: mediaUrl.optional().describe('A content page (what extract takes): the gateway extracts it and downloads the source or pair the preset chooses'),
+    item: z.number().int().min(0).max(MAX_PAGE_ITEM).optional().describe('With page_url: the media item, counted from 0 (default 0)'),
+    quality: QualitySchema.optional().describe('With page_url: the best at or below this height (default best; none that low: the lowest)'),
+    audio_only: z.boolean().optional().describe('With page_url: the best audio-only source, else the audio of the best source that has it'),
   })
   .strict()
   .superRefine((body, ctx) => {
     const single = body.url !== undefined;
     const pair = body.video_url !== undefined || body.audio_url !== undefined;
-    if (single === pair) {
-      ctx.addIssue({ code: 'custom', message: 'Give exactly one of url, or video_url with audio_url.' });
+    const page = body.page_url !== undefined;
+    if (Number(single) + Number(pair) + Number(page) !== 1) {
+      ctx.addIssue({ code: 'custom', message: 'Give exactly one of url, video_url with audio_url, or page_url.' });
     } else if (pair && (body.video_url === undefined || body.audio_url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'A merge pair needs both video_url and audio_url.' });
     }
+    for (const field of ['item', 'quality', 'audio_only'] as const) {
+      if (body[field] !== undefined && !page) ctx.addIssue({ code: 'custom', path: [field], message: `${field} chooses among a page's sources: it goes with page_url.` });
+    }
+    if (page && body.extraction_id !== undefined) ctx.addIssue({ code: 'custom', path: ['extraction_id'], message: 'page_url extracts the page itself: leave extraction_id out.' });
     if (body.subtitles !== undefined && body.format !== undefined && (AUDIO_FORMATS.has(body.format) || SUBTITLE_FORMATS.has(body.format))) {
       ctx.addIssue({ code: 'custom', path: ['subtitles'], message: `Subtitles are embedded in a video: choose mp4, webm or mkv, not ${body.format}.` });
     }
@@ -118,9 +137,15 @@ export const DownloadRequestSchema = z
       ctx.addIssue({ code: 'custom', path: ['webhook_secret'], message: 'webhook_secret signs deliveries to webhook_url: give webhook_url too.' });
     }
   })
-  // The rules between fields, as JSON Schema states them (the superRefine above enforces them).
+  // The three forms and the rules between fields, as JSON Schema states them (the superRefine above
+  // enforces them: exactly one form is given).
   .meta({
     id: 'DownloadRequest',
+    oneOf: [
+      { title: 'One source', required: ['url'], not: anyOfFields(['video_url', 'audio_url', 'page_url', ...PRESET_FIELDS]) },
+      { title: 'Merge pair', required: ['video_url', 'audio_url'], not: anyOfFields(['url', 'page_url', ...PRESET_FIELDS]) },
+      { title: 'One step (page and preset)', required: ['page_url'], not: anyOfFields(['url', 'video_url', 'audio_url', 'extraction_id']) },
+    ],
     dependentRequired: { webhook_secret: ['webhook_url'] },
     dependentSchemas: { subtitles: { properties: { format: { enum: ContainerSchema.options } } } },
   });
@@ -145,6 +170,17 @@ export const ArtifactSchema = z
   .meta({ id: 'Artifact' });
 export type Artifact = z.infer<typeof ArtifactSchema>;
 
+/** What a page_url download chose (DESIGN.md "One-step downloads"): its quality and the source or pair. */
+export const ChosenSourceSchema = z
+  .object({
+    quality: z.string().describe('The chosen video\'s height (720p) or the audio\'s label (128k)'),
+    url: z.string().max(MAX_URL_LENGTH).optional().describe('The one source chosen'),
+    video_url: z.string().max(MAX_URL_LENGTH).optional().describe('The video of the chosen merge pair'),
+    audio_url: z.string().max(MAX_URL_LENGTH).optional().describe('The audio of the chosen merge pair'),
+  })
+  .meta({ id: 'ChosenSource' });
+export type ChosenSource = z.infer<typeof ChosenSourceSchema>;
+
 export const JobSchema = z
   .object({
     id: z.string(),
@@ -158,6 +194,7 @@ export const JobSchema = z
     artifact: ArtifactSchema.optional(),
     clip: ClipSchema.optional().describe('The clip the job cuts, as resolved (end cut to the media\'s end when known)'),
     webhook: WebhookViewSchema.optional().describe('The webhook delivery, when the request named a webhook_url (never its secret)'),
+    source: ChosenSourceSchema.optional().describe('What a page_url download chose'),
   })
   .meta({ id: 'Job' });
 export type JobView = z.infer<typeof JobSchema>;
@@ -224,6 +261,8 @@ export const JobPayloadSchema = z.object({
   cover: CoverSchema.optional(),
   /** Where the job's end is announced (the secret lives only in the delivery job: webhooks.ts). */
   webhook_url: z.string().optional(),
+  /** What a page_url download chose, shown on the Job. */
+  source: ChosenSourceSchema.optional(),
 }).refine((p) => p.inputs.length > 0 || (p.subtitles?.length === 1 && p.format !== undefined && SUBTITLE_FORMATS.has(p.format)), {
   message: 'A job reads one or two media inputs, or one subtitle track written as vtt or srt.',
 });

@@ -44,6 +44,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   // An account holding MAX_KEYS_PER_ACCOUNT keys asked for another: a state conflict, not a bad body.
   key_limit_reached: 409,
+  // One-step downloads: the page's item has no source the preset can deliver.
+  no_matching_source: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -49,5 +49,6 @@ export function jobView(id: string, job: JobRecord, state: string, now = Date.no
   }
   if (!view.started_at) delete view.started_at;
   if (job.data.clip) view.clip = job.data.clip;
+  if (job.data.source) view.source = job.data.source;
   return view;
 }

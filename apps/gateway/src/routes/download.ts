@@ -2,7 +2,7 @@
 // limited per client address: polling a job and fetching its artifact are free.
 import type { RequestHandler } from 'express';
 import type { Egress } from '@reelay/egress';
-import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema, ReelayError } from '@reelay/contracts';
+import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema, ReelayError, type ChosenSource } from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
 import { sendArtifact } from '../http/artifact.js';
 import { parseBody, type RouteSpec } from '../http/route.js';
@@ -12,6 +12,8 @@ import type { GatewayMetrics } from '../metrics.js';
 import type { DownloadService } from '../services/download.js';
 import type { JobService } from '../services/jobs.js';
 import { requestedWebhook } from '../services/webhooks.js';
+import { wantsFresh, type ExtractService } from '../services/extract.js';
+import { resolvePageUrl } from '../services/one-step.js';
 
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 
@@ -20,44 +22,60 @@ const STREAM_TYPES = ['video/mp4', 'video/webm', 'video/quicktime', 'audio/mpeg'
 // What a job writes: one per output format (mp4 webm mkv mp3 m4a opus wav vtt srt).
 const ARTIFACT_TYPES = ['video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav', 'text/vtt', 'application/x-subrip'];
 const FILE_HEADERS = { 'Content-Disposition': 'attachment with a safe filename (and filename* in UTF-8)', 'Accept-Ranges': 'bytes when Range requests are honoured' };
+const STREAM_HEADERS = { ...FILE_HEADERS, 'Reelay-Source-Quality': 'With page_url: the quality of the source chosen (720p, 128k, original)' };
 const PARTIAL = { description: 'The requested byte range', contentType: STREAM_TYPES, headers: { 'Content-Range': 'The range sent, e.g. bytes 0-1023/4096', ...FILE_HEADERS } };
 const UNSATISFIABLE = { description: 'Range Not Satisfiable: the range lies outside the file (empty body)', headers: { 'Content-Range': 'bytes */<size>' } };
 
-export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect'; limit?: RequestHandler; webhookSecret?: boolean }): RouteSpec[] {
+export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect'; limit?: RequestHandler; webhookSecret?: boolean; extracts?: ExtractService }): RouteSpec[] {
   const { downloads, jobs, egress, metrics } = deps;
   return [
     {
       method: 'post',
       path: '/api/v1/download',
       tag: 'Extract and download',
-      summary: 'Download a source, a merge pair or a subtitle track (with `subtitles`, a video with the item\'s tracks embedded): a direct stream, or an asynchronous job. RATE_LIMIT_V1_PER_MIN requests per minute and MAX_ACTIVE_JOBS_PER_CLIENT live jobs per client address',
+      summary: 'Download a source, a merge pair, a page in one step (page_url with a preset: the gateway extracts and chooses) or a subtitle track (with `subtitles`, a video with the item\'s tracks embedded): a direct stream, or an asynchronous job. RATE_LIMIT_V1_PER_MIN requests per minute and MAX_ACTIVE_JOBS_PER_CLIENT live jobs per client address',
       body: DownloadRequestSchema,
       before: deps.limit && [deps.limit],
       responses: withRateLimitHeaders({
-        200: { description: 'The media, streamed', contentType: STREAM_TYPES, headers: FILE_HEADERS },
+        200: { description: 'The media, streamed', contentType: STREAM_TYPES, headers: STREAM_HEADERS },
         202: { description: 'A job was started (or the same request\'s live job is returned); poll status_url', schema: JobAcceptedSchema, headers: { Location: 'The job URL' } },
         206: PARTIAL,
-        400: error('invalid_request (also: a webhook_url with no webhook_secret where the deployment has no WEBHOOK_SECRET, or with a source streamed directly), invalid_clip, unknown_source or invalid_merge_pair'),
+        400: error('invalid_request (also: a webhook_url with no webhook_secret where the deployment has no WEBHOOK_SECRET, or with a source streamed directly; page_url with url or video_url; an item index out of range, naming the count), invalid_url (page_url), invalid_clip, unknown_source or invalid_merge_pair'),
         403: error('url_blocked: the source, or the webhook_url, is an address the egress guard refuses'),
         404: error('content_not_found'),
         413: error('payload_too_large: the body is over 16 KiB'),
+        422: error('With page_url: no_matching_source (the item has no source the preset can deliver; the message names what it has), no_media_found, resource_limit'),
         415: error('unsupported_media_type: the body is not JSON'),
         416: UNSATISFIABLE,
         429: { ...error('rate_limited: over RATE_LIMIT_V1_PER_MIN; or too_many_jobs: MAX_ACTIVE_JOBS_PER_CLIENT jobs of this client are queued or processing'), headers: { 'Retry-After': 'Seconds to wait' } },
         502: error('upstream_error'),
         503: {
-          ...error("service_unavailable; or upstream_rate_limited: a directly streamed source's origin is rate limiting (429, or 503 with Retry-After; its Retry-After passed on, at most 3600)"),
+          ...error("service_unavailable; or upstream_rate_limited: the origin (a directly streamed source's, or page_url's page) is rate limiting (429, or 503 with Retry-After; its Retry-After passed on, at most 3600)"),
           headers: { 'Retry-After': 'Seconds to wait, when the origin said' },
         },
         504: error('upstream_timeout'),
       }),
       handler: async (req, res) => {
-        const body = parseBody(DownloadRequestSchema, req.body);
+        let body = parseBody(DownloadRequestSchema, req.body);
         const webhook = await requestedWebhook(body, { egress, deploymentSecret: deps.webhookSecret === true });
-        const plan = await downloads.plan(body);
+        let chosen: ChosenSource | undefined;
+        if (body.page_url !== undefined) {
+          if (!deps.extracts) throw new ReelayError('invalid_request', 'page_url downloads are not set up on this gateway.');
+          // The extract stops if the client leaves; the listener goes once it is done (the stream adds its own).
+          const gone = new AbortController();
+          const onClose = () => gone.abort(new Error('client closed the connection'));
+          res.once('close', onClose);
+          try {
+            ({ body, chosen } = await resolvePageUrl(deps.extracts, body, { signal: gone.signal, fresh: wantsFresh(req) }));
+          } finally {
+            res.off('close', onClose);
+          }
+        }
+        const plan = await downloads.plan(body, chosen);
         if (plan.kind === 'direct') {
           if (webhook) throw new ReelayError('invalid_request', 'webhook_url announces the end of a job, and this source is streamed directly: leave webhook_url out, or ask for a format or a clip.');
           metrics.downloads.inc({ kind: 'direct' });
+          if (chosen) res.setHeader('Reelay-Source-Quality', chosen.quality);
           await streamSource(req, res, { egress, metrics, maxBytes: deps.maxMediaBytes, source: plan.source, basename: plan.basename });
           return;
         }

@@ -14,6 +14,7 @@ import {
   SUBTITLE_FORMATS,
   ReelayError,
   roundMs,
+  type ChosenSource,
   type Clip,
   type DownloadRequest,
   type JobInput,
@@ -158,7 +159,18 @@ export class DownloadService {
     return { kind: 'job', payload: this.payload(plan.operation, [], plan.format, basename, body, [plan.input]) };
   }
 
-  async plan(body: DownloadRequest): Promise<DownloadPlan> {
+  /** `chosen`: what a page_url download chose (one-step.ts), shown on the Job and part of its identity. */
+  async plan(body: DownloadRequest, chosen?: ChosenSource): Promise<DownloadPlan> {
+    const plan = await this.planOf(body);
+    if (plan.kind === 'job' && chosen) {
+      // The request key names the choice too, so a job reused for it always shows what was chosen.
+      const request_key = createHash('sha256').update(`${plan.payload.request_key}:source`).digest('base64url');
+      return { kind: 'job', payload: JobPayloadSchema.parse({ ...plan.payload, source: chosen, request_key }) };
+    }
+    return plan;
+  }
+
+  private async planOf(body: DownloadRequest): Promise<DownloadPlan> {
     const format = body.format;
     if (body.url !== undefined) {
       const found = await this.deps.sources.lookup(body.url, body.extraction_id);
