@@ -160,7 +160,7 @@ describe('what cannot be chosen', () => {
       [{ page_url: 42 }, 'invalid_request'],
       [{ page_url: 'ftp://example.com/x' }, 'invalid_url'],
       [{ page_url: 'not a url' }, 'invalid_url'],
-      [{ page_url: `https://example.com/${'a'.repeat(2100)}` }, 'invalid_request'],
+      [{ page_url: `https://example.com/${'a'.repeat(2100)}` }, 'invalid_url'],
     ];
     for (const [body, code, message] of bad) {
       const res = await download(body);

@@ -2,6 +2,7 @@
 // and the worker when it dequeues, so both sides agree on one schema.
 import { z } from 'zod';
 import { ErrorCodeSchema } from './errors.js';
+import { httpUrlSchema } from './http-url.js';
 import { MAX_URL_LENGTH, StreamProfileSchema } from './extract.js';
 import { WebhookSecretSchema, WebhookUrlSchema, WebhookViewSchema } from './webhooks.js';
 import { MAX_EMBEDDED_SUBTITLES, SubtitleInputSchema, SubtitleLanguagesSchema, SubtitleOutputSchema } from './subtitles.js';
@@ -111,7 +112,7 @@ export const DownloadRequestSchema = z
     webhook_url: WebhookUrlSchema.optional(),
     webhook_secret: WebhookSecretSchema.optional(),
     // One-step downloads (DESIGN.md "One-step downloads (presets)"): the gateway extracts and chooses.
-    page_url: mediaUrl.optional().describe('A content page (what extract takes): the gateway extracts it and downloads the source or pair the preset chooses'),
+    page_url: httpUrlSchema().optional().describe('A content page (what extract takes): the gateway extracts it and downloads the source or pair the preset chooses'),
     item: z.number().int().min(0).max(MAX_PAGE_ITEM).optional().describe('With page_url: the media item, counted from 0 (default 0)'),
     quality: QualitySchema.optional().describe('With page_url: the best at or below this height (default best; none that low: the lowest)'),
     audio_only: z.boolean().optional().describe('With page_url: the best audio-only source, else the audio of the best source that has it'),
