@@ -42,6 +42,10 @@ export const ERROR_STATUS = {
   // Malformed HTTP that Node's parser refuses before Express sees a request (server 'clientError').
   request_timeout: 408,
   headers_too_large: 431,
+  // DESIGN.md "Live streams, stopping and cancelling": cancel of a job that has ended; stop of a job
+  // that is not a recording.
+  job_finished: 409,
+  not_recording: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

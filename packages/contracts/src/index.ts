@@ -9,3 +9,4 @@ export * from './filename.js';
 export * from './subtitles.js';
 export * from './webhooks.js';
 export * from './job-view.js';
+export * from './job-signals.js';

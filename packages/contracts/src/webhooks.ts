@@ -29,7 +29,7 @@ export const WebhookUrlSchema = z
   .string()
   .max(MAX_URL_LENGTH)
   .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) && !new URL(s).username && !new URL(s).password, 'must be an absolute http(s) URL without credentials')
-  .describe('Where to POST job.completed or job.failed when the job ends (checked by the egress guard now and at each delivery; redirects are not followed)');
+  .describe('Where to POST job.completed, job.failed or job.cancelled when the job ends (checked by the egress guard now and at each delivery; redirects are not followed)');
 
 export const WebhookStatusSchema = z.enum(['pending', 'delivered', 'failed']);
 
