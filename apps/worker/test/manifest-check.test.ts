@@ -51,3 +51,11 @@ describe('DASH manifests in a job', () => {
     expect(() => new ManifestLedger(20_000).checkDash(mpd)).toThrow(/declares 360000000 segments per representation, more than the limit of 20000/);
   });
 });
+
+test("a master's live variant (no EXT-X-ENDLIST, not VOD) is refused: live recording is not available yet", () => {
+  const ledger = new ManifestLedger(100);
+  ledger.checkHls('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nlive.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\nvod.m3u8\n', base);
+  const live = ['#EXTM3U', '#EXT-X-TARGETDURATION:2', '#EXT-X-MEDIA-SEQUENCE:40', '#EXTINF:2,', 'seg40.ts', '#EXTINF:2,', 'seg41.ts'].join('\n');
+  expect(() => ledger.checkHls(live, new URL('live.m3u8', base))).toThrow(/the stream is live .* live recording is not available yet/);
+  expect(ledger.checkHls(`#EXTM3U\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2,\nseg0.ts\n`, new URL('vod.m3u8', base))).toBe(2);
+});
