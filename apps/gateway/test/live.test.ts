@@ -1,13 +1,22 @@
 // Live sources through the gateway: extract marks a live HLS playlist and a dynamic DASH manifest
 // served by a local origin `is_live: true` with no duration, and download refuses them at once with
 // a clear message (live recording is not available yet) instead of running a job until its timeout.
+// A master's live variant, which the extract cannot see, is refused by a real worker when it reads it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import request from 'supertest';
+import { createLogger } from '@reelay/observability';
 import { startOrigin, type Origin } from '@reelay/testkit';
-import { buildGateway, type TestGateway } from './helpers.js';
+import { startWorker, type RunningWorker } from '@reelay/worker';
+import { buildGateway, testConfig, type TestGateway } from './helpers.js';
 
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-live-'));
+const queuePrefix = `test-live-${process.pid}`;
 let origin: Origin;
 let gw: TestGateway;
+let worker: RunningWorker;
 
 const live = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:2', '#EXT-X-MEDIA-SEQUENCE:7', '#EXTINF:2.0,', 'seg7.ts', '#EXTINF:2.0,', 'seg8.ts', ''].join('\n');
 const vod = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:2', '#EXTINF:2.0,', 'seg0.ts', '#EXTINF:2.0,', 'seg1.ts', '#EXT-X-ENDLIST', ''].join('\n');
@@ -26,12 +35,16 @@ beforeAll(async () => {
   origin.body('/live/index.m3u8', live, 'application/vnd.apple.mpegurl');
   origin.body('/vod/index.m3u8', vod, 'application/vnd.apple.mpegurl');
   origin.body('/live/manifest.mpd', dynamic, 'application/dash+xml');
-  gw = await buildGateway();
-});
+  origin.body('/live/master.m3u8', ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'index.m3u8', ''].join('\n'), 'application/vnd.apple.mpegurl');
+  gw = await buildGateway({ env: { DATA_DIR: dataDir }, deps: { queuePrefix } });
+  worker = await startWorker({ config: testConfig({ DATA_DIR: dataDir, WORKER_CONCURRENCY: '1' }), logger: createLogger({ name: 'live-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
+}, 30_000);
 
 afterAll(async () => {
+  await worker?.stop();
   await gw?.close();
   await origin?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function extract(route: string) {
@@ -61,3 +74,20 @@ test('a finished playlist is not live: it has its duration and no is_live', asyn
   expect(item.is_live).toBeUndefined();
   expect(item.duration).toBe(4);
 });
+
+test("a master whose variant is live: the extract cannot tell, and the job fails at once saying why (not at JOB_TIMEOUT_SECONDS)", async () => {
+  const [item] = (await extract('/live/master.m3u8')).media;
+  expect(item.is_live).toBeUndefined();
+  const started = Date.now();
+  const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url }).expect(202);
+  const id = res.body.data.job_id as string;
+  let job: { status: string; error?: { code: string; message: string } };
+  for (;;) {
+    job = (await request(gw.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data;
+    if (job.status === 'failed' || job.status === 'completed' || Date.now() - started > 20_000) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(job.status).toBe('failed');
+  expect(job.error).toEqual({ code: 'upstream_error', message: expect.stringMatching(/the stream is live .*live recording is not available yet/) });
+  expect(Date.now() - started).toBeLessThan(15_000);
+}, 30_000);
