@@ -42,9 +42,9 @@ export interface ProcessorDeps {
   signals?: Pick<JobSignalListener, 'watch' | 'recorded'>;
 }
 
-/** Thrown when a cancel arrives before the job's work began. */
-class CancelledBeforeStart extends Error {
-  override readonly name = 'CancelledBeforeStart';
+/** Thrown when a cancel is found before the job's work began or as it finished (not mid-run). */
+class JobCancelled extends Error {
+  override readonly name = 'JobCancelled';
 }
 
 export type DownloadJob = Job<unknown, JobResult>;
@@ -91,7 +91,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       unwatch = await deps.signals?.watch(payload.id, (s) => {
         if (s === 'cancel' && !cancel.signal.aborted) cancel.abort();
       });
-      if (cancel.signal.aborted) throw new CancelledBeforeStart('cancelled while queued');
+      if (cancel.signal.aborted) throw new JobCancelled('cancelled while queued');
       const plan = planJob(payload);
       await onStorage('temp', () => clearEarlierAttempts(deps.artifacts, payload.id, log));
       dir = await onStorage('temp', () => deps.artifacts.makeTempDir(payload.id));
@@ -109,12 +109,12 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
         deadline: started + timeoutMs,
         phases,
       });
-      // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
-      // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
       // A cancel that came as the job finished (the message may lag the key): the cancel wins while
       // the job is still ours to finish, and its artifact goes with it.
       if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel')) cancel.abort();
-      if (cancel.signal.aborted) throw new CancelledBeforeStart('cancelled as it finished');
+      if (cancel.signal.aborted) throw new JobCancelled('cancelled as it finished');
+      // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
+      // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
       log.info({ size: result.size, bytes_fetched: session.bytes, phases_ms: phases, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
       return result;
     } catch (err) {
@@ -131,7 +131,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
         // Failed with the cancel code and unrecoverable, so no retry or stalled check runs it again.
         await deps.artifacts.remove(payload.id).catch((e: unknown) => log.error({ err: e }, 'could not remove the artifact of a cancelled job'));
         metrics.jobFinished(payload.operation, 'cancelled', seconds);
-        log.info({ cause: err instanceof CancelledBeforeStart ? err.message : 'stopped while running' }, 'job cancelled');
+        log.info({ cause: err instanceof JobCancelled ? err.message : 'stopped while running' }, 'job cancelled');
         throw new UnrecoverableError(encodeJobError({ code: CANCELLED_CODE, message: CANCELLED_MESSAGE }));
       }
       if (control.handedBack()) {
