@@ -29,6 +29,8 @@ import { downloadRoutes } from './routes/download.js';
 import { docsRoutes } from './routes/docs.js';
 import { extractRoutes } from './routes/extract.js';
 import { jobEventRoutes } from './routes/job-events.js';
+import { jobControlRoutes } from './routes/job-control.js';
+import { JobControl } from './services/job-control.js';
 import type { EventStreamOptions } from './http/sse.js';
 import { JobEventHub } from './services/job-events.js';
 import { platformRoutes } from './routes/platforms.js';
@@ -126,7 +128,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   flows.on('error', (err: Error) => logger.warn({ err: err.message }, 'job flows: redis connection problem'));
   const webhooks = new Queue(WEBHOOK_QUEUE, { connection: redis, prefix: deps.queuePrefix });
   webhooks.on('error', (err: Error) => logger.warn({ err: err.message }, 'webhook queue: redis connection problem'));
-  const jobs = new JobService(queue, artifacts, webhooks);
+  const jobs = new JobService(queue, artifacts, webhooks, redis);
+  const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
   const events = new JobEventHub(queue, redis, jobs, logger);
   const downloads = new DownloadService({
     sources,
@@ -152,6 +155,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...accountRoutes(accounts, metrics),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
+    ...jobControlRoutes(control),
     ...webRoutes(),
     ...docsRoutes(),
   ];

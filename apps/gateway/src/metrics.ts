@@ -26,6 +26,7 @@ export class GatewayMetrics {
   readonly surfaceRequests: prom.Counter<'surface' | 'auth'>;
   readonly rateLimited: prom.Counter<'surface'>;
   readonly gateDuration: prom.Histogram<'surface'>;
+  readonly jobCancels: prom.Counter<'state'>;
 
   constructor() {
     this.registry = createRegistry({ app: 'gateway' });
@@ -43,6 +44,7 @@ export class GatewayMetrics {
     this.downloads = new prom.Counter({ name: 'reelay_downloads_total', help: 'Download requests by delivery: direct, job, or job_reused (the same request\'s live job).', labelNames: ['kind'], registers });
     this.surfaceRequests = new prom.Counter({ name: 'reelay_surface_requests_total', help: 'Surface A and B requests by surface (api, playground, v1) and key check (ok, missing, invalid, disabled; none on the playground).', labelNames: ['surface', 'auth'], registers });
     this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429, by surface (api, playground, v1, login, signup; jobs: too_many_jobs).', labelNames: ['surface'], registers });
+    this.jobCancels = new prom.Counter({ name: 'reelay_job_cancels_total', help: 'Cancels accepted (DELETE /api/v1/jobs/{id} answered 204), by the state the job was in: queued (removed from the queue here) or processing (its worker was signalled; the worker counts reelay_jobs_total{outcome="cancelled"}).', labelNames: ['state'], registers });
     this.gateDuration = new prom.Histogram({ name: 'reelay_surface_gate_duration_seconds', help: 'Time of the surface gate: surface A\'s key check and rate limit, or surface B\'s limit (one Redis round trip), by surface.', labelNames: ['surface'], buckets: GATE_BUCKETS, registers });
   }
 

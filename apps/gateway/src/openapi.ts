@@ -23,7 +23,7 @@ const header = (name: string, description: string, example: string) => ({ name, 
 const WEBHOOKS = {
   jobEnded: {
     post: {
-      summary: 'A job ended: job.completed or job.failed',
+      summary: 'A job ended: job.completed, job.failed or job.cancelled',
       description:
         'Sent to the webhook_url of POST /api/v1/download when the job ends. Verify webhook-signature: HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}", keyed with the base64-decoded part of the secret after whsec_, in base64, after "v1,"; ' +
         'several space-separated signatures mean several secrets (a rotation): any one matching verifies. Refuse a webhook-timestamp far from now (replay); skip a webhook-id already seen (retries). ' +

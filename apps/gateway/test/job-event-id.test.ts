@@ -21,6 +21,11 @@ test('every later state of a job has a greater id, through a retry and a hand-ba
   expect(jobEventId({ status: 'processing', progress: 100 }, 1)).toBeLessThan(jobEventId({ status: 'failed', progress: 0 }, 1));
 });
 
+test('a cancel ends the life with a greater id: running (same attempt) or queued (the record counts one more attempt)', () => {
+  expect(jobEventId({ status: 'processing', progress: 100 }, 1)).toBeLessThan(jobEventId({ status: 'cancelled', progress: 0 }, 1));
+  expect(jobEventId({ status: 'queued', progress: 0 }, 1)).toBeLessThan(jobEventId({ status: 'cancelled', progress: 0 }, 2));
+});
+
 test('the same status and percent keep the same id, so a repeated state is not sent twice', () => {
   expect(jobEventId({ status: 'processing', progress: 30 }, 1)).toBe(jobEventId({ status: 'processing', progress: 30 }, 1));
 });

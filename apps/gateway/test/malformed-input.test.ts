@@ -209,7 +209,7 @@ describe("Node's own refusals of malformed HTTP carry the envelope", () => {
     expect(trace).toMatch(/\r\nallow: POST\r\n/i);
     const propfind = await raw('PROPFIND /api/v1/jobs/abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(parse(propfind)).toMatchObject({ status: 405, body: { error: { code: 'method_not_allowed' } } });
-    expect(propfind).toMatch(/\r\nallow: GET, HEAD\r\n/i);
+    expect(propfind).toMatch(/\r\nallow: GET, HEAD, DELETE\r\n/i); // DELETE cancels the job
     expect(parse(await raw('TRACE /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
   });
 

@@ -175,7 +175,7 @@ describe('the document as people read it (/docs)', () => {
     expect(op.responses['200'].content!['text/event-stream'].example).toMatch(/^retry: \d+\n\nid: \d+\nevent: job\ndata: \{/);
     expect(op.responses['200'].headers).toHaveProperty('X-Accel-Buffering');
     expect(op.description).toMatch(/Last-Event-ID/);
-    expect(op.description).toMatch(/completed, failed or expired/);
+    expect(op.description).toMatch(/completed, failed, expired or cancelled/);
     expect(op.responses['404'].content).toHaveProperty('application/json');
     expect(op.responses).toHaveProperty('204');
   });
@@ -187,7 +187,7 @@ describe('the document as people read it (/docs)', () => {
     expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
     const schemas = full.components.schemas;
     expect(Object.keys(schemas.WebhookEvent.properties)).toEqual(['type', 'timestamp', 'data']);
-    expect(schemas.WebhookEvent.properties.type).toMatchObject({ enum: ['job.completed', 'job.failed'] });
+    expect(schemas.WebhookEvent.properties.type).toMatchObject({ enum: ['job.completed', 'job.failed', 'job.cancelled'] });
     expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_url');
     expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_secret');
     expect(schemas.Job.properties).toHaveProperty('webhook');

@@ -376,6 +376,7 @@ const STATUS_TEXT = {
   completed: 'Completed.',
   failed: 'Failed.',
   expired: 'Expired: the file was removed. Start the download again.',
+  cancelled: 'Cancelled.',
 };
 
 /** Adds a job to the list and polls it until it ends. `accepted` is the 202 body's data. */
@@ -403,6 +404,23 @@ function trackJob(accepted, label) {
   );
   jobList.prepend(item);
   say(status, `${label}: job started.`);
+
+  // Cancel (DELETE /api/v1/jobs/{id}) while the job is queued or processing; the poll shows the end.
+  const cancel = el('button', { type: 'button', class: 'small', 'aria-label': `Cancel ${label}` }, 'Cancel');
+  cancel.addEventListener('click', async () => {
+    cancel.disabled = true;
+    try {
+      await api(accepted.status_url, { method: 'DELETE' });
+      statusLine.textContent = STATUS_TEXT.cancelled;
+      statusLine.dataset.kind = 'info';
+      cancel.remove();
+    } catch (err) {
+      statusLine.textContent = err.message;
+      statusLine.dataset.kind = 'error';
+      cancel.disabled = false;
+    }
+  });
+  actions.append(cancel);
 
   let failures = 0;
   let lastStatus = '';
@@ -435,6 +453,7 @@ function trackJob(accepted, label) {
       if (job.status === 'completed' && job.artifact) showArtifact(actions, job.artifact);
     }
     if (job.status === 'queued' || job.status === 'processing') setTimeout(poll, POLL_MS);
+    else cancel.remove();
   };
   poll();
 }

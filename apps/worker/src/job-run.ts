@@ -35,6 +35,8 @@ export interface RunContext {
   log: Logger;
   progress: ProgressWriter;
   signal: AbortSignal;
+  /** A cancel: ffmpeg is killed outright (signal only asks it to stop and finish its file). */
+  cancel?: AbortSignal;
   deadline: number;
   /** Filled with how long each step took (ms), for the log line of a stored job (bench/ reads it). */
   phases?: Record<string, number>;
@@ -101,6 +103,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
       signal: ctx.signal,
       timeoutMs: remaining,
       limits: childLimits(config),
+      killSignal: ctx.cancel,
       durationSeconds: duration,
       onProgress: (percent) => ctx.progress.report(percent),
     });

@@ -71,6 +71,15 @@ export class ManifestLedger {
       this.roles.set(name, childRole);
       if (childRole === 'segment') grant += PER_RESOURCE;
     }
+    // A live media playlist (no EXT-X-ENDLIST, not PLAYLIST-TYPE:VOD) would keep ffmpeg reloading it
+    // until the job's timeout, and then fail with nothing kept. The extract marks a live media
+    // playlist and download refuses it, but a master's variants are first read here (a download of
+    // a master's variant was extracted from the master, which says nothing of being live), and a
+    // stream may go live between extract and job. Live recording (operation "record") will read
+    // such playlists with its own fetcher and is the one job that may take them.
+    if (!master && !lines.includes('#EXT-X-ENDLIST') && !lines.includes('#EXT-X-PLAYLIST-TYPE:VOD')) {
+      throw refused('the stream is live (its playlist has no EXT-X-ENDLIST), and live recording is not available yet.');
+    }
     return grant;
   }
 

@@ -3,7 +3,7 @@
 import type { ErrorCode } from '@reelay/contracts';
 import { createRegistry, JOB_BUCKETS, prom, type Logger, type Registry } from '@reelay/observability';
 
-export type JobOutcome = 'completed' | 'failed' | 'retried' | 'handed_back' | 'lock_lost';
+export type JobOutcome = 'completed' | 'failed' | 'retried' | 'handed_back' | 'lock_lost' | 'cancelled';
 
 /** The error_code label of a job that did not fail (completed, handed back). */
 export const NO_ERROR = 'none';
@@ -25,7 +25,7 @@ export class WorkerMetrics {
   constructor(jobCounts: () => Promise<Record<string, number>>, logger: Logger) {
     this.registry = createRegistry({ app: 'worker' });
     const registers = [this.registry];
-    this.jobs = new prom.Counter({ name: 'reelay_jobs_total', help: 'Job attempts by operation, outcome (completed, failed for good, retried, handed_back at shutdown) and error_code (the contract\'s error code of a failed or retried attempt; none otherwise).', labelNames: ['operation', 'outcome', 'error_code'], registers });
+    this.jobs = new prom.Counter({ name: 'reelay_jobs_total', help: 'Job attempts by operation, outcome (completed, failed for good, retried, handed_back at shutdown, cancelled by DELETE /api/v1/jobs/{id}) and error_code (the contract\'s error code of a failed or retried attempt; none otherwise).', labelNames: ['operation', 'outcome', 'error_code'], registers });
     this.jobDuration = new prom.Histogram({ name: 'reelay_job_duration_seconds', help: 'Time a job attempt took, by operation, outcome and error_code.', labelNames: ['operation', 'outcome', 'error_code'], buckets: JOB_BUCKETS, registers });
     this.ffmpegFailures = new prom.Counter({ name: 'reelay_ffmpeg_failures_total', help: 'ffmpeg runs that failed, by operation and kind (failed, timeout, aborted).', labelNames: ['operation', 'kind'], registers });
     this.proxyBytes = new prom.Counter({ name: 'reelay_proxy_bytes_total', help: 'Bytes the egress proxy passed to ffmpeg.', registers });

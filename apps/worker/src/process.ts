@@ -5,10 +5,11 @@
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
-import { encodeJobError, JobPayloadSchema, ReelayError, type JobResult } from '@reelay/contracts';
+import { CANCELLED_CODE, CANCELLED_MESSAGE, encodeJobError, JobPayloadSchema, ReelayError, type JobResult } from '@reelay/contracts';
 import { FfmpegError } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import type { ActiveJobs } from './active-jobs.js';
+import type { JobSignalListener } from './job-signals.js';
 import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
 import { runJob, type RunDeps } from './job-run.js';
 import { BASE_REQUESTS } from './manifest-check.js';
@@ -37,6 +38,13 @@ export interface ProcessorDeps {
   onToolFailure?: () => Promise<boolean>;
   /** False while the worker's binaries are broken: a job fetched then goes straight back. */
   healthy?: () => boolean;
+  /** Cancel (and, for recordings, stop) signals from any gateway; without it jobs cannot be cancelled while they run. */
+  signals?: Pick<JobSignalListener, 'watch' | 'recorded'>;
+}
+
+/** Thrown when a cancel is found before the job's work began or as it finished (not mid-run). */
+class JobCancelled extends Error {
+  override readonly name = 'JobCancelled';
 }
 
 export type DownloadJob = Job<unknown, JobResult>;
@@ -64,6 +72,10 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     const control = deps.active.start(payload.id);
     const signal = cancelled ? AbortSignal.any([control.signal, cancelled]) : control.signal;
     const ffmpegStop = new AbortController();
+    // DELETE /api/v1/jobs/{id} on any gateway: stops ffmpeg at once. A future recording would also
+    // watch for 'stop' here and end its segment fetcher gracefully instead (docs/cancel-and-live.md).
+    const cancel = new AbortController();
+    let unwatch: (() => void) | undefined;
     const session = deps.proxy.openSession(payload.id, {
       headerNames: [...payload.inputs, ...(payload.subtitles ?? [])].flatMap((input) => Object.keys(input.headers ?? {})),
       maxBytes: config.MAX_MEDIA_BYTES,
@@ -76,6 +88,10 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     log.info('job started');
     const phases: Record<string, number> = {};
     try {
+      unwatch = await deps.signals?.watch(payload.id, (s) => {
+        if (s === 'cancel' && !cancel.signal.aborted) cancel.abort();
+      });
+      if (cancel.signal.aborted) throw new JobCancelled('cancelled while queued');
       const plan = planJob(payload);
       await onStorage('temp', () => clearEarlierAttempts(deps.artifacts, payload.id, log));
       dir = await onStorage('temp', () => deps.artifacts.makeTempDir(payload.id));
@@ -88,22 +104,35 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
         dir,
         log,
         progress,
-        signal: AbortSignal.any([signal, ffmpegStop.signal]),
+        signal: AbortSignal.any([signal, ffmpegStop.signal, cancel.signal]),
+        cancel: cancel.signal,
         deadline: started + timeoutMs,
         phases,
       });
+      // A cancel that came as the job finished (the message may lag the key): the cancel wins while
+      // the job is still ours to finish, and its artifact goes with it.
+      if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel')) cancel.abort();
+      if (cancel.signal.aborted) throw new JobCancelled('cancelled as it finished');
       // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
       // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
       log.info({ size: result.size, bytes_fetched: session.bytes, phases_ms: phases, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
       return result;
     } catch (err) {
       const seconds = (Date.now() - started) / 1000;
-      if (err instanceof FfmpegError) metrics.ffmpegFailures.inc({ operation: payload.operation, kind: err.kind });
+      if (err instanceof FfmpegError && !cancel.signal.aborted) metrics.ffmpegFailures.inc({ operation: payload.operation, kind: err.kind });
       if (control.lost()) {
         // Another run owns the job now; BullMQ refuses this run's result or failure either way.
         metrics.jobFinished(payload.operation, 'lock_lost', seconds);
         log.warn('job lock lost (Redis unreachable longer than the lock): this run stopped');
         throw new Error('job lock lost');
+      }
+      if (cancel.signal.aborted) {
+        // Its processes are stopped (the abort), its folder goes below; a stored artifact goes now.
+        // Failed with the cancel code and unrecoverable, so no retry or stalled check runs it again.
+        await deps.artifacts.remove(payload.id).catch((e: unknown) => log.error({ err: e }, 'could not remove the artifact of a cancelled job'));
+        metrics.jobFinished(payload.operation, 'cancelled', seconds);
+        log.info({ cause: err instanceof JobCancelled ? err.message : 'stopped while running' }, 'job cancelled');
+        throw new UnrecoverableError(encodeJobError({ code: CANCELLED_CODE, message: CANCELLED_MESSAGE }));
       }
       if (control.handedBack()) {
         // Shutdown ran out of grace: the job goes back to the wait list as it was (no attempt used)
@@ -133,6 +162,7 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       const message = encodeJobError({ code: failure.code, message: failure.message });
       throw failure.retry ? new Error(message) : new UnrecoverableError(message);
     } finally {
+      unwatch?.();
       deps.proxy.closeSession(session);
       control.finish();
       if (dir) await deps.artifacts.removeTempDir(dir).catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));

@@ -6,7 +6,8 @@
 // schedule of webhookRetryDelay. The secret is never logged and never part of an error.
 import { createHmac } from 'node:crypto';
 import { Job, UnrecoverableError, type Queue } from 'bullmq';
-import { jobView, ReelayError, webhookKey, WebhookJobSchema, type JobPayload, type WebhookEvent } from '@reelay/contracts';
+import type { Redis } from 'ioredis';
+import { cancelledJobKey, CancelledRecordSchema, jobView, ReelayError, webhookKey, WebhookJobSchema, type JobPayload, type JobView, type WebhookEvent, type WebhookEventType } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { Logger } from '@reelay/observability';
 
@@ -22,6 +23,8 @@ export interface WebhookDeps {
   egress: Pick<Egress, 'open'>;
   /** The download queue, whose job of the same id the message describes. */
   downloads: Queue;
+  /** Where a job cancelled while queued left its record (it is no longer in the queue). */
+  redis?: Pick<Redis, 'get'>;
   /** The deployment's WEBHOOK_SECRET list: signs deliveries whose request brought no secret. */
   secrets: readonly string[];
   logger: Logger;
@@ -39,7 +42,7 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
     const data = parsed.data;
     const log = deps.logger.child({ jobId: data.job_id, webhook_attempt: job.attemptsMade + 1 });
     // Made once, at the first attempt: every retry sends the same body under the same webhook-id.
-    const message = data.message ?? (await makeMessage(deps.downloads, data.job_id));
+    const message = data.message ?? (await makeMessage(deps, data.job_id));
     if (!data.message) await job.updateData({ ...data, message });
     const keys = (data.secret ? [data.secret] : deps.secrets).map(webhookKey).filter((k): k is Buffer => k !== undefined);
     if (keys.length === 0) {
@@ -86,12 +89,21 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
   };
 }
 
-/** The message for a download job that has ended: job.completed or job.failed, with the Job. */
-async function makeMessage(downloads: Queue, id: string): Promise<{ id: string; body: string }> {
-  const [state, job] = await Promise.all([downloads.getJobState(id), Job.fromId<JobPayload>(downloads, id)]);
-  if (!job) throw new UnrecoverableError('The download job is gone: there is nothing to announce.');
+const EVENT_TYPES: Partial<Record<JobView['status'], WebhookEventType>> = { failed: 'job.failed', cancelled: 'job.cancelled' };
+
+/** The message for a download job that has ended: job.completed, job.failed or job.cancelled, with the Job. */
+async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis'>, id: string): Promise<{ id: string; body: string }> {
+  const [state, job] = await Promise.all([deps.downloads.getJobState(id), Job.fromId<JobPayload>(deps.downloads, id)]);
+  if (!job) {
+    // Cancelled while queued: the job left the queue (which released this delivery) and its record stayed.
+    const raw = await deps.redis?.get(cancelledJobKey(id));
+    const record = raw ? CancelledRecordSchema.safeParse(JSON.parse(raw)) : undefined;
+    if (!record?.success) throw new UnrecoverableError('The download job is gone: there is nothing to announce.');
+    const event: WebhookEvent = { type: 'job.cancelled', timestamp: record.data.view.finished_at ?? new Date().toISOString(), data: record.data.view };
+    return { id: `msg_${id}`, body: JSON.stringify(event) };
+  }
   if (state !== 'completed' && state !== 'failed') throw new Error(`The download job has not ended (${state}).`);
   const view = jobView(id, job, state);
-  const event: WebhookEvent = { type: view.status === 'failed' ? 'job.failed' : 'job.completed', timestamp: new Date(job.finishedOn ?? Date.now()).toISOString(), data: view };
+  const event: WebhookEvent = { type: EVENT_TYPES[view.status] ?? 'job.completed', timestamp: new Date(job.finishedOn ?? Date.now()).toISOString(), data: view };
   return { id: `msg_${id}`, body: JSON.stringify(event) };
 }

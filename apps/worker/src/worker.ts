@@ -17,6 +17,7 @@ import { startHealthServer, type HealthState } from './health-server.js';
 import { Heartbeat } from './heartbeat.js';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
 import { ActiveJobs } from './active-jobs.js';
+import { JobSignalListener } from './job-signals.js';
 import { createProcessor } from './process.js';
 import { startJobProxy } from './proxy.js';
 import { connectRedis } from './redis.js';
@@ -132,6 +133,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     });
     opened.push(() => proxy.close());
     const active = new ActiveJobs();
+    // Cancel signals from any gateway: one subscription per process, on a connection of its own.
+    const subscriber = connectRedis(config, { maxRetriesPerRequest: null });
+    subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection problem (job signals)'));
+    const signals = new JobSignalListener(subscriber, queueConnection, logger);
+    opened.push(() => signals.close());
+    await signals.start();
     const located = locateBinaries(config);
     const binaries = { ffmpeg: located.ffmpeg.path, ffprobe: located.ffprobe.path };
     // The versions the last successful check printed, for /healthz and the start-up log.
@@ -146,7 +153,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     let health = await toolHealth();
     // Set once the BullMQ worker exists; a job can only fail after that.
     let toolFailed: () => Promise<boolean> = async () => false;
-    const processor = createProcessor({ config, proxy, egress, artifacts, binaries, logger, metrics, active, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
+    const processor = createProcessor({ config, proxy, egress, artifacts, binaries, logger, metrics, active, signals, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
       connection,
       prefix: deps.prefix,
@@ -171,7 +178,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => worker.close());
     // Deliveries need no ffmpeg: this worker sends them even while it takes no download jobs. A
     // killed worker's delivery returns to the queue when its lock lapses, as a download job does.
-    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
+    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
       connection,
       prefix: deps.prefix,
       concurrency: 8,

@@ -24,7 +24,7 @@ describe('HLS playlists in a job', () => {
     ledger.checkHls('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nlow.m3u8\n', base);
     expect(() => ledger.checkHls('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nother.m3u8\n', new URL('low.m3u8', base))).toThrow(/only one level of nesting/);
     const second = new ManifestLedger(100);
-    second.checkHls('#EXTM3U\n#EXTINF:1,\nnext.m3u8\n', base);
+    second.checkHls('#EXTM3U\n#EXTINF:1,\nnext.m3u8\n#EXT-X-ENDLIST\n', base);
     expect(() => second.checkHls(media(1), new URL('next.m3u8', base))).toThrow(/where a media segment was expected/);
   });
 
@@ -34,7 +34,7 @@ describe('HLS playlists in a job', () => {
   });
 
   test('init segments and keys named by URI attributes count as resources', () => {
-    const text = '#EXTM3U\n#EXT-X-MAP:URI="init.mp4"\n#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXTINF:1,\na.m4s\n';
+    const text = '#EXTM3U\n#EXT-X-MAP:URI="init.mp4"\n#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXTINF:1,\na.m4s\n#EXT-X-ENDLIST\n';
     expect(new ManifestLedger(100).checkHls(text, base)).toBe(6);
   });
 });
@@ -50,4 +50,14 @@ describe('DASH manifests in a job', () => {
     const mpd = '<MPD mediaPresentationDuration="PT100000H"><Period><AdaptationSet><SegmentTemplate duration="1" media="$Number$.m4s"/><Representation id="0"/></AdaptationSet></Period></MPD>';
     expect(() => new ManifestLedger(20_000).checkDash(mpd)).toThrow(/declares 360000000 segments per representation, more than the limit of 20000/);
   });
+});
+
+test('a live media playlist (no EXT-X-ENDLIST, not VOD) is refused, alone or as a variant: live recording is not available yet', () => {
+  const live = ['#EXTM3U', '#EXT-X-TARGETDURATION:2', '#EXT-X-MEDIA-SEQUENCE:40', '#EXTINF:2,', 'seg40.ts', '#EXTINF:2,', 'seg41.ts'].join('\n');
+  expect(() => new ManifestLedger(100).checkHls(live, base)).toThrow(/the stream is live .* live recording is not available yet/);
+  const ledger = new ManifestLedger(100);
+  ledger.checkHls('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nlive.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\nvod.m3u8\n', base);
+  expect(() => ledger.checkHls(live, new URL('live.m3u8', base))).toThrow(/the stream is live/);
+  expect(ledger.checkHls(`#EXTM3U\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2,\nseg0.ts\n`, new URL('vod.m3u8', base))).toBe(2);
+  expect(() => new ManifestLedger(100).checkHls(live.replace('#EXTM3U', '#EXTM3U\n#EXT-X-PLAYLIST-TYPE:EVENT'), base)).toThrow(/the stream is live/);
 });

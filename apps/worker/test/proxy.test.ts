@@ -182,7 +182,7 @@ describe('https origins and manifests', () => {
   const fake = {
     open: async (url: string | URL, _options?: RequestOptions): Promise<EgressResponse> => {
       asked.push(String(url));
-      const body = String(url).endsWith('.m3u8') ? '#EXTM3U\n#EXTINF:1,\nhttps://cdn.example.com/a/0.ts\n#EXTINF:1,\n1.ts\n' : 'segment';
+      const body = String(url).endsWith('.m3u8') ? '#EXTM3U\n#EXTINF:1,\nhttps://cdn.example.com/a/0.ts\n#EXTINF:1,\n1.ts\n#EXT-X-ENDLIST\n' : 'segment';
       return { url: String(url), status: 206, headers: { 'content-type': 'application/vnd.apple.mpegurl', 'content-length': String(body.length), 'content-range': `bytes 0-${body.length - 1}/${body.length}` }, body: Readable.from([Buffer.from(body)]) };
     },
   };
@@ -202,7 +202,7 @@ describe('https origins and manifests', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-range']).toBeUndefined();
     const text = res.body.toString();
-    expect(text).toBe('#EXTM3U\n#EXTINF:1,\nhttp://cdn.example.com.443.reelay-https.invalid/a/0.ts\n#EXTINF:1,\n1.ts\n');
+    expect(text).toBe('#EXTM3U\n#EXTINF:1,\nhttp://cdn.example.com.443.reelay-https.invalid/a/0.ts\n#EXTINF:1,\n1.ts\n#EXT-X-ENDLIST\n');
     expect(res.headers['content-length']).toBe(String(text.length));
     fakeProxy.closeSession(s);
   });

@@ -47,7 +47,7 @@ export interface Artifact {
 
 export interface JobView {
   id: string;
-  status: 'queued' | 'processing' | 'completed' | 'failed' | 'expired';
+  status: 'queued' | 'processing' | 'completed' | 'failed' | 'expired' | 'cancelled';
   operation: string;
   progress: number;
   created_at: string;
@@ -75,7 +75,7 @@ export interface DownloadBody {
   subtitles?: string[];
 }
 
-export const TERMINAL: ReadonlySet<JobView['status']> = new Set(['completed', 'failed', 'expired']);
+export const TERMINAL: ReadonlySet<JobView['status']> = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 export class Api {
   constructor(
@@ -127,6 +127,12 @@ export class Api {
 
   job(id: string): Promise<JobView> {
     return this.json(`/api/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /** DELETE /api/v1/jobs/{id}: 204 when cancelled; the server's error (job_finished, job_not_found) otherwise. */
+  async cancel(id: string): Promise<void> {
+    const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}`, { method: 'DELETE', headers: { accept: 'application/json' } });
+    if (!res.ok) return this.fail(res);
   }
 
   /** POST /api/v1/download: the media itself (200, a direct stream) or a job's id (202). */

@@ -44,6 +44,7 @@ export async function waitForJob(api: Api, id: string, progress: Progress, onFir
     progress.stop();
   }
   if (job.status === 'failed') throw new CliError(job.error?.message ?? 'the job failed.', `See it with \`reelay job ${id}\`.`, job.error?.code);
+  if (job.status === 'cancelled') throw new CliError(`job ${id} was cancelled (DELETE /api/v1/jobs/${id}, or \`reelay job ${id} --cancel\`).`, 'Run the same command again to start it anew.');
   if (job.status === 'expired') throw new CliError(`job ${id} has expired: its file was removed.`, 'Run the same command again to make it anew.');
   return job;
 }

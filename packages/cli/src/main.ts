@@ -107,13 +107,19 @@ program
 
 program
   .command('job')
-  .description('Show a download job: status, progress, error or file.')
+  .description('Show a download job: status, progress, error or file; --cancel cancels it first.')
   .argument('<id>', 'the job id that `reelay get` or POST /api/v1/download gave')
   .option('--json', 'print the job as JSON')
+  .option('--cancel', 'cancel the job (queued or processing) and show it; exit 1 if it had already ended')
   // Job ids are base64url and may begin with "-": such an id is the argument, not an unknown option.
   .allowUnknownOption()
-  .action(async (id: string, options: { json?: boolean }, cmd: Command) => {
-    const job = await api(cmd).job(id);
+  .action(async (id: string, options: { json?: boolean; cancel?: boolean }, cmd: Command) => {
+    const client = api(cmd);
+    if (options.cancel) {
+      await client.cancel(id);
+      say(`cancelled job ${id}`);
+    }
+    const job = await client.job(id);
     out(options.json ? `${JSON.stringify(job, null, 2)}\n` : jobText(job));
   });
 

@@ -152,7 +152,7 @@ export const DownloadRequestSchema = z
   });
 export type DownloadRequest = z.infer<typeof DownloadRequestSchema>;
 
-export const JobStatusSchema = z.enum(['queued', 'processing', 'completed', 'failed', 'expired']);
+export const JobStatusSchema = z.enum(['queued', 'processing', 'completed', 'failed', 'expired', 'cancelled']);
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 export const JobOperationSchema = z.enum(['merge', 'convert', 'remux']);
 export type JobOperation = z.infer<typeof JobOperationSchema>;
@@ -200,7 +200,7 @@ export const JobSchema = z
   .meta({ id: 'Job' });
 export type JobView = z.infer<typeof JobSchema>;
 
-export const WebhookEventTypeSchema = z.enum(['job.completed', 'job.failed']);
+export const WebhookEventTypeSchema = z.enum(['job.completed', 'job.failed', 'job.cancelled']);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
 /** The body of every webhook delivery (its `data` is the Job as GET /api/v1/jobs/{id} shows it, without `webhook`). */

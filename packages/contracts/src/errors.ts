@@ -46,6 +46,10 @@ export const ERROR_STATUS = {
   key_limit_reached: 409,
   // One-step downloads: the page's item has no source the preset can deliver.
   no_matching_source: 422,
+  // DESIGN.md "Live streams, stopping and cancelling": cancel of a job that has ended; stop of a job
+  // that is not a recording.
+  job_finished: 409,
+  not_recording: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -33,6 +33,7 @@ export const SourceSchema = z
     has_video: z.boolean().optional(),
     fps: z.number().positive().optional(),
     language: z.string().optional(),
+    is_live: z.boolean().optional().describe('true for a live stream that has not ended (an HLS playlist without EXT-X-ENDLIST, a dynamic DASH manifest, yt-dlp\'s is_live); absent otherwise'),
   })
   .meta({ id: 'Source' });
 export type Source = z.infer<typeof SourceSchema>;
@@ -43,7 +44,8 @@ export const MediaItemSchema = z
     type: MediaTypeSchema,
     sources: z.array(SourceSchema).min(1),
     thumbnail: z.string().optional(),
-    duration: z.number().nonnegative().optional().describe('Seconds'),
+    duration: z.number().nonnegative().optional().describe('Seconds (never for a live item)'),
+    is_live: z.boolean().optional().describe('true when the item is a live stream: then it has no duration, and its sources are live too'),
     title: z.string().optional(),
     author: z.string().optional().describe('The author, channel or uploader, when the page or platform names one'),
     upload_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('YYYY-MM-DD'),

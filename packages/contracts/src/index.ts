@@ -11,3 +11,4 @@ export * from './subtitles.js';
 export * from './webhooks.js';
 export * from './job-view.js';
 export * from './choose-source.js';
+export * from './job-signals.js';

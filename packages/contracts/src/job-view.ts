@@ -1,6 +1,7 @@
 // The Job as clients see it (DESIGN.md's Job), from what BullMQ stores of a download job. One
 // function, so the gateway's GET /api/v1/jobs/{id} and the worker's webhook message say the same.
 import { decodeJobError, JobResultSchema, type JobPayload, type JobView } from './download.js';
+import { isCancelledReason } from './job-signals.js';
 
 /** The fields of a BullMQ job the view reads (bullmq's Job has them all). */
 export interface JobRecord {
@@ -42,6 +43,10 @@ export function jobView(id: string, job: JobRecord, state: string, now = Date.no
     } else {
       view.status = 'expired';
     }
+  } else if (state === 'failed' && isCancelledReason(job.failedReason)) {
+    // Cancelled while processing: the worker failed it with the cancel code, so no retry takes it.
+    view.status = 'cancelled';
+    view.finished_at = iso(job.finishedOn);
   } else if (state === 'failed') {
     view.status = 'failed';
     view.finished_at = iso(job.finishedOn);

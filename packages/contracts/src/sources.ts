@@ -17,6 +17,8 @@ export const SourceRecordSchema = z.object({
   has_video: z.boolean().optional(),
   size: z.number().optional(),
   duration: z.number().optional(),
+  /** A live stream: download refuses it until live recording exists. */
+  is_live: z.boolean().optional(),
   // What a job's tags and cover art come from (DESIGN.md "Tags").
   page_url: z.string().optional(),
   thumbnail: z.string().optional(),

@@ -30,7 +30,7 @@ export const WebhookSecretSchema = z
 
 export const WebhookUrlSchema = httpUrlSchema('invalid_request')
   .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) && !new URL(s).username && !new URL(s).password, 'must be an absolute http(s) URL without credentials')
-  .describe('Where to POST job.completed or job.failed when the job ends: an http(s) URL without credentials whose host parses (checked by the egress guard now and at each delivery; redirects are not followed)');
+  .describe('Where to POST job.completed, job.failed or job.cancelled when the job ends: an http(s) URL without credentials whose host parses (checked by the egress guard now and at each delivery; redirects are not followed)');
 
 export const WebhookStatusSchema = z.enum(['pending', 'delivered', 'failed']);
 

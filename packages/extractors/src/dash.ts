@@ -297,6 +297,11 @@ export function parseMpd(text: string, url: URL, options: ManifestOptions = {}):
     isoDuration(attr(mpd, 'mediaPresentationDuration')) ??
     (periodDurations.some((d) => d !== undefined) ? periodDurations.reduce<number>((sum, d) => sum + (d ?? 0), 0) : undefined);
   const type = walk.sources.some((s) => s.has_video) ? 'video' : 'audio';
+  // type="dynamic": a live presentation (its durations, if any, describe a window, not the length).
+  if (attr(mpd, 'type') === 'dynamic') {
+    const sources = walk.sources.map((s) => ({ ...s, is_live: true }));
+    return [walk.subtitles.length ? { type, sources, is_live: true, subtitles: walk.subtitles } : { type, sources, is_live: true }];
+  }
   return [walk.subtitles.length ? { type, sources: walk.sources, duration, subtitles: walk.subtitles } : { type, sources: walk.sources, duration }];
 }
 

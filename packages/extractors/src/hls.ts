@@ -185,7 +185,8 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
   if (sources.length === 0) throw new ReelayError('no_media_found', 'The HLS master playlist lists no playable variants.');
   const type = sources.some((s) => s.has_video) ? 'video' : 'audio';
   const subtitles = subtitleRenditions(variants, base);
-  // A master has no duration of its own: it would take fetching a variant.
+  // A master has no duration of its own, and says nothing of being live: both would take fetching a
+  // variant, which the extract does not do. The worker reads the variant and refuses a live one.
   return [subtitles.length ? { type, sources, subtitles } : { type, sources }];
 }
 
@@ -214,7 +215,8 @@ function fromMedia(playlist: MediaPlaylist, url: URL): MediaDraft[] {
     : { url: url.href, stream_profile: 'hls', has_video: true };
   // Without EXT-X-ENDLIST the playlist is live: its segments are a moving window, not the length.
   const live = !playlist.endlist && playlist.playlistType !== 'VOD';
-  const duration = live ? undefined : segments.reduce((sum, s) => sum + (positive(s.duration) ?? 0), 0);
+  if (live) return [{ type: audioOnly ? 'audio' : 'video', sources: [{ ...source, is_live: true }], is_live: true }];
+  const duration = segments.reduce((sum, s) => sum + (positive(s.duration) ?? 0), 0);
   return [{ type: audioOnly ? 'audio' : 'video', sources: [source], duration }];
 }
 

@@ -68,6 +68,7 @@ function toSource(d: SourceDraft): Source {
   if (d.has_video !== undefined) source.has_video = d.has_video;
   if (d.fps && Number.isFinite(d.fps) && d.fps > 0) source.fps = d.fps;
   if (d.language) source.language = d.language;
+  if (d.is_live === true) source.is_live = true;
   return source;
 }
 
@@ -127,8 +128,14 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
   const media: MediaItem[] = items.map(({ draft: item, sources }, index) => {
     const out: MediaItem = { index, type: item.type, sources: sources.map(toSource) };
     if (item.thumbnail) out.thumbnail = item.thumbnail;
-    const duration = nonNegative(item.duration);
+    // A live item has no length yet (what a playlist lists is a moving window), and all of it is live.
+    const live = item.is_live === true || out.sources.some((s) => s.is_live);
+    const duration = live ? undefined : nonNegative(item.duration);
     if (duration !== undefined) out.duration = Math.round(duration * 1000) / 1000;
+    if (live) {
+      out.is_live = true;
+      for (const s of out.sources) s.is_live = true;
+    }
     if (item.title && items.length > 1) out.title = item.title.slice(0, 500);
     Object.assign(out, describing({ ...draft.describing, ...defined(item) }));
     const subs = assembleSubtitles(item.subtitles, seen, refusedUrl, MAX_RESULT_SUBTITLES - subtitleRecords.length);
@@ -150,6 +157,7 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
         has_video: pub.has_video,
         size: pub.size,
         duration: out.duration,
+        ...(live ? { is_live: true } : {}),
         page_url: draft.url,
         thumbnail: out.thumbnail,
         author: out.author,

@@ -47,6 +47,8 @@ export interface MediaDraft {
   subtitles?: SubtitleDraft[];
   thumbnail?: string;
   duration?: number;
+  /** A live stream (its duration is then dropped); result.ts marks its sources live too. */
+  is_live?: boolean;
   title?: string;
   author?: string;
   /** YYYY-MM-DD, an ISO date-time, YYYYMMDD or Unix seconds: result.ts keeps the day (UTC). */

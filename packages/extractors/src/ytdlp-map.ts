@@ -149,6 +149,8 @@ function mediaItem(entry: Json): MediaDraft | undefined {
   if (sources.length === 0) return undefined;
   const audioOnly = sources.every((s) => s.has_video === false);
   const item: MediaDraft = { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: positive(entry.duration), ...describing(entry) };
+  // yt-dlp's is_live: a broadcast in progress (was_live, a finished one, is an ordinary video).
+  if (entry.is_live === true) item.is_live = true;
   const subtitles = ytdlpSubtitles(entry, keptHeaders(entry.http_headers) ?? sources.find((s) => s.headers)?.headers);
   if (subtitles.length) item.subtitles = subtitles;
   return item;

@@ -103,6 +103,11 @@ export interface RunFfmpegOptions {
   env?: Record<string, string | undefined>;
   /** Memory and CPU bounds (the worker's JOB_MAX_*); none when undefined. */
   limits?: ChildLimits;
+  /**
+   * Aborting this kills ffmpeg's process group at once (SIGKILL), for a cancelled job whose output is
+   * thrown away: after its start ffmpeg lets a SIGTERM wait for a blocked read, up to killGraceMs.
+   */
+  killSignal?: AbortSignal;
 }
 
 /**
@@ -159,6 +164,15 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
     detached: true,
   });
   const untrack = trackDetached(subprocess);
+  const killGroup = () => {
+    try {
+      if (subprocess.pid !== undefined) process.kill(-subprocess.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  };
+  opts.killSignal?.addEventListener('abort', killGroup, { once: true });
+  if (opts.killSignal?.aborted) killGroup();
   subprocess.stdout.setEncoding('utf8');
   subprocess.stdout.on('data', (chunk: string) => parser.push(chunk));
   subprocess.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -169,6 +183,7 @@ export async function runFfmpeg(opts: RunFfmpegOptions): Promise<void> {
     if (callbackError) throw callbackError.error;
     throw toFfmpegError(err, 'ffmpeg', stderr.toString(), opts.timeoutMs, watch);
   } finally {
+    opts.killSignal?.removeEventListener('abort', killGroup);
     watch?.stop();
     untrack();
   }

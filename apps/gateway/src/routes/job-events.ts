@@ -18,7 +18,7 @@ const error = (description: string) => ({ description, schema: ErrorEnvelopeSche
 export const EVENT_FORMAT = [
   'Each event: `id: <number>` (greater for every later state of the job), `event: job`, and `data: <Job>`, the Job exactly as GET /api/v1/jobs/{id} returns it in `data`.',
   'The first event is the current state; then one per change of status and at most 4 progress events a second.',
-  'After the event whose status is completed, failed or expired, the server ends the stream.',
+  'After the event whose status is completed, failed, expired or cancelled, the server ends the stream.',
   'Send `Last-Event-ID` (an EventSource does so when it reconnects) to receive only later states; if the job had already ended with that event the answer is 204, which tells an EventSource to stop.',
   'The stream starts with `retry: 2000`; a comment line (`:`) is sent after 15 s without an event.',
 ].join(' ');

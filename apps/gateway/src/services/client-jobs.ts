@@ -5,11 +5,12 @@
 // job frees its slot however it ends (done, failed, its artifact expired and removed, its worker
 // killed and its attempts used up) with no loop per client; an id whose job never reached the queue
 // (a gateway that crashed in between) is dropped after a grace period, and a set whose client stops
-// sending jobs expires as a whole.
+// sending jobs expires as a whole. A cancelled job frees its slot the same way: failed with the cancel
+// code when it was running, or gone from the queue with a cancelled record when it was queued.
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ipBucket, luaScript, runScript } from '@reelay/accounts';
-import { ReelayError } from '@reelay/contracts';
+import { cancelledJobKey, ReelayError } from '@reelay/contracts';
 
 /** BullMQ states of a job that still holds a slot: queued (in any form) or processing. */
 const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
@@ -61,7 +62,8 @@ export class ClientJobs {
       Array.from({ length: held.length / 2 }, async (_, i) => {
         const [id, since] = [held[2 * i], Number(held[2 * i + 1])];
         const state = await this.queue.getJobState(id);
-        if (LIVE.has(state) || (state === 'unknown' && now - since < ENQUEUE_GRACE_MS)) return;
+        // A job cancelled while queued is unknown to the queue at once: its cancelled record frees it.
+        if (LIVE.has(state) || (state === 'unknown' && now - since < ENQUEUE_GRACE_MS && !(await this.redis.exists(cancelledJobKey(id))))) return;
         dead.push(id);
       }),
     );

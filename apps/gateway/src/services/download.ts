@@ -123,6 +123,15 @@ function tagsOf(source: StoredSource): JobPayload['tags'] {
   return Object.fromEntries(Object.entries(tags).filter(([, v]) => v !== undefined && v !== ''));
 }
 
+/**
+ * A live source would run until JOB_TIMEOUT_SECONDS and fail with nothing kept; until live recording
+ * (operation "record") exists it is refused at once. Sources of an HLS master are not known to be
+ * live here (the extract reads no variant): the worker refuses those when it reads the playlist.
+ */
+function refuseLive(source: StoredSource): void {
+  if (source.is_live) throw new ReelayError('invalid_request', 'This source is a live stream, and live recording is not available yet: only finished (on-demand) streams can be downloaded.');
+}
+
 function unknownSource(field: string, extraction?: string): ReelayError {
   const which = extraction === undefined ? 'an extract' : 'the extract with this extraction_id';
   return new ReelayError('unknown_source', `The ${field} was not returned by ${which} in the last while; extract the page again and use a URL from its result.`);
@@ -177,6 +186,7 @@ export class DownloadService {
       if (found?.kind === 'subtitle') return this.planSubtitle(found.subtitle, body);
       if (found === undefined) throw unknownSource('url', body.extraction_id);
       const source = found.source;
+      refuseLive(source);
       const basename = sanitizeBasename(body.filename ?? source.title);
       if (format !== undefined && SUBTITLE_FORMATS.has(format)) throw new ReelayError('invalid_request', `${format} is a subtitle format: give a subtitle track's url from the extract.`);
       if (source.stream_profile === 'image' && body.clip) throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be clipped.');
@@ -196,6 +206,8 @@ export class DownloadService {
     }
 
     const [video, audio] = await Promise.all([this.lookup(body.video_url!, 'video_url', body.extraction_id), this.lookup(body.audio_url!, 'audio_url', body.extraction_id)]);
+    refuseLive(video);
+    refuseLive(audio);
     if (!hasVideo(video)) throw new ReelayError('invalid_merge_pair', 'video_url is not a video source.');
     if (!isAudioOnly(audio)) throw new ReelayError('invalid_merge_pair', 'audio_url is not an audio-only source.');
     if (video.item_key !== audio.item_key) throw new ReelayError('invalid_merge_pair', 'The video and audio sources belong to different media items.');

@@ -7,7 +7,7 @@ import type { JobView } from '@reelay/contracts';
 // Each attempt owns a block of ids: processing at 1..101 (1 + percent), the terminal states after it,
 // and "queued again" (a retry or a hand-back) last, below the next attempt's processing.
 const BLOCK = 200;
-const TERMINAL = { completed: 110, expired: 120, failed: 130 } as const;
+const TERMINAL = { completed: 110, expired: 120, failed: 130, cancelled: 140 } as const;
 const QUEUED = 199;
 
 /** `attempts`: how many times the job has been started (BullMQ's attemptsStarted). */
@@ -23,4 +23,4 @@ export function jobEventId(view: Pick<JobView, 'status' | 'progress'>, attempts:
   }
 }
 
-export const isTerminal = (status: JobView['status']): boolean => status === 'completed' || status === 'failed' || status === 'expired';
+export const isTerminal = (status: JobView['status']): boolean => status === 'completed' || status === 'failed' || status === 'expired' || status === 'cancelled';

@@ -1,13 +1,16 @@
 // Job records as clients see them (DESIGN.md's Job), read from BullMQ, which is the one store of
 // job state: status, progress, timestamps, error and artifact.
 import { Job, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { ArtifactStore, StoredArtifact } from '@reelay/artifacts';
 import { jobEventId } from './job-event-id.js';
-import { JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
+import { cancelledJobKey, CancelledRecordSchema, JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type CancelledRecord, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
 
 export interface JobSnapshot {
   view: JobView;
   eventId: number;
+  /** How many times the job has been started (BullMQ's attemptsStarted). */
+  attempts: number;
 }
 
 export class JobService {
@@ -16,6 +19,8 @@ export class JobService {
     private readonly artifacts: ArtifactStore,
     /** The queue of webhook deliveries (WEBHOOK_QUEUE), whose job of the same id is this job's delivery. */
     private readonly webhooks?: Queue,
+    /** Where the records of jobs cancelled while queued are kept (job-signals.ts); without it there are none. */
+    private readonly redis?: Redis,
   ) {}
 
   /**
@@ -35,10 +40,25 @@ export class JobService {
     }
   }
 
+  /**
+   * What is left of a job cancelled while queued (removed from the queue): its record, if any. Read
+   * only when BullMQ does not know the id, so while the job exists BullMQ's state always wins.
+   */
+  async cancelled(id: string): Promise<CancelledRecord | undefined> {
+    try {
+      const raw = await this.redis?.get(cancelledJobKey(id));
+      if (!raw) return undefined;
+      const record = CancelledRecordSchema.safeParse(JSON.parse(raw));
+      return record.success ? record.data : undefined;
+    } catch (err) {
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+    }
+  }
+
   /** Whether a job exists and can still give its artifact (for de-duplication). */
   async alive(id: string): Promise<boolean> {
     const view = await this.view(id).catch(() => undefined);
-    return view !== undefined && view.status !== 'failed' && view.status !== 'expired';
+    return view !== undefined && view.status !== 'failed' && view.status !== 'expired' && view.status !== 'cancelled';
   }
 
   async view(id: string): Promise<JobView> {
@@ -48,11 +68,18 @@ export class JobService {
   /** The job with the id of its state in the event stream (job-event-id.ts). */
   async snapshot(id: string): Promise<JobSnapshot> {
     const found = await this.find(id);
-    if (!found) throw new ReelayError('job_not_found', 'There is no job with this id.');
+    if (!found) {
+      const record = JOB_ID_PATTERN.test(id) ? await this.cancelled(id) : undefined;
+      if (!record) throw new ReelayError('job_not_found', 'There is no job with this id.');
+      const view: JobView = { ...record.view };
+      if (record.webhook_url) view.webhook = await this.webhook(id, record.webhook_url);
+      return { view, eventId: jobEventId(view, record.attempts), attempts: record.attempts };
+    }
     const { job, state } = found;
     const view = jobView(id, job, state);
     if (job.data.webhook_url) view.webhook = await this.webhook(id, job.data.webhook_url);
-    return { view, eventId: jobEventId(view, job.attemptsStarted ?? 0) };
+    const attempts = job.attemptsStarted ?? 0;
+    return { view, eventId: jobEventId(view, attempts), attempts };
   }
 
   /**
@@ -81,6 +108,7 @@ export class JobService {
     const view = await this.view(id);
     if (view.status === 'expired') throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
     if (view.status === 'failed') throw new ReelayError('artifact_not_ready', 'The job failed, so it has no artifact; see the job for its error.');
+    if (view.status === 'cancelled') throw new ReelayError('artifact_not_ready', 'The job was cancelled, so it has no artifact.');
     if (view.status !== 'completed') throw new ReelayError('artifact_not_ready', 'The job has not finished yet; poll the job until it is completed.');
     const stored = await this.artifacts.get(id).catch((err: unknown) => {
       // The store itself (S3) is unreachable: a temporary outage, not a server fault.

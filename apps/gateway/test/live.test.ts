@@ -1,0 +1,93 @@
+// Live sources through the gateway: extract marks a live HLS playlist and a dynamic DASH manifest
+// served by a local origin `is_live: true` with no duration, and download refuses them at once with
+// a clear message (live recording is not available yet) instead of running a job until its timeout.
+// A master's live variant, which the extract cannot see, is refused by a real worker when it reads it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import request from 'supertest';
+import { createLogger } from '@reelay/observability';
+import { startOrigin, type Origin } from '@reelay/testkit';
+import { startWorker, type RunningWorker } from '@reelay/worker';
+import { buildGateway, testConfig, type TestGateway } from './helpers.js';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-live-'));
+const queuePrefix = `test-live-${process.pid}`;
+let origin: Origin;
+let gw: TestGateway;
+let worker: RunningWorker;
+
+const live = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:2', '#EXT-X-MEDIA-SEQUENCE:7', '#EXTINF:2.0,', 'seg7.ts', '#EXTINF:2.0,', 'seg8.ts', ''].join('\n');
+const vod = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:2', '#EXTINF:2.0,', 'seg0.ts', '#EXTINF:2.0,', 'seg1.ts', '#EXT-X-ENDLIST', ''].join('\n');
+const dynamic = `<?xml version="1.0"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="2026-11-27T00:00:00Z" minimumUpdatePeriod="PT2S" minBufferTime="PT2S" profiles="urn:mpeg:dash:profile:isoff-live:2011">
+  <Period id="0" start="PT0S">
+    <AdaptationSet mimeType="video/mp4" codecs="avc1.64001f">
+      <SegmentTemplate timescale="1000" duration="2000" startNumber="1" media="v-$Number$.m4s" initialization="v-init.mp4"/>
+      <Representation id="v1" bandwidth="900000" width="640" height="360"/>
+    </AdaptationSet>
+  </Period>
+</MPD>`;
+
+beforeAll(async () => {
+  origin = await startOrigin();
+  origin.body('/live/index.m3u8', live, 'application/vnd.apple.mpegurl');
+  origin.body('/vod/index.m3u8', vod, 'application/vnd.apple.mpegurl');
+  origin.body('/live/manifest.mpd', dynamic, 'application/dash+xml');
+  origin.body('/live/master.m3u8', ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'index.m3u8', ''].join('\n'), 'application/vnd.apple.mpegurl');
+  gw = await buildGateway({ env: { DATA_DIR: dataDir }, deps: { queuePrefix } });
+  worker = await startWorker({ config: testConfig({ DATA_DIR: dataDir, WORKER_CONCURRENCY: '1' }), logger: createLogger({ name: 'live-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
+}, 30_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await gw?.close();
+  await origin?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function extract(route: string) {
+  return (await request(gw.app).post('/api/v1/extract').send({ url: origin.url(route) }).expect(200)).body.data as { media: { is_live?: boolean; duration?: number; sources: { url: string; is_live?: boolean }[] }[] };
+}
+
+test('a live HLS playlist extracts as is_live with no duration, and its download is refused with a clear 400', async () => {
+  const [item] = (await extract('/live/index.m3u8')).media;
+  expect(item.is_live).toBe(true);
+  expect(item.duration).toBeUndefined();
+  expect(item.sources[0].is_live).toBe(true);
+  const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url });
+  expect(res.status).toBe(400);
+  expect(res.body.error).toEqual({ code: 'invalid_request', message: expect.stringMatching(/live stream, and live recording is not available yet/) });
+});
+
+test('a dynamic DASH manifest extracts as is_live, and its download is refused the same way', async () => {
+  const [item] = (await extract('/live/manifest.mpd')).media;
+  expect(item).toMatchObject({ is_live: true });
+  expect(item.duration).toBeUndefined();
+  const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url, format: 'mp4' });
+  expect([res.status, res.body.error.code]).toEqual([400, 'invalid_request']);
+});
+
+test('a finished playlist is not live: it has its duration and no is_live', async () => {
+  const [item] = (await extract('/vod/index.m3u8')).media;
+  expect(item.is_live).toBeUndefined();
+  expect(item.duration).toBe(4);
+});
+
+test("a master whose variant is live: the extract cannot tell, and the job fails at once saying why (not at JOB_TIMEOUT_SECONDS)", async () => {
+  const [item] = (await extract('/live/master.m3u8')).media;
+  expect(item.is_live).toBeUndefined();
+  const started = Date.now();
+  const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url }).expect(202);
+  const id = res.body.data.job_id as string;
+  let job: { status: string; error?: { code: string; message: string } };
+  for (;;) {
+    job = (await request(gw.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data;
+    if (job.status === 'failed' || job.status === 'completed' || Date.now() - started > 20_000) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(job.status).toBe('failed');
+  expect(job.error).toEqual({ code: 'upstream_error', message: expect.stringMatching(/the stream is live .*live recording is not available yet/) });
+  expect(Date.now() - started).toBeLessThan(15_000);
+}, 30_000);

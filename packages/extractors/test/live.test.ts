@@ -1,0 +1,121 @@
+// Live sources (DESIGN.md "Live streams"): an HLS media playlist without EXT-X-ENDLIST that is not
+// PLAYLIST-TYPE:VOD, a DASH MPD with type="dynamic" and yt-dlp's is_live mark the item and its
+// sources `is_live: true`, with no duration; a finished stream of each kind does not.
+import { describe, expect, test } from '@jest/globals';
+import { buildResult } from '../src/result.js';
+import { parseHls } from '../src/hls.js';
+import { parseMpd } from '../src/dash.js';
+import { mapYtdlpInfo } from '../src/ytdlp-map.js';
+import type { MediaDraft } from '../src/types.js';
+
+const PLAYLIST = new URL('https://live.example.com/channel/index.m3u8');
+const MPD = new URL('https://live.example.com/channel/manifest.mpd');
+
+const m3u8 = (...lines: string[]) => ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:4', ...lines, ''].join('\n');
+const segments = (first: number, n: number) => Array.from({ length: n }, (_, i) => [`#EXTINF:4.000,`, `seg${first + i}.ts`]).flat();
+
+/** The item as the extract answers it, and the registry records of its sources. */
+function assembled(media: MediaDraft[], url: URL) {
+  const { result, records } = buildResult({ url: url.href, platform: 'generic', extract_profile: 'test', media });
+  return { item: result.media[0], records };
+}
+
+describe('HLS', () => {
+  test('a sliding-window media playlist (no EXT-X-ENDLIST) is live: item and source is_live, no duration', () => {
+    const { item, records } = assembled(parseHls(m3u8('#EXT-X-MEDIA-SEQUENCE:120', ...segments(120, 5)), PLAYLIST), PLAYLIST);
+    expect(item.is_live).toBe(true);
+    expect(item.duration).toBeUndefined();
+    expect(item.sources.map((s) => s.is_live)).toEqual([true]);
+    expect(records.map((r) => r.is_live)).toEqual([true]);
+  });
+
+  test('an EVENT playlist that is still growing is live', () => {
+    const { item } = assembled(parseHls(m3u8('#EXT-X-PLAYLIST-TYPE:EVENT', ...segments(0, 3)), PLAYLIST), PLAYLIST);
+    expect(item).toMatchObject({ is_live: true });
+    expect(item.duration).toBeUndefined();
+  });
+
+  test('an EVENT playlist that has ended (EXT-X-ENDLIST) is on demand, with its duration', () => {
+    const { item, records } = assembled(parseHls(m3u8('#EXT-X-PLAYLIST-TYPE:EVENT', ...segments(0, 3), '#EXT-X-ENDLIST'), PLAYLIST), PLAYLIST);
+    expect(item.is_live).toBeUndefined();
+    expect(item.duration).toBe(12);
+    expect(item.sources[0].is_live).toBeUndefined();
+    expect(records[0].is_live).toBeUndefined();
+  });
+
+  test('PLAYLIST-TYPE:VOD without EXT-X-ENDLIST is on demand (the type says it will not change)', () => {
+    const { item } = assembled(parseHls(m3u8('#EXT-X-PLAYLIST-TYPE:VOD', ...segments(0, 2)), PLAYLIST), PLAYLIST);
+    expect(item.is_live).toBeUndefined();
+    expect(item.duration).toBe(8);
+  });
+
+  test('a master says nothing of being live (the extract reads no variant): its item is not marked', () => {
+    const master = ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'low.m3u8', ''].join('\n');
+    const { item } = assembled(parseHls(master, PLAYLIST), PLAYLIST);
+    expect(item.is_live).toBeUndefined();
+    expect(item.duration).toBeUndefined();
+  });
+});
+
+const mpd = (attrs: string, period = '<Period id="p0" start="PT0S">') => `<?xml version="1.0"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" minBufferTime="PT2S" ${attrs}>
+  ${period}
+    <AdaptationSet mimeType="video/mp4" codecs="avc1.64001f">
+      <SegmentTemplate timescale="1000" duration="4000" startNumber="1" media="v-$Number$.m4s" initialization="v-init.mp4"/>
+      <Representation id="v1" bandwidth="1500000" width="1280" height="720"/>
+    </AdaptationSet>
+    <AdaptationSet mimeType="audio/mp4" codecs="mp4a.40.2">
+      <SegmentTemplate timescale="1000" duration="4000" startNumber="1" media="a-$Number$.m4s" initialization="a-init.mp4"/>
+      <Representation id="a1" bandwidth="128000"/>
+    </AdaptationSet>
+  </Period>
+</MPD>`;
+
+describe('DASH', () => {
+  test('type="dynamic" is live: the item and every representation is_live, no duration', () => {
+    const text = mpd('type="dynamic" availabilityStartTime="2026-11-27T00:00:00Z" minimumUpdatePeriod="PT4S" timeShiftBufferDepth="PT60S"');
+    const { item, records } = assembled(parseMpd(text, MPD), MPD);
+    expect(item.is_live).toBe(true);
+    expect(item.duration).toBeUndefined();
+    expect(item.sources).toHaveLength(2);
+    expect(item.sources.every((s) => s.is_live === true)).toBe(true);
+    expect(records.every((r) => r.is_live === true)).toBe(true);
+  });
+
+  test('a dynamic MPD that names a duration still has none: it describes a window, not the length', () => {
+    const text = mpd('type="dynamic" availabilityStartTime="2026-11-27T00:00:00Z" mediaPresentationDuration="PT1H"');
+    const { item } = assembled(parseMpd(text, MPD), MPD);
+    expect(item).toMatchObject({ is_live: true });
+    expect(item.duration).toBeUndefined();
+  });
+
+  test('type="static" is on demand, with its duration', () => {
+    const { item } = assembled(parseMpd(mpd('type="static" mediaPresentationDuration="PT20S"'), MPD), MPD);
+    expect(item.is_live).toBeUndefined();
+    expect(item.duration).toBe(20);
+  });
+});
+
+describe("yt-dlp's is_live", () => {
+  const info = (extra: Record<string, unknown>) => ({
+    id: 'x',
+    title: 'Broadcast',
+    extractor_key: 'Generic',
+    duration: 3600,
+    formats: [{ format_id: 'hls-720', url: 'https://live.example.com/720.m3u8', protocol: 'm3u8_native', ext: 'mp4', vcodec: 'avc1.64001f', acodec: 'mp4a.40.2', width: 1280, height: 720 }],
+    ...extra,
+  });
+
+  test('is_live: true marks the item and its sources, and drops the duration', () => {
+    const { result } = buildResult(mapYtdlpInfo(new URL('https://live.example.com/watch'), info({ is_live: true, live_status: 'is_live' })));
+    expect(result.media[0].is_live).toBe(true);
+    expect(result.media[0].duration).toBeUndefined();
+    expect(result.media[0].sources.every((s) => s.is_live === true)).toBe(true);
+  });
+
+  test('a finished broadcast (was_live) is an ordinary video with its duration', () => {
+    const { result } = buildResult(mapYtdlpInfo(new URL('https://live.example.com/watch'), info({ is_live: false, was_live: true, live_status: 'was_live' })));
+    expect(result.media[0].is_live).toBeUndefined();
+    expect(result.media[0].duration).toBe(3600);
+  });
+});
