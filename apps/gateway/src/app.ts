@@ -39,6 +39,7 @@ import { ClientJobs } from './services/client-jobs.js';
 import { DownloadService } from './services/download.js';
 import { ExtractService } from './services/extract.js';
 import { ExtractCache } from './services/extract-cache.js';
+import { CursorSigner } from './services/collection-cursor.js';
 import { JobService } from './services/jobs.js';
 
 export const VERSION = '0.1.0';
@@ -107,6 +108,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     logger,
     endpoints: config.platformEndpoints,
     maxSegments: config.MAX_SEGMENTS,
+    maxEntries: config.MAX_COLLECTION_ENTRIES,
+    cursors: new CursorSigner(config.COLLECTION_CURSOR_SECRET),
   });
   const accounts = createAccountServices(redis, {
     limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN, v1PerMinute: config.RATE_LIMIT_V1_PER_MIN },

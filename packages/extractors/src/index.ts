@@ -2,6 +2,7 @@
 // platform extractors.
 import { dashManifest } from './dash.js';
 import { directFile } from './direct.js';
+import { feedDocument } from './feed.js';
 import { hlsManifest } from './hls.js';
 import { htmlPage } from './html.js';
 import { ExtractorRegistry } from './registry.js';
@@ -21,6 +22,8 @@ export * from './registry.js';
 export * from './result.js';
 export * from './document.js';
 export * from './manifest.js';
+export { buildCollection, DEFAULT_MAX_COLLECTION_ENTRIES, MAX_COLLECTION_PAGES } from './collection.js';
+export { parseFeed, MAX_FEED_ITEMS, MAX_FEED_DEPTH } from './feed-parse.js';
 export { extOfMime, kindOfMime, mimeOfExt, HTML_TYPES, HLS_TYPES, DASH_TYPES } from './media-types.js';
 export { YtdlpBridge, YTDLP_TIMEOUT_MS, hostListed, type YtdlpOptions } from './ytdlp.js';
 export { mapYtdlpInfo } from './ytdlp-map.js';
@@ -29,7 +32,7 @@ export { syndicationToken } from './platforms/x.js';
 export { locateYtdlp } from './ytdlp-process.js';
 
 /** Tried in order on a fetched document: manifests first (they are text), then media files, then pages. */
-export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, directFile, htmlPage];
+export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, feedDocument, directFile, htmlPage];
 
 /** Platform extractors, asked before anything is fetched. */
 export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [
