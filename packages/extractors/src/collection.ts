@@ -131,3 +131,22 @@ function fallbackTitle(url: string): string {
     return url;
   }
 }
+
+/** The error for a page state an extractor cannot read (a cursor from another version, or forged). */
+export function staleCursor(): ReelayError {
+  return new ReelayError('invalid_request', 'The cursor is not valid for this URL; start again without it.');
+}
+
+/** A page state the extractor wrote as a position or page number (1 to 10^7), else a stale cursor. */
+export function statePosition(state: string | undefined, first: number): number {
+  if (state === undefined) return first;
+  if (!/^\d{1,7}$/.test(state)) throw staleCursor();
+  return Number(state);
+}
+
+/** A page state that is an API's own opaque token, within the shape that API uses; else a stale cursor. */
+export function stateToken(state: string | undefined, shape: RegExp): string | undefined {
+  if (state === undefined) return undefined;
+  if (!shape.test(state)) throw staleCursor();
+  return state;
+}

@@ -6,11 +6,11 @@ import { feedDocument } from './feed.js';
 import { hlsManifest } from './hls.js';
 import { htmlPage } from './html.js';
 import { ExtractorRegistry } from './registry.js';
-import { bluesky } from './platforms/bluesky.js';
-import { dailymotion } from './platforms/dailymotion.js';
-import { mastodon } from './platforms/mastodon.js';
-import { peertube } from './platforms/peertube.js';
-import { reddit } from './platforms/reddit.js';
+import { bluesky, blueskyProfiles } from './platforms/bluesky.js';
+import { dailymotion, dailymotionCollections } from './platforms/dailymotion.js';
+import { mastodon, mastodonProfiles } from './platforms/mastodon.js';
+import { peertube, peertubeCollections } from './platforms/peertube.js';
+import { reddit, redditListings } from './platforms/reddit.js';
 import { streamable } from './platforms/streamable.js';
 import { vimeo } from './platforms/vimeo.js';
 import { x } from './platforms/x.js';
@@ -42,10 +42,16 @@ export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [
   bluesky,
   streamable,
   dailymotion,
+  // Collections (playlists, channels, profiles) on the same platforms, after their single items.
+  redditListings,
+  blueskyProfiles,
+  dailymotionCollections,
   // Any-host platforms claim URLs by path alone, so they come after every platform with its own
   // hosts; when their API says the host is not theirs, the registry moves on (NotMyUrl).
   mastodon,
   peertube,
+  mastodonProfiles,
+  peertubeCollections,
 ];
 
 export interface RegistryOptions {
