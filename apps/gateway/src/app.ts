@@ -76,6 +76,8 @@ export interface Gateway {
   events: JobEventHub;
   /** Closes what the gateway opened itself (the queue, yt-dlp's proxy); the Redis client is the caller's. */
   close(): Promise<void>;
+  /** A collection's entries, page by page (for collection downloads and subscriptions). */
+  collections: Pick<ExtractService, 'listCollection'>;
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
@@ -204,7 +206,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
-  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close };
+  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService };
 }
 
 /** yt-dlp as the registry's fallback: YTDLP_PATH, else `yt-dlp` on PATH, for YTDLP_HOSTS and leftovers. */

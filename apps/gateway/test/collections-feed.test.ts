@@ -217,6 +217,25 @@ describe('pages and cursors', () => {
     for (const wrong of [42, null, {}, [], '', 'x'.repeat(5000)]) expectError(await extract({ url: origin.url('/big.xml'), cursor: wrong }), 400, 'invalid_request');
   });
 
+  test('surface A (/api/playground) follows the same cursors', async () => {
+    const first = (await request(gw.app).post('/api/playground').send({ url: origin.url('/big.xml') }).expect(200)).body.data;
+    const second = (await request(gw.app).post('/api/playground').send({ url: origin.url('/big.xml'), cursor: first.collection.next_cursor }).expect(200)).body.data;
+    expect(second.entries[0].index).toBe(101);
+  });
+
+  test('listCollection, for collection downloads and subscriptions: every page in order, undefined for a non-collection', async () => {
+    const indexes: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await gw.collections.listCollection(origin.url('/paged-1.xml'), cursor);
+      expect(page).toMatchObject({ platform: 'generic', collection: { kind: 'feed' }, extraction_id: expect.any(String) });
+      indexes.push(...page!.entries.map((e) => e.index));
+      cursor = page!.collection.next_cursor;
+    } while (cursor);
+    expect(indexes).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(await gw.collections.listCollection(origin.url('/audio/1.m4a'))).toBeUndefined();
+  });
+
   test('a cursor signed by another gateway (another secret) is refused', async () => {
     const other = await buildGateway({ env: { COLLECTION_CURSOR_SECRET: 'another-deployment-secret-of-32-chars!' } });
     try {
