@@ -25,11 +25,11 @@ function detect(doc: FetchedDocument): boolean {
 }
 
 async function page(doc: FetchedDocument, collectionUrl: URL, state: FeedState): Promise<ResultDraft> {
-  const feed = parseFeed(await doc.text(), doc.finalUrl);
+  const feed = parseFeed(await doc.text(), doc.finalUrl, { from: state.o, count: COLLECTION_PAGE_SIZE });
   const end = state.o + COLLECTION_PAGE_SIZE;
-  const entries = feed.entries.slice(state.o, end);
+  const entries = feed.entries;
   let next: FeedState | undefined;
-  if (feed.entries.length > end) next = { d: state.d, o: end };
+  if (feed.more) next = { d: state.d, o: end };
   else if (feed.next) {
     // A feed whose next page is itself, or the collection's first, would be listed for ever.
     if (sameResource(feed.next, doc.finalUrl) || sameResource(feed.next, doc.url) || sameResource(feed.next, collectionUrl)) {
@@ -46,8 +46,8 @@ async function page(doc: FetchedDocument, collectionUrl: URL, state: FeedState):
     collection: {
       kind: 'feed',
       entries,
-      // The total is known only when the whole feed is this one document.
-      entry_count: !feed.next && state.d === undefined ? feed.entries.length : undefined,
+      // The total is known only when the whole feed is this one document: the items it lists.
+      entry_count: !feed.next && state.d === undefined ? feed.total : undefined,
       next: next && JSON.stringify(next),
     },
   };
