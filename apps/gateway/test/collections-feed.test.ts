@@ -1,7 +1,8 @@
-// Feeds as collections through the real gateway: a podcast feed's episodes as entries with their
+// Collections through the real gateway: a podcast feed's episodes as entries with their
 // enclosures (downloadable, being recorded sources), Atom, pages of 100 and signed cursors, paged
 // feeds, and what a hostile feed or cursor gets: endless paging, 10^5 items, nesting, entities, a
-// next page that is itself, an edited cursor and a cursor for another URL.
+// next page that is itself, an edited cursor and a cursor for another URL; a Reddit listing paged
+// through signed cursors, and pages cached apart by the extract cache.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
@@ -79,7 +80,16 @@ beforeAll(async () => {
   origin.body('/nested.xml', podcast(`<item><title>t</title><link>/x</link>${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}</item>`), RSS);
   origin.body('/entities.xml', `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><rss version="2.0"><channel><title>&b;</title><item><link>/x</link></item></channel></rss>`, RSS);
   origin.body('/hostile-links.xml', podcast(`<item><title>file</title><link>file:///etc/passwd</link></item><item><title>meta</title><link>http://169.254.169.254/latest</link></item><item><title>ok</title><link>/fine</link></item>`), RSS);
-  gw = await buildGateway({ env: { MAX_COLLECTION_ENTRIES: '200' } });
+  // A subreddit of 150 posts with video, in Reddit's listing shape, 100 a page by `after`.
+  const post = (n: number) => ({ kind: 't3', data: { id: `p${n}`, title: `Post ${n}`, permalink: `/r/clips/comments/p${n}/post_${n}/`, is_video: true, created_utc: 1763900000, secure_media: { reddit_video: { duration: n } } } });
+  origin.route('/r/clips/hot.json', (req, res) => {
+    const after = new URL(req.url ?? '/', origin.base).searchParams.get('after');
+    const from = after ? Number(after.slice(4)) : 0;
+    const children = Array.from({ length: Math.min(100, 150 - from) }, (_, i) => post(from + i + 1));
+    const next = from + children.length < 150 ? `t3_p${from + children.length}` : null;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Listing', data: { after: next, children } }));
+  });
+  gw = await buildGateway({ env: { MAX_COLLECTION_ENTRIES: '200', PLATFORM_REDDIT_WWW: origin.base } });
 }, 30_000);
 
 afterAll(async () => {
@@ -244,6 +254,39 @@ describe('pages and cursors', () => {
       expectError(await extract({ url: origin.url('/big.xml'), cursor }), 400, 'invalid_request', /cursor/);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('platform listings and the extract cache', () => {
+  test('a Reddit subreddit pages through the gateway by its own `after`, kept in the signed cursor', async () => {
+    const first = (await extract({ url: 'https://www.reddit.com/r/clips/' }).expect(200)).body.data;
+    expect(first).toMatchObject({ platform: 'reddit', content_type: 'collection', title: 'r/clips', collection: { kind: 'channel', next_cursor: expect.any(String) } });
+    expect(first.entries[0]).toMatchObject({ index: 1, url: 'https://www.reddit.com/r/clips/comments/p1/post_1/', title: 'Post 1', duration: 1 });
+    const second = (await extract({ url: 'https://www.reddit.com/r/clips/', cursor: first.collection.next_cursor }).expect(200)).body.data;
+    expect(second.entries.map((e: { index: number }) => e.index)).toEqual(Array.from({ length: 50 }, (_, i) => 101 + i));
+    expect(second.entries[0].title).toBe('Post 101');
+    expect(second.collection.next_cursor).toBeUndefined();
+    // The same cursor on the same subreddit's other spelling is another URL: refused.
+    expectError(await extract({ url: 'https://old.reddit.com/r/clips/', cursor: first.collection.next_cursor }), 400, 'invalid_request', /cursor/);
+  });
+
+  test('with EXTRACT_CACHE_SECONDS each page is cached apart, and every answer has a cursor that works', async () => {
+    const cached = await buildGateway({ env: { EXTRACT_CACHE_SECONDS: '60', PLATFORM_REDDIT_WWW: origin.base } });
+    try {
+      const url = origin.url('/big.xml?cache=1');
+      const ask = (cursor?: string) => request(cached.app).post('/api/v1/extract').send({ url, cursor }).expect(200);
+      const a = await ask();
+      const b = await ask();
+      expect(b.headers.age).toBeDefined();
+      expect(b.body.data.collection.next_cursor).toBe(a.body.data.collection.next_cursor);
+      const page2 = await ask(a.body.data.collection.next_cursor);
+      expect(page2.headers.age).toBeUndefined();
+      expect(page2.body.data.entries[0].index).toBe(101);
+      expect((await ask(b.body.data.collection.next_cursor)).body.data.entries[0].index).toBe(101);
+      expect(origin.hits.get('/big.xml?cache=1')).toBe(2);
+    } finally {
+      await cached.close();
     }
   });
 });
