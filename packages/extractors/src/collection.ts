@@ -3,7 +3,7 @@
 // a feed names recorded like any other source, and the next page's start handed back for signing.
 import { COLLECTION_PAGE_SIZE, ExtractResultSchema, ReelayError, type CollectionEntry, type ExtractResult, type MediaItem } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import { compareSources, describing, toSource, unfetchable } from './result.js';
+import { compareSources, describing, fallbackTitle, toSource, unfetchable } from './result.js';
 import type { EntryDraft, ExtractContext, Extraction, MediaDraft, ResultDraft, SourceDraft, SourceRecord } from './types.js';
 import { nonNegative } from './values.js';
 
@@ -121,15 +121,6 @@ function toItem(d: MediaDraft, entry: CollectionEntry, pageUrl: string, egress: 
     });
   }
   return [item];
-}
-
-function fallbackTitle(url: string): string {
-  try {
-    const u = new URL(url);
-    return decodeURIComponent(u.pathname.split('/').filter(Boolean).pop() ?? '') || u.hostname;
-  } catch {
-    return url;
-  }
 }
 
 /** The error for a page state an extractor cannot read (a cursor from another version, or forged). */

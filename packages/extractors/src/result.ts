@@ -71,7 +71,8 @@ export function toSource(d: SourceDraft): Source {
   return source;
 }
 
-function fallbackTitle(url: string): string {
+/** A title from a URL's last path segment (else its host), for results whose page names none. */
+export function fallbackTitle(url: string): string {
   try {
     const u = new URL(url);
     const last = decodeURIComponent(u.pathname.split('/').filter(Boolean).pop() ?? '');
