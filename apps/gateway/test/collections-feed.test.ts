@@ -79,7 +79,7 @@ beforeAll(async () => {
   origin.body('/huge.xml', podcast('<item><link>/x</link></item>\n'.repeat(100_000)), RSS);
   origin.body('/nested.xml', podcast(`<item><title>t</title><link>/x</link>${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}</item>`), RSS);
   origin.body('/entities.xml', `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><rss version="2.0"><channel><title>&b;</title><item><link>/x</link></item></channel></rss>`, RSS);
-  origin.body('/hostile-links.xml', podcast(`<item><title>file</title><link>file:///etc/passwd</link></item><item><title>meta</title><link>http://169.254.169.254/latest</link></item><item><title>ok</title><link>/fine</link></item>`), RSS);
+  origin.body('/hostile-links.xml', podcast(`<item><title>file</title><link>file:///etc/passwd</link></item><item><title>meta</title><link>http://169.254.169.254/latest</link></item><item><title>ok</title><link>/fine</link></item><item><title>itself</title><link>/hostile-links.xml</link></item>`), RSS);
   // A subreddit of 150 posts with video, in Reddit's listing shape, 100 a page by `after`.
   const post = (n: number) => ({ kind: 't3', data: { id: `p${n}`, title: `Post ${n}`, permalink: `/r/clips/comments/p${n}/post_${n}/`, is_video: true, created_utc: 1763900000, secure_media: { reddit_video: { duration: n } } } });
   origin.route('/r/clips/hot.json', (req, res) => {
@@ -144,7 +144,7 @@ describe('a podcast feed is a collection of its episodes', () => {
     expect(data.entries[1]).toMatchObject({ index: 2, url: origin.url('/watch/def'), title: 'Second <b>one</b>', upload_date: '2026-09-30', media: [{ type: 'audio', sources: [{ url: origin.url('/files/def.mp3'), size: 5000 }] }] });
   });
 
-  test('entries at file:, metadata or other refused addresses are left out', async () => {
+  test('entries at file:, metadata or other refused addresses, or at the feed itself, are left out', async () => {
     const data = (await extract({ url: origin.url('/hostile-links.xml') }).expect(200)).body.data;
     expect(data.entries).toEqual([{ index: 1, url: origin.url('/fine'), title: 'ok' }]);
   });

@@ -21,7 +21,8 @@ export function buildCollection(draft: ResultDraft, extractor: string, ctx: Pick
     throw new ReelayError('upstream_error', "The collection's next page is the page itself: it would never end.");
   }
   const room = Math.max(0, Math.min(COLLECTION_PAGE_SIZE, max - before));
-  const listed = collection.entries.filter((e) => fetchable(e.url, ctx.egress));
+  // An entry that is the collection itself would list it again inside itself, for ever.
+  const listed = collection.entries.filter((e) => fetchable(e.url, ctx.egress) && !sameResource(e.url, draft.url));
   const kept = listed.slice(0, room);
   const more = collection.next !== undefined || listed.length > kept.length;
   const truncated = more && before + kept.length >= max;
@@ -60,6 +61,10 @@ export function buildCollection(draft: ResultDraft, extractor: string, ctx: Pick
     extraction.next = { extractor, state: collection.next ?? '', index: before + kept.length, page: pageNo };
   }
   return extraction;
+}
+
+function sameResource(a: string, b: string): boolean {
+  return a.split('#')[0] === b.split('#')[0];
 }
 
 function fetchable(url: string, egress: Pick<Egress, 'assertUrlAllowed'>): boolean {
