@@ -1,8 +1,8 @@
 // Feeds built to exhaust an extract: the largest feed accepted (5 MB, ~9,000 items), 10^5 items,
-// 10^5-deep nesting, an entity bomb, an endless body. Each is read or refused within a stated time,
+// 10^5-deep nesting, an entity bomb, an endless body, a gzip bomb. Each is read or refused within a stated time,
 // with the peak memory of this process in the assertion.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { endlessBody, startOrigin, type Origin } from '@reelay/testkit';
+import { endlessBody, gzipBomb, startOrigin, type Origin } from '@reelay/testkit';
 import { failureOf, hostileExtract } from './helpers.js';
 
 const RSS = 'application/rss+xml';
@@ -59,6 +59,15 @@ describe('feeds at and past their bounds', () => {
     origin.body('/lol.xml', `<?xml version="1.0"?><!DOCTYPE rss [${lol}]><rss version="2.0"><channel><title>&lol9;</title></channel></rss>`, RSS);
     const m = await hostileExtract('feed: billion laughs', origin.url('/lol.xml'));
     expect(failureOf(m).message).toMatch(/entities/);
+    expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
+  });
+
+  test('a gzip bomb (256 MiB of feed in a few hundred KB) is cut at 5 MB decoded', async () => {
+    const bomb = await gzipBomb(Buffer.from('<?xml version="1.0"?><rss version="2.0"><channel><title>bomb</title>'), 256 * 1024 ** 2, 0x20);
+    origin.body('/bomb.xml', bomb, RSS, { 'content-encoding': 'gzip' });
+    const m = await hostileExtract('feed: gzip bomb', origin.url('/bomb.xml'));
+    expect(failureOf(m).message).toMatch(/larger than 5 MB/);
+    expect(m.ms).toBeLessThan(TIME_BOUND_MS);
     expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
   });
 
