@@ -41,6 +41,7 @@ import { ClientJobs } from './services/client-jobs.js';
 import { DownloadService } from './services/download.js';
 import { ExtractService } from './services/extract.js';
 import { ExtractCache } from './services/extract-cache.js';
+import { CursorSigner } from './services/collection-cursor.js';
 import { JobService } from './services/jobs.js';
 
 export const VERSION = '0.1.0';
@@ -77,6 +78,8 @@ export interface Gateway {
   events: JobEventHub;
   /** Closes what the gateway opened itself (the queue, yt-dlp's proxy); the Redis client is the caller's. */
   close(): Promise<void>;
+  /** A collection's entries, page by page (for collection downloads and subscriptions). */
+  collections: Pick<ExtractService, 'listCollection'>;
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
@@ -109,6 +112,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     logger,
     endpoints: config.platformEndpoints,
     maxSegments: config.MAX_SEGMENTS,
+    maxEntries: config.MAX_COLLECTION_ENTRIES,
+    cursors: new CursorSigner(config.COLLECTION_CURSOR_SECRET),
   });
   const accounts = createAccountServices(redis, {
     limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN, v1PerMinute: config.RATE_LIMIT_V1_PER_MIN },
@@ -207,7 +212,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
-  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close };
+  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService };
 }
 
 /** yt-dlp as the registry's fallback: YTDLP_PATH, else `yt-dlp` on PATH, for YTDLP_HOSTS and leftovers. */

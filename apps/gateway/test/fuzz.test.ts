@@ -92,7 +92,7 @@ function expectSane(res: Shot, what: string): void {
 }
 
 const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[] = [
-  { path: '/api/v1/extract', fields: ['url'] },
+  { path: '/api/v1/extract', fields: ['url', 'cursor'] },
   { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename', 'clip', 'metadata', 'cover', 'page_url', 'item', 'quality', 'audio_only'] },
   { path: '/api/playground', fields: ['url'] },
   { path: '/api', fields: ['url'], auth: 'key' },
@@ -199,6 +199,28 @@ describe('fuzzing every JSON route', () => {
         expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `headers on ${path}`);
       }),
       { numRuns: RUNS },
+    );
+  });
+
+  test('a collection cursor, however mangled, is 400 invalid_request or exactly the page it names, never 5xx', async () => {
+    const items = Array.from({ length: 150 }, (_, i) => `<item><title>${i}</title><link>/i/${i}</link></item>`).join('');
+    origin.body('/fuzz-feed.xml', `<rss version="2.0"><channel><title>f</title>${items}</channel></rss>`, 'application/rss+xml');
+    const url = origin.url('/fuzz-feed.xml');
+    const real: string = (await post('/api/v1/extract').send({ url }).expect(200)).body.data.collection.next_cursor;
+    const mangled = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.tuple(fc.nat({ max: real.length - 1 }), fc.constantFrom(...'AZaz09-_.=+/ %')).map(([i, c]) => real.slice(0, i) + c + real.slice(i + 1)),
+      fc.nat({ max: real.length }).map((n) => real.slice(0, n)),
+      fc.string({ maxLength: 20 }).map((tail) => real + tail),
+    );
+    await fc.assert(
+      fc.asyncProperty(mangled, async (cursor) => {
+        const res = await post('/api/v1/extract').send({ url, cursor });
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `cursor ${JSON.stringify(cursor).slice(0, 200)}`);
+        if (cursor === real) expect(res.body.data.entries[0].index).toBe(101);
+        else expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 400, code: 'invalid_request' });
+      }),
+      { numRuns: RUNS * 2 },
     );
   });
 

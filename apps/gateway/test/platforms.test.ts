@@ -33,7 +33,7 @@ describe('GET /api/v1/platforms', () => {
     expect(listed('https://www.reddit.com/r/videos/')).toBe(false);
     expect(reddit.kinds).toEqual(expect.arrayContaining(['video', 'gallery']));
     expect(reddit.extractor).toBe('reddit');
-    expect(res.body.data.generic).toEqual(['hls_manifest', 'dash_manifest', 'direct_file', 'html_page']);
+    expect(res.body.data.generic).toEqual(['hls_manifest', 'dash_manifest', 'feed', 'direct_file', 'html_page']);
   });
 
   test('is described in the OpenAPI document', async () => {

@@ -143,6 +143,15 @@ export const ConfigSchema = z.object({
     .transform((v) => v.split(/[\s,]+/).filter(Boolean))
     .refine((secrets) => secrets.every((s) => /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(s) && (s.length - 6) % 4 === 0 && Buffer.from(s.slice(6), 'base64').length >= 24 && Buffer.from(s.slice(6), 'base64').length <= 64), 'must be whsec_ followed by the base64 of 24 to 64 random bytes (several separated by spaces)')
     .default([]),
+  // Collections (DESIGN.md "Collections: playlists, channels, feeds").
+  /** Most entries one collection lists across all its pages (and one collection download selects); at most 5,000 (50 pages of 100). */
+  MAX_COLLECTION_ENTRIES: int(1, 5_000).default(200),
+  /**
+   * The key collection cursors are signed with (HMAC-SHA256), at least 32 characters. Unset: a random
+   * key made at start-up, right for one gateway process (its cursors end with it); replicas that
+   * answer each other's cursors must share one.
+   */
+  COLLECTION_CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** Outbound proxies for all traffic, used in turn; EXTRACT_/MEDIA_PROXY_URLS override it for their part. */
   PROXY_URLS: proxyList.default([]),
   /** Proxies for pages, platform APIs and yt-dlp (default: PROXY_URLS). */

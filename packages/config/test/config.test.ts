@@ -163,3 +163,15 @@ test('.env.example lists every setting reelay reads, and nothing else', () => {
   expect(CONFIG_VARIABLES.filter((name) => !listed.includes(name))).toEqual([]);
   expect(listed.filter((name) => !CONFIG_VARIABLES.includes(name) && !name.startsWith('PLATFORM_'))).toEqual([]);
 });
+
+describe('collections (DESIGN.md "Collections in extract")', () => {
+  test('MAX_COLLECTION_ENTRIES is 200 unless set, within 1-5000; COLLECTION_CURSOR_SECRET is optional but at least 32 characters', () => {
+    expect(parseConfig({}).MAX_COLLECTION_ENTRIES).toBe(200);
+    expect(parseConfig({ MAX_COLLECTION_ENTRIES: '5000' }).MAX_COLLECTION_ENTRIES).toBe(5000);
+    expect(() => parseConfig({ MAX_COLLECTION_ENTRIES: '0' })).toThrow(ConfigError);
+    expect(() => parseConfig({ MAX_COLLECTION_ENTRIES: '5001' })).toThrow(ConfigError);
+    expect(parseConfig({}).COLLECTION_CURSOR_SECRET).toBeUndefined();
+    expect(() => parseConfig({ COLLECTION_CURSOR_SECRET: 'too-short' })).toThrow(/COLLECTION_CURSOR_SECRET/);
+    expect(parseConfig({ COLLECTION_CURSOR_SECRET: 'x'.repeat(32) }).COLLECTION_CURSOR_SECRET).toBe('x'.repeat(32));
+  });
+});

@@ -14,7 +14,7 @@ export type ManifestKind = Extract<StreamProfile, 'hls' | 'dash'>;
 export const MediaTypeSchema = z.enum(['video', 'audio', 'image']);
 export type MediaType = z.infer<typeof MediaTypeSchema>;
 
-export const ContentTypeSchema = z.enum(['video', 'audio', 'image', 'gallery']);
+export const ContentTypeSchema = z.enum(['video', 'audio', 'image', 'gallery', 'collection']);
 export type ContentType = z.infer<typeof ContentTypeSchema>;
 
 export const SourceSchema = z
@@ -56,6 +56,43 @@ export const MediaItemSchema = z
   .meta({ id: 'MediaItem' });
 export type MediaItem = z.infer<typeof MediaItemSchema>;
 
+// Collections (DESIGN.md "Collections: playlists, channels, feeds"): a playlist, channel, feed or
+// profile lists entries, a page at a time, each a URL that extract takes again.
+/** Most entries one page of a collection lists. */
+export const COLLECTION_PAGE_SIZE = 100;
+/** Longest cursor extract accepts (a signed page reference, never a person's text). */
+export const MAX_CURSOR_LENGTH = 4096;
+
+export const CollectionKindSchema = z.enum(['playlist', 'channel', 'feed', 'profile']);
+export type CollectionKind = z.infer<typeof CollectionKindSchema>;
+
+export const CollectionSchema = z
+  .object({
+    kind: CollectionKindSchema,
+    entry_count: z.number().int().nonnegative().optional().describe('Entries the whole collection has, when the site says'),
+    next_cursor: z.string().optional().describe('Opaque: POST /api/v1/extract with the same url and this cursor for the next page; absent on the last page'),
+    truncated: z
+      .boolean()
+      .optional()
+      .describe('true when the listing stopped at MAX_COLLECTION_ENTRIES entries while the collection had more'),
+  })
+  .meta({ id: 'Collection' });
+export type Collection = z.infer<typeof CollectionSchema>;
+
+export const CollectionEntrySchema = z
+  .object({
+    index: z.number().int().positive().describe('Position in the collection, from 1'),
+    url: z.string().describe("The entry's own content URL: what extract (and download) take"),
+    title: z.string().optional(),
+    duration: z.number().nonnegative().optional().describe('Seconds'),
+    thumbnail: z.string().optional(),
+    upload_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('YYYY-MM-DD'),
+    id: z.string().optional().describe("The entry's id on its site, when it has one"),
+    media: z.array(MediaItemSchema).optional().describe("The files the collection itself names for this entry (a podcast feed's enclosures), downloadable like any extract source"),
+  })
+  .meta({ id: 'CollectionEntry' });
+export type CollectionEntry = z.infer<typeof CollectionEntrySchema>;
+
 export const ExtractResultSchema = z
   .object({
     url: z.string(),
@@ -63,11 +100,17 @@ export const ExtractResultSchema = z
     extract_profile: z.string(),
     content_type: ContentTypeSchema,
     title: z.string(),
-    media: z.array(MediaItemSchema).min(1),
+    media: z.array(MediaItemSchema).describe('The media items; empty for a collection, whose entries carry their own'),
+    // Collections only.
+    collection: CollectionSchema.optional(),
+    entries: z.array(CollectionEntrySchema).max(COLLECTION_PAGE_SIZE).optional().describe('This page of a collection'),
     extraction_id: z
       .string()
       .optional()
       .describe("This extraction's id (on every gateway answer): pass it to download to get this page's title and headers for a URL other pages name too"),
+  })
+  .refine((r) => (r.content_type === 'collection' ? r.collection !== undefined && r.entries !== undefined && r.media.length === 0 : r.media.length > 0 && r.entries === undefined), {
+    message: 'a collection has collection and entries and no media; anything else has media',
   })
   .meta({ id: 'ExtractResult' });
 export type ExtractResult = z.infer<typeof ExtractResultSchema>;
@@ -77,6 +120,12 @@ export const ExtractRequestSchema = z
     url: httpUrlSchema().describe(
       `Absolute http(s) URL of public content, 1 to ${MAX_URL_LENGTH} characters, without credentials; port 0 and a host that does not parse are refused too (invalid_url)`,
     ),
+    cursor: z
+      .string()
+      .min(1)
+      .max(MAX_CURSOR_LENGTH)
+      .optional()
+      .describe("A collection's next_cursor, with the same url: the next page of its entries"),
   })
   .meta({ id: 'ExtractRequest' });
 export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;

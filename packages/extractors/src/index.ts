@@ -2,14 +2,15 @@
 // platform extractors.
 import { dashManifest } from './dash.js';
 import { directFile } from './direct.js';
+import { feedDocument } from './feed.js';
 import { hlsManifest } from './hls.js';
 import { htmlPage } from './html.js';
 import { ExtractorRegistry } from './registry.js';
-import { bluesky } from './platforms/bluesky.js';
-import { dailymotion } from './platforms/dailymotion.js';
-import { mastodon } from './platforms/mastodon.js';
-import { peertube } from './platforms/peertube.js';
-import { reddit } from './platforms/reddit.js';
+import { bluesky, blueskyProfiles } from './platforms/bluesky.js';
+import { dailymotion, dailymotionCollections } from './platforms/dailymotion.js';
+import { mastodon, mastodonProfiles } from './platforms/mastodon.js';
+import { peertube, peertubeCollections } from './platforms/peertube.js';
+import { reddit, redditListings } from './platforms/reddit.js';
 import { streamable } from './platforms/streamable.js';
 import { vimeo } from './platforms/vimeo.js';
 import { x } from './platforms/x.js';
@@ -21,6 +22,8 @@ export * from './registry.js';
 export * from './result.js';
 export * from './document.js';
 export * from './manifest.js';
+export { buildCollection, DEFAULT_MAX_COLLECTION_ENTRIES, MAX_COLLECTION_PAGES } from './collection.js';
+export { parseFeed, MAX_FEED_ITEMS, MAX_FEED_DEPTH } from './feed-parse.js';
 export { extOfMime, kindOfMime, mimeOfExt, HTML_TYPES, HLS_TYPES, DASH_TYPES } from './media-types.js';
 export { YtdlpBridge, YTDLP_TIMEOUT_MS, hostListed, type YtdlpOptions } from './ytdlp.js';
 export { mapYtdlpInfo } from './ytdlp-map.js';
@@ -29,7 +32,7 @@ export { syndicationToken } from './platforms/x.js';
 export { locateYtdlp } from './ytdlp-process.js';
 
 /** Tried in order on a fetched document: manifests first (they are text), then media files, then pages. */
-export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, directFile, htmlPage];
+export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, feedDocument, directFile, htmlPage];
 
 /** Platform extractors, asked before anything is fetched. */
 export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [
@@ -39,10 +42,16 @@ export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [
   bluesky,
   streamable,
   dailymotion,
+  // Collections (playlists, channels, profiles) on the same platforms, after their single items.
+  redditListings,
+  blueskyProfiles,
+  dailymotionCollections,
   // Any-host platforms claim URLs by path alone, so they come after every platform with its own
   // hosts; when their API says the host is not theirs, the registry moves on (NotMyUrl).
   mastodon,
   peertube,
+  mastodonProfiles,
+  peertubeCollections,
 ];
 
 export interface RegistryOptions {

@@ -13,8 +13,9 @@
 import { ReelayError } from '@reelay/contracts';
 import { fetchDocument } from './document.js';
 import { isNothingFound, markNothingFound, nothingFound } from './no-media.js';
+import { buildCollection } from './collection.js';
 import { buildResult } from './result.js';
-import type { DocumentExtractor, ExtractContext, Extraction, FallbackExtractor, UrlExtractor } from './types.js';
+import type { DocumentExtractor, ExtractContext, Extraction, FallbackExtractor, PageRef, ResultDraft, UrlExtractor } from './types.js';
 
 /**
  * Thrown by a platform extractor that claimed a URL by its shape but found, on asking the host, that
@@ -54,12 +55,13 @@ export class ExtractorRegistry {
   }
 
   async extract(url: URL, ctx: ExtractContext): Promise<Extraction> {
+    if (ctx.page) return this.resume(url, { ...ctx, page: ctx.page });
     const fallback = this.fallback;
-    if (fallback?.claims(url)) return buildResult(await fallback.extract(url, ctx), ctx.egress);
+    if (fallback?.claims(url)) return finish(await fallback.extract(url, ctx), fallback.name, ctx);
     for (const platform of this.platforms) {
       if (!platform.matches(url)) continue;
       try {
-        return buildResult(await platform.extract(url, { ...ctx, platform: platform.platform }), ctx.egress);
+        return finish(await platform.extract(url, { ...ctx, platform: platform.platform }), platform.name, ctx);
       } catch (err) {
         if (!(err instanceof NotMyUrl)) throw err;
         ctx.log?.('platform extractor declined the URL', { extractor: platform.name, reason: err.message });
@@ -73,7 +75,8 @@ export class ExtractorRegistry {
     if (!leftovers) throw generic.failure();
     ctx.log?.(generic.extraction ? 'only pictures on a page drawn by a script; asking the fallback' : 'the generic extractors found no media; asking the fallback', { extractor: leftovers.name });
     try {
-      const extraction = buildResult(await leftovers.extract(url, ctx), ctx.egress);
+      const extraction = finish(await leftovers.extract(url, ctx), leftovers.name, ctx);
+      if (extraction.result.content_type === 'collection') return extraction;
       // A fallback that offers the fetched document itself as the media (yt-dlp's "could be a direct
       // link" guess) says nothing new: the generic path read those bytes and found no media in them.
       const sources = extraction.result.media.flatMap((m) => m.sources);
@@ -90,6 +93,23 @@ export class ExtractorRegistry {
       const failure = generic.failure();
       throw isNothingFound(failure) ? nothingFound([leftovers.label]) : failure;
     }
+  }
+
+  /**
+   * A later page of a collection: only the extractor that listed the first page reads its state. A
+   * page reference naming no extractor here (another version's) is a stale cursor.
+   */
+  private async resume(url: URL, ctx: ExtractContext & { page: PageRef }): Promise<Extraction> {
+    const name = ctx.page.extractor;
+    if (this.fallback?.name === name) return finish(await this.fallback.extract(url, ctx), name, ctx);
+    const platform = this.platforms.find((p) => p.name === name);
+    if (platform) return finish(await platform.extract(url, { ...ctx, platform: platform.platform }), name, ctx);
+    const generic = this.generic.find((g) => g.name === name);
+    if (generic?.resume) {
+      ctx.egress.assertUrlAllowed(url);
+      return finish(await generic.resume(url, ctx), name, ctx);
+    }
+    throw new ReelayError('invalid_request', 'The cursor is not valid for this URL (it names a listing this service no longer has); start again without it.');
   }
 
   /** Lets the fallback release what it holds (yt-dlp's proxy). */
@@ -111,8 +131,8 @@ export class ExtractorRegistry {
       for (const extractor of this.generic) {
         if (!extractor.detect(doc)) continue;
         try {
-          const extraction = buildResult(await extractor.extract(doc, ctx), ctx.egress);
-          const onlyPictures = extraction.result.media.every((m) => m.type === 'image');
+          const extraction = finish(await extractor.extract(doc, ctx), extractor.name, ctx);
+          const onlyPictures = extraction.result.media.length > 0 && extraction.result.media.every((m) => m.type === 'image');
           const scripted = onlyPictures && leftovers?.wantsPage !== undefined && (await leftovers.wantsPage(doc));
           return { extraction, scripted, fetched, failure: () => nothingFound() };
         } catch (err) {
@@ -134,4 +154,9 @@ interface GenericOutcome {
   scripted: boolean;
   fetched: string[];
   failure: () => ReelayError;
+}
+
+/** A draft as an Extraction: a collection page, or media. */
+function finish(draft: ResultDraft, extractor: string, ctx: ExtractContext): Extraction {
+  return draft.collection ? buildCollection(draft, extractor, ctx) : buildResult(draft, ctx.egress);
 }

@@ -51,7 +51,7 @@ export function compareSources(a: SourceDraft, b: SourceDraft): number {
   );
 }
 
-function toSource(d: SourceDraft): Source {
+export function toSource(d: SourceDraft): Source {
   const source: Source = { quality: d.quality || qualityLabel(d), url: d.url, stream_profile: d.stream_profile };
   if (d.mime_type) source.mime_type = d.mime_type;
   if (d.ext) source.ext = d.ext;
@@ -72,7 +72,8 @@ function toSource(d: SourceDraft): Source {
   return source;
 }
 
-function fallbackTitle(url: string): string {
+/** A title from a URL's last path segment (else its host), for results whose page names none. */
+export function fallbackTitle(url: string): string {
   try {
     const u = new URL(url);
     const last = decodeURIComponent(u.pathname.split('/').filter(Boolean).pop() ?? '');
@@ -87,7 +88,7 @@ function fallbackTitle(url: string): string {
  * (a DASH BaseURL of file:///etc/passwd or http://10.0.0.1/, an HLS variant at 169.254.169.254).
  * The download would refuse it, so it is not offered. Names are resolved only when fetched.
  */
-function unfetchable(url: string, egress: Pick<Egress, 'assertUrlAllowed'>): ReelayError | undefined {
+export function unfetchable(url: string, egress: Pick<Egress, 'assertUrlAllowed'>): ReelayError | undefined {
   try {
     egress.assertUrlAllowed(new URL(url));
     return undefined;
@@ -182,7 +183,7 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
 }
 
 /** An item's author, upload date (YYYY-MM-DD) and description, trimmed and bounded; absent when unknown. */
-function describing(item: Pick<MediaDraft, 'author' | 'upload_date' | 'description'>): Pick<MediaItem, 'author' | 'upload_date' | 'description'> {
+export function describing(item: Pick<MediaDraft, 'author' | 'upload_date' | 'description'>): Pick<MediaItem, 'author' | 'upload_date' | 'description'> {
   const out: Pick<MediaItem, 'author' | 'upload_date' | 'description'> = {};
   const author = item.author?.trim();
   if (author) out.author = author.slice(0, 200);

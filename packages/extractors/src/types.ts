@@ -1,6 +1,6 @@
 // What every extractor shares: its context (the guarded client, configuration), the draft shapes it
 // fills, and the two kinds of extractor the registry knows.
-import type { ContentType, ExtractResult, MediaType, Source, SourceRecord, Subtitle, SubtitleRecord } from '@reelay/contracts';
+import type { CollectionKind, ContentType, ExtractResult, MediaType, Source, SourceRecord, Subtitle, SubtitleRecord } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { FetchedDocument } from './document.js';
 
@@ -17,6 +17,46 @@ export interface ExtractContext {
   /** MAX_SEGMENTS: most segments a manifest's playlist or representation may name (default 20,000). */
   maxSegments?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+  /** The page of a collection a cursor asks for (absent: the first page). */
+  page?: PageRef;
+  /** MAX_COLLECTION_ENTRIES: most entries a collection lists across its pages (default 200). */
+  maxEntries?: number;
+}
+
+/**
+ * Where the next page of a collection starts: what a cursor carries, signed by the gateway. `state` is
+ * the extractor's own (an API's page token, an offset, a feed's next page URL), opaque to the rest.
+ */
+export interface PageRef {
+  /** The name of the extractor that listed the collection: only it reads `state`. */
+  extractor: string;
+  state: string;
+  /** Entries listed on the pages before this one (the next entry's index is this + 1). */
+  index: number;
+  /** Pages listed before this one. */
+  page: number;
+}
+
+/** One entry of a collection before result assembly. */
+export interface EntryDraft {
+  url: string;
+  title?: string;
+  duration?: number;
+  thumbnail?: string;
+  /** As MediaDraft's: result assembly keeps the day. */
+  upload_date?: string | number;
+  id?: string;
+  /** Files the collection itself names for the entry (a podcast feed's enclosures). */
+  media?: MediaDraft[];
+}
+
+/** A collection page: at most COLLECTION_PAGE_SIZE entries, and the state its next page starts from. */
+export interface CollectionDraft {
+  kind: CollectionKind;
+  entries: EntryDraft[];
+  entry_count?: number;
+  /** The extractor's state for the next page; absent on the last. */
+  next?: string;
 }
 
 /** What the manifest parsers take besides the text: headers for every source, and the segment bound. */
@@ -65,6 +105,8 @@ export interface ResultDraft {
   content_type?: ContentType;
   /** The post's or video's author, date and description, for every item that names none itself. */
   describing?: Pick<MediaDraft, 'author' | 'upload_date' | 'description'>;
+  /** A playlist, channel, feed or profile: `media` is then empty and the entries are listed here. */
+  collection?: CollectionDraft;
 }
 
 export type { SourceRecord, SubtitleRecord };
@@ -75,6 +117,8 @@ export interface Extraction {
   records: SourceRecord[];
   /** One record per subtitle track of the result. */
   subtitles: SubtitleRecord[];
+  /** A collection with more pages: where the next starts (the gateway signs it into next_cursor). */
+  next?: PageRef;
 }
 
 /** An extractor that claims URLs by their shape (platforms) and fetches what it needs itself. */
@@ -94,6 +138,8 @@ export interface DocumentExtractor {
   name: string;
   detect(doc: FetchedDocument): boolean;
   extract(doc: FetchedDocument, ctx: ExtractContext): Promise<ResultDraft>;
+  /** A collection's later page (`ctx.page`, listed by this extractor), fetched from `url` again. */
+  resume?(url: URL, ctx: ExtractContext & { page: PageRef }): Promise<ResultDraft>;
 }
 
 /**

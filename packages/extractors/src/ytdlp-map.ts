@@ -5,10 +5,11 @@
 // Field meanings (yt-dlp README, "OUTPUT TEMPLATE"; platforms.md §20): vcodec/acodec 'none' means
 // the track is absent, a missing value means unknown (yt-dlp then assumes both); tbr is in kbit/s;
 // http_headers are what yt-dlp itself would send to download the format.
+import { COLLECTION_PAGE_SIZE } from '@reelay/contracts';
 import { mimeOfExt } from './media-types.js';
-import type { MediaDraft, ResultDraft, SourceDraft } from './types.js';
+import type { EntryDraft, MediaDraft, ResultDraft, SourceDraft } from './types.js';
 import { ytdlpSubtitles } from './ytdlp-subtitles.js';
-import { obj, positive, str, type Json } from './values.js';
+import { arr, obj, positive, str, type Json } from './values.js';
 
 
 /** Download headers yt-dlp records that a download needs; the rest (Accept, Sec-Fetch-*) are its own habits. */
@@ -166,9 +167,64 @@ function videoEntries(info: Json, depth = 0): Json[] {
   });
 }
 
-/** The whole answer as a draft; media is empty when nothing deliverable was found. */
-export function mapYtdlpInfo(url: URL, info: unknown): ResultDraft {
+/** Entries yt-dlp left unresolved (`--flat-playlist`): references to pages, not videos. */
+const FLAT = new Set(['url', 'url_transparent']);
+
+/** A flat entry's URL: its own, else its page's; yt-dlp's private "smuggled" fragment removed. */
+function entryUrl(entry: Json): string | undefined {
+  const url = [str(entry.url), str(entry.webpage_url), str(entry.original_url)].find(isHttpUrl);
+  return url?.replace(/#__youtubedl_smuggle=.*$/, '');
+}
+
+function flatEntry(entry: Json): EntryDraft[] {
+  const url = entryUrl(entry);
+  if (!url) return [];
+  const id = str(entry.id);
+  return [
+    {
+      url,
+      title: str(entry.title),
+      id: id && id !== url ? id : undefined,
+      duration: positive(entry.duration),
+      thumbnail: thumbnailOf(entry),
+      upload_date: str(entry.upload_date) ?? (positive(entry.timestamp) !== undefined ? positive(entry.timestamp) : undefined),
+    },
+  ];
+}
+
+/**
+ * A playlist listed flat, as a collection page: yt-dlp was asked for items `start` to start + a page
+ * (one more than a page: when it is there, another page follows).
+ */
+function collectionDraft(url: URL, root: Json, start: number): ResultDraft {
+  const listed = arr(root.entries).flatMap((e) => (obj(e) ? flatEntry(obj(e)!) : []));
+  const count = positive(root.playlist_count);
+  const more = arr(root.entries).length > COLLECTION_PAGE_SIZE || (count !== undefined && start - 1 + COLLECTION_PAGE_SIZE < count);
+  const channel = str(root.channel_id) ?? str(root.uploader_id);
+  return {
+    url: url.href,
+    platform: platformName(root.extractor_key),
+    extract_profile: 'ytdlp',
+    title: str(root.title),
+    media: [],
+    collection: {
+      kind: channel !== undefined && channel === str(root.id) ? 'channel' : 'playlist',
+      entries: listed.slice(0, COLLECTION_PAGE_SIZE),
+      entry_count: count,
+      next: more ? String(start + COLLECTION_PAGE_SIZE) : undefined,
+    },
+  };
+}
+
+/**
+ * The whole answer as a draft; media is empty when nothing deliverable was found. A playlist whose
+ * entries yt-dlp all left flat is a collection (its page starting at item `start`); one with videos
+ * among its entries (a page with several players) is a gallery of those, as before.
+ */
+export function mapYtdlpInfo(url: URL, info: unknown, start = 1): ResultDraft {
   const root = obj(info) ?? {};
+  const listed = arr(root.entries).filter((e) => obj(e));
+  if (root._type === 'playlist' && listed.length > 0 && listed.every((e) => FLAT.has(String(obj(e)?._type)))) return collectionDraft(url, root, start);
   return {
     url: url.href,
     platform: platformName(root.extractor_key),

@@ -20,9 +20,14 @@ export const YTDLP_FLAGS: readonly string[] = [
   '10',
 ];
 
-/** The run's arguments; `cookiesFile` is a private copy of COOKIES_FILE (yt-dlp writes into it). */
-export function ytdlpArgs(url: URL, proxyUrl: string, cookiesFile?: string): string[] {
-  return [...YTDLP_FLAGS, '--proxy', proxyUrl, ...(cookiesFile ? ['--cookies', cookiesFile] : []), '--', url.href];
+/**
+ * The run's arguments; `cookiesFile` is a private copy of COOKIES_FILE (yt-dlp writes into it).
+ * `playlist`: a playlist is listed flat (entries' URLs, not resolved) from item `start` to `end`
+ * (1-based, inclusive), so a channel of 10^5 videos costs yt-dlp no more than one page of them.
+ */
+export function ytdlpArgs(url: URL, proxyUrl: string, cookiesFile?: string, playlist?: { start: number; end: number }): string[] {
+  const range = playlist ? ['--flat-playlist', '--playlist-start', String(playlist.start), '--playlist-end', String(playlist.end)] : [];
+  return [...YTDLP_FLAGS, ...range, '--proxy', proxyUrl, ...(cookiesFile ? ['--cookies', cookiesFile] : []), '--', url.href];
 }
 
 /**

@@ -5,12 +5,13 @@
 // does its own TLS inside the tunnel; every address it dials is checked before the dial). Its JSON
 // becomes a draft in ytdlp-map.ts.
 import { randomBytes } from 'node:crypto';
-import { ReelayError } from '@reelay/contracts';
+import { COLLECTION_PAGE_SIZE, ReelayError } from '@reelay/contracts';
 import { markNothingFound } from './no-media.js';
 import { GuardedProxy, normaliseHost, type CookieFile, type Egress, type ProxyLogger, type ProxySession } from '@reelay/egress';
 import type { ChildLimits } from '@reelay/media';
 import type { FetchedDocument } from './document.js';
 import { RunLimiter } from './limiter.js';
+import { DEFAULT_MAX_COLLECTION_ENTRIES } from './collection.js';
 import { mapYtdlpInfo } from './ytdlp-map.js';
 import { childEnv, errorLine, runYtdlp, ytdlpArgs, type RunOutcome } from './ytdlp-process.js';
 import type { ExtractContext, FallbackExtractor, ResultDraft } from './types.js';
@@ -107,13 +108,18 @@ export class YtdlpBridge implements FallbackExtractor {
       headerNames: FORWARDED_HEADERS,
       onCutOff: () => stop.abort(), // a blocked address or too many bytes: no point letting it go on
     });
+    // A playlist's page, one entry past it to tell whether another page follows.
+    // (Up to one past MAX_COLLECTION_ENTRIES, to tell a collection that goes on from one that ends.)
+    const start = ctx.page ? playlistStart(ctx.page.state) : 1;
+    const last = Math.min(start + COLLECTION_PAGE_SIZE, (ctx.maxEntries ?? DEFAULT_MAX_COLLECTION_ENTRIES) + 1);
+    const playlist = { start, end: Math.max(start, last) };
     let outcome: RunOutcome;
     let cookies: Awaited<ReturnType<CookieFile['privateCopy']>> | undefined;
     try {
       cookies = await this.options.cookies?.privateCopy();
       outcome = await runYtdlp({
         binary,
-        args: ytdlpArgs(url, session.proxyUrl, cookies?.path),
+        args: ytdlpArgs(url, session.proxyUrl, cookies?.path, playlist),
         env: childEnv(this.options.baseEnv ?? {}), // childEnv keeps only a few, and never a proxy variable
         timeoutMs: this.options.timeoutMs ?? YTDLP_TIMEOUT_MS,
         signal: ctx.signal ? AbortSignal.any([stop.signal, ctx.signal]) : stop.signal,
@@ -136,7 +142,9 @@ export class YtdlpBridge implements FallbackExtractor {
     } catch {
       throw new ReelayError('upstream_error', 'yt-dlp answered with something other than JSON.');
     }
-    const draft = mapYtdlpInfo(url, info);
+    const draft = mapYtdlpInfo(url, info, start);
+    if (draft.collection) return draft;
+    if (ctx.page) throw new ReelayError('upstream_error', 'yt-dlp no longer lists this URL as a playlist.');
     if (draft.media.length === 0) throw markNothingFound(new ReelayError('no_media_found', 'yt-dlp found no media reelay can download at this URL.'));
     // yt-dlp does not fetch every media URL it reports: buildResult drops those the download would
     // refuse, as for every extractor.
@@ -157,6 +165,13 @@ export class YtdlpBridge implements FallbackExtractor {
     ctx.log?.('yt-dlp failed', { exit: outcome.exitCode, error: line });
     return classify(line);
   }
+}
+
+/** A playlist page's state: the position of its first item in yt-dlp's numbering. */
+function playlistStart(state: string): number {
+  const start = /^[1-9]\d{0,6}$/.test(state) ? Number(state) : NaN;
+  if (!Number.isSafeInteger(start)) throw new ReelayError('invalid_request', 'The cursor is not valid for this URL; start again without it.');
+  return start;
 }
 
 /** yt-dlp's error line as one of our codes; our own sentence, with yt-dlp's reason only for upstream errors. */

@@ -31,13 +31,14 @@ export function extractRoutes(service: ExtractService, limit?: RequestHandler): 
       method: 'post',
       path: '/api/v1/extract',
       tag: 'Extract and download',
-      summary: 'Extract the media of a public page, manifest or media file: RATE_LIMIT_V1_PER_MIN requests per minute per client address',
+      summary:
+        'Extract the media of a public page, manifest or media file, or a page of a collection\'s entries (playlist, channel, feed, profile; `cursor` for the next page): RATE_LIMIT_V1_PER_MIN requests per minute per client address',
       body: ExtractRequestSchema,
       responses: withRateLimitHeaders({ 200: { description: 'The extract result', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS }, ...EXTRACT_ERRORS, ...TOO_MANY }),
       before: limit && [limit],
       handler: async (req, res) => {
-        const { url } = parseBody(ExtractRequestSchema, req.body);
-        sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req) }));
+        const { url, cursor } = parseBody(ExtractRequestSchema, req.body);
+        sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req), cursor }));
       },
     },
   ];

@@ -9,8 +9,8 @@ import { CACHED_HEADERS, EXTRACT_ERRORS } from './extract.js';
 
 export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDeps): RouteSpec[] {
   const handler: RouteSpec['handler'] = async (req, res) => {
-    const { url } = parseBody(ExtractRequestSchema, req.body);
-    sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req) }));
+    const { url, cursor } = parseBody(ExtractRequestSchema, req.body);
+    sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req), cursor }));
   };
   const ok = { 200: { description: 'The extract result, as POST /api/v1/extract answers it', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS } };
   return [

@@ -1,12 +1,13 @@
 // Extraction as a service both surfaces share: validate the URL, answer from the extract cache or
 // run the registry with an overall deadline and the client's abort signal, record the sources (a
 // cached answer records them again, so they stay downloadable), count the outcome.
-import { parseContentUrl, ReelayError, type ExtractResult } from '@reelay/contracts';
+import { parseContentUrl, ReelayError, type Collection, type CollectionEntry, type ExtractResult } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import type { Extraction, ExtractorRegistry } from '@reelay/extractors';
+import type { Extraction, ExtractorRegistry, PageRef } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
 import type { SourceRegistry } from '@reelay/sources';
 import type { GatewayMetrics } from '../metrics.js';
+import { CursorSigner } from './collection-cursor.js';
 import type { ExtractCache } from './extract-cache.js';
 
 export interface ExtractServiceDeps {
@@ -22,6 +23,21 @@ export interface ExtractServiceDeps {
   timeoutMs?: number;
   /** EXTRACT_CACHE_SECONDS' cache and single flight; without it every extract fetches. */
   cache?: ExtractCache;
+  /** Signs and checks collection cursors (COLLECTION_CURSOR_SECRET); default: a key of this process. */
+  cursors?: CursorSigner;
+  /** MAX_COLLECTION_ENTRIES: most entries a collection lists across its pages. */
+  maxEntries?: number;
+}
+
+/** One page of a collection, for the steps that download or watch it (listCollection). */
+export interface CollectionPage {
+  url: string;
+  platform: string;
+  title: string;
+  collection: Collection;
+  entries: CollectionEntry[];
+  /** The extraction the page's files (a feed's enclosures) were recorded under. */
+  extraction_id: string;
 }
 
 export interface ExtractAnswer {
@@ -31,23 +47,46 @@ export interface ExtractAnswer {
 }
 
 export class ExtractService {
-  constructor(private readonly deps: ExtractServiceDeps) {}
+  private readonly cursors: CursorSigner;
 
-  /** `fresh`: the client sent Cache-Control: no-cache, so the origin is asked again. */
-  async extract(rawUrl: string, clientSignal?: AbortSignal, options: { fresh?: boolean } = {}): Promise<ExtractAnswer> {
+  constructor(private readonly deps: ExtractServiceDeps) {
+    this.cursors = deps.cursors ?? new CursorSigner();
+  }
+
+  /**
+   * A page of a collection: the first without `cursor`, else the page `cursor` (a next_cursor of the
+   * same URL) names; undefined when the URL is not a collection. For collection downloads and
+   * subscriptions: follow `collection.next_cursor` until it is absent.
+   */
+  async listCollection(rawUrl: string, cursor?: string, signal?: AbortSignal): Promise<CollectionPage | undefined> {
+    const { result } = await this.extract(rawUrl, signal, { cursor });
+    if (result.content_type !== 'collection' || !result.collection || !result.entries) return undefined;
+    return { url: result.url, platform: result.platform, title: result.title, collection: result.collection, entries: result.entries, extraction_id: result.extraction_id! };
+  }
+
+  /**
+   * `fresh`: the client sent Cache-Control: no-cache, so the origin is asked again. `cursor`: a
+   * collection's next page (checked against this URL before anything is fetched).
+   */
+  async extract(rawUrl: string, clientSignal?: AbortSignal, options: { fresh?: boolean; cursor?: string } = {}): Promise<ExtractAnswer> {
     const url = parseContentUrl(rawUrl);
+    const page = options.cursor === undefined ? undefined : this.cursors.verify(url.href, options.cursor);
     const { registry, sources, metrics, cache } = this.deps;
     const platform = registry.platformOf(url);
     const started = process.hrtime.bigint();
     let outcome = 'success';
     try {
-      const fetch = () => this.fetch(url, clientSignal);
-      const served = cache ? await cache.serve(url.href, fetch, { fresh: options.fresh, signal: clientSignal }) : { extraction: await fetch(), outcome: 'off' as const, age: undefined };
+      const fetch = () => this.fetch(url, clientSignal, page);
+      // A collection's later page is cached apart from its first.
+      const key = page ? `${url.href}\n${JSON.stringify(page)}` : url.href;
+      const served = cache ? await cache.serve(key, fetch, { fresh: options.fresh, signal: clientSignal }) : { extraction: await fetch(), outcome: 'off' as const, age: undefined };
       metrics.extractCache.inc({ outcome: served.outcome });
-      const { result, records, subtitles } = served.extraction;
+      const { result, records, subtitles, next } = served.extraction;
       // Every answer, cached or not, records its sources under an extraction of its own.
       const extractionId = await sources.record(result.platform, records, subtitles);
-      return { result: { ...result, extraction_id: extractionId }, age: served.age };
+      const answer: ExtractResult = { ...result, extraction_id: extractionId };
+      if (next && answer.collection) answer.collection = { ...answer.collection, next_cursor: this.cursors.sign(url.href, next) };
+      return { result: answer, age: served.age };
     } catch (err) {
       outcome = err instanceof ReelayError ? err.code : 'internal_error';
       throw err;
@@ -59,7 +98,7 @@ export class ExtractService {
   }
 
   /** One run of the registry against the origin, within the extraction deadline. */
-  private async fetch(url: URL, clientSignal?: AbortSignal): Promise<Extraction> {
+  private async fetch(url: URL, clientSignal?: AbortSignal, page?: PageRef): Promise<Extraction> {
     const { registry, egress, logger } = this.deps;
     const controller = new AbortController();
     const onClientAbort = () => controller.abort(clientSignal?.reason);
@@ -77,6 +116,8 @@ export class ExtractService {
           egress,
           endpoints: this.deps.endpoints,
           maxSegments: this.deps.maxSegments,
+          maxEntries: this.deps.maxEntries,
+          page,
           signal: controller.signal,
           log: (msg, fields) => logger.debug({ ...fields, url: url.href }, msg),
         }),

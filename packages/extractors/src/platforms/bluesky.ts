@@ -11,7 +11,8 @@
 //   bluesky_tenor   Tenor's GIF host                   default https://media.tenor.com
 // Download headers: none. video.bsky.app, cdn.bsky.app, PDS blobs and Tenor serve anonymous GETs.
 import { ReelayError } from '@reelay/contracts';
-import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { stateToken } from '../collection.js';
+import type { EntryDraft, ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
 import { arr, endpoint, getJson, manifestSources, num, obj, postTitle, rateLimited, statusFailure, str, type ApiAnswer, type Json } from './public-api.js';
 
 const API = 'https://public.api.bsky.app';
@@ -252,3 +253,78 @@ export const bluesky: UrlExtractor = {
     };
   },
 };
+
+// Profiles: bsky.app/profile/{handle or DID} lists the account's posts with video through the
+// AppView's app.bsky.feed.getAuthorFeed (filter posts_with_video, 100 a page, the API's maximum),
+// paged by its own cursor, which is the page state.
+export const BLUESKY_PROFILE_PATTERNS: readonly RegExp[] = [/^https?:\/\/(?:www\.)?(?:bsky\.app|main\.bsky\.dev)\/profile\/([\w.:%-]{1,128})(?:\/(?:media|videos?))?\/?(?:[?#].*)?$/i];
+
+export function blueskyProfileActor(url: URL): string | undefined {
+  const m = BLUESKY_PROFILE_PATTERNS[0].exec(url.href);
+  return m ? decodeURIComponent(m[1]) : undefined;
+}
+
+const VIDEO_VIEW = 'app.bsky.embed.video#view';
+
+export const blueskyProfiles: UrlExtractor = {
+  name: 'bluesky_profile',
+  platform: 'bluesky',
+  patterns: BLUESKY_PROFILE_PATTERNS,
+  kinds: ['profile'],
+  matches: (url) => blueskyProfileActor(url) !== undefined,
+  async extract(url, ctx): Promise<ResultDraft> {
+    const actor = blueskyProfileActor(url);
+    if (!actor) throw new ReelayError('invalid_url', 'This is not a Bluesky profile URL.');
+    const cursor = stateToken(ctx.page?.state, /^[\w.:+=/-]{1,512}$/);
+    const feed = new URL(`${endpoint(ctx, 'bluesky_api', API)}/xrpc/app.bsky.feed.getAuthorFeed`);
+    feed.searchParams.set('actor', actor);
+    feed.searchParams.set('filter', 'posts_with_video');
+    feed.searchParams.set('limit', '100');
+    if (cursor) feed.searchParams.set('cursor', cursor);
+    const answer = await getJson(ctx, feed);
+    const body = obj(answer.json);
+    if (answer.status !== 200 || !Array.isArray(body?.feed)) {
+      const error = str(body?.error);
+      const message = str(body?.message);
+      if (error === 'InvalidRequest' && /profile not found|resolve|not found/i.test(message ?? '')) throw new ReelayError('content_not_found', `Bluesky has no such profile (${message}).`);
+      if (error === 'BlockedActor' || error === 'BlockedByActor') throw new ReelayError('content_not_found', 'The Bluesky profile is hidden by a block between accounts.');
+      throw threadError(answer, body);
+    }
+    const rows = arr(body!.feed).slice(0, 100);
+    const posts = rows.flatMap((row) => {
+      const post = obj(obj(row)?.post);
+      return post ? [post] : [];
+    });
+    const own = posts.map((p) => obj(p.author)).find((a) => a && (str(a.handle) === actor || str(a.did) === actor));
+    const next = str(body!.cursor);
+    return {
+      url: url.href,
+      platform: 'bluesky',
+      extract_profile: 'bluesky_api',
+      title: str(own?.displayName) ?? `@${str(own?.handle) ?? actor}`,
+      media: [],
+      // The AppView ends a feed by leaving out the cursor; a cursor with nothing before it ends it too.
+      collection: { kind: 'profile', entries: posts.flatMap(postEntry), next: next && rows.length > 0 ? next : undefined },
+    };
+  },
+};
+
+/** A post with a video (its own, or beside a quote) as an entry: its web URL, which the post extractor reads. */
+function postEntry(post: Json): EntryDraft[] {
+  const embed = obj(post.embed);
+  const video = typeOf(embed) === VIDEO_VIEW ? embed : typeOf(obj(embed?.media)) === VIDEO_VIEW ? obj(embed?.media) : undefined;
+  const uri = /^at:\/\/([^/]+)\/app\.bsky\.feed\.post\/([\w.~:-]{1,128})$/.exec(str(post.uri) ?? '');
+  if (!video || !uri) return [];
+  const author = obj(post.author);
+  const who = str(author?.handle) ?? uri[1];
+  const record = obj(post.record);
+  return [
+    {
+      url: `https://bsky.app/profile/${encodeURIComponent(who)}/post/${uri[2]}`,
+      id: uri[2],
+      title: postTitle(str(record?.text)) ?? `Bluesky post by @${who}`,
+      thumbnail: str(video.thumbnail),
+      upload_date: str(record?.createdAt) ?? str(post.indexedAt),
+    },
+  ];
+}

@@ -6,6 +6,7 @@
 //
 // Endpoints (ctx.endpoints, env PLATFORM_DAILYMOTION_<NAME>):
 //   dailymotion_www  default https://www.dailymotion.com
+//   dailymotion_api  the Data API, for playlists and users   default https://api.dailymotion.com
 // Download headers: none in the normal case (yt-dlp retries a 403 on the master with other
 // headers; that is not done here).
 import { ReelayError } from '@reelay/contracts';
@@ -13,7 +14,8 @@ import { splitCodecs } from '../codecs.js';
 import { parseHls } from '../hls.js';
 import { manifestKind } from '../manifest.js';
 import { subtitleFormat } from '../subtitles.js';
-import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft, UrlExtractor } from '../types.js';
+import { staleCursor, statePosition } from '../collection.js';
+import type { EntryDraft, ExtractContext, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft, UrlExtractor } from '../types.js';
 import { absolute, arr, endpoint, getJson, num, obj, rateLimited, statusFailure, str, type Json } from './public-api.js';
 
 const WWW = 'https://www.dailymotion.com';
@@ -209,3 +211,77 @@ export const dailymotion: UrlExtractor = {
     };
   },
 };
+
+// Collections: playlists (/playlist/{xid}) and users' videos (/{user}, /{user}/videos) through the
+// public Data API: GET {api}/playlist/{xid}/videos or /user/{user}/videos with fields, limit 100 (the
+// API's maximum) and page, which is the page state. The name comes from /playlist/{xid} or
+// /user/{user} in the same round.
+//   dailymotion_api  default https://api.dailymotion.com
+const API = 'https://api.dailymotion.com';
+/** First path segments of dailymotion.com that are not user names. */
+const RESERVED = '(?:video|playlist|embed|player|search|channel|live|library|signin|signup|settings|partner|us|fr|de|es|it|pt|legal|about|help|upload|feed|following|tag|hub|static|cdn|api|oauth)';
+export const DAILYMOTION_COLLECTION_PATTERNS: readonly RegExp[] = [
+  new RegExp(`^https?:\\/\\/(?:(?:www|touch)\\.)?dailymotion\\.com\\/playlist\\/(x[a-z0-9]{1,16})(?:_[^/?#]*)?${END}`, 'i'),
+  new RegExp(`^https?:\\/\\/(?:(?:www|touch)\\.)?dailymotion\\.com\\/(?!${RESERVED}(?:[/?#]|$))([A-Za-z0-9_-]{2,64})(?:\\/videos)?${END}`, 'i'),
+];
+
+export function dailymotionCollection(url: URL): { kind: 'playlist' | 'channel'; path: string } | undefined {
+  const [playlist, user] = DAILYMOTION_COLLECTION_PATTERNS.map((p) => p.exec(url.href));
+  if (playlist) return { kind: 'playlist', path: `/playlist/${playlist[1].toLowerCase()}` };
+  if (user) return { kind: 'channel', path: `/user/${user[1]}` };
+  return undefined;
+}
+
+const FIELDS = 'id,title,duration,thumbnail_720_url,created_time,url';
+
+export const dailymotionCollections: UrlExtractor = {
+  name: 'dailymotion_collection',
+  platform: 'dailymotion',
+  patterns: DAILYMOTION_COLLECTION_PATTERNS,
+  kinds: ['playlist', 'channel'],
+  matches: (url) => dailymotionCollection(url) !== undefined,
+  async extract(url, ctx): Promise<ResultDraft> {
+    const target = dailymotionCollection(url);
+    if (!target) throw new ReelayError('invalid_url', 'This is not a Dailymotion playlist or user URL.');
+    const page = statePosition(ctx.page?.state, 1);
+    if (page < 1) throw staleCursor();
+    const api = endpoint(ctx, 'dailymotion_api', API);
+    const list = new URL(`${api}${target.path}/videos`);
+    list.searchParams.set('fields', FIELDS);
+    list.searchParams.set('limit', '100');
+    list.searchParams.set('page', String(page));
+    const about = new URL(`${api}${target.path}`);
+    about.searchParams.set('fields', target.kind === 'playlist' ? 'name,videos_total' : 'screenname,videos_total');
+    const [answer, info] = await Promise.all([getJson(ctx, list), getJson(ctx, about)]);
+    if (answer.status === 429 || info.status === 429) throw rateLimited('Dailymotion');
+    const body = obj(answer.json);
+    const error = obj(body?.error);
+    if (answer.status === 404 || answer.status === 410 || (error && /not.?found|does not exist/i.test(`${str(error.type)} ${str(error.message)}`))) {
+      throw new ReelayError('content_not_found', `Dailymotion has no such ${target.kind === 'playlist' ? 'playlist' : 'user'}.`);
+    }
+    if (answer.status !== 200 || !body || !Array.isArray(body.list)) throw statusFailure('Dailymotion', answer.status, str(error?.message));
+    const meta = obj(info.json);
+    const videos = arr(body.list).slice(0, 100).flatMap((v) => (obj(v) ? [obj(v)!] : []));
+    return {
+      url: url.href,
+      platform: 'dailymotion',
+      extract_profile: 'dailymotion_api',
+      title: str(meta?.name) ?? str(meta?.screenname),
+      media: [],
+      collection: {
+        kind: target.kind,
+        entries: videos.flatMap(dailymotionEntry),
+        entry_count: num(meta?.videos_total) ?? num(body.total),
+        next: body.has_more === true && videos.length > 0 ? String(page + 1) : undefined,
+      },
+    };
+  },
+};
+
+function dailymotionEntry(video: Json): EntryDraft[] {
+  const id = str(video.id);
+  const own = str(video.url);
+  const url = own && /^https?:\/\/(?:www\.)?dailymotion\.com\/video\//i.test(own) ? own : id && /^[a-z0-9]{2,16}$/i.test(id) ? `${WWW}/video/${id}` : undefined;
+  if (!url) return [];
+  return [{ url, id, title: str(video.title), duration: num(video.duration), thumbnail: str(video.thumbnail_720_url), upload_date: num(video.created_time) }];
+}

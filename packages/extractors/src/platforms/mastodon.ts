@@ -12,7 +12,8 @@
 import { ReelayError } from '@reelay/contracts';
 import { mimeOfExt } from '../media-types.js';
 import { NotMyUrl } from '../registry.js';
-import type { MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { stateToken } from '../collection.js';
+import type { EntryDraft, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
 import { arr, extOf, frameRate, getJson, htmlText, num, obj, postTitle, rateLimited, str, type Json } from './public-api.js';
 
 const HOST = String.raw`https?:\/\/[^/?#@]+`;
@@ -144,4 +145,103 @@ function mapStatus(url: URL, status: Json): ResultDraft {
     describing: { author: str(account?.display_name) ?? acct, upload_date: str(shown.created_at), description: htmlText(str(shown.content)) },
     media,
   };
+}
+
+// Profiles: /@user (and /@user@remote.host, /users/user) lists the account's posts with video or
+// audio, through GET /api/v1/accounts/lookup?acct= and /api/v1/accounts/{id}/statuses?only_media=true,
+// newest first, paged by max_id (40 a page, the API's maximum). The page state is
+// "{account id}:{max_id}", so a later page needs no second lookup.
+export const MASTODON_PROFILE_PATTERNS: readonly RegExp[] = [
+  new RegExp(`^${HOST}\\/@(${USER}(?:@[\\w.-]{1,253})?)(?:\\/(?:media|with_replies))?${END}`, 'i'),
+  new RegExp(`^${HOST}\\/users\\/(${USER})${END}`, 'i'),
+];
+
+const PROFILE_PAGE = 40;
+const MEDIA_TYPES = new Set(['video', 'gifv', 'audio']);
+
+export function mastodonProfileAcct(url: URL): string | undefined {
+  for (const pattern of MASTODON_PROFILE_PATTERNS) {
+    const m = pattern.exec(url.href);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+export const mastodonProfiles: UrlExtractor = {
+  name: 'mastodon_profile',
+  platform: 'mastodon',
+  patterns: MASTODON_PROFILE_PATTERNS,
+  kinds: ['profile'],
+  matches: (url) => mastodonProfileAcct(url) !== undefined,
+  async extract(url, ctx): Promise<ResultDraft> {
+    const acct = mastodonProfileAcct(url);
+    if (!acct) throw new NotMyUrl('mastodon_profile', 'not a profile URL');
+    const state = stateToken(ctx.page?.state, /^[A-Za-z0-9]{1,40}:[A-Za-z0-9]{1,40}$/);
+    let accountId = state?.split(':')[0];
+    let title: string | undefined;
+    if (!accountId) {
+      const lookup = new URL(`${url.origin}/api/v1/accounts/lookup`);
+      lookup.searchParams.set('acct', acct);
+      const answer = await getJson(ctx, lookup);
+      if (answer.status === 429) throw rateLimited('The instance');
+      const account = obj(answer.json);
+      const id = account?.id;
+      if (answer.status === 200 && (typeof id === 'string' || typeof id === 'number') && typeof account?.acct === 'string') {
+        accountId = String(id);
+        title = str(account.display_name) ?? `@${str(account.acct)}`;
+      } else {
+        const error = str(account?.error);
+        if (!error || answer.status < 400) throw new NotMyUrl('mastodon_profile', `${lookup.href} answered ${answer.status}, not a Mastodon account`);
+        if (answer.status === 404 || answer.status === 410) throw new ReelayError('content_not_found', `The account does not exist on this instance (${error}).`);
+        throw new ReelayError('upstream_error', `The instance refused the account lookup (${answer.status}: ${error}).`);
+      }
+      if (!/^[A-Za-z0-9]{1,40}$/.test(accountId)) throw new ReelayError('upstream_error', 'The instance answered with an account id of an unknown shape.');
+    }
+    const list = new URL(`${url.origin}/api/v1/accounts/${accountId}/statuses`);
+    list.searchParams.set('only_media', 'true');
+    list.searchParams.set('exclude_replies', 'true');
+    list.searchParams.set('limit', String(PROFILE_PAGE));
+    const maxId = state?.split(':')[1];
+    if (maxId) list.searchParams.set('max_id', maxId);
+    const answer = await getJson(ctx, list);
+    if (answer.status === 429) throw rateLimited('The instance');
+    if (answer.status >= 400 || !Array.isArray(answer.json)) {
+      const error = str(obj(answer.json)?.error);
+      if (answer.status === 404 || answer.status === 410) throw new ReelayError('content_not_found', `The account's posts are not public${error ? ` (${error})` : ''}.`);
+      throw new ReelayError('upstream_error', `The instance answered the account's posts with HTTP ${answer.status}${error ? ` (${error})` : ''}.`);
+    }
+    const statuses = answer.json.slice(0, PROFILE_PAGE).flatMap((s) => (isStatus(obj(s)) ? [obj(s)!] : []));
+    const last = statuses.at(-1)?.id;
+    const lastId = last === undefined ? undefined : String(last);
+    const more = answer.json.length >= PROFILE_PAGE && lastId !== undefined && /^[A-Za-z0-9]{1,40}$/.test(lastId);
+    return {
+      url: url.href,
+      platform: 'mastodon',
+      extract_profile: 'mastodon_api',
+      title: title ?? `@${acct}`,
+      media: [],
+      collection: { kind: 'profile', entries: statuses.flatMap(statusEntry), next: more ? `${accountId}:${lastId}` : undefined },
+    };
+  },
+};
+
+/** A status with video, gifv or audio as an entry (its web URL, which the status extractor reads). */
+function statusEntry(status: Json): EntryDraft[] {
+  const reblog = obj(status.reblog);
+  const shown = isStatus(reblog) ? reblog : status;
+  const attachment = arr(shown.media_attachments).map(obj).find((a) => a && MEDIA_TYPES.has(String(a.type)));
+  const url = str(shown.url);
+  if (!attachment || !url || !/^https?:\/\//i.test(url)) return [];
+  const meta = obj(attachment.meta);
+  const text = str(shown.spoiler_text) ?? htmlText(str(shown.content));
+  return [
+    {
+      url,
+      id: String(shown.id),
+      title: postTitle(text) ?? str(attachment.description),
+      duration: num(obj(meta?.original)?.duration ?? meta?.duration),
+      thumbnail: str(attachment.preview_url),
+      upload_date: str(shown.created_at),
+    },
+  ];
 }

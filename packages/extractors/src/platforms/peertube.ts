@@ -14,7 +14,8 @@
 // an extract request cannot carry, so such videos are reported as not found.)
 import { ReelayError } from '@reelay/contracts';
 import { NotMyUrl } from '../registry.js';
-import type { ExtractContext, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { statePosition } from '../collection.js';
+import type { EntryDraft, ExtractContext, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
 import { absolute, arr, extOf, getJson, manifestSources, num, obj, rateLimited, str, type Json } from './public-api.js';
 
 const HOST = String.raw`https?:\/\/[^/?#@]+`;
@@ -153,4 +154,93 @@ async function mapVideo(ctx: ExtractContext, url: URL, video: Json): Promise<Res
       },
     ],
   };
+}
+
+// Collections: playlists (/w/p/{id}), channels (/c/{name}) and accounts (/a/{name}) through
+// /api/v1/video-playlists/{id}/videos, /api/v1/video-channels/{name}/videos and
+// /api/v1/accounts/{name}/videos, paged with start and count (at most 100, the API's own maximum).
+// The page state is the next start.
+const NAME = String.raw`([\w.-]{1,64}(?:@[\w.-]{1,253})?)`;
+const PLAYLIST_ID = `(${UUID}|${SHORT_UUID}|\\d{1,12})`;
+
+export const PEERTUBE_COLLECTION_PATTERNS: readonly RegExp[] = [
+  new RegExp(`^${HOST}\\/w\\/p\\/${PLAYLIST_ID}${END}`),
+  new RegExp(`^${HOST}\\/videos\\/watch\\/playlist\\/${PLAYLIST_ID}${END}`),
+  new RegExp(`^${HOST}\\/(?:c|video-channels)\\/${NAME}(?:\\/(?:videos|video-playlists))?${END}`),
+  new RegExp(`^${HOST}\\/(?:a|accounts)\\/${NAME}(?:\\/(?:videos|video-channels|video-playlists))?${END}`),
+];
+
+interface PeerTubeListing {
+  kind: 'playlist' | 'channel' | 'profile';
+  /** The collection's own API URL (its name) and its list of videos. */
+  info: string;
+  videos: string;
+}
+
+/** The API URLs of the collection a URL names, or undefined. */
+export function peertubeCollectionApi(url: URL): PeerTubeListing | undefined {
+  const [playlist, watchPlaylist, channel, account] = PEERTUBE_COLLECTION_PATTERNS.map((p) => p.exec(url.href));
+  const api = `${url.origin}/api/v1`;
+  const id = (playlist ?? watchPlaylist)?.[1];
+  if (id) return { kind: 'playlist', info: `${api}/video-playlists/${id}`, videos: `${api}/video-playlists/${id}/videos` };
+  if (channel) return { kind: 'channel', info: `${api}/video-channels/${channel[1]}`, videos: `${api}/video-channels/${channel[1]}/videos` };
+  if (account) return { kind: 'profile', info: `${api}/accounts/${account[1]}`, videos: `${api}/accounts/${account[1]}/videos` };
+  return undefined;
+}
+
+const PAGE = 100;
+
+export const peertubeCollections: UrlExtractor = {
+  name: 'peertube_collection',
+  platform: 'peertube',
+  patterns: PEERTUBE_COLLECTION_PATTERNS,
+  kinds: ['playlist', 'channel', 'profile'],
+  matches: (url) => peertubeCollectionApi(url) !== undefined,
+  async extract(url, ctx): Promise<ResultDraft> {
+    const listing = peertubeCollectionApi(url);
+    if (!listing) throw new NotMyUrl('peertube_collection', 'not a playlist, channel or account URL');
+    const start = statePosition(ctx.page?.state, 0);
+    const list = new URL(listing.videos);
+    list.searchParams.set('start', String(start));
+    list.searchParams.set('count', String(PAGE));
+    if (listing.kind !== 'playlist') list.searchParams.set('sort', '-publishedAt');
+    const [info, answer] = await Promise.all([getJson(ctx, listing.info), getJson(ctx, list)]);
+    if (answer.status === 429 || info.status === 429) throw rateLimited('The PeerTube instance');
+    const body = obj(answer.json);
+    const isList = answer.status === 200 && body && typeof body.total === 'number' && Array.isArray(body.data);
+    if (!isList) {
+      if (answer.status < 400 || !isPeerTubeError(answer, body)) throw new NotMyUrl('peertube_collection', `${listing.videos} answered ${answer.status}, not a PeerTube list`);
+      const detail = str(body?.detail) ?? str(body?.error) ?? `HTTP ${answer.status}`;
+      if (answer.status === 404 || answer.status === 410 || answer.status === 401 || answer.status === 403) {
+        throw new ReelayError('content_not_found', `The PeerTube ${listing.kind === 'profile' ? 'account' : listing.kind} does not exist or is not public (${detail}).`);
+      }
+      throw new ReelayError('upstream_error', `The PeerTube instance failed (${detail}).`);
+    }
+    const rows = arr(body!.data).slice(0, PAGE);
+    // A playlist's rows wrap the video ({position, video}); a deleted or private one is null.
+    const videos = rows.flatMap((r) => {
+      const row = obj(r);
+      const video = listing.kind === 'playlist' ? obj(row?.video) : row;
+      return video ? [video] : [];
+    });
+    const total = num(body!.total)!;
+    const next = rows.length > 0 && start + rows.length < total ? String(start + rows.length) : undefined;
+    const about = obj(info.json);
+    return {
+      url: url.href,
+      platform: 'peertube',
+      extract_profile: 'peertube_api',
+      title: str(about?.displayName) ?? str(about?.name),
+      media: [],
+      collection: { kind: listing.kind, entries: videos.flatMap((v) => peertubeEntry(v, url.origin)), entry_count: total, next },
+    };
+  },
+};
+
+function peertubeEntry(video: Json, origin: string): EntryDraft[] {
+  const id = str(video.shortUUID) ?? str(video.uuid);
+  const own = absolute(video.url, origin);
+  const url = own ?? (id ? `${origin}/w/${id}` : undefined);
+  if (!url) return [];
+  return [{ url, id: str(video.uuid) ?? id, title: str(video.name), duration: num(video.duration), thumbnail: absolute(video.thumbnailPath ?? video.previewPath, origin), upload_date: str(video.originallyPublishedAt) ?? str(video.publishedAt) }];
 }

@@ -11,7 +11,8 @@
 import { ReelayError } from '@reelay/contracts';
 import { MAX_PAGE_BYTES } from '@reelay/egress';
 import { kindOfMime, mimeOfExt } from '../media-types.js';
-import type { ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
+import { stateToken } from '../collection.js';
+import type { EntryDraft, ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
 import { endpoint, extOf, getJson, manifestSources, statusFailure } from './public-api.js';
 
 const WWW = 'https://www.reddit.com';
@@ -324,3 +325,83 @@ export const reddit: UrlExtractor = {
     return extractPost(url, id, ctx);
   },
 };
+
+// Listings: a subreddit (/r/{sub}, /r/{sub}/{hot|new|top|rising|controversial}) or a user's posts
+// (/user/{name}, /u/{name}, …/submitted) through the same JSON API ({listing}.json, 100 a page, the
+// API's maximum), paged by its `after` (a fullname, t3_…), which is the page state. Entries are the
+// posts that carry media (video, gallery, image); each post's page is read again by the post
+// extractor.
+const SORTS = '(?:hot|new|top|rising|controversial|best)';
+export const REDDIT_LISTING_PATTERNS: readonly RegExp[] = [
+  new RegExp(`${REDDIT}/r/(?<sub>[A-Za-z0-9_]{2,21})(?:/(?<sort>${SORTS}))?/?(?:[?#]|$)`, 'i'),
+  new RegExp(`${REDDIT}/(?:u|user)/(?<user>[A-Za-z0-9_-]{3,20})(?:/(?:submitted|posts|overview))?/?(?:[?#]|$)`, 'i'),
+];
+
+/** The API path of the listing a URL names (without .json), and its title; undefined when it names none. */
+export function redditListing(url: URL): { path: string; title: string; kind: 'channel' | 'profile'; time?: string } | undefined {
+  const [sub, user] = REDDIT_LISTING_PATTERNS.map((p) => p.exec(url.href)?.groups);
+  // ?t= (hour, day, week, month, year, all) chooses the period of a top or controversial listing.
+  const t = url.searchParams.get('t');
+  const time = t && /^(?:hour|day|week|month|year|all)$/.test(t) ? t : undefined;
+  if (sub) return { path: `/r/${sub.sub}/${(sub.sort ?? 'hot').toLowerCase()}`, title: `r/${sub.sub}`, kind: 'channel', time };
+  if (user) return { path: `/user/${user.user}/submitted`, title: `u/${user.user}`, kind: 'profile', time };
+  return undefined;
+}
+
+export const redditListings: UrlExtractor = {
+  name: 'reddit_listing',
+  platform: 'reddit',
+  patterns: REDDIT_LISTING_PATTERNS,
+  kinds: ['channel', 'profile'],
+  matches: (url) => redditListing(url) !== undefined,
+  async extract(url, ctx): Promise<ResultDraft> {
+    const listing = redditListing(url);
+    if (!listing) throw new ReelayError('invalid_url', 'This is not a Reddit subreddit or user URL.');
+    const after = stateToken(ctx.page?.state, /^t3_[a-z0-9]{1,20}$/);
+    const api = new URL(`${endpoint(ctx, 'reddit_www', WWW)}${listing.path}.json`);
+    api.searchParams.set('limit', '100');
+    api.searchParams.set('raw_json', '1');
+    if (listing.time) api.searchParams.set('t', listing.time);
+    if (after) api.searchParams.set('after', after);
+    const res = await getJson(ctx, api, { 'user-agent': USER_AGENT }, { maxBytes: MAX_PAGE_BYTES });
+    const body = res.json as { reason?: string; data?: { after?: unknown; children?: unknown } } | undefined;
+    if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', `Reddit has no ${listing.title} (it was banned, deleted or never existed).`);
+    if (res.status === 403 && body?.reason) throw new ReelayError(body.reason === 'quarantined' ? 'upstream_error' : 'content_not_found', `Reddit does not show ${listing.title} (${body.reason}).`);
+    if (res.status >= 400) throw statusOrBlocked(res.status, 'reading the listing');
+    if (body === undefined) throw new ReelayError('upstream_error', "Reddit refused this server's IP: it answered with an HTML page instead of JSON (blocked).");
+    const children = Array.isArray(body.data?.children) ? (body.data.children as { kind?: string; data?: Post & { id?: string; permalink?: string } }[]) : [];
+    const posts = children.slice(0, 100).flatMap((c) => (c?.kind === 't3' && c.data && typeof c.data === 'object' ? [c.data] : []));
+    const next = typeof body.data?.after === 'string' && /^t3_[a-z0-9]{1,20}$/.test(body.data.after) && children.length > 0 ? body.data.after : undefined;
+    return {
+      url: url.href,
+      platform: 'reddit',
+      extract_profile: 'reddit_api',
+      title: listing.title,
+      media: [],
+      collection: { kind: listing.kind, entries: posts.flatMap(listingEntry), next },
+    };
+  },
+};
+
+function listingVideo(post: Post): RedditVideo | undefined {
+  return post.secure_media?.reddit_video ?? post.media?.reddit_video ?? post.crosspost_parent_list?.[0]?.secure_media?.reddit_video ?? undefined;
+}
+
+/** A post with media as an entry; text posts and links elsewhere are left out. */
+function listingEntry(post: Post & { id?: string; permalink?: string }): EntryDraft[] {
+  const video = listingVideo(post);
+  const link = unescapeUrl(post.url_overridden_by_dest ?? post.url) ?? '';
+  const hasMedia = video !== undefined || post.is_gallery === true || post.post_hint === 'image' || post.post_hint === 'hosted:video' || /^https?:\/\/(?:i|v)\.redd\.it\//i.test(link);
+  if (!hasMedia || post.removed_by_category || typeof post.permalink !== 'string' || !post.permalink.startsWith('/')) return [];
+  const preview = unescapeUrl(post.preview?.images?.[0]?.source?.url);
+  return [
+    {
+      url: `${WWW}${post.permalink}`,
+      id: typeof post.id === 'string' ? post.id : undefined,
+      title: post.title,
+      duration: video?.duration,
+      thumbnail: preview ?? (/^https?:\/\//.test(post.thumbnail ?? '') ? post.thumbnail : undefined),
+      upload_date: post.created_utc,
+    },
+  ];
+}
