@@ -125,7 +125,10 @@ export const ExtractRequestSchema = z
       .min(1)
       .max(MAX_CURSOR_LENGTH)
       .optional()
-      .describe("A collection's next_cursor, with the same url: the next page of its entries"),
+      // A value the server signed: only a next_cursor it issued for this url is taken; any other string
+      // of this form is 400 invalid_request. `x-server-issued` says so to the document's readers.
+      .meta({ 'x-server-issued': true })
+      .describe("A collection's next_cursor, with the same url: the next page of its entries. Only a cursor this deployment issued for this url is accepted; an edited or foreign one is 400 invalid_request"),
   })
   .meta({ id: 'ExtractRequest' });
 export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;
