@@ -24,6 +24,8 @@ interface Finding {
 /** Picks a theme with the page's own switch in the top nav. */
 export async function chooseTheme(page: Page, theme: 'light' | 'dark' | 'system'): Promise<void> {
   await page.locator('#theme-select').selectOption(theme);
+  // Colours may fade over a transition (Swagger UI's do): audit the settled page.
+  await page.evaluate('Promise.allSettled(document.getAnimations().map((a) => a.finished))');
 }
 
 /** axe-core's critical and serious findings on the page as it is now (evaluated over CDP: no CSP hole). */
@@ -31,7 +33,7 @@ export async function axeFindings(page: Page): Promise<Finding[]> {
   if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE);
   return page.evaluate<Finding[]>(`axe.run(document, { resultTypes: ['violations'] }).then(({ violations }) => violations
     .filter((v) => v.impact === 'critical' || v.impact === 'serious')
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) })))`);
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 12).map((n) => n.target.join(' ')) })))`);
 }
 
 /** What sticks out of a 360 px wide viewport: the page's scroll width, and any open dialog's parts. */
