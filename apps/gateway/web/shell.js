@@ -61,3 +61,18 @@ if ('serviceWorker' in navigator) {
     });
   });
 }
+
+// A button disabled while its request runs loses the keyboard focus (the browser moves it to the
+// page), so a keyboard user pressing Enter would be thrown back to the top. When the last focused
+// control is enabled again and nothing else has taken the focus, it gets the focus back.
+let lastFocused = null;
+document.addEventListener('focusin', (event) => {
+  lastFocused = event.target;
+});
+new MutationObserver((mutations) => {
+  for (const { target } of mutations) {
+    const control = /** @type {HTMLButtonElement} */ (target);
+    const nobody = document.activeElement === null || document.activeElement === document.body;
+    if (control === lastFocused && !control.disabled && control.isConnected && nobody) control.focus();
+  }
+}).observe(document, { attributes: true, attributeFilter: ['disabled'], subtree: true });
