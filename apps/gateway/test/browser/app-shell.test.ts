@@ -74,6 +74,10 @@ describeBrowser('the installable web app shell', () => {
       // The stylesheet came from the cache too: the header is laid out as a flex row.
       await expect(page.evaluate("getComputedStyle(document.querySelector('.site-header')).display")).resolves.toBe('flex');
       await screenshot(page, 'shell-offline');
+      // Extracting offline says so plainly (the API is never answered from a cache).
+      await page.getByLabel('Page or media URL').fill('https://example.com/watch/1');
+      await page.getByLabel('Page or media URL').press('Enter');
+      await page.getByRole('status').filter({ hasText: 'The server could not be reached' }).waitFor();
       await page.goto(`${served.base}/settings/api-keys`);
       await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
     } finally {
