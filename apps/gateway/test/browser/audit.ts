@@ -58,16 +58,17 @@ export async function overflowAt360(page: Page): Promise<string[]> {
 
 /**
  * Audits the page in its current state at both sizes and both themes, writes a screenshot of each
- * (`<name>-<size>-<theme>.png`), checks 360 px, and returns every problem as a readable line.
+ * (`<name>-<size>-<theme>.png`; the whole page unless fullPage is false, for very long pages), checks
+ * 360 px, and returns every problem as a readable line.
  */
-export async function auditPage(page: Page, name: string): Promise<string[]> {
+export async function auditPage(page: Page, name: string, { fullPage = true } = {}): Promise<string[]> {
   const problems: string[] = [];
   for (const size of SIZES) {
     await page.setViewportSize({ width: size.width, height: size.height });
     for (const theme of THEMES) {
       await chooseTheme(page, theme);
       for (const f of await axeFindings(page)) problems.push(`${name} ${size.name} ${theme}: ${f.id} (${f.impact}) ${f.help} — ${f.targets.join(', ')}`);
-      await screenshot(page, `${name}-${size.name}-${theme}`);
+      await screenshot(page, `${name}-${size.name}-${theme}`, fullPage);
     }
   }
   for (const p of await overflowAt360(page)) problems.push(`${name} at 360 px: ${p}`);

@@ -1,5 +1,5 @@
-// The API keys page and the API reference held to the audit (axe-core, 360 px, both sizes and themes,
-// with screenshots): signed out, signed in with keys, with the delete dialog open, and /docs.
+// The API keys page held to the audit (axe-core, 360 px, both sizes and themes, with screenshots):
+// signed out, signed in with keys, and with the delete dialog open.
 import { afterAll, afterEach, beforeAll, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { auditPage } from './audit.js';
@@ -8,7 +8,7 @@ import { describeBrowser, launchBrowser, serveGateway, type ServedGateway, type 
 let served: ServedGateway;
 let browser: TestBrowser;
 
-describeBrowser('the API keys page and the API reference pass the audit', () => {
+describeBrowser('the API keys page passes the audit', () => {
   beforeAll(async () => {
     served = await serveGateway();
     browser = await launchBrowser();
@@ -43,13 +43,5 @@ describeBrowser('the API keys page and the API reference pass the audit', () => 
     await page.getByRole('dialog', { name: 'Delete this key?' }).waitFor();
     problems.push(...(await auditPage(page, 'settings-delete-dialog')));
     expect(problems).toEqual([]);
-  });
-
-  test('the API reference, with an operation open', async () => {
-    await browser.fresh();
-    const { page } = browser;
-    await page.goto(`${served.base}/docs#/Jobs/getApiV1JobsIdEvents`);
-    await page.locator('#operations-Jobs-getApiV1JobsIdEvents .opblock-body').waitFor();
-    expect(await auditPage(page, 'docs')).toEqual([]);
   });
 });
