@@ -85,6 +85,21 @@ describeBrowser('the installable web app shell', () => {
     }
   });
 
+  test("a new service worker deletes an older release's cache when it takes over", async () => {
+    await page.goto(`${served.base}/`);
+    const controlled = "navigator.serviceWorker.controller ?? new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve))";
+    await page.evaluate(controlled);
+    // An older release's shell, left behind; and the worker gone, as when a new version is deployed.
+    await page.evaluate("caches.open('reelay-shell-older').then((cache) => cache.put('/', new Response('old shell')))");
+    await page.evaluate("caches.open('someone-elses-cache').then((cache) => cache.put('/x', new Response('x')))");
+    await page.evaluate('navigator.serviceWorker.getRegistration().then((r) => r.unregister())');
+    await page.reload();
+    await page.evaluate(controlled);
+    const version = /"version":"([^"]+)"/.exec(await (await page.request.get(`${served.base}/sw.js`)).text())![1];
+    await eventually(async () => expect(((await page.evaluate('caches.keys()')) as string[]).sort()).toEqual([`reelay-shell-${version}`, 'someone-elses-cache']), 5000);
+    await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+  });
+
   test('the theme switch changes the colours at once, is remembered, and is applied before the first paint', async () => {
     await page.emulateMedia({ colorScheme: 'light' });
     await page.goto(`${served.base}/`);
