@@ -10,6 +10,7 @@ import { benchQueue } from './queue.mjs';
 import { benchScale } from './scale.mjs';
 import { benchShortMerge } from './short-merge.mjs';
 import { benchSurfaceA } from './surface-a.mjs';
+import { benchWebApp } from './web-app.mjs';
 
 await benchExtract();
 await benchSurfaceA();
@@ -21,3 +22,4 @@ await benchOriginJobs();
 await benchQueue();
 await benchEvents();
 await benchScale();
+await benchWebApp();

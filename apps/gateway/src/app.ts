@@ -36,7 +36,7 @@ import { JobEventHub } from './services/job-events.js';
 import { platformRoutes } from './routes/platforms.js';
 import { healthRoutes, readWorkerHealth, type ReadinessProbe } from './routes/health.js';
 import { surfaceARoutes } from './routes/surface-a.js';
-import { webRoutes } from './routes/web.js';
+import { notFoundPage, webRoutes } from './routes/web.js';
 import { ClientJobs } from './services/client-jobs.js';
 import { DownloadService } from './services/download.js';
 import { ExtractService } from './services/extract.js';
@@ -201,6 +201,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   for (const route of routes) app[route.method](expressPath(route.path), route.handler);
   const allowed = allowedMethods(routes);
   app.use(methodNotAllowed(allowed));
+  app.use(notFoundPage());
   app.use(notFound);
   app.use(errorHandler(logger));
   const close = async () => {

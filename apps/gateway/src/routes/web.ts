@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
 
@@ -29,7 +29,15 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.webmanifest': 'application/manifest+json',
 };
+
+// Served at the root rather than under /assets/: the manifest by convention, the service worker because
+// its scope is its own folder (and it is built with the shell's version).
+const ROOT_FILES = new Set(['manifest.webmanifest', 'sw.js']);
+/** The pages the service worker keeps for offline use (the API reference's renderer is too large). */
+const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/settings/api-keys': 'settings.html' };
 
 export interface WebFile {
   body: Buffer;
@@ -44,7 +52,7 @@ export function load(dir: string, file: string): WebFile {
   return { body, type: TYPES[path.extname(file)], etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
 }
 
-export function send(req: Request, res: Response, file: WebFile): void {
+export function send(req: Request, res: Response, file: WebFile, status = 200): void {
   res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Referrer-Policy', 'no-referrer');
@@ -53,7 +61,8 @@ export function send(req: Request, res: Response, file: WebFile): void {
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('ETag', file.etag);
   if (file.gzip) res.setHeader('Vary', 'Accept-Encoding');
-  if (req.headers['if-none-match'] === file.etag) return void res.status(304).end();
+  if (status === 200 && req.headers['if-none-match'] === file.etag) return void res.status(304).end();
+  res.status(status);
   if (file.gzip && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
     res.setHeader('Content-Encoding', 'gzip');
     return void res.type(file.type).send(file.gzip);
@@ -67,7 +76,7 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
   const assets = new Map(
     fs
       .readdirSync(dir)
-      .filter((name) => !name.endsWith('.html') && TYPES[path.extname(name)] !== undefined)
+      .filter((name) => !name.endsWith('.html') && !ROOT_FILES.has(name) && TYPES[path.extname(name)] !== undefined)
       .map((name) => [name, read(name)] as const),
   );
   const page = (routePath: string, file: string, summary: string): RouteSpec => {
@@ -82,8 +91,38 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       handler: (req, res) => send(req, res, content),
     };
   };
+  const manifest = read('manifest.webmanifest');
+  const worker = serviceWorker(dir, assets);
   return [
     page('/', 'index.html', 'The playground'),
+    {
+      method: 'get',
+      path: '/manifest.webmanifest',
+      tag: 'web',
+      summary: "The web app's manifest (name, icons, share target)",
+      internal: true,
+      responses: { 200: { description: 'Web app manifest', contentType: 'application/manifest+json' }, 304: { description: 'Not modified (If-None-Match matched)' } },
+      handler: (req, res) => send(req, res, manifest),
+    },
+    {
+      method: 'get',
+      path: '/sw.js',
+      tag: 'web',
+      summary: "The web app's service worker",
+      internal: true,
+      responses: { 200: { description: 'JavaScript', contentType: 'text/javascript' }, 304: { description: 'Not modified (If-None-Match matched)' } },
+      handler: (req, res) => send(req, res, worker),
+    },
+    {
+      // The sign-in form lives on the API keys page; people (and links) try /login first.
+      method: 'get',
+      path: '/login',
+      tag: 'web',
+      summary: 'Where people look for sign-in: the API keys page',
+      internal: true,
+      responses: { 303: { description: 'See /settings/api-keys' } },
+      handler: (_req, res) => res.redirect(303, '/settings/api-keys'),
+    },
     page('/settings/api-keys', 'settings.html', 'API key settings'),
     {
       method: 'get',
@@ -92,7 +131,7 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       summary: 'A static asset of the web app',
       internal: true,
       responses: {
-        200: { description: 'CSS, JavaScript or SVG', contentType: ['text/css', 'text/javascript', 'image/svg+xml'] },
+        200: { description: 'CSS, JavaScript, SVG or PNG', contentType: ['text/css', 'text/javascript', 'image/svg+xml', 'image/png'] },
         304: { description: 'Not modified (If-None-Match matched)' },
         400: { description: 'invalid_request: malformed percent-encoding in the name', schema: ErrorEnvelopeSchema },
         404: { description: 'not_found: no such asset', schema: ErrorEnvelopeSchema },
@@ -104,4 +143,33 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       },
     },
   ];
+}
+
+/**
+ * sw.js with the shell written into it: its pages and assets, and a version hashed from all their
+ * bytes (and the worker's own), so any change to the shell is a new worker with a new cache.
+ */
+export function serviceWorker(dir: string, assets: Map<string, WebFile>): WebFile {
+  const source = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8');
+  const hash = createHash('sha256').update(source);
+  for (const file of Object.values(SHELL_PAGES)) hash.update(fs.readFileSync(path.join(dir, file)));
+  for (const [name, file] of [...assets].sort(([a], [b]) => a.localeCompare(b))) hash.update(name).update(file.body);
+  const shell = { version: hash.digest('base64url').slice(0, 16), pages: Object.keys(SHELL_PAGES), assets: [...assets.keys()].sort().map((name) => `/assets/${name}`) };
+  const line = /^const SHELL = .*;$/m;
+  if (!line.test(source)) throw new Error('sw.js has no "const SHELL = …;" line to fill in');
+  const body = Buffer.from(source.replace(line, `const SHELL = ${JSON.stringify(shell)};`));
+  return { body, type: TYPES['.js'], etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
+/**
+ * A browser that navigates to an unknown page (GET or HEAD, HTML preferred over JSON, outside /api)
+ * gets the app's 404 page; everyone else falls through to the JSON envelope.
+ */
+export function notFoundPage(dir = WEB_DIR): RequestHandler {
+  const page = load(dir, '404.html');
+  return (req, res, next) => {
+    const wantsHtml = (req.method === 'GET' || req.method === 'HEAD') && !/^\/api(?:\/|$)/.test(req.path) && req.accepts(['application/json', 'text/html']) === 'text/html';
+    if (!wantsHtml) return next();
+    send(req, res, page, 404);
+  };
 }

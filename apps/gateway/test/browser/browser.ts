@@ -95,11 +95,11 @@ export async function serveGateway(options: Parameters<typeof buildGateway>[0] =
 }
 
 /** Screenshots go to a temp folder (REELAY_SCREENSHOT_DIR to choose), never into the repository. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   const dir = process.env.REELAY_SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'reelay-screenshots');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage });
   return file;
 }
 

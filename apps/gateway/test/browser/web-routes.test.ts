@@ -2,6 +2,7 @@
 // allow-list, revalidation, no inline code (the CSP forbids it) and nothing fetched from elsewhere.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { CONTENT_SECURITY_POLICY, WEB_DIR } from '../../src/routes/web.js';
@@ -36,6 +37,9 @@ describe('web app routes', () => {
     ['playground.js', 'text/javascript; charset=utf-8'],
     ['settings.js', 'text/javascript; charset=utf-8'],
     ['favicon.svg', 'image/svg+xml'],
+    ['shell.js', 'text/javascript; charset=utf-8'],
+    ['share.js', 'text/javascript; charset=utf-8'],
+    ['icon-512.png', 'image/png'],
   ])('/assets/%s is served as %s', async (name, type) => {
     const res = await request(gw.app).get(`/assets/${name}`).buffer(true).parse(binary).expect(200);
     expect(res.headers['content-type']).toBe(type);
@@ -65,7 +69,7 @@ describe('the API reference (/docs)', () => {
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     const loaded = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, url]) => url).filter((url) => /\.(?:js|css)$/.test(url));
-    expect(loaded).toEqual(['/docs/swagger-ui.css', '/docs/docs.css', '/docs/swagger-ui-bundle.js', '/docs/docs.js']);
+    expect(loaded).toEqual(['/assets/shell.js', '/docs/swagger-ui.css', '/assets/app.css', '/docs/docs.css', '/docs/swagger-ui-bundle.js', '/docs/docs.js']);
     for (const url of loaded) {
       const file = await request(gw.app).get(url).expect(200);
       expect(file.headers['content-type']).toMatch(url.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
@@ -86,6 +90,98 @@ describe('the API reference (/docs)', () => {
   test.each(['index.html', 'swagger-initializer.js', '..%2Fpackage.json', 'oauth2-redirect.html'])('/docs/%s is a 404 envelope', async (name) => {
     const res = await request(gw.app).get(`/docs/${name}`).expect(404);
     expect(res.body).toMatchObject({ success: false, error: { code: 'not_found' } });
+  });
+});
+
+describe('installable: manifest, icons and service worker', () => {
+  test('the manifest names the app, its icons (192, 512, maskable) and a GET share target to / with the link in u', async () => {
+    const res = await request(gw.app).get('/manifest.webmanifest').buffer(true).parse(binary).expect(200);
+    expect(res.headers['content-type']).toBe('application/manifest+json; charset=utf-8');
+    const manifest = JSON.parse((res.body as Buffer).toString('utf8')) as Record<string, unknown> & { icons: Array<{ src: string; sizes: string; purpose: string }> };
+    expect(manifest).toMatchObject({ short_name: 'reelay', start_url: '/', display: 'standalone', share_target: { action: '/', method: 'GET', params: { url: 'u' } } });
+    expect(manifest.theme_color).toMatch(/^#[0-9a-f]{6}$/i);
+    expect(manifest.background_color).toMatch(/^#[0-9a-f]{6}$/i);
+    const png = manifest.icons.filter((icon) => icon.src.endsWith('.png'));
+    expect(png.map((icon) => `${icon.sizes} ${icon.purpose}`).sort()).toEqual(['192x192 any', '512x512 any', '512x512 maskable']);
+    for (const icon of png) {
+      const file = await request(gw.app).get(icon.src).buffer(true).parse(binary).expect(200);
+      expect(file.headers['content-type']).toBe('image/png');
+      const body = file.body as Buffer;
+      // The PNG's own header says the size the manifest claims.
+      expect(`${body.readUInt32BE(16)}x${body.readUInt32BE(20)}`).toBe(icon.sizes);
+      expect(body.length).toBeLessThan(20_000);
+    }
+  });
+
+  test.each(['/', '/settings/api-keys', '/docs'])('%s links the manifest and loads the shell script before the body', async (page) => {
+    const res = await request(gw.app).get(page).expect(200);
+    expect(res.text).toContain('<link rel="manifest" href="/manifest.webmanifest">');
+    expect(res.text.indexOf('<script src="/assets/shell.js"></script>')).toBeLessThan(res.text.indexOf('<body>'));
+    expect(res.text).toContain('id="theme-select"');
+    expect(res.text).toContain('<a href="/docs"');
+  });
+
+  test('sw.js is served at the root with the shell it precaches and a version hashed from it', async () => {
+    const res = await request(gw.app).get('/sw.js').expect(200);
+    expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    const line = /^const SHELL = (.*);$/m.exec(res.text);
+    const shell = JSON.parse(line![1]) as { version: string; pages: string[]; assets: string[] };
+    expect(shell.version).toMatch(/^[\w-]{16}$/);
+    expect(shell.pages).toEqual(['/', '/settings/api-keys']);
+    expect(shell.assets).toEqual(expect.arrayContaining(['/assets/app.css', '/assets/shell.js', '/assets/playground.js', '/assets/icon-192.png']));
+    expect(shell.assets.every((url) => url.startsWith('/assets/'))).toBe(true);
+    // Not among the assets: the worker and the manifest live at the root only.
+    await request(gw.app).get('/assets/sw.js').expect(404);
+    await request(gw.app).get('/assets/manifest.webmanifest').expect(404);
+  });
+
+  test('a changed shell file is a new service worker version', async () => {
+    const { serviceWorker } = await import('../../src/routes/web.js');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-web-'));
+    try {
+      fs.copyFileSync(path.join(WEB_DIR, 'sw.js'), path.join(dir, 'sw.js'));
+      for (const page of ['index.html', 'settings.html']) fs.writeFileSync(path.join(dir, page), '<!doctype html>');
+      const asset = (text: string) => new Map([['app.css', { body: Buffer.from(text), type: 'text/css', etag: '"x"' }]]);
+      const version = (text: string) => /"version":"([^"]+)"/.exec(serviceWorker(dir, asset(text)).body.toString())![1];
+      expect(version('a {}')).toBe(version('a {}'));
+      expect(version('a {}')).not.toBe(version('b {}'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('unknown pages', () => {
+  const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
+  test('a browser navigating to an unknown page gets the HTML 404 page with a link home', async () => {
+    const res = await request(gw.app).get('/no/such/page').set('accept', browserAccept).expect(404);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+    expect(res.text).toContain('<h1>Page not found</h1>');
+    expect(res.text).toContain('href="/"');
+  });
+
+  test.each([
+    ['curl (*/*)', '/no/such/page', '*/*'],
+    ['a JSON client', '/no/such/page', 'application/json'],
+    ['no Accept header', '/no/such/page', undefined],
+    ['a browser under /api', '/api/v1/nope', browserAccept],
+  ])('%s keeps the JSON envelope (%s)', async (_who, url, accept) => {
+    const req = request(gw.app).get(url);
+    if (accept) req.set('accept', accept);
+    const res = await req.expect(404);
+    expect(res.body).toEqual({ success: false, error: { code: 'not_found', message: expect.any(String) } });
+  });
+
+  test('a browser POSTing to an unknown path keeps the JSON envelope', async () => {
+    const res = await request(gw.app).post('/no/such/page').set('accept', browserAccept).send({}).expect(404);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'not_found' } });
+  });
+
+  test('/login leads to the sign-in form on the API keys page', async () => {
+    const res = await request(gw.app).get('/login').set('accept', browserAccept).expect(303);
+    expect(res.headers.location).toBe('/settings/api-keys');
   });
 });
 

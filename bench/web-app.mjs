@@ -1,0 +1,86 @@
+// Benchmark: the front page's first load as a new visitor gets it. Chromium (Debian's) loads `/` into
+// an empty profile; every same-origin HTML, CSS and JavaScript response before the load event is
+// counted, raw and gzipped (as a compressing proxy or CDN would send it). Then, with the CPU slowed
+// 4× over CDP (Emulation.setCPUThrottlingRate), the time to interactive: the later of
+// DOMContentLoaded's end and the end of the last long task (> 50 ms) up to a quiet second after load,
+// median of BENCH_WEB_ROUNDS fresh loads. Targets: < 100 KB compressed, < 1 s to interactive.
+import os from 'node:os';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { fmt, formatLoad, requireTool, startBenchGateway } from './lib.mjs';
+
+const ROUNDS = Number(process.env.BENCH_WEB_ROUNDS ?? 5);
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const KINDS = new Set(['document', 'script', 'stylesheet']);
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** The front page's HTML, CSS and JS responses of one cold load: [{ url, kind, raw, gzip }]. */
+async function firstLoad(browser, base) {
+  const context = await browser.newContext({ serviceWorkers: 'block' });
+  const page = await context.newPage();
+  const bodies = [];
+  page.on('response', (res) => {
+    const kind = res.request().resourceType();
+    if (KINDS.has(kind) && res.url().startsWith(base)) bodies.push(res.body().then((body) => ({ url: res.url().slice(base.length), kind, raw: body.length, gzip: gzipSync(body).length })));
+  });
+  await page.goto(`${base}/`, { waitUntil: 'load' });
+  const files = await Promise.all(bodies);
+  await context.close();
+  return files;
+}
+
+/** Milliseconds from navigation to interactive under a 4× slower CPU, in a fresh context. */
+async function timeToInteractive(browser, base) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  // Collected from the first script on (init scripts run over CDP, outside the page's CSP).
+  await page.addInitScript(`window.__longTasks = [];
+    new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.startTime + e.duration); }).observe({ type: 'longtask', buffered: true });`);
+  await page.goto(`${base}/`, { waitUntil: 'load' });
+  await page.getByLabel('Page or media URL').waitFor();
+  await page.waitForTimeout(1000);
+  const tti = await page.evaluate(`(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    return { tti: Math.max(nav.domContentLoadedEventEnd, ...window.__longTasks), dcl: nav.domContentLoadedEventEnd, tasks: window.__longTasks.length };
+  })()`);
+  await context.close();
+  if (process.env.BENCH_WEB_DEBUG) console.error(tti);
+  return tti.tti;
+}
+
+export async function benchWebApp() {
+  requireTool(CHROMIUM, 'apt-get install chromium');
+  const { startRedis } = await import('@reelay/testkit');
+  const redis = await startRedis();
+  let gateway;
+  let browser;
+  let files;
+  const times = [];
+  try {
+    gateway = await startBenchGateway({ REDIS_URL: redis.url });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+    files = await firstLoad(browser, gateway.base);
+    for (let round = 0; round < ROUNDS; round++) times.push(await timeToInteractive(browser, gateway.base));
+  } finally {
+    await browser?.close();
+    gateway?.child.kill('SIGTERM');
+    await redis.stop();
+  }
+  const total = (key) => files.reduce((sum, f) => sum + f[key], 0);
+  console.log(`\n## web app first load (the front page, empty profile, chromium)\n`);
+  console.log('| file | kind | bytes | gzipped |');
+  console.log('|---|---|---|---|');
+  for (const f of files) console.log(`| ${f.url} | ${f.kind} | ${f.raw} | ${f.gzip} |`);
+  console.log(`| total (${files.length} files) | | ${total('raw')} | ${total('gzip')} |`);
+  const tti = median(times);
+  console.log(`\ntime to interactive with a 4× CPU slowdown: median ${fmt(tti, 0)} ms of ${times.length} loads (${times.map((t) => fmt(t, 0)).join(', ')}), fastest ${fmt(Math.min(...times), 0)} ms; load average ${formatLoad(os.loadavg())} on ${os.cpus().length} cores`);
+  console.log(`\ntarget: first load < 100 KB compressed: ${total('gzip') < 100 * 1024 ? 'met' : 'NOT met'} (${fmt(total('gzip') / 1024, 1)} KB)`);
+  console.log(`target: interactive < 1 s at 4× CPU slowdown: ${tti < 1000 ? 'met' : 'NOT met'}`);
+  return { files, times };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchWebApp();
