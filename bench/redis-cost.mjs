@@ -24,6 +24,7 @@ const IDLE_S = Number(process.env.BENCH_REDIS_IDLE_SECONDS ?? 30);
 const STREAMS = Number(process.env.BENCH_REDIS_STREAMS ?? 10);
 const BENCH_REQUESTS = Number(process.env.BENCH_REDIS_BENCHMARK_REQUESTS ?? 200_000);
 const LOAD_S = Number(process.env.BENCH_REDIS_LOAD_SECONDS ?? 8);
+const BURST = Number(process.env.BENCH_REDIS_BURST ?? 24);
 
 const clone = (t) => ({ ...t, byName: { ...t.byName } });
 function minus(a, b) {
@@ -199,6 +200,16 @@ export async function benchRedisCost() {
         for (let i = 0; i < JOBS; i++) await finished([await api.submit(body(`${n++}`))]);
       });
     }
+    // A burst: Redis' CPU per job when jobs overlap (the rows above take them one at a time).
+    await measure(`jobs under load: a burst of ${BURST} convert jobs`, BURST, async () => {
+      const ids = await Promise.all(Array.from({ length: BURST }, () => api.submit(kinds['convert (2 s MP3 → WAV)'](`${n++}`))));
+      await finished(ids);
+    });
+    const done = await api.submit(kinds['convert (2 s MP3 → WAV)']('polled'));
+    await finished([done]);
+    await measure('a job status poll (GET /api/v1/jobs/{id}, completed job)', N, async () => {
+      for (let i = 0; i < N; i++) await api.job(done);
+    });
     const jobKeysBefore = await direct.call('DBSIZE');
 
     // Event-stream clients following a convert job: the job with STREAMS streams, less the job alone.
@@ -244,7 +255,7 @@ export async function benchRedisCost() {
       }
     } while (cursor !== '0');
     keyRows.push(...[...byPattern.entries()].sort((a, b) => b[1].bytes - a[1].bytes));
-    const jobsRun = 4 * (JOBS + 1) + 2 * JOBS + 1;
+    const jobsRun = 4 + 4 * JOBS + JOBS + BURST + 2; // warm-up, the kinds, the streamed, the burst, the waiting and the polled
     keyRows.jobsRun = jobsRun;
     keyRows.dbsize = await direct.call('DBSIZE');
     keyRows.before = jobKeysBefore;
@@ -314,9 +325,9 @@ function report({ rows, keyRows, benchRps, loadStart, loadAtCeiling, t0 }) {
   }
 
   console.log(`\n### Keys left after ${keyRows.jobsRun} jobs (DBSIZE ${keyRows.dbsize}; used_memory ${fmt(keyRows.memory / 1024 / 1024, 2)} MiB)\n`);
-  console.log('| key pattern | type | keys | items | MEMORY USAGE bytes | bytes per job |');
-  console.log('|---|---|---|---|---|---|');
-  for (const [pattern, p] of keyRows) console.log(`| \`${pattern}\` | ${p.type} | ${p.keys} | ${p.items} | ${p.bytes} | ${fmt(p.bytes / keyRows.jobsRun, 0)} |`);
+  console.log('| key pattern | type | keys | items | MEMORY USAGE bytes | bytes per key | bytes per job run |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [pattern, p] of keyRows) console.log(`| \`${pattern}\` | ${p.type} | ${p.keys} | ${p.items} | ${p.bytes} | ${fmt(p.bytes / p.keys, 0)} | ${fmt(p.bytes / keyRows.jobsRun, 0)} |`);
 
   console.log(`\n### Single-primary ceiling on this machine (redis-benchmark, 50 clients, no pipelining; load average at the time ${formatLoad(loadAtCeiling)}; shared and noisy)\n`);
   console.log(Object.entries(benchRps).map(([k, v]) => `${k} ${fmt(v, 0)}/s`).join('; '));
@@ -330,6 +341,10 @@ function report({ rows, keyRows, benchRps, loadStart, loadAtCeiling, t0 }) {
   console.log(`\none primary, by round trips at redis-benchmark's slowest plain rate: extracts (new URL) ${ceiling(find('extract, new'))}; cached extracts ${ceiling(find('extract, cached'))}; convert jobs ${ceiling(job)}; merge jobs ${ceiling(find('job: merge'))}`);
   for (const r of rows.filter((x) => x.name.includes('under load'))) {
     const busy = r.netCpu / r.seconds;
+    if (!r.extra) {
+      console.log(`${r.name}: ${fmt(r.per / r.seconds, 1)} jobs/s, Redis main thread ${fmt(busy * 100, 1)}% busy, ${fmt((r.netCpu * 1e6) / r.per, 0)} µs of Redis CPU each → one core of Redis holds about ${fmt(r.per / r.seconds / busy, 0)} jobs/s`);
+      continue;
+    }
     console.log(`${r.name}: ${fmt(r.extra.rps, 0)} extracts/s (${r.extra.non2xx} non-2xx), Redis main thread ${fmt(busy * 100, 1)}% busy, ${fmt((r.netCpu * 1e6) / r.per, 1)} µs of Redis CPU each → one core of Redis holds about ${fmt(r.extra.rps / busy, 0)}/s of them`);
   }
   const gIdle = find('gateway idle (no');
