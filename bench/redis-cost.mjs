@@ -14,7 +14,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Api, cpuMs, dumpLogs, makeInputs, makeOnce, sleep, startApp, startFileOrigin, stopChild } from './jobs.mjs';
-import { fmt, formatLoad, newUrlScript, requireTool, waitForHttp, wrkAsync } from './lib.mjs';
+import { fmt, formatLoad, newUrlScript, requireTool, root, waitForHttp, wrkAsync } from './lib.mjs';
 import { commandCalls, connectClient, emptyTally, parseInfo, startRelay } from './resp.mjs';
 import { createKey } from './surface-a.mjs';
 
@@ -25,6 +25,9 @@ const STREAMS = Number(process.env.BENCH_REDIS_STREAMS ?? 10);
 const BENCH_REQUESTS = Number(process.env.BENCH_REDIS_BENCHMARK_REQUESTS ?? 200_000);
 const LOAD_S = Number(process.env.BENCH_REDIS_LOAD_SECONDS ?? 8);
 const BURST = Number(process.env.BENCH_REDIS_BURST ?? 24);
+// Every per-client limit on, as a deployment runs (each costs its Redis round trip), but so high
+// that the bench's one client address is never refused.
+const LIMITS_ON = { RATE_LIMIT_V1_PER_MIN: '1000000000', MAX_ACTIVE_JOBS_PER_CLIENT: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '1000000000', RATE_LIMIT_KEY_PER_MIN: '1000000000' };
 
 const clone = (t) => ({ ...t, byName: { ...t.byName } });
 function minus(a, b) {
@@ -84,10 +87,10 @@ export async function benchRedisCost() {
   let redis, relays, origin, gateway, worker, direct, benchRps, loadAtCeiling;
   try {
     redis = await startRedis();
-    relays = { gateway: await startRelay(redis.port), worker: await startRelay(redis.port) };
+    relays = { gateway: await startRelay(redis.port, root), worker: await startRelay(redis.port, root) };
     direct = await connectClient(redis.port);
     origin = await startFileOrigin(filesDir);
-    const common = { DATA_DIR: path.join(scratch, 'data'), EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0', RATE_LIMIT_PUBLIC_PER_MIN: '1000000000', RATE_LIMIT_KEY_PER_MIN: '1000000000' };
+    const common = { DATA_DIR: path.join(scratch, 'data'), EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...LIMITS_ON };
     const port = await freePort();
     gateway = startApp('apps/gateway/dist/main.js', { ...common, REDIS_URL: relays.gateway.url, PORT: String(port) }, logs.gateway);
     const base = `http://127.0.0.1:${port}`;
@@ -289,7 +292,7 @@ const serverTotal = (row) => Object.values(row.server).reduce((a, b) => a + b, 0
 function report({ rows, keyRows, benchRps, loadStart, loadAtCeiling, t0 }) {
   const find = (prefix) => rows.find((r) => r.name.startsWith(prefix));
   const q = (v, per) => fmt(v / per, v / per < 10 ? 1 : 0);
-  console.log(`\n## Redis cost per operation (gateway and one worker, each through a counting relay; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())}; the machine is shared: CPU figures are noisy, command counts are not)\n`);
+  console.log(`\n## Redis cost per operation (gateway and one worker, each through a counting relay, every per-client limit on; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())}; the machine is shared: CPU figures are noisy, command counts are not)\n`);
   console.log('Per operation (idle rows: per minute). "cmds" are what the process sent (an EVALSHA is one); "writes" its round trips (a pipeline or MULTI block is one); "server cmds" what redis-server ran, Lua scripts\' inner commands included; "Redis CPU" its main thread.\n');
   console.log('| operation | per | gateway cmds | gateway writes | worker cmds | worker writes | new conns | bytes to Redis | bytes from Redis | server cmds | Redis CPU µs | gateway CPU ms | worker CPU ms (with ffmpeg) | top commands (client side) |');
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');

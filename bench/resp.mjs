@@ -1,7 +1,36 @@
 // Redis' wire protocol (RESP), just enough for bench/redis-cost.mjs: a relay in front of redis-server
 // that counts what one process sends (commands by name, client writes, bytes, connections), and a
 // small client for INFO, SCAN and MEMORY USAGE that needs no driver.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/** BullMQ's scripts by SHA1 (what EVALSHA names), from the copy the worker uses: moveToActive, …. */
+async function bullmqScripts(root) {
+  const names = new Map();
+  try {
+    const dir = path.join(path.dirname(createRequire(path.join(root, 'apps/worker/package.json')).resolve('bullmq')), 'scripts');
+    for (const file of fs.readdirSync(dir).filter((f) => /^[\w]+-\d+\.js$/.test(f))) {
+      const mod = await import(path.join(dir, file));
+      for (const script of Object.values(mod)) if (script?.content) names.set(sha1(script.content), script.name);
+    }
+  } catch {
+    /* unnamed, then: the SHA prefix stays */
+  }
+  return names;
+}
+
+const sha1 = (text) => createHash('sha1').update(text).digest('hex');
+
+/** A script's name: BullMQ's, or the commands it calls (reelay's own scripts carry no name). */
+function scriptLabel(names, text) {
+  const known = names.get(sha1(text));
+  if (known) return known;
+  const calls = [...new Set([...text.matchAll(/redis\.call\(\s*['"](\w+)['"]/g)].map((m) => m[1].toUpperCase()))];
+  return `lua(${calls.join(' ')})`;
+}
 
 /**
  * Reads whole command arrays (`*N\r\n$len\r\n…`) off a client's byte stream, as they complete.
@@ -43,8 +72,9 @@ export const emptyTally = () => ({ connections: 0, writes: 0, commands: 0, byNam
  * client's writes as they arrive (a pipeline or MULTI block is one; one per round trip otherwise),
  * `bytesIn` what it sent, `bytesOut` what Redis answered.
  */
-export async function startRelay(redisPort) {
+export async function startRelay(redisPort, root) {
   const tally = emptyTally();
+  const scripts = await bullmqScripts(root);
   const sockets = new Set();
   const server = net.createServer((client) => {
     tally.connections++;
@@ -54,7 +84,9 @@ export async function startRelay(redisPort) {
     sockets.add(client).add(upstream);
     const feed = commandReader((name, args) => {
       tally.commands++;
-      const label = name === 'evalsha' || name === 'eval' ? `${name} ${args[0].slice(0, 8)}` : name;
+      // A script runs as EVAL once (when Redis lacks it), then as EVALSHA: both are named by it.
+      if (name === 'eval' && !scripts.has(sha1(args[0]))) scripts.set(sha1(args[0]), scriptLabel(scripts, args[0]));
+      const label = name === 'evalsha' ? `script ${scripts.get(args[0]) ?? args[0].slice(0, 8)}` : name === 'eval' ? `script ${scripts.get(sha1(args[0]))}` : name;
       tally.byName[label] = (tally.byName[label] ?? 0) + 1;
     });
     client.on('data', (chunk) => {
