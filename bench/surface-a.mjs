@@ -13,7 +13,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const KEY_LIMIT = 1_000_000_000;
 
 /** Signs up through the gateway's own routes and creates a key; returns its secret. */
-async function createKey(base) {
+export async function createKey(base) {
   const json = { 'content-type': 'application/json' };
   const signup = await fetch(`${base}/account/signup`, { method: 'POST', headers: json, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, password: 'benchmark password' }) });
   if (signup.status !== 201) throw new Error(`signup answered ${signup.status}: ${await signup.text()}`);

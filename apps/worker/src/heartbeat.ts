@@ -1,6 +1,9 @@
 // This worker's heartbeat in Redis (see @reelay/contracts worker-health.ts): its health, rewritten
 // every few seconds in the shared hash, so the gateway's /readyz can tell "no workers", "workers, but
 // none can run jobs" and "ready". A failed write is logged and tried again on the next beat.
+// Pruning dead workers' entries reads the whole hash: done on every beat by every worker it would
+// cost Redis workers² reads (docs/redis-cost.md), so each worker prunes on its first beat and then
+// on every PRUNE_EVERY-th; /readyz ignores stale entries meanwhile.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Redis } from 'ioredis';
@@ -8,11 +11,15 @@ import { isFresh, WORKER_HEALTH_TTL_SECONDS, WorkerHealthSchema, workerHealthKey
 import type { Logger } from '@reelay/observability';
 import type { HealthState } from './health-server.js';
 
+/** With WORKER_HEARTBEAT_SECONDS = 10: a prune a minute per worker. */
+export const PRUNE_EVERY = 6;
+
 export class Heartbeat {
   /** The shared hash, and this worker's field in it. */
   readonly key: string;
   readonly id: string;
   private timer: NodeJS.Timeout | undefined;
+  private beats = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -26,8 +33,13 @@ export class Heartbeat {
 
   async beat(state: HealthState): Promise<void> {
     const value: WorkerHealth = { healthy: state.healthy, ...(state.reason ? { reason: state.reason } : {}), at: Date.now() };
+    const prune = this.beats++ % PRUNE_EVERY === 0;
     try {
       // The hash outlives its last writer by the TTL, so it is gone once every worker has stopped.
+      if (!prune) {
+        await this.redis.multi().hset(this.key, this.id, JSON.stringify(value)).expire(this.key, WORKER_HEALTH_TTL_SECONDS).exec();
+        return;
+      }
       const [, [, entries]] = (await this.redis.multi().hset(this.key, this.id, JSON.stringify(value)).hgetall(this.key).expire(this.key, WORKER_HEALTH_TTL_SECONDS).exec()) as [unknown, [unknown, Record<string, string>]];
       const stale = Object.entries(entries ?? {}).filter(([, raw]) => {
         const parsed = WorkerHealthSchema.safeParse(parseOrNull(raw));

@@ -24,6 +24,15 @@ import { connectRedis } from './redis.js';
 import { checkTools } from './toolcheck.js';
 import { createWebhookProcessor } from './webhook-delivery.js';
 
+// What an idle worker costs Redis (docs/redis-cost.md): each BullMQ Worker re-polls its empty queue
+// every drainDelay seconds (a BZPOPMIN, then a moveToActive script) and runs its stalled-job check
+// every stalledInterval. A new job wakes the BZPOPMIN at once through the queue's marker, so a longer
+// wait costs no pick-up time; 10 s is the longest block BullMQ allows itself.
+const IDLE_POLL_SECONDS = 10;
+// Deliveries retry on a schedule of seconds to hours: one from a killed worker may come back half a
+// minute later instead of a few seconds, and the check then runs 2 times a minute instead of 15.
+const WEBHOOK_STALLED_CHECK_MS = 30_000;
+
 export interface WorkerDeps {
   config: Config;
   logger: Logger;
@@ -161,6 +170,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       autorun: false, // started below once ffmpeg and ffprobe are known to run
       lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
       stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
+      drainDelay: IDLE_POLL_SECONDS,
     });
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
     // Completions are counted here, after BullMQ's moveToCompleted succeeded (it checks the lock
@@ -183,7 +193,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       prefix: deps.prefix,
       concurrency: 8,
       lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
-      stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
+      stalledInterval: deps.stalledInterval ?? Math.max(WEBHOOK_STALLED_CHECK_MS, config.JOB_STALLED_CHECK_SECONDS * 1000),
+      drainDelay: IDLE_POLL_SECONDS,
       settings: { backoffStrategy: (attemptsMade: number) => deps.webhookRetryDelayMs ?? webhookRetryDelay(attemptsMade) },
     });
     webhooks.on('error', (err) => logger.error({ err: err.message }, 'webhook worker error'));
