@@ -25,6 +25,7 @@ import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { attachExamples } from './openapi-examples.js';
 import { accountRoutes } from './routes/account.js';
+import { accountLifecycleRoutes } from './routes/account-lifecycle.js';
 import { downloadRoutes } from './routes/download.js';
 import { docsRoutes } from './routes/docs.js';
 import { extractRoutes } from './routes/extract.js';
@@ -150,6 +151,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...platformRoutes(registry),
     ...surfaceARoutes(extractService, gateDeps),
     ...accountRoutes(accounts, metrics),
+    ...accountLifecycleRoutes(accounts, metrics),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...webRoutes(),

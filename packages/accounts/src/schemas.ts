@@ -20,7 +20,14 @@ export const LoginRequestSchema = z
   .object({ email: z.string().trim().toLowerCase().min(1).max(254), password: z.string().min(1).max(MAX_PASSWORD_LENGTH) })
   .meta({ id: 'LoginRequest' });
 
-export const AccountSchema = z.object({ email: z.string() }).meta({ id: 'Account' });
+export const AccountSchema = z
+  .object({
+    email: z.string(),
+    email_verified: z.boolean().optional().describe('Whether the address was confirmed (by a mailed link, a reset or a provider that vouches for it)'),
+    has_password: z.boolean().optional().describe('False for an account made by social login that never set a password'),
+    identities: z.array(z.object({ provider: z.string(), name: z.string(), email: z.string().nullable() })).optional().describe('Linked social sign-ins'),
+  })
+  .meta({ id: 'Account' });
 
 export const CreateKeyRequestSchema = z
   .object({
@@ -62,3 +69,31 @@ export const AccountEnvelopeSchema = ok(AccountSchema, 'AccountEnvelope');
 export const ApiKeyEnvelopeSchema = ok(ApiKeySchema, 'ApiKeyEnvelope');
 export const CreatedApiKeyEnvelopeSchema = ok(CreatedApiKeySchema, 'CreatedApiKeyEnvelope');
 export const ApiKeyListEnvelopeSchema = ok(ApiKeyListSchema, 'ApiKeyListEnvelope');
+
+export const SessionSchema = z
+  .object({
+    id: z.string().describe('A handle for this list; not the session secret'),
+    current: z.boolean().describe('The session of this request'),
+    device: z.string().describe('Browser and system, from the User-Agent at sign-in'),
+    ip: z.string().nullable().describe('The client address of the last use'),
+    created_at: z.iso.datetime().describe('When this session signed in'),
+    last_seen_at: z.iso.datetime(),
+  })
+  .meta({ id: 'Session' });
+export const SessionListEnvelopeSchema = ok(z.object({ sessions: z.array(SessionSchema) }), 'SessionListEnvelope');
+export const SessionsEndedEnvelopeSchema = ok(z.object({ ended: z.number().int().min(0) }), 'SessionsEndedEnvelope');
+
+export const DeleteAccountRequestSchema = z
+  .object({ password: z.string().min(1).max(MAX_PASSWORD_LENGTH).optional().describe('Needed unless this session signed in within the last 10 minutes') })
+  .meta({ id: 'DeleteAccountRequest' });
+
+export const UsageDaySchema = z
+  .object({ date: z.iso.date().describe('The day, UTC'), requests: z.number().int().min(0), successful: z.number().int().min(0).describe('Requests answered with a 2xx status') })
+  .meta({ id: 'UsageDay' });
+export const UsageEnvelopeSchema = ok(z.array(UsageDaySchema), 'UsageEnvelope');
+/** ?days=N: 1 to 90, default 30. */
+export const UsageDaysSchema = z
+  .string()
+  .regex(/^\d{1,3}$/, 'days must be a whole number from 1 to 90.')
+  .transform(Number)
+  .pipe(z.number().int().min(1, 'days must be a whole number from 1 to 90.').max(90, 'days must be a whole number from 1 to 90.'));

@@ -42,6 +42,9 @@ export const ERROR_STATUS = {
   // Malformed HTTP that Node's parser refuses before Express sees a request (server 'clientError').
   request_timeout: 408,
   headers_too_large: 431,
+  // Accounts as the specification names them.
+  email_not_verified: 403,
+  mail_not_configured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
