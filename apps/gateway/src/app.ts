@@ -4,7 +4,7 @@ import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { createAccountServices } from '@reelay/accounts';
+import { createAccountServices, Mailer } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
 import type { Config } from '@reelay/config';
@@ -26,6 +26,8 @@ import { buildOpenApi } from './openapi.js';
 import { attachExamples } from './openapi-examples.js';
 import { accountRoutes } from './routes/account.js';
 import { accountLifecycleRoutes } from './routes/account-lifecycle.js';
+import { accountPasswordRoutes } from './routes/account-password.js';
+import { AccountMail } from './services/account-mail.js';
 import { downloadRoutes } from './routes/download.js';
 import { docsRoutes } from './routes/docs.js';
 import { extractRoutes } from './routes/extract.js';
@@ -112,6 +114,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const accounts = createAccountServices(redis, {
     limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN, v1PerMinute: config.RATE_LIMIT_V1_PER_MIN },
   });
+  // Account mail (verification, reset, notices) when SMTP is configured; config makes PUBLIC_URL required then.
+  const accountMail =
+    config.SMTP_URL && config.MAIL_FROM && config.PUBLIC_URL
+      ? new AccountMail(new Mailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }), accounts, config.PUBLIC_URL, logger.child({ component: 'account-mail' }))
+      : undefined;
   const gateDeps = { gate: accounts.gate, usage: accounts.usage, metrics, logger };
   // Surface B's limit per client address; 0 turns it off (no middleware, no Redis round trip).
   const v1Limit = config.RATE_LIMIT_V1_PER_MIN > 0 ? surfaceGate('v1', gateDeps) : undefined;
@@ -150,8 +157,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...extractRoutes(extractService, v1Limit),
     ...platformRoutes(registry),
     ...surfaceARoutes(extractService, gateDeps),
-    ...accountRoutes(accounts, metrics),
+    ...accountRoutes(accounts, metrics, { mailEnabled: Boolean(accountMail), onSignup: (account) => accountMail?.verification(account) }),
     ...accountLifecycleRoutes(accounts, metrics),
+    ...accountPasswordRoutes(accounts, metrics, accountMail),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...webRoutes(),
@@ -200,6 +208,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     await webhooks.close();
     await flows.close();
     await extractCache.close(); // its subscriber connection, opened on the first shared wait
+    accountMail?.close();
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };

@@ -124,9 +124,9 @@ export class AccountStore {
     throw new ReelayError('service_unavailable', 'The account is being changed by another request; try again.');
   }
 
-  async setPassword(account: Account, password: string): Promise<StoredAccount> {
+  async setPassword(account: Account, password: string, options: { emailVerified?: boolean } = {}): Promise<StoredAccount> {
     const hash = await hashPassword(password);
-    return this.update(account, (s) => ({ ...s, password_hash: hash }));
+    return this.update(account, (s) => ({ ...s, password_hash: hash, ...(options.emailVerified ? { email_verified: true } : {}) }));
   }
 
   /** Removes the record; the caller removes what hangs off it (keys, sessions, identities, …). */

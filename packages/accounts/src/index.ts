@@ -21,6 +21,8 @@ export * from './identities.js';
 export * from './keys.js';
 export * from './limits.js';
 export * from './login-throttle.js';
+export * from './mail-messages.js';
+export * from './mailer.js';
 export * from './password.js';
 // The gateway's other Redis limits (jobs per client) run their scripts the same way.
 export { luaScript, runScript } from './redis.js';

@@ -97,3 +97,13 @@ export const UsageDaysSchema = z
   .regex(/^\d{1,3}$/, 'days must be a whole number from 1 to 90.')
   .transform(Number)
   .pipe(z.number().int().min(1, 'days must be a whole number from 1 to 90.').max(90, 'days must be a whole number from 1 to 90.'));
+
+const TokenField = z.string().min(1).max(200).describe('The token from the mailed link (after #verify= or #reset=)');
+const NewPassword = z.string().min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`).max(MAX_PASSWORD_LENGTH);
+export const VerifyRequestSchema = z.object({ token: TokenField }).meta({ id: 'VerifyRequest' });
+export const ForgotPasswordRequestSchema = z.object({ email: z.string().trim().toLowerCase().min(1).max(254) }).meta({ id: 'ForgotPasswordRequest' });
+export const ResetPasswordRequestSchema = z.object({ token: TokenField, password: NewPassword }).meta({ id: 'ResetPasswordRequest' });
+export const ChangePasswordRequestSchema = z
+  .object({ current_password: z.string().min(1).max(MAX_PASSWORD_LENGTH).optional().describe('Needed when the account has a password'), password: NewPassword })
+  .meta({ id: 'ChangePasswordRequest' });
+export const VerifiedEnvelopeSchema = ok(z.object({ email: z.string(), email_verified: z.literal(true) }), 'VerifiedEnvelope');
