@@ -29,6 +29,9 @@ export { luaScript, runScript } from './redis.js';
 export * from './schemas.js';
 export * from './sessions.js';
 export * from './signup-limit.js';
+export * from './social.js';
+export * from './social-github.js';
+export * from './social-oidc.js';
 export * from './tokens.js';
 export * from './usage.js';
 

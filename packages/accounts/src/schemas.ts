@@ -107,3 +107,6 @@ export const ChangePasswordRequestSchema = z
   .object({ current_password: z.string().min(1).max(MAX_PASSWORD_LENGTH).optional().describe('Needed when the account has a password'), password: NewPassword })
   .meta({ id: 'ChangePasswordRequest' });
 export const VerifiedEnvelopeSchema = ok(z.object({ email: z.string(), email_verified: z.literal(true) }), 'VerifiedEnvelope');
+
+export const ProviderListEnvelopeSchema = ok(z.array(z.object({ id: z.string(), name: z.string() })), 'ProviderListEnvelope');
+export const LinkStartEnvelopeSchema = ok(z.object({ url: z.string().describe("The provider's authorization page: send the browser there") }), 'LinkStartEnvelope');
