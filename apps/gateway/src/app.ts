@@ -4,7 +4,7 @@ import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { createAccountServices, GithubProvider, Mailer, OidcProvider, SocialFlows, type SocialProvider } from '@reelay/accounts';
+import { createAccountServices, GithubProvider, Mailer, OidcProvider, PasskeyStore, relyingParty, SocialFlows, type SocialProvider } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
 import type { Config } from '@reelay/config';
@@ -29,6 +29,7 @@ import { accountLifecycleRoutes } from './routes/account-lifecycle.js';
 import { accountPasswordRoutes } from './routes/account-password.js';
 import { AccountMail } from './services/account-mail.js';
 import { oauthRoutes } from './routes/account-oauth.js';
+import { passkeyRoutes } from './routes/account-passkeys.js';
 import { egressFetch } from './services/egress-fetch.js';
 import { downloadRoutes } from './routes/download.js';
 import { docsRoutes } from './routes/docs.js';
@@ -122,6 +123,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ? new AccountMail(new Mailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }), accounts, config.PUBLIC_URL, logger.child({ component: 'account-mail' }))
       : undefined;
   const social = socialProviders(config, egress);
+  // Passkeys need the relying party's id and origin: PUBLIC_URL.
+  const passkeys = config.PUBLIC_URL ? new PasskeyStore(redis, relyingParty(config.PUBLIC_URL)) : undefined;
+  if (passkeys) accounts.deletionHooks.push((account) => passkeys.removeAll(account.id));
   const gateDeps = { gate: accounts.gate, usage: accounts.usage, metrics, logger };
   // Surface B's limit per client address; 0 turns it off (no middleware, no Redis round trip).
   const v1Limit = config.RATE_LIMIT_V1_PER_MIN > 0 ? surfaceGate('v1', gateDeps) : undefined;
@@ -163,7 +167,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...accountRoutes(accounts, metrics, { mailEnabled: Boolean(accountMail), onSignup: (account) => accountMail?.verification(account), providerName: (id) => social.find((p) => p.id === id)?.name ?? id }),
     ...accountLifecycleRoutes(accounts, metrics),
     ...accountPasswordRoutes(accounts, metrics, accountMail),
-    ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail }),
+    ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0) }),
+    ...passkeyRoutes(accounts, metrics, passkeys),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...webRoutes(),

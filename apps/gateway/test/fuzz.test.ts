@@ -108,6 +108,8 @@ const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[
   { path: '/account/password/forgot', fields: ['email'] },
   { path: '/account/password/reset', fields: ['token', 'password'] },
   { path: '/account/password', fields: ['current_password', 'password'], auth: 'session' },
+  { path: '/account/passkeys/login', fields: ['response'] },
+  { path: '/account/passkeys/register', fields: ['name', 'response'], auth: 'session' },
 ];
 
 function post(path: string, auth?: 'key' | 'session') {
@@ -178,6 +180,8 @@ describe('fuzzing every JSON route', () => {
       (id: string) => request(gw.app).get(`/account/oauth/${id}/start?return_to=${id}`),
       (id: string) => request(gw.app).get(`/account/oauth/${id}/callback?code=${id}&state=${id}`).set('Cookie', `reelay_oauth=${id}`),
       (id: string) => request(gw.app).delete(`/account/oauth/${id}`).set('Cookie', cookie),
+      (id: string) => request(gw.app).post(`/account/passkeys/${id}/name`).set('Cookie', cookie).send({ name: 'n' }),
+      (id: string) => request(gw.app).delete(`/account/passkeys/${id}`).set('Cookie', cookie),
     );
     await fc.assert(
       fc.asyncProperty(raw, target, async (id, call) => {

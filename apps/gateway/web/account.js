@@ -6,6 +6,7 @@
 import { ApiError, api, el, say, timeEl } from './api.js';
 import { text } from './account-text.js';
 import { usageChart } from './usage-chart.js';
+import { passkeyList, passkeysSupported, signInWithPasskey } from './passkeys.js';
 
 const byId = (id) => /** @type {any} */ (document.getElementById(id));
 
@@ -26,13 +27,22 @@ function takeLinkToken() {
 export async function signedOutExtras(status) {
   const providers = await api('/account/providers').catch(() => []);
   const box = byId('social-signin');
-  if (providers.length) {
-    box.replaceChildren(
-      el('p', {}, text.orSocial),
-      ...providers.map((p) => el('a', { class: 'button', href: `/account/oauth/${encodeURIComponent(p.id)}/start?return_to=/settings/api-keys`, 'data-provider': p.id }, text.signInWith(p.name))),
-    );
-    box.hidden = false;
-  }
+  const passkeyButton = passkeysSupported()
+    ? el('button', { type: 'button', id: 'passkey-signin', onclick: async () => {
+        try {
+          await signInWithPasskey();
+          location.reload();
+        } catch (err) {
+          say(status, err.message, 'error');
+        }
+      } }, text.signInWithPasskey)
+    : null;
+  box.replaceChildren(
+    el('p', {}, text.orSocial),
+    ...providers.map((p) => el('a', { class: 'button', href: `/account/oauth/${encodeURIComponent(p.id)}/start?return_to=/settings/api-keys`, 'data-provider': p.id }, text.signInWith(p.name))),
+    passkeyButton,
+  );
+  box.hidden = !providers.length && !passkeyButton;
   const forgot = byId('forgot-form');
   forgot.hidden = false;
   forgot.replaceChildren(
@@ -193,6 +203,7 @@ export async function accountPanel(me, status, onGone) {
     verify,
     el('h3', {}, text.linkedTitle),
     methods,
+    passkeysSupported() ? await passkeyList(status, refresh).catch(() => null) : null,
     el('h3', {}, text.sessionsTitle),
     sessionList,
     endOthers,

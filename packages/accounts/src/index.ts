@@ -23,6 +23,7 @@ export * from './limits.js';
 export * from './login-throttle.js';
 export * from './mail-messages.js';
 export * from './mailer.js';
+export * from './passkeys.js';
 export * from './password.js';
 // The gateway's other Redis limits (jobs per client) run their scripts the same way.
 export { luaScript, runScript } from './redis.js';

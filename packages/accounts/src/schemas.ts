@@ -110,3 +110,16 @@ export const VerifiedEnvelopeSchema = ok(z.object({ email: z.string(), email_ver
 
 export const ProviderListEnvelopeSchema = ok(z.array(z.object({ id: z.string(), name: z.string() })), 'ProviderListEnvelope');
 export const LinkStartEnvelopeSchema = ok(z.object({ url: z.string().describe("The provider's authorization page: send the browser there") }), 'LinkStartEnvelope');
+
+export const PasskeySchema = z
+  .object({ id: z.string().describe('The credential id (base64url)'), name: z.string(), created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() })
+  .meta({ id: 'Passkey' });
+export const PasskeyEnvelopeSchema = ok(PasskeySchema, 'PasskeyEnvelope');
+export const PasskeyListEnvelopeSchema = ok(z.object({ passkeys: z.array(PasskeySchema) }), 'PasskeyListEnvelope');
+const PasskeyName = z.string().trim().min(1).max(64).regex(/^\P{Cc}+$/u, 'Passkey names cannot hold control characters.');
+/** A WebAuthn answer as the browser's PublicKeyCredential.toJSON() gives it; checked in depth by @simplewebauthn/server. */
+const CredentialJson = z.looseObject({ id: z.string().max(1400), rawId: z.string().max(1400), type: z.literal('public-key'), response: z.looseObject({ clientDataJSON: z.string().max(4096) }) });
+export const RegisterPasskeyRequestSchema = z.object({ name: PasskeyName.optional(), response: CredentialJson }).meta({ id: 'RegisterPasskeyRequest' });
+export const PasskeyLoginRequestSchema = z.object({ response: CredentialJson }).meta({ id: 'PasskeyLoginRequest' });
+export const RenamePasskeyRequestSchema = z.object({ name: PasskeyName }).meta({ id: 'RenamePasskeyRequest' });
+export const WebauthnOptionsEnvelopeSchema = ok(z.looseObject({ challenge: z.string() }), 'WebauthnOptionsEnvelope');

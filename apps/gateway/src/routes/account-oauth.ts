@@ -33,6 +33,8 @@ export interface OauthRouteDeps {
   metrics: GatewayMetrics;
   logger: Logger;
   mail?: AccountMail;
+  /** How many passkeys an account has (a way to sign in, like a password or a provider). */
+  passkeyCount?: (accountId: string) => Promise<number>;
 }
 
 function sameValue(a: string, b: string): boolean {
@@ -250,11 +252,12 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
         const account = accountOf(req);
         const id = String(req.params.id);
         let removed: StoredAccount['identities'] = [];
+        const hasPasskey = ((await deps.passkeyCount?.(account.id)) ?? 0) > 0;
         await accounts.update(account, (s) => {
           const mine = s.identities ?? [];
           removed = mine.filter((i) => i.provider === id);
           const left = mine.filter((i) => i.provider !== id);
-          if (removed.length && !s.password_hash && left.length === 0) {
+          if (removed.length && !s.password_hash && left.length === 0 && !hasPasskey) {
             throw new ReelayError('invalid_request', 'This is the last way to sign in to this account: set a password (or link another provider) first.');
           }
           return { ...s, identities: left };
