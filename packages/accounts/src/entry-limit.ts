@@ -14,19 +14,14 @@ export interface EntryLimitOptions {
   windowSeconds: number;
 }
 
-// KEYS: the address's counter, the account's counter. ARGV: window, ip limit, account limit (0 = none).
-// Returns {allowed 1/0, ttl ms of the counter that refused}.
+// One counter per script call, so it runs on a Redis Cluster too. KEYS: the counter. ARGV: window,
+// limit. Returns {count within limit 1/0, ttl ms}.
 const CHARGE = luaScript(
-  `local ip = redis.call('INCR', KEYS[1])
-if ip == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-if ip > tonumber(ARGV[2]) then return {0, redis.call('PTTL', KEYS[1])} end
-if tonumber(ARGV[3]) > 0 then
-  local acct = redis.call('INCR', KEYS[2])
-  if acct == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
-  if acct > tonumber(ARGV[3]) then return {0, redis.call('PTTL', KEYS[2])} end
-end
+  `local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+if count > tonumber(ARGV[2]) then return {0, redis.call('PTTL', KEYS[1])} end
 return {1, 0}`,
-  2,
+  1,
 );
 
 export class EntryLimit {
@@ -40,9 +35,10 @@ export class EntryLimit {
   /** Counts one try; rate_limited (with Retry-After) past either limit. */
   async charge(ip: string | undefined, account?: string): Promise<void> {
     const base = `${this.prefix}${this.name}:`;
-    const accountLimit = account !== undefined ? (this.options.perAccount ?? 0) : 0;
-    const keys = [`${base}ip:${ipBucket(ip)}`, `${base}account:${sha256Hex(account ?? '-')}`];
-    const [allowed, ttl] = (await runScript(this.redis, CHARGE, keys, [this.options.windowSeconds, this.options.perIp, accountLimit])) as [number, number];
+    let [allowed, ttl] = (await runScript(this.redis, CHARGE, [`${base}ip:${ipBucket(ip)}`], [this.options.windowSeconds, this.options.perIp])) as [number, number];
+    if (allowed === 1 && account !== undefined && this.options.perAccount) {
+      [allowed, ttl] = (await runScript(this.redis, CHARGE, [`${base}account:${sha256Hex(account)}`], [this.options.windowSeconds, this.options.perAccount])) as [number, number];
+    }
     if (allowed === 1) return;
     const seconds = Math.max(1, Math.ceil(ttl / 1000));
     throw new ReelayError('rate_limited', `Too many attempts; try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });

@@ -19,7 +19,7 @@ import {
 } from '@simplewebauthn/server';
 import { ReelayError } from '@reelay/contracts';
 import type { Account } from './accounts.js';
-import { checkResults, guarded, sha256Hex } from './redis.js';
+import { guarded, sha256Hex } from './redis.js';
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 
@@ -90,7 +90,7 @@ export class PasskeyStore {
   async list(accountId: string): Promise<PasskeyView[]> {
     const ids = Object.keys(await guarded(() => this.redis.hgetall(index(accountId))));
     if (ids.length === 0) return [];
-    const raws = await guarded(() => this.redis.mget(...ids.map(record)));
+    const raws = await guarded(() => Promise.all(ids.map((id) => this.redis.get(record(id)))));
     return ids
       .flatMap((id, i) => {
         const parsed = raws[i] ? StoredPasskeySchema.safeParse(JSON.parse(raws[i]!)) : undefined;
@@ -172,15 +172,14 @@ export class PasskeyStore {
 
   async remove(accountId: string, id: string): Promise<void> {
     await this.owned(accountId, id);
-    await guarded(async () => checkResults(await this.redis.multi().del(record(id)).hdel(index(accountId), id).exec()));
+    await guarded(() => this.redis.del(record(id)));
+    await guarded(() => this.redis.hdel(index(accountId), id));
   }
 
   async removeAll(accountId: string): Promise<void> {
     const ids = Object.keys(await guarded(() => this.redis.hgetall(index(accountId))));
-    const tx = this.redis.multi();
-    for (const id of ids) tx.del(record(id));
-    tx.del(index(accountId));
-    await guarded(async () => checkResults(await tx.exec()));
+    await guarded(() => Promise.all(ids.map((id) => this.redis.del(record(id)))));
+    await guarded(() => this.redis.del(index(accountId)));
   }
 
   private async owned(accountId: string, id: string): Promise<StoredPasskey> {

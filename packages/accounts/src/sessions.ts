@@ -64,16 +64,10 @@ export class SessionStore {
     const now = Date.now();
     const session: Session = { account_id: account.id, email: account.email, created_at: now };
     const entry = { created_at: now, last_seen_at: now, ip: client.ip, device: describeDevice(client.userAgent) };
-    await guarded(async () =>
-      checkResults(
-        await this.redis
-          .multi()
-          .set(this.key(id), JSON.stringify(session), 'EX', this.ttlSeconds)
-          .hset(sessionIndex(account.id), sha256Hex(id), JSON.stringify(entry))
-          .expire(sessionIndex(account.id), this.ttlSeconds)
-          .exec(),
-      ),
-    );
+    // The index first: a session is never live without its entry (the two keys may sit in different
+    // cluster slots, so they are written one after the other, not in one transaction).
+    await guarded(async () => checkResults(await this.redis.multi().hset(sessionIndex(account.id), sha256Hex(id), JSON.stringify(entry)).expire(sessionIndex(account.id), this.ttlSeconds).exec()));
+    await guarded(() => this.redis.set(this.key(id), JSON.stringify(session), 'EX', this.ttlSeconds));
     return id;
   }
 
@@ -129,9 +123,8 @@ export class SessionStore {
     const keep = keepId ? sha256Hex(keepId) : undefined;
     const ending = hashes.filter((h) => h !== keep);
     if (ending.length === 0) return 0;
-    const tx = this.redis.multi();
-    for (const hash of ending) tx.del(this.prefix + hash).hdel(index, hash);
-    await guarded(async () => checkResults(await tx.exec()));
+    await guarded(() => Promise.all(ending.map((hash) => this.redis.del(this.prefix + hash))));
+    await guarded(() => this.redis.hdel(index, ...ending));
     return ending.length;
   }
 
@@ -140,9 +133,7 @@ export class SessionStore {
     const all = await guarded(() => this.redis.hgetall(index));
     const hashes = Object.keys(all);
     if (hashes.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const hash of hashes) pipeline.exists(this.prefix + hash);
-    const alive = (await guarded(async () => checkResults(await pipeline.exec()))) as number[];
+    const alive = await guarded(() => Promise.all(hashes.map((hash) => this.redis.exists(this.prefix + hash))));
     const lapsed = hashes.filter((_, i) => alive[i] !== 1);
     if (lapsed.length) await guarded(() => this.redis.hdel(index, ...lapsed));
     return hashes.flatMap((hash, i) => {

@@ -1,12 +1,12 @@
 // Usage per key, counted once the response is finished (off the request's critical path): total
 // requests, successful (2xx) requests and the last time the key was presented — atomically, and only
 // while the key still exists, so a request racing a delete cannot bring back a stub record.
-// The same script counts the key's day (UTC) in a hash of its own, `key-usage:<key hash>:<date>`,
+// A second script counts the key's day (UTC) in a hash of its own, `key-usage:<key hash>:<date>`,
 // which expires USAGE_DAY_TTL_SECONDS after the day's first request: history is bounded by time, not
 // by how busy a key is, and any gateway replica adds to the same day.
 import type { Redis } from 'ioredis';
 import { apiKeyRecord } from './keys.js';
-import { checkResults, guarded, luaScript, runScript } from './redis.js';
+import { guarded, luaScript, runScript } from './redis.js';
 
 /** The longest history a client may ask for. */
 export const MAX_USAGE_DAYS = 90;
@@ -34,31 +34,40 @@ export function lastDays(days: number, now = Date.now()): string[] {
   return Array.from({ length: days }, (_, i) => utcDate(now - (days - 1 - i) * 86_400_000));
 }
 
-// KEYS: key record, the day's hash. ARGV: successful (1/0), time in ms, day TTL in seconds.
+// One key per script, so it runs on a Redis Cluster too (the key's record and its days live in
+// different slots). KEYS: key record. ARGV: successful (1/0), time in ms. 1 when the key exists.
 const RECORD = luaScript(
   `if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HINCRBY', KEYS[1], 'total', 1)
 if ARGV[1] == '1' then redis.call('HINCRBY', KEYS[1], 'successful', 1) end
 redis.call('HSET', KEYS[1], 'last_used_at', ARGV[2])
-if redis.call('HINCRBY', KEYS[2], 'requests', 1) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
-if ARGV[1] == '1' then redis.call('HINCRBY', KEYS[2], 'successful', 1) end
 return 1`,
-  2,
+  1,
+);
+
+// KEYS: the day's hash. ARGV: successful (1/0), day TTL in seconds.
+const RECORD_DAY = luaScript(
+  `if redis.call('HINCRBY', KEYS[1], 'requests', 1) == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+if ARGV[1] == '1' then redis.call('HINCRBY', KEYS[1], 'successful', 1) end
+return 1`,
+  1,
 );
 
 export class UsageCounter {
   constructor(private readonly redis: Redis) {}
 
   async record(keyHash: string, successful: boolean, at = Date.now()): Promise<void> {
-    await runScript(this.redis, RECORD, [apiKeyRecord(keyHash), usageDayKey(keyHash, utcDate(at))], [successful ? '1' : '0', at, USAGE_DAY_TTL_SECONDS]);
+    const flag = successful ? '1' : '0';
+    // The day is counted only for a key that still exists (a request racing a delete adds nothing).
+    if ((await runScript(this.redis, RECORD, [apiKeyRecord(keyHash)], [flag, at])) !== 1) return;
+    await runScript(this.redis, RECORD_DAY, [usageDayKey(keyHash, utcDate(at))], [flag, USAGE_DAY_TTL_SECONDS]);
   }
 
   /** One row per day for the last `days` days (today last), zeros where the key was not used. */
   async history(keyHash: string, days: number, now = Date.now()): Promise<UsageDay[]> {
     const dates = lastDays(days, now);
-    const pipeline = this.redis.pipeline();
-    for (const date of dates) pipeline.hmget(usageDayKey(keyHash, date), 'requests', 'successful');
-    const rows = (await guarded(async () => checkResults(await pipeline.exec()))) as (string | null)[][];
+    // One command per day, not a pipeline or MGET: the days live in different cluster slots.
+    const rows = await guarded(() => Promise.all(dates.map((date) => this.redis.hmget(usageDayKey(keyHash, date), 'requests', 'successful'))));
     return dates.map((date, i) => ({ date, requests: Number(rows[i][0] ?? 0), successful: Number(rows[i][1] ?? 0) }));
   }
 
@@ -66,6 +75,6 @@ export class UsageCounter {
   async forget(keyHash: string, now = Date.now()): Promise<void> {
     // A day's hash lives at most USAGE_DAY_TTL_SECONDS, so these dates cover every one that exists.
     const dates = lastDays(MAX_USAGE_DAYS + 3, now + 86_400_000);
-    await guarded(() => this.redis.del(...dates.map((d) => usageDayKey(keyHash, d))));
+    await guarded(() => Promise.all(dates.map((d) => this.redis.del(usageDayKey(keyHash, d)))));
   }
 }
