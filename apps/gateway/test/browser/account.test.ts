@@ -103,7 +103,7 @@ describeBrowser('passkeys and the account card', () => {
     expect(browser.errors).toEqual([]);
   });
 
-  test('a passkey answer replayed, or sent for another challenge, is refused', async () => {
+  test('a passkey answer replayed, or sent for another challenge, is refused; a deleted account’s passkey signs in no more', async () => {
     await signUp();
     // Capture one real sign-in answer from the authenticator, use it, then send it again.
     await page.locator('#passkey-name').fill('Key');
@@ -120,9 +120,14 @@ describeBrowser('passkeys and the account card', () => {
       const replay = (await post('/account/passkeys/login', { response: answer })).status;
       await post('/account/passkeys/login/options'); // a fresh challenge does not revive the old answer
       const stale = (await post('/account/passkeys/login', { response: answer })).status;
-      return [first, replay, stale];
+      // Deleting the account (just signed in: no password needed) takes its passkeys along.
+      const deleted = (await fetch('/account', { method: 'DELETE' })).status;
+      const again = ((await (await post('/account/passkeys/login/options')).json()) as { data: unknown }).data;
+      const orphan = await web.navigator.credentials.get({ publicKey: web.PublicKeyCredential.parseRequestOptionsFromJSON(again) });
+      const afterDeletion = (await post('/account/passkeys/login', { response: orphan.toJSON() })).status;
+      return [first, replay, stale, deleted, afterDeletion];
     });
-    expect(statuses).toEqual([200, 401, 401]);
+    expect(statuses).toEqual([200, 401, 401, 204, 401]);
   });
 
   test('the sign-in page offers each provider; a key’s usage is charted; sessions are listed; the account can be deleted', async () => {
