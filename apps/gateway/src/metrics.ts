@@ -42,7 +42,7 @@ export class GatewayMetrics {
     this.eventStreams = new prom.Gauge({ name: 'reelay_job_event_streams', help: 'Job event streams (GET /api/v1/jobs/{id}/events) open.', registers });
     this.downloads = new prom.Counter({ name: 'reelay_downloads_total', help: 'Download requests by delivery: direct, job, or job_reused (the same request\'s live job).', labelNames: ['kind'], registers });
     this.surfaceRequests = new prom.Counter({ name: 'reelay_surface_requests_total', help: 'Surface A and B requests by surface (api, playground, v1) and key check (ok, missing, invalid, disabled; none on the playground).', labelNames: ['surface', 'auth'], registers });
-    this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429, by surface (api, playground, v1, login, signup; jobs: too_many_jobs).', labelNames: ['surface'], registers });
+    this.rateLimited = new prom.Counter({ name: 'reelay_rate_limited_total', help: 'Requests refused with 429, by surface (api, playground, v1, login, signup, forgot, verify, token, oauth, passkey; jobs: too_many_jobs).', labelNames: ['surface'], registers });
     this.gateDuration = new prom.Histogram({ name: 'reelay_surface_gate_duration_seconds', help: 'Time of the surface gate: surface A\'s key check and rate limit, or surface B\'s limit (one Redis round trip), by surface.', labelNames: ['surface'], buckets: GATE_BUCKETS, registers });
   }
 
