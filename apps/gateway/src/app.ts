@@ -167,7 +167,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...accountRoutes(accounts, metrics, { mailEnabled: Boolean(accountMail), onSignup: (account) => accountMail?.verification(account), providerName: (id) => social.find((p) => p.id === id)?.name ?? id }),
     ...accountLifecycleRoutes(accounts, metrics),
     ...accountPasswordRoutes(accounts, metrics, accountMail),
-    ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0) }),
+    ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0), features: { mail: Boolean(accountMail), passkeys: Boolean(passkeys) } }),
     ...passkeyRoutes(accounts, metrics, passkeys),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),

@@ -51,8 +51,10 @@ describe('passkeys', () => {
     expect(statuses[60]).toBe(429);
   });
 
-  test('without PUBLIC_URL the passkey routes say so', async () => {
+  test('without PUBLIC_URL the passkey routes say so, and /account/features tells clients beforehand', async () => {
     const user = await signUp(plain.app);
     expectError(await user.agent.get('/account/passkeys'), 503, 'service_unavailable');
+    expect((await request(plain.app).get('/account/features').expect(200)).body).toEqual({ success: true, data: { mail: false, passkeys: false, providers: [] } });
+    expect((await request(gw.app).get('/account/features').expect(200)).body).toEqual({ success: true, data: { mail: false, passkeys: true, providers: [] } });
   });
 });

@@ -10,6 +10,11 @@ import { passkeyList, passkeysSupported, signInWithPasskey } from './passkeys.js
 
 const byId = (id) => /** @type {any} */ (document.getElementById(id));
 
+/** What this deployment offers (mail, passkeys, providers); nothing when it cannot say. */
+async function features() {
+  return api('/account/features').catch(() => ({ mail: false, passkeys: false, providers: [] }));
+}
+
 /** Reads and clears a mailed link's token from the fragment. @returns {{ kind: string, token: string } | null} */
 function takeLinkToken() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -25,9 +30,9 @@ function takeLinkToken() {
 
 /** The sign-in buttons of the configured providers, the forgot form, and a mailed link if any. */
 export async function signedOutExtras(status) {
-  const providers = await api('/account/providers').catch(() => []);
+  const { providers, mail, passkeys } = await features();
   const box = byId('social-signin');
-  const passkeyButton = passkeysSupported()
+  const passkeyButton = passkeys && passkeysSupported()
     ? el('button', { type: 'button', id: 'passkey-signin', onclick: async () => {
         try {
           await signInWithPasskey();
@@ -44,7 +49,8 @@ export async function signedOutExtras(status) {
   );
   box.hidden = !providers.length && !passkeyButton;
   const forgot = byId('forgot-form');
-  forgot.hidden = false;
+  forgot.hidden = !mail;
+  if (!mail) return;
   forgot.replaceChildren(
     el('h2', {}, text.forgotTitle),
     el('p', { class: 'hint' }, text.forgotHint),
@@ -123,7 +129,7 @@ function miniForm(id, title, fields, button, onSubmit, buttonClass = '') {
 /** The account card of a signed-in person. `onGone` runs once the account is deleted. */
 export async function accountPanel(me, status, onGone) {
   const panel = byId('account-panel');
-  const [providers, { sessions }] = await Promise.all([api('/account/providers').catch(() => []), api('/account/sessions')]);
+  const [{ providers, passkeys }, { sessions }] = await Promise.all([features(), api('/account/sessions')]);
   const linked = new Map((me.identities ?? []).map((i) => [i.provider, i]));
   const refresh = async () => accountPanel(await api('/account/me'), status, onGone);
 
@@ -203,7 +209,7 @@ export async function accountPanel(me, status, onGone) {
     verify,
     el('h3', {}, text.linkedTitle),
     methods,
-    passkeysSupported() ? await passkeyList(status, refresh).catch(() => null) : null,
+    passkeys && passkeysSupported() ? await passkeyList(status, refresh).catch(() => null) : null,
     el('h3', {}, text.sessionsTitle),
     sessionList,
     endOthers,

@@ -123,3 +123,12 @@ export const RegisterPasskeyRequestSchema = z.object({ name: PasskeyName.optiona
 export const PasskeyLoginRequestSchema = z.object({ response: CredentialJson }).meta({ id: 'PasskeyLoginRequest' });
 export const RenamePasskeyRequestSchema = z.object({ name: PasskeyName }).meta({ id: 'RenamePasskeyRequest' });
 export const WebauthnOptionsEnvelopeSchema = ok(z.looseObject({ challenge: z.string() }), 'WebauthnOptionsEnvelope');
+
+export const AccountFeaturesEnvelopeSchema = ok(
+  z.object({
+    mail: z.boolean().describe('SMTP is configured: verification and password reset by mail'),
+    passkeys: z.boolean().describe('PUBLIC_URL is set: passkeys can be registered and used'),
+    providers: z.array(z.object({ id: z.string(), name: z.string() })).describe('As GET /account/providers'),
+  }),
+  'AccountFeaturesEnvelope',
+);

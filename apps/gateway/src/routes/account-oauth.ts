@@ -10,7 +10,7 @@
 // - an account keeps at least one way to sign in.
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { LinkStartEnvelopeSchema, ProviderListEnvelopeSchema, providerRefusal, safeReturnTo, SocialFlows, FLOW_TTL_SECONDS, type Account, type AccountServices, type SocialProfile, type SocialProvider, type StoredAccount } from '@reelay/accounts';
+import { AccountFeaturesEnvelopeSchema, LinkStartEnvelopeSchema, ProviderListEnvelopeSchema, providerRefusal, safeReturnTo, SocialFlows, FLOW_TTL_SECONDS, type Account, type AccountServices, type SocialProfile, type SocialProvider, type StoredAccount } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { RouteSpec } from '../http/route.js';
@@ -35,6 +35,8 @@ export interface OauthRouteDeps {
   mail?: AccountMail;
   /** How many passkeys an account has (a way to sign in, like a password or a provider). */
   passkeyCount?: (accountId: string) => Promise<number>;
+  /** What this deployment offers, for GET /account/features. */
+  features?: { mail: boolean; passkeys: boolean };
 }
 
 function sameValue(a: string, b: string): boolean {
@@ -160,6 +162,14 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       summary: 'The social sign-in providers this deployment offers',
       responses: { 200: { description: 'Providers, in the order configured', schema: ProviderListEnvelopeSchema, example: { success: true, data: [{ id: 'github', name: 'GitHub' }] } } },
       handler: (_req, res) => res.json(ok(providers.map((p) => ({ id: p.id, name: p.name })))),
+    },
+    {
+      method: 'get',
+      path: '/account/features',
+      tag: 'Account',
+      summary: 'What this deployment offers for accounts (mail, passkeys, sign-in providers), so a client shows only what works',
+      responses: { 200: { description: 'The features', schema: AccountFeaturesEnvelopeSchema, example: { success: true, data: { mail: true, passkeys: true, providers: [{ id: 'github', name: 'GitHub' }] } } } },
+      handler: (_req, res) => res.json(ok({ mail: deps.features?.mail ?? false, passkeys: deps.features?.passkeys ?? false, providers: providers.map((p) => ({ id: p.id, name: p.name })) })),
     },
     {
       method: 'get',
