@@ -4,7 +4,7 @@ import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { createAccountServices } from '@reelay/accounts';
+import { createAccountServices, GithubProvider, Mailer, OidcProvider, PasskeyStore, relyingParty, SocialFlows, type SocialProvider } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
 import type { Config } from '@reelay/config';
@@ -25,6 +25,12 @@ import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { attachExamples } from './openapi-examples.js';
 import { accountRoutes } from './routes/account.js';
+import { accountLifecycleRoutes } from './routes/account-lifecycle.js';
+import { accountPasswordRoutes } from './routes/account-password.js';
+import { AccountMail } from './services/account-mail.js';
+import { oauthRoutes } from './routes/account-oauth.js';
+import { passkeyRoutes } from './routes/account-passkeys.js';
+import { egressFetch } from './services/egress-fetch.js';
 import { downloadRoutes } from './routes/download.js';
 import { docsRoutes } from './routes/docs.js';
 import { extractRoutes } from './routes/extract.js';
@@ -118,6 +124,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const accounts = createAccountServices(redis, {
     limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN, v1PerMinute: config.RATE_LIMIT_V1_PER_MIN },
   });
+  // Account mail (verification, reset, notices) when SMTP is configured; config makes PUBLIC_URL required then.
+  const accountMail =
+    config.SMTP_URL && config.MAIL_FROM && config.PUBLIC_URL
+      ? new AccountMail(new Mailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }), accounts, config.PUBLIC_URL, logger.child({ component: 'account-mail' }))
+      : undefined;
+  const social = socialProviders(config, egress);
+  // Passkeys need the relying party's id and origin: PUBLIC_URL.
+  const passkeys = config.PUBLIC_URL ? new PasskeyStore(redis, relyingParty(config.PUBLIC_URL)) : undefined;
+  if (passkeys) accounts.deletionHooks.push((account) => passkeys.removeAll(account.id));
   const gateDeps = { gate: accounts.gate, usage: accounts.usage, metrics, logger };
   // Surface B's limit per client address; 0 turns it off (no middleware, no Redis round trip).
   const v1Limit = config.RATE_LIMIT_V1_PER_MIN > 0 ? surfaceGate('v1', gateDeps) : undefined;
@@ -157,7 +172,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...extractRoutes(extractService, v1Limit),
     ...platformRoutes(registry),
     ...surfaceARoutes(extractService, gateDeps),
-    ...accountRoutes(accounts, metrics),
+    ...accountRoutes(accounts, metrics, { mailEnabled: Boolean(accountMail), onSignup: (account) => accountMail?.verification(account), providerName: (id) => social.find((p) => p.id === id)?.name ?? id }),
+    ...accountLifecycleRoutes(accounts, metrics),
+    ...accountPasswordRoutes(accounts, metrics, accountMail),
+    ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0), features: { mail: Boolean(accountMail), passkeys: Boolean(passkeys) } }),
+    ...passkeyRoutes(accounts, metrics, passkeys),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...jobControlRoutes(control),
@@ -210,10 +229,21 @@ export function createGateway(deps: GatewayDeps): Gateway {
     await webhooks.close();
     await flows.close();
     await extractCache.close(); // its subscriber connection, opened on the first shared wait
+    accountMail?.close();
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
   return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService };
+}
+
+/** The social sign-in providers of OIDC_PROVIDERS and GITHUB_CLIENT_ID, reached through the guarded egress. */
+function socialProviders(config: Config, egress: Egress): SocialProvider[] {
+  const fetch = egressFetch(egress);
+  const providers: SocialProvider[] = (config.OIDC_PROVIDERS ?? []).map((settings) => new OidcProvider(settings, fetch));
+  if (config.GITHUB_CLIENT_ID && config.GITHUB_CLIENT_SECRET) {
+    providers.push(new GithubProvider({ clientId: config.GITHUB_CLIENT_ID, clientSecret: config.GITHUB_CLIENT_SECRET, oauthUrl: config.GITHUB_OAUTH_URL, apiUrl: config.GITHUB_API_URL }, fetch));
+  }
+  return providers;
 }
 
 /** yt-dlp as the registry's fallback: YTDLP_PATH, else `yt-dlp` on PATH, for YTDLP_HOSTS and leftovers. */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import { createLogger } from '@reelay/observability';
 import { accessLog } from '../src/http/access-log.js';
@@ -67,4 +67,13 @@ test('a client that leaves before the answer is logged once, as aborted', async 
   await pending;
   await new Promise((r) => setTimeout(r, 600));
   expect(await logged('/slow')).toMatchObject([{ msg: 'request aborted' }]);
+});
+
+describe('secrets in query strings', () => {
+  test('code, state and token values are written as [redacted]', async () => {
+    const { loggedUrl } = await import('../src/http/access-log.js');
+    expect(loggedUrl('/account/oauth/github/callback?code=abc&state=def&x=1')).toBe('/account/oauth/github/callback?code=[redacted]&state=[redacted]&x=1');
+    expect(loggedUrl('/p?Token=t#f')).toBe('/p?Token=[redacted]#f');
+    expect(loggedUrl('/p?codec=h264')).toBe('/p?codec=h264');
+  });
 });

@@ -37,7 +37,7 @@ describe('sign-up', () => {
     expect(cookie).toMatch(/; Path=\//);
     expect(cookie).not.toMatch(/Secure/);
     const me = await request(gw.app).get('/account/me').set('Cookie', cookie.split(';')[0]).expect(200);
-    expect(me.body).toEqual({ success: true, data: { email } });
+    expect(me.body).toEqual({ success: true, data: { email, email_verified: false, has_password: true, identities: [] } });
   });
 
   test('the cookie is Secure when the request came over https', async () => {
@@ -103,7 +103,7 @@ describe('sign-in and sign-out', () => {
     const res = await from().post('/account/login').send({ email: ` ${email.toUpperCase()}`, password: PASSWORD }).expect(200);
     expect(res.body).toEqual({ success: true, data: { email } });
     const me = await request(gw.app).get('/account/me').set('Cookie', sessionCookie(res).split(';')[0]).expect(200);
-    expect(me.body).toEqual({ success: true, data: { email } });
+    expect(me.body).toEqual({ success: true, data: { email, email_verified: false, has_password: true, identities: [] } });
   });
 
   test('an unknown e-mail and a wrong password get the same answer in similar time', async () => {

@@ -2,6 +2,8 @@
 // API key settings (/settings/api-keys): sign up or in, list keys with their usage, create a key
 // (its secret is shown once, in memory only), disable, enable and delete with a confirmation.
 import { ApiError, api, el, say, timeEl } from './api.js';
+import { accountPanel, handleMailedLink, showUsage, signedOutExtras } from './account.js';
+import { text } from './account-text.js';
 
 const byId = (id) => /** @type {any} */ (document.getElementById(id));
 const status = byId('status');
@@ -42,6 +44,7 @@ function showSignedOut() {
   signedOut.hidden = false;
   hideSecret();
   keysBody.replaceChildren();
+  signedOutExtras(status).catch((err) => say(status, err.message, 'error'));
 }
 
 async function showSignedIn(me) {
@@ -49,9 +52,11 @@ async function showSignedIn(me) {
   signedOut.hidden = true;
   signedIn.hidden = false;
   await loadKeys();
+  await accountPanel(me, status, showSignedOut);
 }
 
 async function start() {
+  await handleMailedLink(status);
   try {
     await showSignedIn(await api('/account/me'));
   } catch (err) {
@@ -139,6 +144,8 @@ function keyRow(key) {
   toggle.addEventListener('click', () => setEnabled(key, !key.enabled));
   const remove = el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete key ${key.name}` }, 'Delete');
   remove.addEventListener('click', () => deleteKey(key));
+  const usageButton = el('button', { type: 'button', class: 'small', 'aria-label': `${text.usage}: ${key.name}` }, text.usage);
+  usageButton.addEventListener('click', () => showUsage(key, status));
   return el(
     'tr',
     { 'data-key-id': key.id },
@@ -150,7 +157,7 @@ function keyRow(key) {
     el('td', { class: 'num', 'data-label': 'Requests' }, String(usage.total_requests ?? 0)),
     el('td', { class: 'num', 'data-label': 'Successful' }, String(usage.successful_requests ?? 0)),
     el('td', { class: 'num', 'data-label': 'Success rate' }, successRate(usage)),
-    el('td', { class: 'actions' }, toggle, remove),
+    el('td', { class: 'actions' }, usageButton, toggle, remove),
   );
 }
 

@@ -2,24 +2,49 @@
 // replica sees the same state.
 import type { Redis } from 'ioredis';
 import { AccountStore } from './accounts.js';
+import { deleteAccount, type AccountDeletionHook } from './deletion.js';
+import { EntryLimit } from './entry-limit.js';
+import { IdentityIndex } from './identities.js';
 import { KeyStore } from './keys.js';
 import { SurfaceGate, type SurfaceLimits } from './limits.js';
 import { LoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 import { SessionStore } from './sessions.js';
 import { SignupLimit, type SignupLimitOptions } from './signup-limit.js';
+import { OneTimeTokens } from './tokens.js';
 import { UsageCounter } from './usage.js';
+import type { Account } from './accounts.js';
 
 export * from './accounts.js';
+export * from './deletion.js';
+export * from './entry-limit.js';
+export * from './identities.js';
 export * from './keys.js';
 export * from './limits.js';
 export * from './login-throttle.js';
+export * from './mail-messages.js';
+export * from './mailer.js';
+export * from './passkeys.js';
 export * from './password.js';
 // The gateway's other Redis limits (jobs per client) run their scripts the same way.
 export { luaScript, runScript } from './redis.js';
 export * from './schemas.js';
 export * from './sessions.js';
 export * from './signup-limit.js';
+export * from './social.js';
+export * from './social-github.js';
+export * from './social-oidc.js';
+export * from './tokens.js';
 export * from './usage.js';
+
+/** The throttles of the entry points beside the password sign-in, by name. */
+export interface EntryLimits {
+  /** Forgotten-password mails: per address, and per e-mail so nobody's inbox can be flooded. */
+  forgot: EntryLimit;
+  /** Token redemptions (verify, reset). */
+  token: EntryLimit;
+  /** Social sign-in starts and callbacks. */
+  oauth: EntryLimit;
+}
 
 export interface AccountServices {
   accounts: AccountStore;
@@ -27,14 +52,37 @@ export interface AccountServices {
   keys: KeyStore;
   usage: UsageCounter;
   gate: SurfaceGate;
+  tokens: OneTimeTokens;
+  identities: IdentityIndex;
+  limits: EntryLimits;
+  /** Parts that keep data of an account (subscriptions, …) register here to be told of its deletion. */
+  deletionHooks: AccountDeletionHook[];
+  deleteAccount(account: Account): Promise<void>;
 }
 
-export function createAccountServices(redis: Redis, options: { limits: SurfaceLimits; login?: LoginThrottleOptions; signup?: SignupLimitOptions; sessionTtlSeconds?: number }): AccountServices {
-  return {
+export function createAccountServices(
+  redis: Redis,
+  options: { limits: SurfaceLimits; login?: LoginThrottleOptions; signup?: SignupLimitOptions; sessionTtlSeconds?: number },
+): AccountServices {
+  const hour = 3600;
+  const parts = {
     accounts: new AccountStore(redis, new LoginThrottle(redis, options.login), new SignupLimit(redis, options.signup)),
     sessions: new SessionStore(redis, options.sessionTtlSeconds),
     keys: new KeyStore(redis),
     usage: new UsageCounter(redis),
+    identities: new IdentityIndex(redis),
+    hooks: [] as AccountDeletionHook[],
+  };
+  return {
+    ...parts,
     gate: new SurfaceGate(redis, options.limits),
+    tokens: new OneTimeTokens(redis),
+    limits: {
+      forgot: new EntryLimit(redis, 'forgot', { perIp: 20, perAccount: 3, windowSeconds: hour }),
+      token: new EntryLimit(redis, 'token', { perIp: 30, windowSeconds: 15 * 60 }),
+      oauth: new EntryLimit(redis, 'oauth', { perIp: 60, windowSeconds: 15 * 60 }),
+    },
+    deletionHooks: parts.hooks,
+    deleteAccount: (account) => deleteAccount(parts, account),
   };
 }

@@ -112,14 +112,24 @@ export class KeyStore {
     return toView(pairs(flat as string[]));
   }
 
-  /** Removes the key for good: its record goes, so its secret is unknown from now on. */
-  async delete(accountId: string, id: string): Promise<void> {
+  /** Removes the key for good: its record goes, so its secret is unknown from now on. Returns its hash. */
+  async delete(accountId: string, id: string): Promise<string> {
     const hash = await this.hashOf(accountId, id);
     await guarded(async () => checkResults(await this.redis.multi().del(apiKeyRecord(hash)).hdel(accountIndex(accountId), id).exec()));
+    return hash;
+  }
+
+  /** Removes every key of the account at once (it is being deleted); returns their hashes. */
+  async deleteAll(accountId: string): Promise<string[]> {
+    const hashes = Object.values(await guarded(() => this.redis.hgetall(accountIndex(accountId))));
+    // Records first (each is refused at once), one command each: they live in different cluster slots.
+    await guarded(() => Promise.all(hashes.map((hash) => this.redis.del(apiKeyRecord(hash)))));
+    await guarded(() => this.redis.del(accountIndex(accountId)));
+    return hashes;
   }
 
   /** The lookup hash of one of this account's keys; another account's key is not found. */
-  private async hashOf(accountId: string, id: string): Promise<string> {
+  async hashOf(accountId: string, id: string): Promise<string> {
     const hash = await guarded(() => this.redis.hget(accountIndex(accountId), id));
     if (!hash) throw notFound();
     return hash;

@@ -37,7 +37,14 @@ export const LoginRequestSchema = z
   })
   .meta({ id: 'LoginRequest' });
 
-export const AccountSchema = z.object({ email: z.string() }).meta({ id: 'Account' });
+export const AccountSchema = z
+  .object({
+    email: z.string(),
+    email_verified: z.boolean().optional().describe('Whether the address was confirmed (by a mailed link, a reset or a provider that vouches for it)'),
+    has_password: z.boolean().optional().describe('False for an account made by social login that never set a password'),
+    identities: z.array(z.object({ provider: z.string(), name: z.string(), email: z.string().nullable() })).optional().describe('Linked social sign-ins'),
+  })
+  .meta({ id: 'Account' });
 
 export const CreateKeyRequestSchema = z
   .object({
@@ -79,3 +86,66 @@ export const AccountEnvelopeSchema = ok(AccountSchema, 'AccountEnvelope');
 export const ApiKeyEnvelopeSchema = ok(ApiKeySchema, 'ApiKeyEnvelope');
 export const CreatedApiKeyEnvelopeSchema = ok(CreatedApiKeySchema, 'CreatedApiKeyEnvelope');
 export const ApiKeyListEnvelopeSchema = ok(ApiKeyListSchema, 'ApiKeyListEnvelope');
+
+export const SessionSchema = z
+  .object({
+    id: z.string().describe('A handle for this list; not the session secret'),
+    current: z.boolean().describe('The session of this request'),
+    device: z.string().describe('Browser and system, from the User-Agent at sign-in'),
+    ip: z.string().nullable().describe('The client address of the last use'),
+    created_at: z.iso.datetime().describe('When this session signed in'),
+    last_seen_at: z.iso.datetime(),
+  })
+  .meta({ id: 'Session' });
+export const SessionListEnvelopeSchema = ok(z.object({ sessions: z.array(SessionSchema) }), 'SessionListEnvelope');
+export const SessionsEndedEnvelopeSchema = ok(z.object({ ended: z.number().int().min(0) }), 'SessionsEndedEnvelope');
+
+export const DeleteAccountRequestSchema = z
+  .object({ password: z.string().min(1).max(MAX_PASSWORD_LENGTH).optional().describe('Needed unless this session signed in within the last 10 minutes') })
+  .meta({ id: 'DeleteAccountRequest' });
+
+export const UsageDaySchema = z
+  .object({ date: z.iso.date().describe('The day, UTC'), requests: z.number().int().min(0), successful: z.number().int().min(0).describe('Requests answered with a 2xx status') })
+  .meta({ id: 'UsageDay' });
+export const UsageEnvelopeSchema = ok(z.array(UsageDaySchema), 'UsageEnvelope');
+/** ?days=N: 1 to 90, default 30. */
+export const UsageDaysSchema = z
+  .string()
+  .regex(/^\d{1,3}$/, 'days must be a whole number from 1 to 90.')
+  .transform(Number)
+  .pipe(z.number().int().min(1, 'days must be a whole number from 1 to 90.').max(90, 'days must be a whole number from 1 to 90.'));
+
+const TokenField = z.string().min(1).max(200).describe('The token from the mailed link (after #verify= or #reset=)');
+const NewPassword = z.string().min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`).max(MAX_PASSWORD_LENGTH);
+export const VerifyRequestSchema = z.object({ token: TokenField }).meta({ id: 'VerifyRequest' });
+export const ForgotPasswordRequestSchema = z.object({ email: z.string().trim().toLowerCase().min(1).max(254) }).meta({ id: 'ForgotPasswordRequest' });
+export const ResetPasswordRequestSchema = z.object({ token: TokenField, password: NewPassword }).meta({ id: 'ResetPasswordRequest' });
+export const ChangePasswordRequestSchema = z
+  .object({ current_password: z.string().min(1).max(MAX_PASSWORD_LENGTH).optional().describe('Needed when the account has a password'), password: NewPassword })
+  .meta({ id: 'ChangePasswordRequest' });
+export const VerifiedEnvelopeSchema = ok(z.object({ email: z.string(), email_verified: z.literal(true) }), 'VerifiedEnvelope');
+
+export const ProviderListEnvelopeSchema = ok(z.array(z.object({ id: z.string(), name: z.string() })), 'ProviderListEnvelope');
+export const LinkStartEnvelopeSchema = ok(z.object({ url: z.string().describe("The provider's authorization page: send the browser there") }), 'LinkStartEnvelope');
+
+export const PasskeySchema = z
+  .object({ id: z.string().describe('The credential id (base64url)'), name: z.string(), created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() })
+  .meta({ id: 'Passkey' });
+export const PasskeyEnvelopeSchema = ok(PasskeySchema, 'PasskeyEnvelope');
+export const PasskeyListEnvelopeSchema = ok(z.object({ passkeys: z.array(PasskeySchema) }), 'PasskeyListEnvelope');
+const PasskeyName = z.string().trim().min(1).max(64).regex(/^\P{Cc}+$/u, 'Passkey names cannot hold control characters.');
+/** A WebAuthn answer as the browser's PublicKeyCredential.toJSON() gives it; checked in depth by @simplewebauthn/server. */
+const CredentialJson = z.looseObject({ id: z.string().max(1400), rawId: z.string().max(1400), type: z.literal('public-key'), response: z.looseObject({ clientDataJSON: z.string().max(4096) }) });
+export const RegisterPasskeyRequestSchema = z.object({ name: PasskeyName.optional(), response: CredentialJson }).meta({ id: 'RegisterPasskeyRequest' });
+export const PasskeyLoginRequestSchema = z.object({ response: CredentialJson }).meta({ id: 'PasskeyLoginRequest' });
+export const RenamePasskeyRequestSchema = z.object({ name: PasskeyName }).meta({ id: 'RenamePasskeyRequest' });
+export const WebauthnOptionsEnvelopeSchema = ok(z.looseObject({ challenge: z.string() }), 'WebauthnOptionsEnvelope');
+
+export const AccountFeaturesEnvelopeSchema = ok(
+  z.object({
+    mail: z.boolean().describe('SMTP is configured: verification and password reset by mail'),
+    passkeys: z.boolean().describe('PUBLIC_URL is set: passkeys can be registered and used'),
+    providers: z.array(z.object({ id: z.string(), name: z.string() })).describe('As GET /account/providers'),
+  }),
+  'AccountFeaturesEnvelope',
+);

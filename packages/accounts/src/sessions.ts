@@ -1,15 +1,51 @@
 // Sign-in sessions: a random 32-byte id in the cookie, its SHA-256 as the Redis key (a copy of Redis
 // holds no usable session), expiring after `ttlSeconds` without use — each use slides it (GETEX).
+// Each account keeps an index of its sessions (hash field = the session's key hash, value = device,
+// address and last use), so it can list them and end the others or all of them (a password reset,
+// a deletion). The index expires with its newest session; entries of lapsed sessions are pruned on read.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { guarded, sha256Hex } from './redis.js';
+import { checkResults, guarded, sha256Hex } from './redis.js';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+/** Last-seen times are written at most this often per session, so browsing costs no extra write each time. */
+const LAST_SEEN_RESOLUTION_MS = 60_000;
 
 const SessionSchema = z.object({ account_id: z.string(), email: z.string(), created_at: z.number() });
 export type Session = z.infer<typeof SessionSchema>;
+
+const EntrySchema = z.object({ created_at: z.number(), last_seen_at: z.number(), ip: z.string().optional(), device: z.string().optional() });
+
+/** Who is behind a request: what the session list shows. */
+export interface ClientInfo {
+  ip?: string;
+  userAgent?: string;
+}
+
+export interface SessionView {
+  /** A handle for the list (not the session id, which stays a secret). */
+  id: string;
+  current: boolean;
+  device: string;
+  ip: string | null;
+  created_at: string;
+  last_seen_at: string;
+}
+
+function sessionIndex(accountId: string): string {
+  return `reelay:account-sessions:${accountId}`;
+}
+
+/** A short, readable device name from a User-Agent: browser and system, never the whole header. */
+export function describeDevice(userAgent: string | undefined): string {
+  if (!userAgent) return 'Unknown device';
+  const browser = /Edg\//.test(userAgent) ? 'Edge' : /Firefox\//.test(userAgent) ? 'Firefox' : /Chrom(e|ium)\//.test(userAgent) ? 'Chrome' : /Safari\//.test(userAgent) ? 'Safari' : /curl\//.test(userAgent) ? 'curl' : undefined;
+  const system = /Android/.test(userAgent) ? 'Android' : /iPhone|iPad/.test(userAgent) ? 'iOS' : /Windows/.test(userAgent) ? 'Windows' : /Mac OS X/.test(userAgent) ? 'macOS' : /Linux/.test(userAgent) ? 'Linux' : undefined;
+  if (browser && system) return `${browser} on ${system}`;
+  return browser ?? system ?? userAgent.replace(/\p{Cc}/gu, '').slice(0, 60);
+}
 
 export class SessionStore {
   constructor(
@@ -23,24 +59,87 @@ export class SessionStore {
   }
 
   /** Starts a session and returns its id, the cookie's value. */
-  async create(account: { id: string; email: string }): Promise<string> {
+  async create(account: { id: string; email: string }, client: ClientInfo = {}): Promise<string> {
     const id = randomBytes(32).toString('base64url');
-    const session: Session = { account_id: account.id, email: account.email, created_at: Date.now() };
+    const now = Date.now();
+    const session: Session = { account_id: account.id, email: account.email, created_at: now };
+    const entry = { created_at: now, last_seen_at: now, ip: client.ip, device: describeDevice(client.userAgent) };
+    // The index first: a session is never live without its entry (the two keys may sit in different
+    // cluster slots, so they are written one after the other, not in one transaction).
+    await guarded(async () => checkResults(await this.redis.multi().hset(sessionIndex(account.id), sha256Hex(id), JSON.stringify(entry)).expire(sessionIndex(account.id), this.ttlSeconds).exec()));
     await guarded(() => this.redis.set(this.key(id), JSON.stringify(session), 'EX', this.ttlSeconds));
     return id;
   }
 
   /** The live session for an id, its expiry pushed back; undefined when unknown, expired or malformed. */
-  async get(id: string | undefined): Promise<Session | undefined> {
+  async get(id: string | undefined, client?: ClientInfo): Promise<Session | undefined> {
     if (!id || !SESSION_ID.test(id)) return undefined;
     const raw = await guarded(() => this.redis.getex(this.key(id), 'EX', this.ttlSeconds));
     if (!raw) return undefined;
     const parsed = SessionSchema.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : undefined;
+    if (!parsed.success) return undefined;
+    if (client) await this.touch(parsed.data.account_id, sha256Hex(id), client);
+    return parsed.data;
+  }
+
+  /** Records the session's last use (and where from) in the account's index. */
+  private async touch(accountId: string, hash: string, client: ClientInfo): Promise<void> {
+    const index = sessionIndex(accountId);
+    const raw = await guarded(() => this.redis.hget(index, hash));
+    const entry = raw ? EntrySchema.safeParse(JSON.parse(raw)) : undefined;
+    const now = Date.now();
+    if (entry?.success && now - entry.data.last_seen_at < LAST_SEEN_RESOLUTION_MS && entry.data.ip === client.ip) return;
+    const base = entry?.success ? entry.data : { created_at: now, device: describeDevice(client.userAgent) };
+    await guarded(async () => checkResults(await this.redis.multi().hset(index, hash, JSON.stringify({ ...base, last_seen_at: now, ip: client.ip })).expire(index, this.ttlSeconds).exec()));
   }
 
   async destroy(id: string | undefined): Promise<void> {
     if (!id || !SESSION_ID.test(id)) return;
-    await guarded(() => this.redis.del(this.key(id)));
+    const raw = await guarded(() => this.redis.getdel(this.key(id)));
+    const parsed = raw ? SessionSchema.safeParse(JSON.parse(raw)) : undefined;
+    if (parsed?.success) await guarded(() => this.redis.hdel(sessionIndex(parsed.data.account_id), sha256Hex(id)));
+  }
+
+  /** The account's live sessions, most recently used first; `currentId` is marked. */
+  async list(accountId: string, currentId?: string): Promise<SessionView[]> {
+    const entries = await this.liveEntries(accountId);
+    const current = currentId ? sha256Hex(currentId) : undefined;
+    return entries
+      .map(({ hash, entry }) => ({
+        id: sha256Hex(hash).slice(0, 16),
+        current: hash === current,
+        device: entry.device ?? 'Unknown device',
+        ip: entry.ip ?? null,
+        created_at: new Date(entry.created_at).toISOString(),
+        last_seen_at: new Date(entry.last_seen_at).toISOString(),
+      }))
+      .sort((a, b) => b.last_seen_at.localeCompare(a.last_seen_at));
+  }
+
+  /** Ends every session of the account but `keepId` (all of them without one); returns how many ended. */
+  async destroyAll(accountId: string, keepId?: string): Promise<number> {
+    const index = sessionIndex(accountId);
+    const hashes = Object.keys(await guarded(() => this.redis.hgetall(index)));
+    const keep = keepId ? sha256Hex(keepId) : undefined;
+    const ending = hashes.filter((h) => h !== keep);
+    if (ending.length === 0) return 0;
+    await guarded(() => Promise.all(ending.map((hash) => this.redis.del(this.prefix + hash))));
+    await guarded(() => this.redis.hdel(index, ...ending));
+    return ending.length;
+  }
+
+  private async liveEntries(accountId: string): Promise<{ hash: string; entry: z.infer<typeof EntrySchema> }[]> {
+    const index = sessionIndex(accountId);
+    const all = await guarded(() => this.redis.hgetall(index));
+    const hashes = Object.keys(all);
+    if (hashes.length === 0) return [];
+    const alive = await guarded(() => Promise.all(hashes.map((hash) => this.redis.exists(this.prefix + hash))));
+    const lapsed = hashes.filter((_, i) => alive[i] !== 1);
+    if (lapsed.length) await guarded(() => this.redis.hdel(index, ...lapsed));
+    return hashes.flatMap((hash, i) => {
+      if (alive[i] !== 1) return [];
+      const parsed = EntrySchema.safeParse(JSON.parse(all[hash]));
+      return parsed.success ? [{ hash, entry: parsed.data }] : [];
+    });
   }
 }

@@ -182,6 +182,50 @@ export const ConfigSchema = z.object({
     .optional(),
   /** A Netscape cookies.txt sent by RFC 6265 rules on extraction and media requests and to yt-dlp. */
   COOKIES_FILE: z.string().min(1).transform((v) => path.resolve(v)).optional(),
+  // Accounts as the specification names them (DESIGN.md): links in mails, social sign-in, mail.
+  /** The deployment's external origin (https://reelay.example.org): redirect URIs, mail links, passkeys. */
+  PUBLIC_URL: z
+    .string()
+    .url()
+    .refine((v) => /^https?:\/\//.test(v) && new URL(v).pathname === '/' && !new URL(v).search && !new URL(v).hash, 'must be an http(s) origin without a path, e.g. https://reelay.example.org')
+    .transform((v) => new URL(v).origin)
+    .optional(),
+  /** SMTP server for account mail: smtp:// or smtps://, credentials allowed. Never logged. */
+  SMTP_URL: z
+    .string()
+    .refine((v) => /^smtps?:\/\/[^/]/.test(v), 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** The sender of account mail, e.g. `reelay <no-reply@example.org>`. */
+  MAIL_FROM: z.string().min(3).max(254).optional(),
+  /** OpenID Connect providers: JSON [{"id","name","issuer","client_id","client_secret"}]. */
+  OIDC_PROVIDERS: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'is not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.array(
+        z.object({
+          id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'ids are 1-32 lower-case letters, digits and dashes'),
+          name: z.string().min(1).max(64),
+          issuer: z.string().url(),
+          client_id: z.string().min(1),
+          client_secret: z.string().min(1).optional(),
+        }),
+      ),
+    )
+    .optional(),
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  /** Where GitHub's OAuth pages live (tests point it at a local stand-in). */
+  GITHUB_OAUTH_URL: z.string().url().default('https://github.com'),
+  /** GitHub's REST API (/user, /user/emails). */
+  GITHUB_API_URL: z.string().url().default('https://api.github.com'),
   /** Platform endpoint overrides, e.g. PLATFORM_BLUESKY_API=http://127.0.0.1:9000 (tests, mirrors). */
   platformEndpoints: z.record(z.string(), z.string().url()).default({}),
   /** CHILD_ENV_NAMES as found: what a child process (yt-dlp) is given to find its runtime. */
@@ -191,6 +235,10 @@ export const ConfigSchema = z.object({
   if (c.ARTIFACT_STORE === 's3' && !c.S3_BUCKET) ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'is required when ARTIFACT_STORE=s3' });
   if (c.REDIS_SENTINELS?.length && !c.REDIS_SENTINEL_NAME) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINEL_NAME'], message: 'is required when REDIS_SENTINELS is set (the name the sentinels monitor)' });
   if (c.REDIS_SENTINEL_NAME && !c.REDIS_SENTINELS?.length) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINELS'], message: 'is required when REDIS_SENTINEL_NAME is set' });
+  if (Boolean(c.SMTP_URL) !== Boolean(c.MAIL_FROM)) ctx.addIssue({ code: 'custom', path: ['MAIL_FROM'], message: 'SMTP_URL and MAIL_FROM are set together' });
+  if (Boolean(c.GITHUB_CLIENT_ID) !== Boolean(c.GITHUB_CLIENT_SECRET)) ctx.addIssue({ code: 'custom', path: ['GITHUB_CLIENT_SECRET'], message: 'GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are set together' });
+  if ((c.SMTP_URL || c.OIDC_PROVIDERS?.length || c.GITHUB_CLIENT_ID) && !c.PUBLIC_URL) ctx.addIssue({ code: 'custom', path: ['PUBLIC_URL'], message: 'is required for account mail and social sign-in (links and redirect URIs are built from it)' });
+  if (c.OIDC_PROVIDERS && new Set([...c.OIDC_PROVIDERS.map((p) => p.id), ...(c.GITHUB_CLIENT_ID ? ['github'] : [])]).size !== c.OIDC_PROVIDERS.length + (c.GITHUB_CLIENT_ID ? 1 : 0)) ctx.addIssue({ code: 'custom', path: ['OIDC_PROVIDERS'], message: 'provider ids must be unique (and not github when GITHUB_CLIENT_ID is set)' });
   if (Boolean(c.AWS_ACCESS_KEY_ID) !== Boolean(c.AWS_SECRET_ACCESS_KEY)) ctx.addIssue({ code: 'custom', path: ['AWS_SECRET_ACCESS_KEY'], message: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are set together' });
 });
 

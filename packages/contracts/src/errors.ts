@@ -50,6 +50,9 @@ export const ERROR_STATUS = {
   // that is not a recording.
   job_finished: 409,
   not_recording: 409,
+  // Accounts as the specification names them.
+  email_not_verified: 403,
+  mail_not_configured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

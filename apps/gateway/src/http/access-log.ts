@@ -10,6 +10,16 @@ import type { Logger } from '@reelay/observability';
  */
 const QUIET = new Set(['/healthz', '/readyz', '/metrics']);
 
+/**
+ * Query parameters that carry one-time secrets (a social sign-in callback's code and state, a token):
+ * logged as [redacted], so a log reader cannot finish someone else's sign-in.
+ */
+const SECRET_PARAMS = /([?&](?:code|state|token|session_state|id_token|access_token)=)[^&#]*/gi;
+
+export function loggedUrl(url: string): string {
+  return url.replace(SECRET_PARAMS, '$1[redacted]');
+}
+
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     if (QUIET.has(req.url)) return next();
@@ -19,7 +29,7 @@ export function accessLog(logger: Logger): RequestHandler {
       res.removeListener('close', done);
       const finished = res.writableFinished;
       const status = res.statusCode;
-      const line = { req: { id: req.id, method: req.method, url: req.originalUrl }, res: { status }, responseTime: Math.round(performance.now() - started) };
+      const line = { req: { id: req.id, method: req.method, url: loggedUrl(req.originalUrl) }, res: { status }, responseTime: Math.round(performance.now() - started) };
       if (status >= 500) logger.error(line, finished ? 'request failed' : 'request aborted');
       else logger.info(line, finished ? 'request completed' : 'request aborted');
     };

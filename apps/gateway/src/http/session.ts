@@ -2,7 +2,7 @@
 // SameSite=Lax, Secure whenever the request came over https. Each signed-in request slides the
 // session's expiry in Redis and re-sends the cookie, so the two expire together.
 import type { Request, RequestHandler, Response } from 'express';
-import type { SessionStore } from '@reelay/accounts';
+import type { ClientInfo, SessionStore } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 
 export const SESSION_COOKIE = 'reelay_session';
@@ -11,6 +11,8 @@ export interface SignedIn {
   accountId: string;
   email: string;
   sessionId: string;
+  /** When this session signed in (ms): a recent sign-in may confirm a deletion. */
+  signedInAt: number;
 }
 
 declare global {
@@ -45,13 +47,18 @@ export const noStore: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/** What the session list shows of a client: its address and its User-Agent (reduced to a device name). */
+export function clientInfo(req: Request): ClientInfo {
+  return { ip: req.ip, userAgent: req.get('user-agent') };
+}
+
 /** 401 not_signed_in without a live session; otherwise sets req.signedIn. */
 export function requireSession(sessions: SessionStore): RequestHandler {
   return async (req, res, next) => {
     const sessionId = readCookie(req, SESSION_COOKIE);
-    const session = await sessions.get(sessionId);
+    const session = await sessions.get(sessionId, clientInfo(req));
     if (!session || !sessionId) throw new ReelayError('not_signed_in', 'Sign in first: this needs a session.');
-    req.signedIn = { accountId: session.account_id, email: session.email, sessionId };
+    req.signedIn = { accountId: session.account_id, email: session.email, sessionId, signedInAt: session.created_at };
     setSessionCookie(req, res, sessionId, sessions.ttlSeconds);
     next();
   };

@@ -1,6 +1,5 @@
 // Accounts and API keys under /account, for the web app: sign-up, sign-in and sign-out by session
 // cookie, and the signed-in account's keys. Routes that change state refuse cross-site requests.
-import type { Request, Response } from 'express';
 import {
   AccountEnvelopeSchema,
   ApiKeyEnvelopeSchema,
@@ -13,42 +12,27 @@ import {
   type Account,
   type AccountServices,
 } from '@reelay/accounts';
-import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
+import { ReelayError } from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { sameOrigin } from '../http/same-origin.js';
-import { clearSessionCookie, noStore, readCookie, requireSession, SESSION_COOKIE, setSessionCookie, type SignedIn } from '../http/session.js';
+import { clearSessionCookie, noStore, readCookie, requireSession, SESSION_COOKIE } from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
+import { accountOf, BAD_BODY, countRateLimited as countLimited, CROSS_SITE, error, KEY_ID, KEY_NOT_FOUND, NOT_SIGNED_IN, ok, signedIn, startSession as start, UNAVAILABLE } from './account-common.js';
 
-const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
-const CROSS_SITE = { 403: error('cross_site_request: the Origin or Sec-Fetch-Site is another site') };
-const NOT_SIGNED_IN = { 401: error('not_signed_in: no live session cookie') };
-const KEY_NOT_FOUND = { 400: error('invalid_request: malformed percent-encoding in the id'), 404: error('not_found: no key with this id in the account') };
-const BAD_BODY = { 400: error('invalid_request'), 413: error('payload_too_large: the body is over 16 KiB'), 415: error('unsupported_media_type') };
-const KEY_ID = { id: 'The key id' };
-const UNAVAILABLE = { 503: error('service_unavailable: Redis cannot be reached') };
-/** The success envelope every route answers with. */
-const ok = <T>(data: T) => ({ success: true as const, data });
-
-function signedIn(req: Request): SignedIn {
-  if (!req.signedIn) throw new Error('route registered without requireSession');
-  return req.signedIn;
+/** What the account routes need beyond the stores: whether mail is on, and the social providers' names. */
+export interface AccountRouteOptions {
+  /** SMTP is configured: creating a key needs a verified address. */
+  mailEnabled?: boolean;
+  /** After a sign-up, e.g. to send the verification mail; failures are the hook's to log. */
+  onSignup?: (account: Account) => void;
+  providerName?: (id: string) => string;
 }
 
-export function accountRoutes(services: AccountServices, metrics: GatewayMetrics): RouteSpec[] {
+export function accountRoutes(services: AccountServices, metrics: GatewayMetrics, options: AccountRouteOptions = {}): RouteSpec[] {
   const { accounts, sessions, keys } = services;
   const session = requireSession(sessions);
-
-  /** Signs the client in with a fresh session id (any session it had before is ended). */
-  async function startSession(req: Request, res: Response, account: Account): Promise<void> {
-    await sessions.destroy(readCookie(req, SESSION_COOKIE));
-    setSessionCookie(req, res, await sessions.create(account), sessions.ttlSeconds);
-  }
-
-  /** Counts a refusal for being over a limit in the metrics, then lets the error answer. */
-  const countRateLimited = (surface: 'signup' | 'login') => (err: unknown): never => {
-    if (err instanceof ReelayError && err.code === 'rate_limited') metrics.rateLimited.inc({ surface });
-    throw err;
-  };
+  const startSession = start.bind(undefined, sessions);
+  const countRateLimited = (surface: 'signup' | 'login') => countLimited(metrics, surface);
   return [
     {
       method: 'post',
@@ -69,6 +53,7 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         const { email, password } = parseBody(SignupRequestSchema, req.body);
         const account = await accounts.signup(email, password, req.ip).catch(countRateLimited('signup'));
         await startSession(req, res, account);
+        options.onSignup?.(account);
         res.status(201).json(ok({ email: account.email }));
       },
     },
@@ -115,7 +100,11 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       auth: 'session',
       responses: { 200: { description: 'Signed in', schema: AccountEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
       before: [noStore, session],
-      handler: (req, res) => res.json(ok({ email: signedIn(req).email })),
+      handler: async (req, res) => {
+        const stored = await accounts.get(accountOf(req));
+        const identities = (stored.identities ?? []).map((i) => ({ provider: i.provider, name: options.providerName?.(i.provider) ?? i.provider, email: i.email ?? null }));
+        res.json(ok({ email: stored.email, email_verified: stored.email_verified ?? false, has_password: Boolean(stored.password_hash), identities }));
+      },
     },
     {
       method: 'get',
@@ -138,13 +127,16 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         201: { description: 'The new key with its secret', schema: CreatedApiKeyEnvelopeSchema },
         ...BAD_BODY,
         ...NOT_SIGNED_IN,
-        ...CROSS_SITE,
+        403: error('cross_site_request, or email_not_verified: mail is configured and the address is not confirmed yet'),
         409: error(`key_limit_reached: the account holds ${MAX_KEYS_PER_ACCOUNT} keys already; delete one first`),
         ...UNAVAILABLE,
       },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name } = parseBody(CreateKeyRequestSchema, req.body);
+        if (options.mailEnabled && !(await accounts.get(accountOf(req))).email_verified) {
+          throw new ReelayError('email_not_verified', 'Confirm your e-mail address first: open the link we mailed you (or ask for a new one in the settings).');
+        }
         res.status(201).json(ok(await keys.create(signedIn(req).accountId, name)));
       },
     },
@@ -171,7 +163,8 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       responses: { 204: { description: 'Deleted' }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND, ...UNAVAILABLE },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
-        await keys.delete(signedIn(req).accountId, String(req.params.id));
+        const hash = await keys.delete(signedIn(req).accountId, String(req.params.id));
+        await services.usage.forget(hash);
         res.status(204).end();
       },
     },
