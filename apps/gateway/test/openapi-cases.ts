@@ -39,6 +39,8 @@ export class SchemaCases {
 
   /** The schema a `$ref` names, with the referring schema's own keywords (a description) on top. */
   resolve(schema: Schema): Schema {
+    // `const: v` is `enum: [v]` for every purpose here (zod's z.literal states it so).
+    if ('const' in schema && !schema.enum) return this.resolve({ ...schema, enum: [schema.const] });
     if (!schema.$ref) return schema;
     const { $ref, ...rest } = schema;
     const target = this.components[$ref.replace('#/components/schemas/', '')];

@@ -11,8 +11,15 @@ import { buildGateway, type TestGateway } from './helpers.js';
 import { signUp, uniqueIp, type SignedInAgent } from './account-helpers.js';
 import { blockUrls, SchemaCases, type Schema } from './openapi-cases.js';
 
+interface Parameter {
+  name: string;
+  in: string;
+  schema: Schema;
+}
+
 interface Operation {
   key: string;
+  parameters?: Parameter[];
   method: 'get' | 'post' | 'delete';
   path: string;
   security: Record<string, unknown>[];
@@ -57,6 +64,19 @@ function send(op: Operation, body?: unknown): Promise<request.Response> {
   return body === undefined ? req : req.set('Content-Type', 'application/json').send(JSON.stringify(body));
 }
 
+const queryParams = (op: Operation) => (op.parameters ?? []).filter((p) => p.in === 'query');
+const withQuery = () => operations.filter((op) => queryParams(op).length > 0);
+
+/** Sends the operation with one query parameter set (as its security asks, no body). */
+function sendQuery(op: Operation, name: string, value: unknown, signedIn: SignedInAgent): Promise<request.Response> {
+  const path = op.path.replace(/\{[^}]+\}/g, 'no-such-id');
+  const url = `${path}?${new URLSearchParams({ [name]: String(value) })}`;
+  const agent = op.security.some((s) => 'session' in s) ? signedIn.agent : request(server);
+  let req = agent[op.method](url).set('X-Forwarded-For', uniqueIp());
+  if (op.security.some((s) => 'apiKey' in s)) req = req.set('X-API-Key', apiKey);
+  return req;
+}
+
 const bodySchema = (op: Operation) => op.requestBody?.content['application/json']?.schema;
 const withBody = () => operations.filter((op) => bodySchema(op));
 
@@ -83,9 +103,8 @@ function expectNotRefusedForForm(op: Operation, res: request.Response, where: st
 
 describe('every operation with a request body', () => {
   test('the walk finds the routes with bodies and cases of every kind (so it cannot pass empty)', () => {
-    // No route states query parameters today (RouteSpec has no field for them): a route that adds one
-    // must extend this walk, which this line makes sure it notices.
-    expect(operations.filter((op) => JSON.stringify(op).includes('"in":"query"')).map((op) => op.key)).toEqual([]);
+    // Query parameters are walked below; this notices the routes that state them.
+    expect(withQuery().map((op) => op.key)).toEqual(expect.arrayContaining(['get /account/keys/{id}/usage']));
     const keys = withBody().map((op) => op.key);
     expect(keys).toEqual(expect.arrayContaining(['post /api/v1/extract', 'post /api', 'post /api/playground', 'post /api/v1/download', 'post /account/signup', 'post /account/login', 'post /account/keys']));
     const all = withBody().flatMap((op) => cases.violations(bodySchema(op)!, baseBody(op), ''));
@@ -127,6 +146,28 @@ describe('every operation with a request body', () => {
       }
     }
     expect(sent).toBeGreaterThan(50);
+  }, 20_000);
+
+  test('query parameters: a value breaking a stated constraint is refused naming the parameter; an allowed one never for its form', async () => {
+    let sent = 0;
+    // A session of its own: the body walk above signs out, changes passwords and deletes accounts.
+    const fresh = await signUp(server as unknown as Parameters<typeof signUp>[0]);
+    for (const op of withQuery()) {
+      for (const param of queryParams(op)) {
+        const schema = cases.resolve(param.schema);
+        const allowed = cases.validValues(schema);
+        for (const value of allowed) {
+          expectNotRefusedForForm(op, await sendQuery(op, param.name, value, fresh), `${op.key} ?${param.name}=${String(value).slice(0, 40)}`);
+          sent++;
+        }
+        // A query value is always a string: only a string's own constraints can be broken here.
+        for (const broken of cases.violations(schema, allowed[0], param.name).filter((v) => typeof v.value === 'string')) {
+          expectRefused(await sendQuery(op, param.name, broken.value, fresh), broken.code, broken.field, `${op.key} ${broken.what}`);
+          sent++;
+        }
+      }
+    }
+    expect(sent).toBeGreaterThan(3);
   }, 20_000);
 });
 

@@ -111,9 +111,9 @@ export const UsageEnvelopeSchema = ok(z.array(UsageDaySchema), 'UsageEnvelope');
 /** ?days=N: 1 to 90, default 30. */
 export const UsageDaysSchema = z
   .string()
-  .regex(/^\d{1,3}$/, 'days must be a whole number from 1 to 90.')
-  .transform(Number)
-  .pipe(z.number().int().min(1, 'days must be a whole number from 1 to 90.').max(90, 'days must be a whole number from 1 to 90.'));
+  // 1 to 90 as the pattern states it, so the OpenAPI document says exactly what is refused.
+  .regex(/^(?:[1-9]|[1-8][0-9]|90)$/, 'days must be a whole number from 1 to 90.')
+  .transform(Number);
 
 const TokenField = z.string().min(1).max(200).describe('The token from the mailed link (after #verify= or #reset=)');
 const NewPassword = z.string().min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`).max(MAX_PASSWORD_LENGTH);

@@ -25,8 +25,11 @@ export interface RouteSpec {
   tag: string;
   body?: z.ZodType;
   params?: Record<string, string>;
-  /** Query parameters the route reads, by name: their description. */
-  query?: Record<string, string>;
+  /**
+   * Query parameters the route reads, by name: their description, or the description and the schema
+   * the route checks the value with (the document states it; a value it refuses is 400).
+   */
+  query?: Record<string, string | { description: string; schema: z.ZodType }>;
   /** Request headers the route reads, by name: their description. */
   headers?: Record<string, string>;
   /** An example request body for the OpenAPI document. */

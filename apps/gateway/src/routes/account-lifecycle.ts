@@ -82,8 +82,8 @@ export function accountLifecycleRoutes(services: AccountServices, metrics: Gatew
       summary: "A key's requests day by day (UTC), oldest first, one row per day including days without any",
       auth: 'session',
       params: KEY_ID,
-      query: { days: `How many days back, today included: 1 to ${MAX_USAGE_DAYS} (default ${DEFAULT_USAGE_DAYS})` },
-      responses: { 200: { description: 'One row per day', schema: UsageEnvelopeSchema }, ...NOT_SIGNED_IN, ...KEY_NOT_FOUND, ...UNAVAILABLE },
+      query: { days: { description: `How many days back, today included: 1 to ${MAX_USAGE_DAYS} (default ${DEFAULT_USAGE_DAYS})`, schema: UsageDaysSchema } },
+      responses: { 200: { description: 'One row per day', schema: UsageEnvelopeSchema }, ...NOT_SIGNED_IN, ...KEY_NOT_FOUND, 400: error(`invalid_request: days is not a whole number from 1 to ${MAX_USAGE_DAYS}, or given twice; or malformed percent-encoding in the id`), ...UNAVAILABLE },
       before: [noStore, session],
       handler: async (req, res) => {
         const raw = req.query.days;
