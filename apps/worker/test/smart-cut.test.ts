@@ -92,14 +92,22 @@ describe.each(KINDS)('a precise H.264 clip of a $kind', ({ kind, inputs, operati
     expect(src.slice(from, from + body.length).map((p) => p.hash)).toEqual(body);
     expect(out.slice(0, seam).every((p) => !src.some((s) => s.hash === p.hash))).toBe(true);
 
-    // A white frame in the head and one in the body, each with its beep within one audio frame.
-    const flashes = flashTimes(file);
-    const beeps = beepTimes(file).filter((t) => t < length - 0.05); // silence also "ends" at the end of the file
+    // A white frame in the head and one in the body, each with its beep, as far apart as in the
+    // source rendition (DASH's own audio is a frame late: its segments drop the AAC priming edit)
+    // within one audio frame, and nothing else audible between.
+    // (The source is read whole: after a seek, ffmpeg's DASH demuxer repeats a second of audio.)
+    const flashes = flashTimes(['-i', file]);
+    const beeps = beepTimes(['-i', file]).filter((t) => t < length - 0.05); // silence also "ends" at the end of the file
+    const sourceFlashes = flashTimes(source());
+    const sourceBeeps = beepTimes(source().map((a) => (a.endsWith('video.mp4') ? a.replace('video.mp4', 'muxed.mp4') : a))).filter((t) => t < 6.9);
+    expect(sourceBeeps).toHaveLength(2);
     expect(flashes).toHaveLength(2);
     expect(beeps).toHaveLength(2);
     FLASHES.forEach((t, i) => {
       expect(Math.abs(flashes[i] - (t - CLIP.start))).toBeLessThan(1 / FPS);
-      expect(Math.abs(beeps[i] - flashes[i])).toBeLessThanOrEqual(AUDIO_FRAME);
+      const drift = beeps[i] - flashes[i] - (sourceBeeps[i] - sourceFlashes[i]);
+      expect(Math.abs(drift)).toBeLessThanOrEqual(AUDIO_FRAME);
+      expect(Math.abs(beeps[i] - flashes[i])).toBeLessThanOrEqual(2 * AUDIO_FRAME);
     });
   });
 });
@@ -110,7 +118,7 @@ describe('sources that cannot be spliced', () => {
     expect(method).toBe('reencode');
     expect(decodeErrors(file)).toBe('');
     const shown = videoPackets(file).map((p) => p.pts).sort((a, b) => a - b);
-    expect(shown[0]).toBeLessThan(0.001);
+    expect(shown[0]).toBeLessThan(0.05); // Matroska starts the video after the AAC priming
     expect(Math.abs(shown.at(-1)! + 1 / 25 - 1.8)).toBeLessThan(0.1);
     expect(ssim(['-i', file], ['-ss', '1.098', ...local('vp9.webm')])).toBeGreaterThanOrEqual(0.95);
   });
@@ -129,60 +137,73 @@ describe('sources that cannot be spliced', () => {
   });
 });
 
+// The page's helpers, as a script of its own (the tests' TypeScript has no DOM types): the mean
+// brightness of the frame shown at a time, and one playback from the start to its end.
+const PAGE = `<video id="v" muted playsinline src="/clip.mp4"></video><canvas id="c" width="32" height="24"></canvas>
+<script>
+const v = document.getElementById('v');
+function brightness(time) {
+  return new Promise((resolve) => {
+    v.onseeked = () => {
+      const g = document.getElementById('c').getContext('2d');
+      g.drawImage(v, 0, 0, 32, 24);
+      const px = g.getImageData(0, 0, 32, 24).data;
+      let sum = 0;
+      for (let i = 0; i < px.length; i += 4) sum += (px[i] + px[i + 1] + px[i + 2]) / 3;
+      resolve(sum / (px.length / 4));
+    };
+    setTimeout(() => resolve(-1), 10000);
+    if (v.readyState >= 1) v.currentTime = time;
+    else v.onloadedmetadata = () => (v.currentTime = time);
+  });
+}
+function playAll() {
+  return new Promise((resolve) => {
+    const done = (ended) => resolve({ ended, error: v.error ? v.error.code + ' ' + v.error.message : null, decoded: v.getVideoPlaybackQuality().totalVideoFrames });
+    v.onended = () => done(true);
+    v.onerror = () => done(false);
+    v.play().catch(() => done(false));
+    setTimeout(() => done(false), 20000);
+  });
+}
+</script>`;
+
 describeWithTools('chromium', [{ bin: '/usr/bin/chromium', install: 'apt-get install chromium' }], () => {
   test('plays a smart cut through the seam: every frame decoded, the white frames where they belong', async () => {
     expect(progressiveClip).toBeDefined();
     const file = progressiveClip!;
+    const data = fs.readFileSync(file);
     const server = http.createServer((req, res) => {
       if (req.url === '/') {
         res.setHeader('content-type', 'text/html');
-        res.end('<video id="v" muted playsinline src="/clip.mp4"></video><canvas id="c" width="32" height="24"></canvas>');
+        res.end(PAGE);
         return;
       }
+      // Ranges, or chromium cannot seek.
+      const range = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
       res.setHeader('content-type', 'video/mp4');
-      fs.createReadStream(file).pipe(res);
+      res.setHeader('accept-ranges', 'bytes');
+      if (!range) return void res.end(data);
+      const from = Number(range[1]);
+      const to = range[2] ? Math.min(Number(range[2]), data.length - 1) : data.length - 1;
+      res.writeHead(206, { 'content-range': `bytes ${from}-${to}/${data.length}` });
+      res.end(data.subarray(from, to + 1));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--autoplay-policy=no-user-gesture-required'] });
     try {
       const page = await browser.newPage();
       await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-      const played = await page.evaluate(
-        () =>
-          new Promise<{ ended: boolean; error: string | null; decoded: number; dropped: number }>((resolve) => {
-            const v = document.getElementById('v') as HTMLVideoElement;
-            const done = (ended: boolean) => resolve({ ended, error: v.error ? `${v.error.code} ${v.error.message}` : null, decoded: v.getVideoPlaybackQuality().totalVideoFrames, dropped: v.getVideoPlaybackQuality().droppedVideoFrames });
-            v.onended = () => done(true);
-            v.onerror = () => done(false);
-            void v.play().catch(() => done(false));
-          }),
-      );
+      // Each white frame (one in the head, one in the copied body) where it belongs, and the frame after it not.
+      for (const t of FLASHES) {
+        expect(await page.evaluate(`brightness(${t - CLIP.start + 0.5 / FPS})`)).toBeGreaterThan(230);
+        expect(await page.evaluate(`brightness(${t - CLIP.start + 2.5 / FPS})`)).toBeLessThan(200);
+      }
+      await page.reload(); // counts the frames of one playback from the start
+      const played = (await page.evaluate('playAll()')) as { ended: boolean; error: string | null; decoded: number };
       expect(played.error).toBeNull();
       expect(played.ended).toBe(true);
       expect(played.decoded).toBe(videoPackets(file).length);
-      // Seek to each white frame (one in the head, one in the copied body) and to the frame after it.
-      const brightness = (t: number) =>
-        page.evaluate(
-          (time) =>
-            new Promise<number>((resolve) => {
-              const v = document.getElementById('v') as HTMLVideoElement;
-              v.onseeked = () => {
-                const c = document.getElementById('c') as HTMLCanvasElement;
-                const g = c.getContext('2d')!;
-                g.drawImage(v, 0, 0, c.width, c.height);
-                const px = g.getImageData(0, 0, c.width, c.height).data;
-                let sum = 0;
-                for (let i = 0; i < px.length; i += 4) sum += (px[i] + px[i + 1] + px[i + 2]) / 3;
-                resolve(sum / (px.length / 4));
-              };
-              v.currentTime = time;
-            }),
-          t,
-        );
-      for (const t of FLASHES) {
-        expect(await brightness(t - CLIP.start + 0.5 / FPS)).toBeGreaterThan(230);
-        expect(await brightness(t - CLIP.start + 2.5 / FPS)).toBeLessThan(200);
-      }
     } finally {
       await browser.close();
       server.close();

@@ -99,8 +99,8 @@ export function ssim(a: string[], b: string[]): number {
 }
 
 /** When the white frames show, in seconds. */
-export function flashTimes(file: string): number[] {
-  const log = ffmpegLog(['-loglevel', 'info', '-i', file, '-map', '0:v:0', '-vf', 'signalstats,metadata=print:key=lavfi.signalstats.YAVG', '-f', 'null', '-']);
+export function flashTimes(input: string[]): number[] {
+  const log = ffmpegLog(['-loglevel', 'info', ...input, '-map', '0:v:0', '-vf', 'signalstats,metadata=print:key=lavfi.signalstats.YAVG', '-f', 'null', '-']);
   const times: number[] = [];
   let pts = NaN;
   for (const line of log.split('\n')) {
@@ -113,7 +113,7 @@ export function flashTimes(file: string): number[] {
 }
 
 /** When the beeps start, in seconds: where silence ends. */
-export function beepTimes(file: string): number[] {
-  const log = ffmpegLog(['-loglevel', 'info', '-i', file, '-map', '0:a:0', '-af', 'silencedetect=noise=-30dB:d=0.02', '-f', 'null', '-']);
+export function beepTimes(input: string[]): number[] {
+  const log = ffmpegLog(['-loglevel', 'info', ...input, '-map', '0:a:0', '-af', 'silencedetect=noise=-30dB:d=0.02', '-f', 'null', '-']);
   return [...log.matchAll(/silence_end: ([\d.]+)/g)].map((m) => Number(m[1]));
 }

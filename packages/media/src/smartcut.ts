@@ -274,8 +274,14 @@ export interface FinishOptions {
   audio: boolean;
 }
 
+/**
+ * The audio cut at the sample. A frame starting less than half its length after the last one kept
+ * is dropped first: ffmpeg 5.1's DASH demuxer, reading a pair after a seek, delivers a second's audio
+ * twice, which the range's muxer squeezes to one tick apart (heard as a click, measured in a test).
+ */
 function audioTrim(start: number, end: number): string[] {
-  return ['-af', `atrim=start=${seconds(start)}:end=${seconds(end)},asetpts=PTS-STARTPTS`];
+  const once = 'aselect=isnan(prev_selected_t)+gte(t-prev_selected_t\\,0.5*samples_n/sample_rate)';
+  return ['-af', `${once},atrim=start=${seconds(start)}:end=${seconds(end)},asetpts=PTS-STARTPTS`];
 }
 
 // The audio encoder of encodeAll for the container (the audio is re-encoded, cut at the sample).
