@@ -9,6 +9,7 @@ import { benchOriginJobs } from './origin-jobs.mjs';
 import { benchQueue } from './queue.mjs';
 import { benchScale } from './scale.mjs';
 import { benchShortMerge } from './short-merge.mjs';
+import { benchSmartCut } from './smart-cut.mjs';
 import { benchSurfaceA } from './surface-a.mjs';
 
 await benchExtract();
@@ -17,6 +18,7 @@ await benchDirectDownload();
 await benchJobs();
 await benchShortMerge();
 await benchClipAccuracy();
+await benchSmartCut();
 await benchOriginJobs();
 await benchQueue();
 await benchEvents();
