@@ -4,11 +4,11 @@
 // re-encoded whole instead, and the log says why. Every step runs under the job's bounds.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { ClipRange, MediaOperation, TagPlan } from '@reelay/media';
+import type { ChildLimits, ClipRange, MediaOperation, TagPlan } from '@reelay/media';
 import { bodyArgs, fetchRangeArgs, FfmpegError, headArgs, joinArgs, joinScript, planSmartCut, probeRange, rangeInputs, reencodeRangeArgs, runFfmpeg, unsplicable } from '@reelay/media';
 import type { Container } from '@reelay/contracts';
-import type { ChildLimits } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
+import { OutputError } from './failure.js';
 
 /** What the steps run with: the job's binaries, bounds, proxy environment, folder and deadline. */
 export interface PreciseClipContext {
@@ -23,9 +23,6 @@ export interface PreciseClipContext {
   log: Logger;
   progress: { report(percent: number): void };
 }
-
-// HEVC heads (libx265, hev1) are not spliced yet: see docs/clips.md.
-const SPLICE_HEVC = false;
 
 export type PreciseMethod = 'smart' | 'reencode';
 
@@ -63,12 +60,12 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
   // 1. The only network step: the covering range, copied (only its segments are fetched).
   await run(fetchRangeArgs(rangeInputs(job.operation), clip.start, end, range, { progressUrl: 'pipe:1', maxOutputBytes }));
   const { size } = await fs.stat(range);
-  if (size >= maxOutputBytes) throw new FfmpegError('failed', 'the clip\'s range is larger than the media size limit', undefined, '');
+  if (size >= maxOutputBytes) throw new OutputError('The clip\'s range is larger than the media size limit.');
   // 2. Where its keyframes are, and what the head must match.
   const info = await probeRange(range, { binary: ctx.binaries.ffprobe, signal: ctx.signal, timeoutMs: remaining(), limits: ctx.limits });
   const finish = { format: job.format, tags: job.tags, progressUrl: 'pipe:1', maxOutputBytes, audio: info.audio };
   const length = end - clip.start;
-  const why = info.video === undefined ? 'no video stream' : unsplicable(info.video, SPLICE_HEVC);
+  const why = info.video === undefined ? 'no video stream' : unsplicable(info.video);
   const plan = why === undefined ? planSmartCut(info.packets, clip.start, end) : { method: 'reencode' as const, reason: why };
   if (plan.method === 'reencode' || info.video === undefined) {
     ctx.log.info({ reason: plan.method === 'reencode' ? plan.reason : 'no video' }, 'precise clip: the range is re-encoded whole');
@@ -86,7 +83,7 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
   // 4. Head and body joined, the audio cut at the sample.
   const script = path.join(ctx.dir, 'join.ffconcat');
   await fs.writeFile(script, joinScript(head && path.basename(head), path.basename(body), clip.start, plan.keyframe));
-  await run(joinArgs(script, range, info.video, clip.start, end, job.output, finish), length);
+  await run(joinArgs(script, range, clip.start, end, job.output, finish), length);
   ctx.log.info({ keyframe: plan.keyframe, head_frames: plan.headFrames }, 'precise clip cut smart: the head re-encoded, the rest copied');
   return 'smart';
 }

@@ -2,7 +2,7 @@
 // head) and copies the rest, so it costs little more than a copy. The decision (which keyframe, or
 // why not) and every ffmpeg argument vector are pure here; apps/worker runs them in four steps:
 // fetch the covering range once (copy), read its packets, encode the head, join head and body.
-// docs/clips.md explains the splice: H.264 as avc3 (HEVC as hev1), parameter sets in-band.
+// docs/clips.md explains the splice: H.264 as avc3, parameter sets in-band.
 import type { Container, OutputFormat } from '@reelay/contracts';
 import { seconds, seekArgs } from './clip.js';
 import { muxerFor } from './containers.js';
@@ -17,7 +17,7 @@ export const MAX_HEAD_SECONDS = 10;
 export interface VideoParams {
   codec: string;
   profile?: string;
-  /** ffprobe's level: 31 for H.264 3.1, 93 for HEVC 3.1 (level × 30). */
+  /** ffprobe's level: 31 for H.264 3.1. */
   level?: number;
   width: number;
   height: number;
@@ -69,14 +69,15 @@ const H264_PROFILES: Record<string, string> = {
   'High 4:2:2': 'high422',
   'High 4:4:4 Predictive': 'high444',
 };
-const HEVC_PROFILES: Record<string, string> = { Main: 'main', 'Main 10': 'main10' };
 const PIX_FMTS = new Set(['yuv420p', 'yuvj420p', 'yuv422p', 'yuv444p', 'yuv420p10le', 'yuv422p10le']);
 
-/** Why the head cannot be encoded to match this stream, or undefined when it can. */
-export function unsplicable(video: VideoParams, hevc: boolean): string | undefined {
-  const profiles = video.codec === 'h264' ? H264_PROFILES : video.codec === 'hevc' && hevc ? HEVC_PROFILES : undefined;
-  if (!profiles) return `${video.codec} cannot be spliced (only H.264${hevc ? ' and HEVC' : ''})`;
-  if (video.profile === undefined || profiles[video.profile] === undefined) return `the ${video.codec} profile ${video.profile ?? 'unknown'} has no matching encoder profile`;
+/**
+ * Why the head cannot be encoded to match this stream, or undefined when it can. H.264 only: HEVC
+ * would need libx265 heads and its own Annex B conversion at the join (docs/clips.md, limits).
+ */
+export function unsplicable(video: VideoParams): string | undefined {
+  if (video.codec !== 'h264') return `${video.codec} cannot be spliced (only H.264)`;
+  if (video.profile === undefined || H264_PROFILES[video.profile] === undefined) return `the ${video.codec} profile ${video.profile ?? 'unknown'} has no matching encoder profile`;
   if (video.pixFmt === undefined || !PIX_FMTS.has(video.pixFmt)) return `pixel format ${video.pixFmt ?? 'unknown'} is not encoded here`;
   if (video.fieldOrder !== undefined && video.fieldOrder !== 'progressive' && video.fieldOrder !== 'unknown') return `interlaced video (${video.fieldOrder}) is not spliced`;
   if (video.reorderDepth > 2) return `a reorder depth of ${video.reorderDepth} frames is deeper than the head encoder's`;
@@ -186,7 +187,6 @@ export function rangeProbeArgs(range: string): string[] {
 
 function level(video: VideoParams): string[] {
   if (video.level === undefined || video.level <= 0) return [];
-  if (video.codec === 'hevc') return []; // set through x265-params (headParams)
   return ['-level:v', video.level === 9 ? '1b' : (video.level / 10).toFixed(1)];
 }
 
@@ -202,16 +202,11 @@ function colour(video: VideoParams): string[] {
 
 /**
  * The head's encoder, matched to the copied stream: codec, profile, level, pixel format, time base,
- * colour signalling (resolution and SAR come with the decoded frames). B-frames as x264/x265's
+ * colour signalling (resolution and SAR come with the decoded frames). B-frames as x264's
  * veryfast preset makes them (reorder depth 2, or none for Baseline), so the head's decode times
  * stay before the body's first one.
  */
 export function headEncodeArgs(video: VideoParams): string[] {
-  if (video.codec === 'hevc') {
-    const profile = HEVC_PROFILES[video.profile ?? ''] ?? 'main';
-    const levelIdc = video.level ? `:level-idc=${(video.level / 30).toFixed(1)}` : '';
-    return ['-c:v', 'libx265', '-preset', 'veryfast', '-crf', '20', '-profile:v', profile, '-x265-params', `log-level=error:repeat-headers=1${levelIdc}`, '-pix_fmt', video.pixFmt!, '-enc_time_base:v', video.timeBase, ...colour(video)];
-  }
   const profile = H264_PROFILES[video.profile ?? ''] ?? 'high';
   return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile, ...level(video), '-pix_fmt', video.pixFmt!, '-enc_time_base:v', video.timeBase, ...colour(video)];
 }
@@ -302,11 +297,11 @@ function muxTail(format: Container, opts: FinishOptions, output: string): string
 }
 
 /**
- * Step 4: the video from the concat script (copied; in MP4 tagged avc3/hev1, whose sample entries
+ * Step 4: the video from the concat script (copied; in MP4 tagged avc3, whose sample entries
  * allow parameter sets in the samples), the audio from the range, re-encoded and cut at the sample.
  */
-export function joinArgs(script: string, range: string, video: VideoParams, start: number, end: number, output: string, opts: FinishOptions): string[] {
-  const tag = opts.format === 'mp4' ? ['-tag:v', video.codec === 'hevc' ? 'hev1' : 'avc3'] : [];
+export function joinArgs(script: string, range: string, start: number, end: number, output: string, opts: FinishOptions): string[] {
+  const tag = opts.format === 'mp4' ? ['-tag:v', 'avc3'] : [];
   return [
     ...QUIET,
     ...progress(opts.progressUrl),

@@ -53,14 +53,14 @@ describe('planSmartCut', () => {
 });
 
 describe('unsplicable', () => {
-  test('H.264 progressive 8-bit is spliced; VP9, AV1, interlaced, deep reordering and HEVC (off) are not', () => {
-    expect(unsplicable(H264, false)).toBeUndefined();
-    expect(unsplicable({ ...H264, codec: 'vp9' }, false)).toContain('vp9');
-    expect(unsplicable({ ...H264, codec: 'av1' }, true)).toContain('av1');
-    expect(unsplicable({ ...H264, fieldOrder: 'tt' }, false)).toContain('interlaced');
-    expect(unsplicable({ ...H264, reorderDepth: 3 }, false)).toContain('reorder');
-    expect(unsplicable({ ...H264, codec: 'hevc', profile: 'Main' }, false)).toContain('hevc');
-    expect(unsplicable({ ...H264, profile: 'High 4:4:4 Intra' }, false)).toContain('profile');
+  test('H.264 progressive 8-bit is spliced; VP9, AV1, HEVC, interlaced and deep reordering are not', () => {
+    expect(unsplicable(H264)).toBeUndefined();
+    expect(unsplicable({ ...H264, codec: 'vp9' })).toContain('vp9');
+    expect(unsplicable({ ...H264, codec: 'av1' })).toContain('av1');
+    expect(unsplicable({ ...H264, fieldOrder: 'tt' })).toContain('interlaced');
+    expect(unsplicable({ ...H264, reorderDepth: 3 })).toContain('reorder');
+    expect(unsplicable({ ...H264, codec: 'hevc', profile: 'Main' })).toContain('hevc');
+    expect(unsplicable({ ...H264, profile: 'High 4:4:4 Intra' })).toContain('profile');
   });
 });
 
@@ -82,9 +82,9 @@ describe('arguments', () => {
   test('the body is chosen by packet times, the join reads local files only and tags H.264 avc3', () => {
     expect(bodyArgs('/j/range.nut', 3.0, 5.4, '/j/body.nut')).toContain('noise=drop=lt(pts*tb\\,2.999500)+gte(dts*tb\\,5.399500)');
     expect(joinScript('head.nut', 'body.nut', 2.5, 3.0)).toBe("ffconcat version 1.0\nfile 'head.nut'\ninpoint 2.500000\nduration 0.500000\nfile 'body.nut'\ninpoint 3.000000\n");
-    const join = joinArgs('/j/join.ffconcat', '/j/range.nut', H264, 2.5, 7.5, '/j/out.part', { format: 'mp4', audio: true });
+    const join = joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mp4', audio: true });
     expect(join.filter((_, i) => join[i - 1] === '-protocol_whitelist')).toEqual(['file', 'file']);
     expect(join).toEqual(expect.arrayContaining(['-tag:v', 'avc3', '-c:v', 'copy', '-c:a', 'aac']));
-    expect(joinArgs('/j/join.ffconcat', '/j/range.nut', H264, 2.5, 7.5, '/j/out.part', { format: 'mkv', audio: false })).not.toContain('-tag:v');
+    expect(joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mkv', audio: false })).not.toContain('-tag:v');
   });
 });
