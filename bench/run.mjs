@@ -10,6 +10,7 @@ import { benchQueue } from './queue.mjs';
 import { benchRedisCost } from './redis-cost.mjs';
 import { benchScale } from './scale.mjs';
 import { benchShortMerge } from './short-merge.mjs';
+import { benchSmartCut } from './smart-cut.mjs';
 import { benchSurfaceA } from './surface-a.mjs';
 import { benchWebApp } from './web-app.mjs';
 
@@ -19,6 +20,7 @@ await benchDirectDownload();
 await benchJobs();
 await benchShortMerge();
 await benchClipAccuracy();
+await benchSmartCut();
 await benchOriginJobs();
 await benchQueue();
 await benchEvents();

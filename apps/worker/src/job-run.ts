@@ -7,10 +7,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
-import { ReelayError, type JobPayload, type JobResult } from '@reelay/contracts';
+import { ReelayError, type ClipMethod, type JobPayload, type JobResult } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits } from '@reelay/media';
 import { prepareCover } from './cover.js';
+import { runPreciseClip } from './smart-clip.js';
 import type { Logger } from '@reelay/observability';
 import { expectedOutput } from './expectations.js';
 import { IncompleteOutputError, onStorage, OutputError } from './failure.js';
@@ -94,8 +95,17 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   const { args } = buildArgs(plan.operation, { output, maxOutputBytes: config.MAX_MEDIA_BYTES });
   const remaining = ctx.deadline - Date.now();
   if (remaining <= 0) throw new FfmpegError('timeout', 'no time left for ffmpeg', undefined, '');
+  const operation = plan.operation;
+  const format = outputFormat(operation);
+  // A precise clip into mp4 or mkv is cut smart where the source allows (smart-clip.ts); a fast
+  // clip is a copy, and any other precise clip is re-encoded as before.
+  let clipMethod: ClipMethod | undefined = payload.clip ? (payload.clip.mode === 'fast' ? 'copy' : 'reencode') : undefined;
+  const smart = payload.clip?.mode === 'precise' ? payload.clip : undefined;
   try {
-    await runFfmpeg({
+    if (smart && operation.type !== 'subtitle' && (format === 'mp4' || format === 'mkv')) {
+      const end = inputSeconds !== undefined ? Math.min(smart.end, inputSeconds) : smart.end;
+      clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress }, { operation, format, clip: smart, end, tags: operation.tags, output });
+    } else await runFfmpeg({
       binary: deps.binaries.ffmpeg,
       args,
       env: session.env,
@@ -134,7 +144,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   lap('store');
   await ctx.job.updateProgress(100);
   lap('progress');
-  return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at };
+  return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, ...(clipMethod ? { clip_method: clipMethod } : {}) };
 }
 
 /** The plan with the cover art in it, for mp3, m4a and opus jobs whose item has a thumbnail. */

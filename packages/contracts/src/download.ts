@@ -182,6 +182,20 @@ export const ChosenSourceSchema = z
   .meta({ id: 'ChosenSource' });
 export type ChosenSource = z.infer<typeof ChosenSourceSchema>;
 
+/** How a job cut its clip: copied from a keyframe (fast), or precise: smart (only the head re-encoded) or re-encoded whole. */
+export const ClipMethodSchema = z.enum(['copy', 'smart', 'reencode']);
+export type ClipMethod = z.infer<typeof ClipMethodSchema>;
+
+/** The Job's clip: the request's, with the method once the job has chosen how to cut. */
+export const JobClipSchema = z
+  .object({
+    start: z.number(),
+    end: z.number(),
+    mode: ClipModeSchema,
+    method: ClipMethodSchema.optional().describe('copy (fast), smart (only the stretch from start to the next keyframe re-encoded, the rest copied) or reencode; shown once the job has chosen'),
+  })
+  .meta({ id: 'JobClip' });
+
 export const JobSchema = z
   .object({
     id: z.string(),
@@ -193,7 +207,7 @@ export const JobSchema = z
     finished_at: z.string().optional(),
     error: JobErrorSchema.optional(),
     artifact: ArtifactSchema.optional(),
-    clip: ClipSchema.optional().describe('The clip the job cuts, as resolved (end cut to the media\'s end when known)'),
+    clip: JobClipSchema.optional().describe('The clip the job cuts, as resolved (end cut to the media\'s end when known)'),
     webhook: WebhookViewSchema.optional().describe('The webhook delivery, when the request named a webhook_url (never its secret)'),
     source: ChosenSourceSchema.optional().describe('What a page_url download chose'),
   })
@@ -275,6 +289,8 @@ export const JobResultSchema = z.object({
   content_type: z.string(),
   size: z.number().int().nonnegative(),
   expires_at: z.number().int(),
+  /** How a clip was cut (absent without a clip, and in results stored before smart cut). */
+  clip_method: ClipMethodSchema.optional(),
 });
 export type JobResult = z.infer<typeof JobResultSchema>;
 

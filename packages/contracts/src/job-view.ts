@@ -53,7 +53,12 @@ export function jobView(id: string, job: JobRecord, state: string, now = Date.no
     view.error = decodeJobError(job.failedReason);
   }
   if (!view.started_at) delete view.started_at;
-  if (job.data.clip) view.clip = job.data.clip;
+  if (job.data.clip) {
+    // A fast clip is a copy from the start; a precise one says how once it is done.
+    const result = JobResultSchema.safeParse(job.returnvalue);
+    const method = job.data.clip.mode === 'fast' ? 'copy' : result.success ? result.data.clip_method : undefined;
+    view.clip = method ? { ...job.data.clip, method } : job.data.clip;
+  }
   if (job.data.source) view.source = job.data.source;
   return view;
 }

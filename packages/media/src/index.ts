@@ -13,3 +13,5 @@ export * from './runner.js';
 export * from './tags.js';
 export * from './subtitles.js';
 export * from './verify.js';
+export * from './smartcut.js';
+export * from './range-probe.js';

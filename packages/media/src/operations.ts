@@ -120,7 +120,7 @@ export type RepresentationType = 'video' | 'audio';
 // `-map N:m:id:ID` selects a DASH representation by the `id` tag ffmpeg's DASH demuxer sets; with a
 // type (`N:v:m:id:ID`) only that kind of stream, as ids may repeat across adaptation sets. ffmpeg
 // splits stream specifiers at ':' and unescapes quotes and backslashes, so only plain ids are accepted.
-function representationMap(inputIndex: number, id: string, type?: RepresentationType): string {
+export function representationMap(inputIndex: number, id: string, type?: RepresentationType): string {
   if (!/^[\w.\-=+/]+$/.test(id)) throw new TypeError(`unsupported DASH representation id: ${id}`);
   const only = type === undefined ? '' : type === 'video' ? 'v:' : 'a:';
   return `${inputIndex}:${only}m:id:${id}`;
@@ -154,7 +154,7 @@ const CONTAINER_AUDIO_ENCODE: Record<Exclude<Container, 'mkv'>, string[]> = {
 
 // A precise clip encodes every stream (a copy can only start at a keyframe). Matroska gets H.264 and
 // AAC: the cheapest encoders that every player of mkv reads.
-function encodeAll(format: OutputFormat): string[] {
+export function encodeAll(format: OutputFormat): string[] {
   if (format === 'vtt' || format === 'srt') throw new TypeError(`a clip cannot be written as ${format}`);
   if (!isContainer(format)) return AUDIO_ENCODE[format].encode;
   const container = format === 'mkv' ? 'mp4' : format;

@@ -1,0 +1,214 @@
+// Smart cut end to end: precise clips of each input kind run by a real worker through its egress
+// proxy, checked frame by frame against the source (SSIM at the cut and at the end), decoded whole
+// with no error, timestamps rising across the seam, the copied pictures byte for byte the source's,
+// a white frame and its beep still together; sources that cannot be spliced are re-encoded whole;
+// and chromium plays the result through the seam.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import { chromium } from 'playwright-core';
+import { FsArtifactStore } from '@reelay/artifacts';
+import { decodeJobError, jobView, type JobInput, type JobPayload } from '@reelay/contracts';
+import { describeWithTools } from '@reelay/testkit';
+import { beepTimes, decodeErrors, FLASHES, flashTimes, FPS, makeSmartMedia, pictureHashes, serveSmartMedia, ssim, videoPackets } from './smart-media.js';
+import { payload, useWorkerStack } from './helpers.js';
+
+const stack = useWorkerStack('smartcut');
+let store: FsArtifactStore;
+let media: string;
+
+beforeAll(async () => {
+  store = new FsArtifactStore(stack.dataDir);
+  media = await makeSmartMedia(stack.dataDir);
+  serveSmartMedia(stack.origin, media);
+}, 60_000);
+
+const AVC = 'avc1.64000d';
+const AAC = 'mp4a.40.2';
+const input = (p: string, profile: JobInput['stream_profile'], extra: Partial<JobInput> = {}): JobInput => ({ url: stack.origin.url(p), stream_profile: profile, ...extra });
+const local = (...parts: string[]) => ['-protocol_whitelist', 'file', '-i', path.join(media, ...parts)];
+
+async function run(job: JobPayload): Promise<{ file: string; method: string | undefined }> {
+  await stack.queue.add(job);
+  const done = await stack.queue.finished(job.id, 60_000);
+  if ((await done.getState()) !== 'completed') throw new Error(`job failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  const view = jobView(job.id, done, 'completed');
+  return { file: (await store.get(job.id))!.path, method: view.clip?.method };
+}
+
+const CLIP = { start: 2.3, end: 5.5 }; // the head is 2.3–3.0 s (21 frames), the body 3.0–5.5 s
+const AUDIO_FRAME = 1024 / 48_000;
+
+const KINDS = [
+  { kind: 'progressive file', inputs: () => [input('/s/muxed.mp4', 'muxed_progressive', { codecs: `${AVC},${AAC}` })], operation: 'convert', format: 'mp4', source: () => local('muxed.mp4') },
+  { kind: 'merge pair', inputs: () => [input('/s/video.mp4', 'video_only', { codecs: AVC }), input('/s/audio.m4a', 'audio_only', { codecs: AAC })], operation: 'merge', format: undefined, source: () => local('video.mp4') },
+  { kind: 'HLS stream', inputs: () => [input('/s/hls/index.m3u8', 'hls', { codecs: `${AVC},${AAC}` })], operation: 'remux', format: undefined, source: () => local('hls', 'index.m3u8') },
+  { kind: 'DASH pair', inputs: () => [input('/s/dash/manifest.mpd', 'dash', { representation: '0', codecs: AVC }), input('/s/dash/manifest.mpd', 'dash', { representation: '1', codecs: AAC })], operation: 'remux', format: undefined, source: () => local('dash', 'manifest.mpd') },
+] as const;
+
+let progressiveClip: string | undefined;
+let sourceHashes: { pts: number; hash: string }[] | undefined;
+
+describe.each(KINDS)('a precise H.264 clip of a $kind', ({ kind, inputs, operation, format, source }) => {
+  test('is cut smart: exact frames at both ends, a clean seam, the copied pictures untouched, sound in sync', async () => {
+    const { file, method } = await run(payload([...inputs()], { operation, format, duration: 7, clip: { ...CLIP, mode: 'precise' } }));
+    if (kind === 'progressive file') progressiveClip = file;
+    expect(method).toBe('smart');
+    const length = CLIP.end - CLIP.start;
+
+    // Decodes end to end without a single error; decode times rise across the seam, and the clip
+    // starts at start and lasts end − start within 0.1 s.
+    expect(decodeErrors(file)).toBe('');
+    const packets = videoPackets(file);
+    for (let i = 1; i < packets.length; i++) expect(packets[i].dts).toBeGreaterThan(packets[i - 1].dts);
+    const shown = packets.map((p) => p.pts).sort((a, b) => a - b);
+    expect(shown[0]).toBeGreaterThanOrEqual(-0.001);
+    expect(shown[0]).toBeLessThan(1 / FPS);
+    const lastShown = shown.at(-1)! + 1 / FPS;
+    expect(Math.abs(lastShown - length)).toBeLessThan(0.1);
+
+    // The first frame is the source's frame at start, the last the source's frame at that time
+    // (the one before end, or a B-frame group earlier), each far closer than the neighbouring frame.
+    const at = (t: number) => ['-ss', (t - 0.002).toFixed(3), ...source()];
+    const first = ssim(['-i', file], at(CLIP.start + shown[0]));
+    expect(first).toBeGreaterThanOrEqual(0.95);
+    expect(ssim(['-i', file], at(CLIP.start + shown[0] + 1 / FPS))).toBeLessThan(first - 0.2);
+    const lastOut = ['-ss', (shown.at(-1)! - 0.002).toFixed(3), '-i', file];
+    const last = ssim(lastOut, at(CLIP.start + shown.at(-1)!));
+    expect(last).toBeGreaterThanOrEqual(0.95);
+    expect(ssim(lastOut, at(CLIP.start + shown.at(-1)! - 1 / FPS))).toBeLessThan(last - 0.2);
+
+    // The body, from the output's second keyframe (the source's at 3.0 s), is the source's pictures
+    // byte for byte; only the head (before it) was encoded.
+    const seam = packets.findIndex((p, i) => i > 0 && p.key);
+    expect(packets[seam].pts).toBeCloseTo(3.0 - CLIP.start, 1);
+    const out = pictureHashes(file);
+    sourceHashes ??= pictureHashes(path.join(media, 'muxed.mp4'));
+    const src = sourceHashes;
+    const body = out.slice(seam).map((p) => p.hash);
+    const from = src.findIndex((p) => p.hash === body[0]);
+    expect(src[from].pts).toBeCloseTo(3.0, 3);
+    expect(body.length).toBeGreaterThan(70);
+    expect(src.slice(from, from + body.length).map((p) => p.hash)).toEqual(body);
+    expect(out.slice(0, seam).every((p) => !src.some((s) => s.hash === p.hash))).toBe(true);
+
+    // A white frame in the head and one in the body, each with its beep, as far apart as in the
+    // source rendition (DASH's own audio is a frame late: its segments drop the AAC priming edit)
+    // within one audio frame, and nothing else audible between.
+    // (The source is read whole: after a seek, ffmpeg's DASH demuxer repeats a second of audio.)
+    const flashes = flashTimes(['-i', file]);
+    const beeps = beepTimes(['-i', file]).filter((t) => t < length - 0.05); // silence also "ends" at the end of the file
+    const sourceFlashes = flashTimes(source());
+    const sourceBeeps = beepTimes(source().map((a) => (a.endsWith('video.mp4') ? a.replace('video.mp4', 'muxed.mp4') : a))).filter((t) => t < 6.9);
+    expect(sourceBeeps).toHaveLength(2);
+    expect(flashes).toHaveLength(2);
+    expect(beeps).toHaveLength(2);
+    FLASHES.forEach((t, i) => {
+      expect(Math.abs(flashes[i] - (t - CLIP.start))).toBeLessThan(1 / FPS);
+      const drift = beeps[i] - flashes[i] - (sourceBeeps[i] - sourceFlashes[i]);
+      expect(Math.abs(drift)).toBeLessThanOrEqual(AUDIO_FRAME);
+      expect(Math.abs(beeps[i] - flashes[i])).toBeLessThanOrEqual(2 * AUDIO_FRAME);
+    });
+  });
+});
+
+describe('sources that cannot be spliced', () => {
+  test('a VP9 source is re-encoded whole, exact, and says so', async () => {
+    const { file, method } = await run(payload([input('/s/vp9.webm', 'muxed_progressive', { codecs: 'vp9,opus' })], { operation: 'convert', format: 'mkv', duration: 4, clip: { start: 1.1, end: 2.9, mode: 'precise' } }));
+    expect(method).toBe('reencode');
+    expect(decodeErrors(file)).toBe('');
+    const shown = videoPackets(file).map((p) => p.pts).sort((a, b) => a - b);
+    expect(shown[0]).toBeLessThan(0.05); // Matroska starts the video after the AAC priming
+    expect(Math.abs(shown.at(-1)! + 1 / 25 - 1.8)).toBeLessThan(0.1);
+    expect(ssim(['-i', file], ['-ss', '1.098', ...local('vp9.webm')])).toBeGreaterThanOrEqual(0.95);
+  });
+
+  test('a source with one keyframe for the whole file is re-encoded whole (the head would be the clip)', async () => {
+    const { file, method } = await run(payload([input('/s/sparse.mp4', 'muxed_progressive', { codecs: `${AVC},${AAC}` })], { operation: 'convert', format: 'mp4', duration: 6, clip: { start: 1.5, end: 4.5, mode: 'precise' } }));
+    expect(method).toBe('reencode');
+    expect(decodeErrors(file)).toBe('');
+    const shown = videoPackets(file).map((p) => p.pts).sort((a, b) => a - b);
+    expect(Math.abs(shown.at(-1)! + 1 / 25 - 3)).toBeLessThan(0.1);
+  });
+
+  test('a fast clip shows method copy', async () => {
+    const { method } = await run(payload([input('/s/muxed.mp4', 'muxed_progressive', { codecs: `${AVC},${AAC}` })], { operation: 'convert', format: 'mp4', duration: 7, clip: { ...CLIP, mode: 'fast' } }));
+    expect(method).toBe('copy');
+  });
+});
+
+// The page's helpers, as a script of its own (the tests' TypeScript has no DOM types): the mean
+// brightness of the frame shown at a time, and one playback from the start to its end.
+const PAGE = `<video id="v" muted playsinline src="/clip.mp4"></video><canvas id="c" width="32" height="24"></canvas>
+<script>
+const v = document.getElementById('v');
+function brightness(time) {
+  return new Promise((resolve) => {
+    v.onseeked = () => {
+      const g = document.getElementById('c').getContext('2d');
+      g.drawImage(v, 0, 0, 32, 24);
+      const px = g.getImageData(0, 0, 32, 24).data;
+      let sum = 0;
+      for (let i = 0; i < px.length; i += 4) sum += (px[i] + px[i + 1] + px[i + 2]) / 3;
+      resolve(sum / (px.length / 4));
+    };
+    setTimeout(() => resolve(-1), 10000);
+    if (v.readyState >= 1) v.currentTime = time;
+    else v.onloadedmetadata = () => (v.currentTime = time);
+  });
+}
+function playAll() {
+  return new Promise((resolve) => {
+    const done = (ended) => resolve({ ended, error: v.error ? v.error.code + ' ' + v.error.message : null, decoded: v.getVideoPlaybackQuality().totalVideoFrames });
+    v.onended = () => done(true);
+    v.onerror = () => done(false);
+    v.play().catch(() => done(false));
+    setTimeout(() => done(false), 20000);
+  });
+}
+</script>`;
+
+describeWithTools('chromium', [{ bin: '/usr/bin/chromium', install: 'apt-get install chromium' }], () => {
+  test('plays a smart cut through the seam: every frame decoded, the white frames where they belong', async () => {
+    // The progressive clip of the first test, or made here when this test runs alone.
+    const file = progressiveClip ?? (await run(payload([...KINDS[0].inputs()], { operation: 'convert', format: 'mp4', duration: 7, clip: { ...CLIP, mode: 'precise' } }))).file;
+    const data = fs.readFileSync(file);
+    const server = http.createServer((req, res) => {
+      if (req.url === '/') {
+        res.setHeader('content-type', 'text/html');
+        res.end(PAGE);
+        return;
+      }
+      // Ranges, or chromium cannot seek.
+      const range = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
+      res.setHeader('content-type', 'video/mp4');
+      res.setHeader('accept-ranges', 'bytes');
+      if (!range) return void res.end(data);
+      const from = Number(range[1]);
+      const to = range[2] ? Math.min(Number(range[2]), data.length - 1) : data.length - 1;
+      res.writeHead(206, { 'content-range': `bytes ${from}-${to}/${data.length}` });
+      res.end(data.subarray(from, to + 1));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--autoplay-policy=no-user-gesture-required'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      // Each white frame (one in the head, one in the copied body) where it belongs, and the frame after it not.
+      for (const t of FLASHES) {
+        expect(await page.evaluate(`brightness(${t - CLIP.start + 0.5 / FPS})`)).toBeGreaterThan(230);
+        expect(await page.evaluate(`brightness(${t - CLIP.start + 2.5 / FPS})`)).toBeLessThan(200);
+      }
+      await page.reload(); // counts the frames of one playback from the start
+      const played = (await page.evaluate('playAll()')) as { ended: boolean; error: string | null; decoded: number };
+      expect(played.error).toBeNull();
+      expect(played.ended).toBe(true);
+      expect(played.decoded).toBe(videoPackets(file).length);
+    } finally {
+      await browser.close();
+      server.close();
+    }
+  });
+});
