@@ -50,6 +50,9 @@ export const ERROR_STATUS = {
   // that is not a recording.
   job_finished: 409,
   not_recording: 409,
+  // DESIGN.md "Subscriptions": an id that is not the caller's (or none); an account at its limit.
+  subscription_not_found: 404,
+  subscription_limit_reached: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
