@@ -2,6 +2,7 @@
 // API key settings (/settings/api-keys): sign up or in, list keys with their usage, create a key
 // (its secret is shown once, in memory only), disable, enable and delete with a confirmation.
 import { ApiError, api, el, say, timeEl } from './api.js';
+import { loadSubscriptions, setUpSubscriptionForm } from './subscriptions.js';
 
 const byId = (id) => /** @type {any} */ (document.getElementById(id));
 const status = byId('status');
@@ -49,6 +50,7 @@ async function showSignedIn(me) {
   signedOut.hidden = true;
   signedIn.hidden = false;
   await loadKeys();
+  await loadSubscriptions().catch((err) => say(byId('subs-status'), err.message, 'error'));
 }
 
 async function start() {
@@ -246,4 +248,5 @@ async function deleteKey(key) {
   }
 }
 
+setUpSubscriptionForm();
 start();
