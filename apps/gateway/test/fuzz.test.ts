@@ -99,6 +99,9 @@ const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[
   { path: '/account/signup', fields: ['email', 'password'] },
   { path: '/account/login', fields: ['email', 'password'] },
   { path: '/account/keys', fields: ['name'], auth: 'session' },
+  { path: '/api/v1/subscriptions', fields: ['url', 'every', 'since', 'preset', 'webhook_url', 'webhook_secret', 'name'], auth: 'key' },
+  { path: '/api/v1/subscriptions', fields: ['url', 'every', 'since', 'preset', 'name'], auth: 'session' },
+  { path: '/api/v1/subscriptions/sub_unknown/check', fields: ['url'], auth: 'key' },
 ];
 
 function post(path: string, auth?: 'key' | 'session') {

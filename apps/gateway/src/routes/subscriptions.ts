@@ -49,6 +49,7 @@ const EXAMPLE = {
 };
 const ITEM = { url: 'https://podcasts.example.com/tones/episodes/3', title: 'Episode 3', seen_at: '2026-11-25T00:00:01.000Z', job_id: 'vb0Vq8c6Rk2w4n1Yt3xZ9A', status: 'completed' };
 const TAG = 'Subscriptions';
+const ITEMS_SHOWN = 1000;
 const DESCRIPTION = 'Authenticated by an API key in X-API-Key, or by the web app\'s session cookie (writes only from the same origin).';
 
 function owner(req: Request): string {
@@ -199,6 +200,8 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       responses: {
         200: { description: 'What the check did', schema: SubscriptionCheckEnvelopeSchema, example: ok({ started: 1, seen: 12 }) },
         400: error('invalid_request'),
+        413: error('payload_too_large: a body (none is needed) over 16 KiB'),
+        415: error('unsupported_media_type: a body (none is needed) that is not JSON'),
         ...NOT_FOUND,
         ...AUTH,
         403: error('url_blocked; api_key_disabled; cross_site_request'),
@@ -216,7 +219,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       method: 'get',
       path: '/api/v1/subscriptions/{id}/items',
       tag: TAG,
-      summary: 'The entries seen, newest first, with their job and its status',
+      summary: `The entries seen, newest first (at most ${ITEMS_SHOWN}), with their job and its status`,
       description: DESCRIPTION,
       auth: 'apiKey',
       params: ID,
@@ -224,7 +227,8 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       responses: { 200: { description: 'The entries', schema: SubscriptionItemsEnvelopeSchema, example: ok([ITEM]) }, 400: error('invalid_request: malformed percent-encoding in the id'), ...NOT_FOUND, ...AUTH },
       handler: async (req, res) => {
         const record = await store.owned(owner(req), String(req.params.id));
-        res.json(ok(await store.items(record.id)));
+        // The archive only grows: the answer stays bounded (the newest ITEMS_SHOWN).
+        res.json(ok((await store.items(record.id)).slice(0, ITEMS_SHOWN)));
       },
     },
   ];
