@@ -49,6 +49,9 @@ import { ExtractService } from './services/extract.js';
 import { ExtractCache } from './services/extract-cache.js';
 import { CursorSigner } from './services/collection-cursor.js';
 import { JobService } from './services/jobs.js';
+import { subscriptionRoutes } from './routes/subscriptions.js';
+import { SubscriptionChecker } from './services/subscription-check.js';
+import { SUBSCRIPTION_QUEUE, SubscriptionStore } from './services/subscriptions.js';
 
 export const VERSION = '0.1.0';
 
@@ -69,6 +72,8 @@ export interface GatewayDeps {
   onResponseMismatch?: MismatchReporter;
   /** Job event streams: heartbeat interval and unsent-bytes bound (tests shorten them). */
   eventStream?: Partial<EventStreamOptions>;
+  /** Milliseconds per second of a subscription's `every` (tests shorten the schedule; default 1000). */
+  subscriptionSecondMs?: number;
 }
 
 export interface Gateway {
@@ -86,6 +91,8 @@ export interface Gateway {
   close(): Promise<void>;
   /** A collection's entries, page by page (for collection downloads and subscriptions). */
   collections: Pick<ExtractService, 'listCollection'>;
+  /** Subscriptions: their store and the check that startSubscriptionChecks runs on schedule. */
+  subscriptions: { store: SubscriptionStore; checker: SubscriptionChecker };
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
@@ -162,6 +169,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
     clientJobs: config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400 }) : undefined,
   });
+  // Subscriptions: one job scheduler each on their own queue (services/subscriptions.ts).
+  const subscriptionQueue = new Queue(SUBSCRIPTION_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  subscriptionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'subscription queue: redis connection problem'));
+  const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs, deps.subscriptionSecondMs);
+  // DESIGN.md: deleting an account removes its subscriptions (their seen entries and schedules too).
+  accounts.deletionHooks.push(async (account) => void (await subscriptionStore.deleteForAccount(account.id)));
+  const subscriptionChecker = new SubscriptionChecker({ store: subscriptionStore, extracts: extractService, downloads, maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK, logger: logger.child({ component: 'subscriptions' }) });
   // The gateway runs no ffmpeg itself; its /healthz says what this host would run (no version).
   const binaries = reportBinaries(locateBinaries(config));
   const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, deps.queuePrefix) };
@@ -180,6 +194,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...jobControlRoutes(control),
+    ...subscriptionRoutes({
+      store: subscriptionStore,
+      checker: subscriptionChecker,
+      extracts: extractService,
+      egress,
+      redis,
+      sessions: accounts.sessions,
+      maxPerAccount: config.MAX_SUBSCRIPTIONS_PER_ACCOUNT,
+      webhookSecret: config.WEBHOOK_SECRET.length > 0,
+    }),
     ...webRoutes(),
     ...docsRoutes(),
   ];
@@ -227,13 +251,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     await events.close();
     await queue.close();
     await webhooks.close();
+    await subscriptionQueue.close();
     await flows.close();
     await extractCache.close(); // its subscriber connection, opened on the first shared wait
     accountMail?.close();
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
-  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService };
+  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService, subscriptions: { store: subscriptionStore, checker: subscriptionChecker } };
 }
 
 /** The social sign-in providers of OIDC_PROVIDERS and GITHUB_CLIENT_ID, reached through the guarded egress. */

@@ -6,6 +6,7 @@ import v8 from 'node:v8';
 import { hasRedis, loadConfig } from '@reelay/config';
 import { createLogger } from '@reelay/observability';
 import { createGateway } from './app.js';
+import { startSubscriptionChecks } from './services/subscription-check.js';
 import { answerClientErrors } from './http/client-error.js';
 import { serveMetrics } from './metrics.js';
 import { connectRedis, redisReady } from './redis.js';
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
   });
 
   const gateway = createGateway({ config, redis, logger });
+  // Every replica takes a share of the subscriptions' scheduled checks (one runs each period).
+  const checks = startSubscriptionChecks(gateway.subscriptions.checker, { redis, logger });
   // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by
   // default), so a client trickling its headers held a connection 20-50 s; checked each second it
   // is cut at 20-21 s with the 408 envelope (answerClientErrors).
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
     force.unref();
     server.close(async () => {
       clearTimeout(force);
+      await checks.close().catch(() => undefined);
       await redis.quit().catch(() => redis.disconnect());
       logger.info('stopped');
       process.exit(0);

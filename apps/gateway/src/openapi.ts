@@ -14,6 +14,7 @@ export const TAGS = [
   { name: 'Jobs', description: 'Follow a download job (poll it or open its event stream) and fetch its file.' },
   { name: 'API with a key', description: 'The extract API for programs: a key from your account, or the rate-limited playground.' },
   { name: 'Account', description: 'Sign up, sign in and manage API keys (the web app uses these; a session cookie).' },
+  { name: 'Subscriptions', description: 'Watch a feed, playlist or channel and download what appears (an API key or the web app\'s session).' },
   { name: 'Operations', description: 'Health, readiness, metrics and this document.' },
 ] as const;
 

@@ -110,6 +110,9 @@ const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[
   { path: '/account/password', fields: ['current_password', 'password'], auth: 'session' },
   { path: '/account/passkeys/login', fields: ['response'] },
   { path: '/account/passkeys/register', fields: ['name', 'response'], auth: 'session' },
+  { path: '/api/v1/subscriptions', fields: ['url', 'every', 'since', 'preset', 'webhook_url', 'webhook_secret', 'name'], auth: 'key' },
+  { path: '/api/v1/subscriptions', fields: ['url', 'every', 'since', 'preset', 'name'], auth: 'session' },
+  { path: '/api/v1/subscriptions/sub_unknown/check', fields: ['url'], auth: 'key' },
 ];
 
 function post(path: string, auth?: 'key' | 'session') {

@@ -139,7 +139,7 @@ describe('links between operations (extract → download → job → artifact an
 describe('the document as people read it (/docs)', () => {
   test('groups the routes under the names a user would look for, in that order', () => {
     const tags = (doc as unknown as { tags: { name: string }[] }).tags.map((t) => t.name);
-    expect(tags).toEqual(['Extract and download', 'Jobs', 'API with a key', 'Account', 'Operations']);
+    expect(tags).toEqual(['Extract and download', 'Jobs', 'API with a key', 'Account', 'Subscriptions', 'Operations']);
     const used = Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op as unknown as { tags: string[] }).tags));
     expect(new Set(used)).toEqual(new Set(tags));
     expect(doc.paths['/api/v1/extract'].post).toMatchObject({ tags: ['Extract and download'] });
@@ -187,7 +187,7 @@ describe('the document as people read it (/docs)', () => {
     expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
     const schemas = full.components.schemas;
     expect(Object.keys(schemas.WebhookEvent.properties)).toEqual(['type', 'timestamp', 'data']);
-    expect(schemas.WebhookEvent.properties.type).toMatchObject({ enum: ['job.completed', 'job.failed', 'job.cancelled'] });
+    expect(schemas.WebhookEvent.properties.type).toMatchObject({ enum: ['job.completed', 'job.failed', 'job.cancelled', 'subscription.item.completed', 'subscription.item.failed'] });
     expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_url');
     expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_secret');
     expect(schemas.Job.properties).toHaveProperty('webhook');

@@ -4,6 +4,7 @@
 import { ApiError, api, el, say, timeEl } from './api.js';
 import { accountPanel, handleMailedLink, showUsage, signedOutExtras } from './account.js';
 import { text } from './account-text.js';
+import { loadSubscriptions, setUpSubscriptionForm } from './subscriptions.js';
 
 const byId = (id) => /** @type {any} */ (document.getElementById(id));
 const status = byId('status');
@@ -53,6 +54,7 @@ async function showSignedIn(me) {
   signedIn.hidden = false;
   await loadKeys();
   await accountPanel(me, status, showSignedOut);
+  await loadSubscriptions().catch((err) => say(byId('subs-status'), err.message, 'error'));
 }
 
 async function start() {
@@ -253,4 +255,5 @@ async function deleteKey(key) {
   }
 }
 
+setUpSubscriptionForm();
 start();

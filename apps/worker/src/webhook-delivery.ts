@@ -42,7 +42,7 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
     const data = parsed.data;
     const log = deps.logger.child({ jobId: data.job_id, webhook_attempt: job.attemptsMade + 1 });
     // Made once, at the first attempt: every retry sends the same body under the same webhook-id.
-    const message = data.message ?? (await makeMessage(deps, data.job_id));
+    const message = data.message ?? (await makeMessage(deps, data.job_id, data.subscription_id));
     if (!data.message) await job.updateData({ ...data, message });
     const keys = (data.secret ? [data.secret] : deps.secrets).map(webhookKey).filter((k): k is Buffer => k !== undefined);
     if (keys.length === 0) {
@@ -92,18 +92,23 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
 const EVENT_TYPES: Partial<Record<JobView['status'], WebhookEventType>> = { failed: 'job.failed', cancelled: 'job.cancelled' };
 
 /** The message for a download job that has ended: job.completed, job.failed or job.cancelled, with the Job. */
-async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis'>, id: string): Promise<{ id: string; body: string }> {
+async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis'>, id: string, subscriptionId?: string): Promise<{ id: string; body: string }> {
   const [state, job] = await Promise.all([deps.downloads.getJobState(id), Job.fromId<JobPayload>(deps.downloads, id)]);
   if (!job) {
     // Cancelled while queued: the job left the queue (which released this delivery) and its record stayed.
     const raw = await deps.redis?.get(cancelledJobKey(id));
     const record = raw ? CancelledRecordSchema.safeParse(JSON.parse(raw)) : undefined;
     if (!record?.success) throw new UnrecoverableError('The download job is gone: there is nothing to announce.');
-    const event: WebhookEvent = { type: 'job.cancelled', timestamp: record.data.view.finished_at ?? new Date().toISOString(), data: record.data.view };
+    const timestamp = record.data.view.finished_at ?? new Date().toISOString();
+    const event: WebhookEvent = subscriptionId ? { type: 'subscription.item.failed', timestamp, data: { ...record.data.view, subscription_id: subscriptionId } } : { type: 'job.cancelled', timestamp, data: record.data.view };
     return { id: `msg_${id}`, body: JSON.stringify(event) };
   }
   if (state !== 'completed' && state !== 'failed') throw new Error(`The download job has not ended (${state}).`);
   const view = jobView(id, job, state);
-  const event: WebhookEvent = { type: EVENT_TYPES[view.status] ?? 'job.completed', timestamp: new Date(job.finishedOn ?? Date.now()).toISOString(), data: view };
+  const timestamp = new Date(job.finishedOn ?? Date.now()).toISOString();
+  // A subscription's item (DESIGN.md "Subscriptions"): its own type, and the Job names the subscription.
+  const event: WebhookEvent = subscriptionId
+    ? { type: view.status === 'completed' ? 'subscription.item.completed' : 'subscription.item.failed', timestamp, data: { ...view, subscription_id: subscriptionId } }
+    : { type: EVENT_TYPES[view.status] ?? 'job.completed', timestamp, data: view };
   return { id: `msg_${id}`, body: JSON.stringify(event) };
 }

@@ -152,6 +152,11 @@ export const ConfigSchema = z.object({
    * answer each other's cursors must share one.
    */
   COLLECTION_CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  // Subscriptions (DESIGN.md "Subscriptions").
+  /** Most subscriptions one account holds. */
+  MAX_SUBSCRIPTIONS_PER_ACCOUNT: int(1, 10_000).default(50),
+  /** Most new entries one check starts jobs for; the rest wait for the next check. */
+  MAX_ITEMS_PER_CHECK: int(1, 100).default(20),
   /** Outbound proxies for all traffic, used in turn; EXTRACT_/MEDIA_PROXY_URLS override it for their part. */
   PROXY_URLS: proxyList.default([]),
   /** Proxies for pages, platform APIs and yt-dlp (default: PROXY_URLS). */

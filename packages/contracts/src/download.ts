@@ -214,7 +214,7 @@ export const JobSchema = z
   .meta({ id: 'Job' });
 export type JobView = z.infer<typeof JobSchema>;
 
-export const WebhookEventTypeSchema = z.enum(['job.completed', 'job.failed', 'job.cancelled']);
+export const WebhookEventTypeSchema = z.enum(['job.completed', 'job.failed', 'job.cancelled', 'subscription.item.completed', 'subscription.item.failed']);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
 /** The body of every webhook delivery (its `data` is the Job as GET /api/v1/jobs/{id} shows it, without `webhook`). */
@@ -222,7 +222,7 @@ export const WebhookEventSchema = z
   .object({
     type: WebhookEventTypeSchema,
     timestamp: z.string().describe('ISO 8601: when the job ended and the message was made'),
-    data: JobSchema,
+    data: JobSchema.extend({ subscription_id: z.string().optional().describe('subscription.item.*: the subscription whose entry this job downloaded') }),
   })
   .meta({ id: 'WebhookEvent' });
 export type WebhookEvent = z.infer<typeof WebhookEventSchema>;

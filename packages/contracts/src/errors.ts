@@ -53,6 +53,9 @@ export const ERROR_STATUS = {
   // Accounts as the specification names them.
   email_not_verified: 403,
   mail_not_configured: 503,
+  // DESIGN.md "Subscriptions": an id that is not the caller's (or none); an account at its limit.
+  subscription_not_found: 404,
+  subscription_limit_reached: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

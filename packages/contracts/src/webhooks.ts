@@ -54,6 +54,8 @@ export const WebhookJobSchema = z.object({
   job_id: z.string(),
   url: z.string(),
   secret: z.string().optional(),
+  /** A subscription's item: the message is subscription.item.* and names the subscription. */
+  subscription_id: z.string().optional(),
   message: z.object({ id: z.string(), body: z.string() }).optional(),
 });
 export type WebhookJob = z.infer<typeof WebhookJobSchema>;

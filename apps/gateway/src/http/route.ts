@@ -16,7 +16,7 @@ export interface ResponseSpec {
 }
 
 export interface RouteSpec {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI form: `/api/v1/jobs/{id}`. */
   path: string;
   summary: string;

@@ -169,8 +169,13 @@ export class DownloadService {
   }
 
   /** `chosen`: what a page_url download chose (one-step.ts), shown on the Job and part of its identity. */
-  async plan(body: DownloadRequest, chosen?: ChosenSource): Promise<DownloadPlan> {
-    const plan = await this.planOf(body);
+  async plan(body: DownloadRequest, chosen?: ChosenSource, options: { job?: boolean } = {}): Promise<DownloadPlan> {
+    let plan = await this.planOf(body);
+    // A subscription's entry is always a job (nobody is there to take a stream): the file as it is.
+    if (plan.kind === 'direct' && options.job) {
+      const src = plan.source;
+      plan = { kind: 'job', payload: this.payload('convert', [src], sameFormat(src), plan.basename, body, await this.embedded(body, src)) };
+    }
     if (plan.kind === 'job' && chosen) {
       // The request key names the choice too, so a job reused for it always shows what was chosen.
       const request_key = createHash('sha256').update(`${plan.payload.request_key}:source`).digest('base64url');
@@ -300,7 +305,7 @@ export class DownloadService {
     const flows = this.deps.flows;
     if (!flows) throw new ReelayError('service_unavailable', 'Webhooks are not set up on this gateway.');
     const prefix = this.deps.queue.opts.prefix;
-    const delivery: WebhookJob = { job_id: payload.id, url: webhook.url, ...(webhook.secret ? { secret: webhook.secret } : {}) };
+    const delivery: WebhookJob = { job_id: payload.id, url: webhook.url, ...(webhook.secret ? { secret: webhook.secret } : {}), ...(webhook.subscription_id ? { subscription_id: webhook.subscription_id } : {}) };
     await flows.add({
       name: 'deliver',
       queueName: WEBHOOK_QUEUE,

@@ -58,8 +58,8 @@ export class ExtractService {
    * same URL) names; undefined when the URL is not a collection. For collection downloads and
    * subscriptions: follow `collection.next_cursor` until it is absent.
    */
-  async listCollection(rawUrl: string, cursor?: string, signal?: AbortSignal): Promise<CollectionPage | undefined> {
-    const { result } = await this.extract(rawUrl, signal, { cursor });
+  async listCollection(rawUrl: string, cursor?: string, signal?: AbortSignal, options: { fresh?: boolean } = {}): Promise<CollectionPage | undefined> {
+    const { result } = await this.extract(rawUrl, signal, { cursor, fresh: options.fresh });
     if (result.content_type !== 'collection' || !result.collection || !result.entries) return undefined;
     return { url: result.url, platform: result.platform, title: result.title, collection: result.collection, entries: result.entries, extraction_id: result.extraction_id! };
   }

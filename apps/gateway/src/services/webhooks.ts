@@ -8,6 +8,8 @@ export interface RequestedWebhook {
   url: string;
   /** The request's own secret; absent when the deployment's WEBHOOK_SECRET signs. Never shown or logged. */
   secret?: string;
+  /** Set for a subscription's item: the delivery announces subscription.item.*. */
+  subscription_id?: string;
 }
 
 export async function requestedWebhook(body: DownloadRequest, deps: { egress: Egress; deploymentSecret: boolean }): Promise<RequestedWebhook | undefined> {

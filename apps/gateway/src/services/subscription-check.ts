@@ -1,0 +1,124 @@
+// A subscription's check (DESIGN.md "Subscriptions"): list the collection's first page fresh through
+// the egress guard, start a one-step job for each entry not yet in the archive (at most
+// MAX_ITEMS_PER_CHECK), record them. It runs in the gateway, where listCollection and the download
+// planner live: each replica runs a BullMQ worker on SUBSCRIPTION_QUEUE, and the queue's job
+// scheduler hands each due check to exactly one of them. Entries are claimed with HSETNX, so even a
+// "check now" racing a scheduled check starts each entry once.
+import { createHash } from 'node:crypto';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { chooseSource, JobPayloadSchema, ReelayError, type ChosenSource, type CollectionEntry, type DownloadRequest } from '@reelay/contracts';
+import type { Logger } from '@reelay/observability';
+import type { DownloadService } from './download.js';
+import type { ExtractService } from './extract.js';
+import { resolvePageUrl } from './one-step.js';
+import { SUBSCRIPTION_QUEUE, type SubscriptionRecord, type SubscriptionStore } from './subscriptions.js';
+
+export interface CheckDeps {
+  store: SubscriptionStore;
+  extracts: Pick<ExtractService, 'listCollection' | 'extract'>;
+  downloads: Pick<DownloadService, 'plan' | 'enqueue'>;
+  maxItemsPerCheck: number;
+  logger: Logger;
+}
+
+/** The archive's key of an entry: its id on the site when it has one, else its URL. */
+export function entryKey(entry: Pick<CollectionEntry, 'id' | 'url'>): string {
+  return entry.id ? `id:${entry.id}` : `url:${entry.url}`;
+}
+
+/** The error a check records: the code and message of a ReelayError, else a plain one. */
+function describe(err: unknown): string {
+  if (err instanceof ReelayError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class SubscriptionChecker {
+  constructor(private readonly deps: CheckDeps) {}
+
+  /** Runs one check; a failure is recorded on the subscription (never thrown), a missing one is skipped. */
+  async check(id: string, options: { manual?: boolean } = {}): Promise<{ started: number; seen: number }> {
+    const { store, logger } = this.deps;
+    const record = await store.get(id);
+    if (!record || (record.status === 'paused' && !options.manual)) return { started: 0, seen: 0 };
+    try {
+      const page = await this.deps.extracts.listCollection(record.url, undefined, undefined, { fresh: true });
+      if (!page) throw new ReelayError('invalid_request', 'The URL no longer lists a collection.');
+      const keys = page.entries.map(entryKey);
+      const known = await store.known(id, keys);
+      const fresh = page.entries.filter((_, i) => !known[i]).slice(0, this.deps.maxItemsPerCheck);
+      let started = 0;
+      for (const entry of fresh) {
+        const key = entryKey(entry);
+        if (!(await store.claim(id, key, entry))) continue;
+        try {
+          const jobId = await this.start(record, entry, page.extraction_id);
+          await store.recordItem(id, key, { url: entry.url, title: entry.title, seen_at: Date.now(), job_id: jobId });
+          started++;
+        } catch (err) {
+          // One entry that cannot be downloaded is that item's failure, not the check's.
+          if (!(err instanceof ReelayError) || err.code === 'service_unavailable') throw err;
+          await store.recordItem(id, key, { url: entry.url, title: entry.title, seen_at: Date.now(), status: 'failed' });
+          logger.warn({ subscription: id, entry: entry.url, error: err.code }, 'subscription entry not started');
+        }
+      }
+      await store.checked(record);
+      return { started, seen: page.entries.length };
+    } catch (err) {
+      const message = describe(err);
+      const after = await store.checked(record, message);
+      logger.warn({ subscription: id, failures: after.failures, error: message }, 'subscription check failed');
+      if (options.manual) throw err;
+      return { started: 0, seen: 0 };
+    }
+  }
+
+  /** Starts the entry's job with the preset: the collection's own files when it names them, else the entry's page. */
+  private async start(record: SubscriptionRecord, entry: CollectionEntry, extractionId: string): Promise<string> {
+    const preset = record.preset;
+    const common = { format: preset.format, metadata: preset.metadata, subtitles: preset.subtitles, webhook_url: record.webhook_url, webhook_secret: record.webhook_secret };
+    let body: DownloadRequest;
+    let chosen: ChosenSource | undefined;
+    const item = entry.media?.[0];
+    if (item) {
+      const choice = chooseSource(item, { quality: preset.quality, audio_only: preset.audio_only, format: preset.format });
+      if (choice.kind === 'none') throw new ReelayError('no_matching_source', `No source of ${entry.url} fits: ${choice.reason}`);
+      const urls = choice.kind === 'source' ? { url: choice.source.url } : { video_url: choice.video.url, audio_url: choice.audio.url };
+      body = { ...common, ...urls, extraction_id: extractionId } as DownloadRequest;
+      chosen = { quality: choice.quality, ...urls };
+    } else {
+      ({ body, chosen } = await resolvePageUrl(this.deps.extracts as ExtractService, { ...common, page_url: entry.url, quality: preset.quality, audio_only: preset.audio_only } as DownloadRequest));
+    }
+    const plan = await this.deps.downloads.plan(body, chosen, { job: true });
+    if (plan.kind !== 'job') throw new ReelayError('invalid_request', 'The entry could not become a job.');
+    // Each subscription's item is its own job: another subscription (or client) asking for the same file
+    // does not swallow this one's webhook.
+    const request_key = createHash('sha256').update(`${plan.payload.request_key}:sub:${record.id}`).digest('base64url');
+    const payload = JobPayloadSchema.parse({ ...plan.payload, request_key });
+    const webhook = record.webhook_url ? { url: record.webhook_url, secret: record.webhook_secret, subscription_id: record.id } : undefined;
+    return (await this.deps.downloads.enqueue(payload, undefined, webhook)).id;
+  }
+}
+
+/**
+ * This process's share of the scheduled checks: a BullMQ worker on SUBSCRIPTION_QUEUE. Every replica
+ * runs one; the scheduler's single delayed job goes to one of them. Its connection is its own, one
+ * that waits through a Redis outage (the gateway's client fails fast).
+ */
+export function startSubscriptionChecks(checker: SubscriptionChecker, options: { redis: Redis; prefix?: string; logger: Logger; concurrency?: number }): { worker: Worker; close(): Promise<void> } {
+  const connection = options.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+  connection.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'subscription checks: redis connection problem'));
+  const worker = new Worker<{ id: string }>(SUBSCRIPTION_QUEUE, async (job) => checker.check(job.data.id), {
+    connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency ?? 2,
+  });
+  worker.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'subscription checks: worker problem'));
+  return {
+    worker,
+    close: async () => {
+      await worker.close();
+      await connection.quit().catch(() => connection.disconnect());
+    },
+  };
+}
