@@ -11,7 +11,7 @@ import { FsArtifactStore } from '@reelay/artifacts';
 import { decodeJobError, JOB_SIGNAL_CHANNEL, jobSignalKey, jobView, RecordingProgressSchema, type JobPayload, type JobResult } from '@reelay/contracts';
 import { moovBeforeMdat, probe } from '@reelay/media';
 import { payload, until, useWorkerStack } from './helpers.js';
-import { startFolderOrigin, startLiveHls, type FolderOrigin, type LiveStream } from './live-hls.js';
+import { startFolderOrigin, startLiveHls, type FolderOrigin, type LiveStream } from '@reelay/testkit';
 
 const stack = useWorkerStack('record', { serveMedia: false });
 let origin: FolderOrigin;
