@@ -13,19 +13,21 @@ export interface LiveStream {
   process: ChildProcess;
   /** Waits until the playlist lists at least n segments. */
   listed(n: number, timeoutMs?: number): Promise<void>;
+  /** The media sequence numbers the playlist lists now (empty before the first). */
+  window(): number[];
   /** Ends the broadcast (ffmpeg writes EXT-X-ENDLIST as it exits). */
   end(): Promise<void>;
   kill(): void;
 }
 
 /** ffmpeg -re producing live HLS: `seconds` limits it (EVENT playlists end by themselves). */
-export function startLiveHls(options: { seconds?: number; event?: boolean } = {}): LiveStream {
+export function startLiveHls(options: { seconds?: number; event?: boolean; listSize?: number } = {}): LiveStream {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-live-'));
   const args = ['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=22050'];
   if (options.seconds) args.push('-t', String(options.seconds));
   args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '10', '-keyint_min', '10', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '32k', '-f', 'hls', '-hls_time', '1');
   if (options.event) args.push('-hls_playlist_type', 'event', '-hls_list_size', '0');
-  else args.push('-hls_list_size', '5', '-hls_flags', 'delete_segments');
+  else args.push('-hls_list_size', String(options.listSize ?? 5), '-hls_flags', 'delete_segments');
   args.push('-hls_segment_filename', path.join(dir, 'seg%d.ts'), path.join(dir, 'index.m3u8'));
   const child = spawn('ffmpeg', args, { stdio: ['pipe', 'ignore', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -40,6 +42,11 @@ export function startLiveHls(options: { seconds?: number; event?: boolean } = {}
         if (Date.now() > deadline) throw new Error(`the live stream listed fewer than ${n} segments in ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 100));
       }
+    },
+    window() {
+      const file = path.join(dir, 'index.m3u8');
+      const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+      return [...text.matchAll(/^seg(\d+)\.ts$/gm)].map((m) => Number(m[1]));
     },
     async end() {
       child.stdin?.end('q');
