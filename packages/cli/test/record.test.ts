@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const job = async (id: string): Promise<any> => (await (await fetch(`${stack.direct}/api/v1/jobs/${id}`)).json()).data;
+const job = async (id: string): Promise<any> => ((await (await fetch(`${stack.direct}/api/v1/jobs/${id}`)).json()) as any).data;
 
 test('records until Ctrl-C, then asks the server to stop, saves the file and exits 0', async () => {
   const cwd = stack.workDir();
