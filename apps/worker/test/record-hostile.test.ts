@@ -2,12 +2,14 @@
 // origin: thousands of segments per refresh, a playlist that advances on every request, a media
 // sequence that jumps backwards, encryption. Each gets a bounded, clear outcome, and the bound is
 // measured: segments kept per refresh, requests made, bytes on disk.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Egress } from '@reelay/egress';
 import { createLogger } from '@reelay/observability';
 import { startFolderOrigin, type FolderOrigin } from '@reelay/testkit';
+import { segmentCodecs } from '../src/record/codecs.js';
 import { MAX_LISTED, parseLivePlaylist, type LivePlaylist } from '../src/record/live-playlist.js';
 import { record } from '../src/record/recorder.js';
 import { RecordingStore } from '../src/record/recording-store.js';
@@ -25,6 +27,10 @@ beforeAll(async () => {
   fs.mkdirSync(path.join(dataDir, 'media'));
   fs.writeFileSync(path.join(dataDir, 'media', 'seg.ts'), Buffer.alloc(188 * 10, 0x47));
   origin.mount('media', path.join(dataDir, 'media'));
+  // Two real one-second TS segments of different video codecs, for a stream that changes codecs.
+  for (const [name, codec] of [['h264.ts', 'libx264'], ['mpeg2.ts', 'mpeg2video']]) {
+    execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '1', '-c:v', codec, '-f', 'mpegts', '-y', path.join(dataDir, 'media', name)]);
+  }
   egress = new Egress({ allowlist: testConfig().EGRESS_ALLOWLIST, purpose: 'media' });
 });
 afterAll(async () => {
@@ -35,9 +41,10 @@ afterAll(async () => {
 const playlist = (seq: number, count: number, extra: string[] = []) =>
   ['#EXTM3U', '#EXT-X-TARGETDURATION:1', `#EXT-X-MEDIA-SEQUENCE:${seq}`, ...extra, ...Array.from({ length: count }, (_, i) => `#EXTINF:1.0,\n/media/seg.ts?n=${seq + i}`), ''].join('\n');
 
-async function run(route: string, options: { duration?: number; maxSeconds?: number; fromStart?: boolean } = {}) {
+async function run(route: string, options: { duration?: number; maxSeconds?: number; fromStart?: boolean; codecs?: boolean } = {}) {
   const { store } = await RecordingStore.open(dataDir, `job${++n}`);
-  const ended = await record({ egress, url: origin.url(route), store, resumed: false, fromStart: options.fromStart ?? false, duration: options.duration, maxSeconds: options.maxSeconds ?? 60, maxBytes: 10 * 1024 * 1024, stop: new AbortController().signal, signal: new AbortController().signal, onProgress: () => undefined, log });
+  const codecsOf = options.codecs ? (body: Buffer, init?: Buffer) => segmentCodecs(body, init, { dir: store.dir, ffprobe: 'ffprobe' }) : undefined;
+  const ended = await record({ codecsOf, egress, url: origin.url(route), store, resumed: false, fromStart: options.fromStart ?? false, duration: options.duration, maxSeconds: options.maxSeconds ?? 60, maxBytes: 10 * 1024 * 1024, stop: new AbortController().signal, signal: new AbortController().signal, onProgress: () => undefined, log });
   await store.closePart();
   const disk = store.state.parts.reduce((sum, p) => sum + fs.statSync(path.join(store.dir, p)).size, 0);
   return { ended, state: store.state, disk };
@@ -92,4 +99,14 @@ test('a media sequence that jumps backwards lists nothing new: the recording end
 test('an encrypted live playlist fails with a clear message before anything is fetched', async () => {
   origin.texts.set('/key.m3u8', () => playlist(1, 3, ['#EXT-X-KEY:METHOD=AES-128,URI="/k"']));
   await expect(run('/key.m3u8')).rejects.toThrow(/encrypted/);
+});
+
+test('a stream that changes its codecs at a discontinuity: the recording ends there (codec_change) with what came before, in one codec', async () => {
+  const seg = (name: string) => `#EXTINF:1.0,\n/media/${name}`;
+  origin.texts.set('/switch.m3u8', () => ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', seg('h264.ts?a'), seg('h264.ts?b'), '#EXT-X-DISCONTINUITY', seg('mpeg2.ts?c'), seg('mpeg2.ts?d'), '#EXT-X-ENDLIST', ''].join('\n'));
+  const { ended, state } = await run('/switch.m3u8', { fromStart: true, codecs: true });
+  expect(ended).toBe('codec_change');
+  expect(state.seconds).toBe(2);
+  expect(state.codecs).toBe('video:h264');
+  expect(state.parts).toHaveLength(1);
 });

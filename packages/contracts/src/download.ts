@@ -99,8 +99,8 @@ export const LiveOptionsSchema = z
   .meta({ id: 'LiveOptions' });
 export type LiveOptions = z.infer<typeof LiveOptionsSchema>;
 
-/** Why a recording ended: the stream's end, a stall, a stop, live.duration, MAX_RECORD_SECONDS, or MAX_MEDIA_BYTES. */
-export const RecordingEndSchema = z.enum(['stream_end', 'stalled', 'stopped', 'duration', 'max_duration', 'max_bytes']);
+/** Why a recording ended: the stream's end, a stall, a stop, live.duration, MAX_RECORD_SECONDS, MAX_MEDIA_BYTES, or codecs that changed mid-stream. */
+export const RecordingEndSchema = z.enum(['stream_end', 'stalled', 'stopped', 'duration', 'max_duration', 'max_bytes', 'codec_change']);
 export type RecordingEnd = z.infer<typeof RecordingEndSchema>;
 
 export const RecordingGapSchema = z.object({

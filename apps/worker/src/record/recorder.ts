@@ -5,6 +5,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RecordingEnd } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
+import { UNKNOWN_CODECS } from './codecs.js';
 import { fetchPlaylist, fetchSegment, type LiveEgress } from './live-fetch.js';
 import { parseLivePlaylist, type LivePlaylist, type LiveSegment } from './live-playlist.js';
 import type { RecordingStore } from './recording-store.js';
@@ -31,6 +32,8 @@ export interface RecorderOptions {
   /** Cancel or shutdown: end now (throws). */
   signal: AbortSignal;
   onProgress: () => void;
+  /** The codecs of a segment (ffprobe), to catch a stream that changes them at a discontinuity. */
+  codecsOf?: (body: Buffer, init?: Buffer) => Promise<string>;
   log: Logger;
 }
 
@@ -56,6 +59,7 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
   if (current.playlist.encrypted) throw new Error('the live stream is encrypted (EXT-X-KEY), which the recorder does not read');
   store.state.playlist = current.url;
   const inits = new Map<string, Buffer>();
+  let checkedResume = false;
   let next: number | undefined;
   let lastAdvance = Date.now();
   if (o.resumed) await store.breakPart();
@@ -88,7 +92,7 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
       o.signal.throwIfAborted();
       if (o.stop.aborted) return 'stopped';
       if (store.state.bytes >= o.maxBytes) return 'max_bytes';
-      await take(seg, pl);
+      if ((await take(seg, pl)) === 'codec_change') return 'codec_change';
       next = seg.seq + 1;
       o.onProgress();
       if (o.duration !== undefined && store.state.seconds >= o.duration) return 'duration';
@@ -114,7 +118,7 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     }
   }
 
-  async function take(seg: LiveSegment, pl: LivePlaylist): Promise<void> {
+  async function take(seg: LiveSegment, pl: LivePlaylist): Promise<'codec_change' | void> {
     if (seg.discontinuity) await store.breakPart();
     const deadline = Math.max(10_000, 3 * pl.targetDuration * 1000);
     let init: Buffer | undefined;
@@ -129,6 +133,17 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     }
     const body = await fetchSegment(o.egress, seg.url, Math.max(1, o.maxBytes - store.state.bytes), fetchOpts(deadline));
     if (!Buffer.isBuffer(body)) return lost(seg, pl, body.failed);
+    // The codecs are read from the first segment and at each discontinuity (or resume): parts of
+    // other codecs cannot be joined into one file, so the recording ends before such a segment.
+    if (o.codecsOf && (store.state.codecs === undefined || seg.discontinuity || (o.resumed && store.state.parts.length > 0 && !checkedResume))) {
+      checkedResume = true;
+      const codecs = await o.codecsOf(body, init).catch(() => UNKNOWN_CODECS);
+      if (store.state.codecs === undefined || store.state.codecs === UNKNOWN_CODECS) store.state.codecs = codecs;
+      else if (codecs !== UNKNOWN_CODECS && codecs !== store.state.codecs) {
+        o.log.warn({ was: store.state.codecs, now: codecs, seq: seg.seq }, 'the live stream changed its codecs: the recording ends here');
+        return 'codec_change';
+      }
+    }
     await store.append(seg, body, init);
   }
 

@@ -13,6 +13,8 @@ export interface RecordingState extends Recording {
   /** The last media sequence written, and the segment duration then (to size a gap on resume). */
   lastSeq?: number;
   lastDuration?: number;
+  /** The codecs of the first segment (`video:h264,audio:aac`): a part with others ends the recording. */
+  codecs?: string;
   /** The variant playlist being recorded (a master is resolved once). */
   playlist?: string;
   /** Bytes of the last part that hold whole segments (a dead attempt may have written more). */

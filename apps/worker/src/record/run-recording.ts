@@ -8,6 +8,7 @@ import { ReelayError, type JobPayload, type JobResult, type RecordingProgress } 
 import type { ChildLimits } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { onStorage } from '../failure.js';
+import { segmentCodecs } from './codecs.js';
 import { finalize } from './finalize.js';
 import type { LiveEgress } from './live-fetch.js';
 import { record } from './recorder.js';
@@ -22,7 +23,7 @@ const FINALIZE_TIMEOUT_MS = 10 * 60_000;
 export interface RecordingDeps {
   config: Pick<Config, 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'MAX_RECORD_SECONDS'>;
   artifacts: ArtifactStore;
-  binaries: { ffmpeg: string };
+  binaries: { ffmpeg: string; ffprobe: string };
   egress: LiveEgress;
   dataDir: string;
   limits?: ChildLimits;
@@ -69,6 +70,7 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
       maxBytes: deps.config.MAX_MEDIA_BYTES,
       stop: ctx.stop,
       signal: ctx.signal,
+      codecsOf: (body, init) => segmentCodecs(body, init, { dir: store.dir, ffprobe: deps.binaries.ffprobe, signal: ctx.signal, limits: deps.limits }),
       onProgress: () => {
         if (Date.now() - lastWrite >= RECORDING_PROGRESS_MS) write();
       },
