@@ -56,6 +56,34 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The first `count` job events of a job's event stream (the app listening on a port of its own). */
+async function fetchEvents(id: string, count: number, timeoutMs: number): Promise<{ recording: { seconds: number } }[]> {
+  const server = gw.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  const found: { recording: { seconds: number } }[] = [];
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/jobs/${id}/events`, { signal: abort.signal });
+    let text = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      text += Buffer.from(chunk).toString('utf8');
+      const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+      if (events.length >= count) {
+        found.push(...events.slice(0, count));
+        break;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  return found;
+}
+
 async function extract(route: string) {
   return (await request(gw.app).post('/api/v1/extract').send({ url: origin.url(route) }).expect(200)).body.data as { media: { is_live?: boolean; duration?: number; sources: { url: string; is_live?: boolean }[] }[] };
 }
@@ -98,6 +126,9 @@ test('a live stream made by ffmpeg in real time is recorded: operation record, i
     job = await view();
   }
   expect(job).toMatchObject({ operation: 'record', status: 'processing', progress: 0, recording: { seconds: expect.any(Number), bytes: expect.any(Number), gaps: [] } });
+  // Its event stream carries the growing recording (percent 0 throughout): two events a second apart at least.
+  const events = await fetchEvents(id, 2, 10_000);
+  expect(events[1].recording.seconds).toBeGreaterThan(events[0].recording.seconds);
   await request(gw.app).post(`/api/v1/jobs/${id}/stop`).expect(202);
   const asked = Date.now();
   while (job.status === 'processing' && Date.now() - asked < 10_000) {
