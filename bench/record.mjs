@@ -51,6 +51,11 @@ export async function benchRecord() {
     const [item] = (await stack.api.extract(url)).media;
     if (!item?.is_live) throw new Error('the extract did not see a live stream');
     const workerPid = worker.child.pid;
+    // The worker's own cost when idle (heartbeat, BullMQ's lock and stalled checks), for comparison.
+    const idleMs = Number(process.env.BENCH_RECORD_IDLE_MS ?? 10_000);
+    const idleBefore = cpuTotal(workerPid);
+    await sleep(idleMs);
+    const idlePerMinute = (cpuTotal(workerPid) - idleBefore) / 1000 / (idleMs / 60_000);
     const cpuBefore = cpuTotal(workerPid);
     const id = await stack.api.submit({ url: item.sources[0].url, live: { duration: SECONDS } });
     // The baseline, beside it: ffmpeg reading the same playlist, stream copy, for the same time.
@@ -107,6 +112,7 @@ export async function benchRecord() {
     const perMinute = cpuWorker / 1000 / minutes;
     const baselinePerMinute = baselineCpu / 1000 / (SECONDS / 60);
     const ratio = perMinute / baselinePerMinute;
+    console.log(`worker CPU per minute while idle (no job): ${fmt(idlePerMinute, 2)} s`);
     console.log(`CPU per recorded minute: worker ${fmt(perMinute, 2)} s, ffmpeg -c copy beside it ${fmt(baselinePerMinute, 2)} s, ratio worker/ffmpeg ${fmt(ratio, 2)}× (goal ≤ 1.5×: ${ratio <= 1.5 ? 'met' : 'NOT met'})`);
   } catch (err) {
     dumpLogs(logs);
