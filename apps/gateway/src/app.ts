@@ -166,6 +166,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
     jobAlive: (id) => jobs.alive(id),
     flows,
+    maxRecordSeconds: config.MAX_RECORD_SECONDS,
     // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
     clientJobs: config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400 }) : undefined,
   });

@@ -1,14 +1,15 @@
 // Live sources through the gateway: extract marks a live HLS playlist and a dynamic DASH manifest
-// served by a local origin `is_live: true` with no duration, and download refuses them at once with
-// a clear message (live recording is not available yet) instead of running a job until its timeout.
-// A master's live variant, which the extract cannot see, is refused by a real worker when it reads it.
+// served by a local origin `is_live: true` with no duration; a download of a live HLS source made by
+// ffmpeg in real time is a recording (operation record) that the stop route ends with its file, and
+// the live options are checked. A master's live variant, which the extract cannot see, is refused by
+// a real worker when it reads it.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { createLogger } from '@reelay/observability';
-import { startOrigin, type Origin } from '@reelay/testkit';
+import { startFolderOrigin, startLiveHls, startOrigin, type FolderOrigin, type LiveStream, type Origin } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
 import { buildGateway, testConfig, type TestGateway } from './helpers.js';
 
@@ -17,6 +18,8 @@ const queuePrefix = `test-live-${process.pid}`;
 let origin: Origin;
 let gw: TestGateway;
 let worker: RunningWorker;
+let stream: LiveStream;
+let streams: FolderOrigin;
 
 const live = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:2', '#EXT-X-MEDIA-SEQUENCE:7', '#EXTINF:2.0,', 'seg7.ts', '#EXTINF:2.0,', 'seg8.ts', ''].join('\n');
 const vod = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:2', '#EXTINF:2.0,', 'seg0.ts', '#EXTINF:2.0,', 'seg1.ts', '#EXT-X-ENDLIST', ''].join('\n');
@@ -32,6 +35,9 @@ const dynamic = `<?xml version="1.0"?>
 
 beforeAll(async () => {
   origin = await startOrigin();
+  stream = startLiveHls();
+  streams = await startFolderOrigin();
+  streams.mount('tv', stream.dir);
   origin.body('/live/index.m3u8', live, 'application/vnd.apple.mpegurl');
   origin.body('/vod/index.m3u8', vod, 'application/vnd.apple.mpegurl');
   origin.body('/live/manifest.mpd', dynamic, 'application/dash+xml');
@@ -41,27 +47,109 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
+  stream?.kill();
+  await streams?.close();
+  if (stream) fs.rmSync(stream.dir, { recursive: true, force: true });
   await worker?.stop();
   await gw?.close();
   await origin?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The first `count` job events of a job's event stream (the app listening on a port of its own). */
+async function fetchEvents(id: string, count: number, timeoutMs: number): Promise<{ recording: { seconds: number } }[]> {
+  const server = gw.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  const found: { recording: { seconds: number } }[] = [];
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/jobs/${id}/events`, { signal: abort.signal });
+    let text = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      text += Buffer.from(chunk).toString('utf8');
+      const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+      if (events.length >= count) {
+        found.push(...events.slice(0, count));
+        break;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  return found;
+}
+
 async function extract(route: string) {
   return (await request(gw.app).post('/api/v1/extract').send({ url: origin.url(route) }).expect(200)).body.data as { media: { is_live?: boolean; duration?: number; sources: { url: string; is_live?: boolean }[] }[] };
 }
 
-test('a live HLS playlist extracts as is_live with no duration, and its download is refused with a clear 400', async () => {
+test('a live HLS playlist extracts as is_live with no duration; live options that do not fit are clear 400s', async () => {
   const [item] = (await extract('/live/index.m3u8')).media;
   expect(item.is_live).toBe(true);
   expect(item.duration).toBeUndefined();
   expect(item.sources[0].is_live).toBe(true);
-  const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url });
-  expect(res.status).toBe(400);
-  expect(res.body.error).toEqual({ code: 'invalid_request', message: expect.stringMatching(/live stream, and live recording is not available yet/) });
+  const url = item.sources[0].url;
+  for (const [body, message] of [
+    [{ url, live: { duration: 14_401 } }, /at most 14400 seconds/],
+    [{ url, format: 'mp3' }, /mp4 or mkv/],
+    [{ url, clip: { start: 1, end: 2 } }, /cannot be clipped/],
+    [{ url, live: { duration: 0 } }, /./],
+    [{ url, live: { duration: 'long' } }, /./],
+    [{ url, live: { from_start: true, forever: true } }, /./],
+    [{ url, live: 'yes' }, /./],
+  ] as const) {
+    const res = await request(gw.app).post('/api/v1/download').send(body);
+    expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
+    expect(res.body.error.message).toMatch(message);
+  }
+  const [vod] = (await extract('/vod/index.m3u8')).media;
+  const res = await request(gw.app).post('/api/v1/download').send({ url: vod.sources[0].url, live: { duration: 5 } });
+  expect([res.status, res.body.error?.message]).toEqual([400, expect.stringMatching(/live options go with a live source/)]);
 });
 
-test('a dynamic DASH manifest extracts as is_live, and its download is refused the same way', async () => {
+test('a live stream made by ffmpeg in real time is recorded: operation record, its recording grows, the stop route ends it with the file', async () => {
+  await stream.listed(2);
+  const [item] = (await request(gw.app).post('/api/v1/extract').send({ url: streams.url('/tv/index.m3u8') }).expect(200)).body.data.media;
+  expect(item.is_live).toBe(true);
+  const accepted = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url, live: {} }).expect(202);
+  const id = accepted.body.data.job_id as string;
+  const view = async () => (await request(gw.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data;
+  const deadline = Date.now() + 15_000;
+  let job = await view();
+  while (!(job.status === 'processing' && job.recording?.seconds >= 2) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    job = await view();
+  }
+  expect(job).toMatchObject({ operation: 'record', status: 'processing', progress: 0, recording: { seconds: expect.any(Number), bytes: expect.any(Number), gaps: [] } });
+  // Its event stream carries the growing recording (percent 0 throughout): two events a second apart at least.
+  const events = await fetchEvents(id, 2, 10_000);
+  expect(events[1].recording.seconds).toBeGreaterThan(events[0].recording.seconds);
+  await request(gw.app).post(`/api/v1/jobs/${id}/stop`).expect(202);
+  const asked = Date.now();
+  while (job.status === 'processing' && Date.now() - asked < 10_000) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    job = await view();
+  }
+  expect(job).toMatchObject({ status: 'completed', ended: 'stopped', progress: 100, artifact: { content_type: 'video/mp4' } });
+  expect(Date.now() - asked).toBeLessThan(5_000);
+  expect(job.recording.seconds).toBeGreaterThanOrEqual(2);
+  const file = await request(gw.app).get(`/api/v1/jobs/${id}/artifact`).buffer(true).parse((res, cb) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => cb(null, Buffer.concat(chunks)));
+  }).expect(200);
+  expect((file.body as Buffer).length).toBe(job.artifact.size);
+  // Stopped and finished: a second stop is 409 not_recording.
+  const again = await request(gw.app).post(`/api/v1/jobs/${id}/stop`);
+  expect([again.status, again.body.error?.code]).toEqual([409, 'not_recording']);
+}, 30_000);
+
+test('a dynamic DASH manifest extracts as is_live, and its download is refused clearly (live DASH is not recorded yet)', async () => {
   const [item] = (await extract('/live/manifest.mpd')).media;
   expect(item).toMatchObject({ is_live: true });
   expect(item.duration).toBeUndefined();
@@ -88,6 +176,6 @@ test("a master whose variant is live: the extract cannot tell, and the job fails
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   expect(job.status).toBe('failed');
-  expect(job.error).toEqual({ code: 'upstream_error', message: expect.stringMatching(/the stream is live .*live recording is not available yet/) });
+  expect(job.error).toEqual({ code: 'upstream_error', message: expect.stringMatching(/the stream is live .*a live variant of a master playlist is not recorded yet/) });
   expect(Date.now() - started).toBeLessThan(15_000);
 }, 30_000);

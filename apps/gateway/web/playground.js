@@ -203,12 +203,14 @@ function renderSource(source, itemName, jobName, clip) {
   const dims = source.width && source.height ? `${source.width}×${source.height}` : null;
   const label = `${source.quality} ${profileLabel(source).toLowerCase()}`;
   const progress = el('progress', { class: 'row-progress', max: 100, hidden: true, 'aria-label': `Download progress of ${label}` });
-  const button = el('button', { type: 'button', class: 'small', 'aria-label': `Download ${label} of ${itemName}` }, 'Download');
+  // A live source is recorded (operation record) until it ends or the job's Stop button is pressed.
+  const live = source.is_live === true;
+  const button = el('button', { type: 'button', class: 'small', 'aria-label': `${live ? 'Record' : 'Download'} ${label} of ${itemName}` }, live ? 'Record' : 'Download');
   // Any source may be converted (a job): audio formats from anything with sound, video formats from video.
   const video = source.stream_profile !== 'image' && !isAudioOnly(source);
   const audio = hasAudio(source);
   const option = (f, note) => el('option', { value: f }, note ? `${f} (${note})` : f);
-  const format = video || audio
+  const format = !live && (video || audio)
     ? el(
         'select',
         { class: 'small', 'aria-label': `Format of ${label} of ${itemName}` },
@@ -218,6 +220,10 @@ function renderSource(source, itemName, jobName, clip) {
       )
     : null;
   button.addEventListener('click', () => {
+    if (live) {
+      download({ url: source.url, live: {} }, { label, job: `recording of ${jobName}`, fallback: 'recording.mp4' }, button, progress, clip);
+      return;
+    }
     const range = source.stream_profile === 'image' ? undefined : clipOf(clip);
     if (range === false) return;
     const body = { url: source.url, clip: range };
@@ -441,6 +447,7 @@ function trackJob(accepted, label) {
       if (failures < 5) setTimeout(poll, POLL_MS * 2 ** failures);
       return;
     }
+    if (job.operation === 'record' && job.status === 'processing') showRecording(job, accepted, actions, statusLine, label);
     const value = Math.round(job.status === 'completed' ? 100 : job.progress ?? 0);
     progress.value = value;
     percent.textContent = `${value}%`;
@@ -450,12 +457,37 @@ function trackJob(accepted, label) {
       lastStatus = job.status;
       statusLine.dataset.kind = job.status === 'failed' ? 'error' : job.status === 'completed' ? 'success' : 'info';
       statusLine.textContent = job.status === 'failed' && job.error ? `Failed: ${job.error.message}` : STATUS_TEXT[job.status] ?? job.status;
+      if (job.status === 'completed' && job.recording) statusLine.textContent = `Recorded ${Math.round(job.recording.seconds)} s (${job.ended}).`;
       if (job.status === 'completed' && job.artifact) showArtifact(actions, job.artifact);
     }
     if (job.status === 'queued' || job.status === 'processing') setTimeout(poll, POLL_MS);
-    else cancel.remove();
+    else {
+      cancel.remove();
+      actions.querySelector('[data-stop]')?.remove();
+    }
   };
   poll();
+}
+
+/** A recording in progress: how much it has, and a Stop button (POST …/stop keeps what was recorded). */
+function showRecording(job, accepted, actions, statusLine, label) {
+  const seconds = Math.round(job.recording?.seconds ?? 0);
+  const gaps = job.recording?.gaps.length ?? 0;
+  statusLine.textContent = `Recording: ${seconds} s${gaps ? `, ${gaps} gap${gaps === 1 ? '' : 's'}` : ''}.`;
+  if (actions.querySelector('[data-stop]')) return;
+  const stop = el('button', { type: 'button', class: 'small', 'data-stop': '', 'aria-label': `Stop ${label} and keep what was recorded` }, 'Stop');
+  stop.addEventListener('click', async () => {
+    stop.disabled = true;
+    try {
+      await api(`${accepted.status_url}/stop`, { method: 'POST' });
+      stop.textContent = 'Stopping…';
+    } catch (err) {
+      statusLine.textContent = err.message;
+      statusLine.dataset.kind = 'error';
+      stop.disabled = false;
+    }
+  });
+  actions.prepend(stop);
 }
 
 function showArtifact(actions, artifact) {

@@ -75,10 +75,10 @@ export class ManifestLedger {
     // until the job's timeout, and then fail with nothing kept. The extract marks a live media
     // playlist and download refuses it, but a master's variants are first read here (a download of
     // a master's variant was extracted from the master, which says nothing of being live), and a
-    // stream may go live between extract and job. Live recording (operation "record") will read
-    // such playlists with its own fetcher and is the one job that may take them.
+    // stream may go live between extract and job. Live recording (operation "record", record/) reads
+    // live playlists with its own fetcher and is the one job that takes them.
     if (!master && !lines.includes('#EXT-X-ENDLIST') && !lines.includes('#EXT-X-PLAYLIST-TYPE:VOD')) {
-      throw refused('the stream is live (its playlist has no EXT-X-ENDLIST), and live recording is not available yet.');
+      throw refused("the stream is live (its playlist has no EXT-X-ENDLIST), and a live variant of a master playlist is not recorded yet: extract the variant's own playlist and download that to record it.");
     }
     return grant;
   }

@@ -17,13 +17,19 @@ import type { WorkerMetrics } from './metrics.js';
 import { planJob } from './plan.js';
 import { ProgressWriter } from './progress-writer.js';
 import type { JobProxy } from './proxy.js';
+import { recordingDir } from './record/recording-store.js';
+import { runRecording } from './record/run-recording.js';
+import type { LiveEgress } from './record/live-fetch.js';
+import fs from 'node:fs/promises';
 
 
 export interface ProcessorDeps {
-  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'>;
+  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'> & Partial<Pick<Config, 'MAX_RECORD_SECONDS'>>;
+  /** The shared data dir where recordings keep their parts (recordings need it and egress). */
+  dataDir?: string;
   proxy: Pick<JobProxy, 'openSession' | 'closeSession'>;
   /** The guard the cover art's fetch goes through; without it jobs embed no cover. */
-  egress?: RunDeps['egress'];
+  egress?: RunDeps['egress'] & Partial<LiveEgress>;
   artifacts: ArtifactStore;
   binaries: { ffmpeg: string; ffprobe: string };
   logger: Logger;
@@ -75,6 +81,8 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     // DELETE /api/v1/jobs/{id} on any gateway: stops ffmpeg at once. A future recording would also
     // watch for 'stop' here and end its segment fetcher gracefully instead (docs/cancel-and-live.md).
     const cancel = new AbortController();
+    // POST /api/v1/jobs/{id}/stop: a recording ends gracefully and keeps what it has.
+    const stop = new AbortController();
     let unwatch: (() => void) | undefined;
     const session = deps.proxy.openSession(payload.id, {
       headerNames: [...payload.inputs, ...(payload.subtitles ?? [])].flatMap((input) => Object.keys(input.headers ?? {})),
@@ -90,8 +98,20 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     try {
       unwatch = await deps.signals?.watch(payload.id, (s) => {
         if (s === 'cancel' && !cancel.signal.aborted) cancel.abort();
+        if (s === 'stop' && !stop.signal.aborted) stop.abort();
       });
       if (cancel.signal.aborted) throw new JobCancelled('cancelled while queued');
+      if (payload.operation === 'record') {
+        if (!deps.egress?.fetchText || !deps.dataDir) throw new ReelayError('internal_error', 'This worker cannot record (no egress or data dir).');
+        const result = await runRecording(
+          { config: { ...config, MAX_RECORD_SECONDS: config.MAX_RECORD_SECONDS ?? 14_400 }, artifacts: deps.artifacts, binaries: deps.binaries, egress: deps.egress as LiveEgress, dataDir: deps.dataDir, limits: { memoryMb: config.JOB_MAX_MEMORY_MB, cpuSeconds: config.JOB_MAX_CPU_SECONDS } },
+          { job, payload, log, signal: AbortSignal.any([signal, cancel.signal]), cancel: cancel.signal, stop: stop.signal },
+        );
+        if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel')) cancel.abort();
+        if (cancel.signal.aborted) throw new JobCancelled('cancelled as it finished');
+        log.info({ size: result.size, ended: result.ended }, 'recording stored');
+        return result;
+      }
       const plan = planJob(payload);
       await onStorage('temp', () => clearEarlierAttempts(deps.artifacts, payload.id, log));
       dir = await onStorage('temp', () => deps.artifacts.makeTempDir(payload.id));
@@ -155,6 +175,8 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       }
       const failure = classifyFailure(err, session.failures, { timeoutSeconds: config.JOB_TIMEOUT_SECONDS, maxBytes: config.MAX_MEDIA_BYTES });
       const willRetry = failure.retry && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+      // A recording's parts wait for its next attempt; with none to come they go now.
+      if (payload.operation === 'record' && !willRetry && deps.dataDir) await fs.rm(recordingDir(deps.dataDir, payload.id), { recursive: true, force: true }).catch(() => undefined);
       // A retried job waits (delayed) as queued: it must not show the percent of the attempt that failed.
       if (willRetry) await progress.reset();
       metrics.jobFinished(payload.operation, willRetry ? 'retried' : 'failed', seconds, failure.code);

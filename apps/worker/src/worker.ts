@@ -162,7 +162,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     let health = await toolHealth();
     // Set once the BullMQ worker exists; a job can only fail after that.
     let toolFailed: () => Promise<boolean> = async () => false;
-    const processor = createProcessor({ config, proxy, egress, artifacts, binaries, logger, metrics, active, signals, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
+    const processor = createProcessor({ config, dataDir: deps.dataDir ?? config.DATA_DIR, proxy, egress, artifacts, binaries, logger, metrics, active, signals, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
       connection,
       prefix: deps.prefix,

@@ -52,9 +52,9 @@ describe('DASH manifests in a job', () => {
   });
 });
 
-test('a live media playlist (no EXT-X-ENDLIST, not VOD) is refused, alone or as a variant: live recording is not available yet', () => {
+test('a live media playlist (no EXT-X-ENDLIST, not VOD) is refused, alone or as a variant: a live variant of a master is not recorded yet', () => {
   const live = ['#EXTM3U', '#EXT-X-TARGETDURATION:2', '#EXT-X-MEDIA-SEQUENCE:40', '#EXTINF:2,', 'seg40.ts', '#EXTINF:2,', 'seg41.ts'].join('\n');
-  expect(() => new ManifestLedger(100).checkHls(live, base)).toThrow(/the stream is live .* live recording is not available yet/);
+  expect(() => new ManifestLedger(100).checkHls(live, base)).toThrow(/the stream is live .* a live variant of a master playlist is not recorded yet/);
   const ledger = new ManifestLedger(100);
   ledger.checkHls('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nlive.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\nvod.m3u8\n', base);
   expect(() => ledger.checkHls(live, new URL('live.m3u8', base))).toThrow(/the stream is live/);

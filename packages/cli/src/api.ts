@@ -57,6 +57,9 @@ export interface JobView {
   artifact?: Artifact;
   /** What a page_url download chose. */
   source?: { quality: string; url?: string; video_url?: string; audio_url?: string };
+  /** A recording of a live stream (operation record): how far it got, and why it ended. */
+  recording?: { seconds: number; bytes: number; gaps: { at: number; seconds: number }[] };
+  ended?: string;
 }
 
 /** The body of POST /api/v1/download: one source, a merge pair, or a page with a preset (one step). */
@@ -73,6 +76,8 @@ export interface DownloadBody {
   extraction_id?: string;
   clip?: { start: number; end: number; mode?: 'fast' | 'precise' };
   subtitles?: string[];
+  /** For a live source: record for this many seconds, or from the oldest listed segment. */
+  live?: { duration?: number; from_start?: boolean };
 }
 
 export const TERMINAL: ReadonlySet<JobView['status']> = new Set(['completed', 'failed', 'expired', 'cancelled']);
@@ -133,6 +138,14 @@ export class Api {
   async cancel(id: string): Promise<void> {
     const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}`, { method: 'DELETE', headers: { accept: 'application/json' } });
     if (!res.ok) return this.fail(res);
+  }
+
+  /** POST /api/v1/jobs/{id}/stop: true when the recording was asked to stop, false when it is not recording (any more). */
+  async stop(id: string): Promise<boolean> {
+    const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}/stop`, { method: 'POST', headers: { accept: 'application/json' } });
+    if (res.status === 202) return true;
+    if (res.status === 409) return false;
+    return this.fail(res);
   }
 
   /** POST /api/v1/download: the media itself (200, a direct stream) or a job's id (202). */

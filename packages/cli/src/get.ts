@@ -24,6 +24,9 @@ export interface GetOptions {
   items?: ItemSelection;
   /** The folder the command was run from: relative paths and saved files go there. */
   dir?: string;
+  /** --duration and --from-start, for a live stream (sent as `live`). */
+  duration?: number;
+  fromStart?: boolean;
 }
 
 /** Follows a job to its end with a progress bar; throws the job's error when it failed. */
@@ -34,10 +37,11 @@ export async function waitForJob(api: Api, id: string, progress: Progress, onFir
     job = await followJob(api, id, (j) => {
       if (!started) {
         onFirst?.(j);
-        progress.start(`job ${id}`, 'percent', 100, j.progress);
+        progress.start(j.operation === 'record' ? `recording ${id}` : `job ${id}`, 'percent', 100, j.progress);
       }
       started = true;
-      progress.update(j.progress, j.status);
+      const recorded = j.recording ? `${j.status}, ${Math.round(j.recording.seconds)} s recorded${j.recording.gaps.length ? `, ${j.recording.gaps.length} gap(s)` : ''}` : j.status;
+      progress.update(j.progress, recorded);
     });
   } finally {
     // Also on Ctrl-C: the bar gives the terminal its cursor and line wrapping back.
@@ -49,8 +53,15 @@ export async function waitForJob(api: Api, id: string, progress: Progress, onFir
   return job;
 }
 
+/** What main.ts's Ctrl-C handler needs: a hint to print, or for a recording a graceful stop to ask for. */
+export interface Interrupt {
+  hint?: string;
+  /** Set while a recording runs: the first Ctrl-C calls it instead of quitting. */
+  onInterrupt?: () => void;
+}
+
 /** One download request to its saved file. `picked` is said once the server has named its choice. */
-async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: (line: string) => void, stopped: { hint?: string }, picked?: (quality: string) => void): Promise<Saved> {
+async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: (line: string) => void, stopped: Interrupt, picked?: (quality: string) => void): Promise<Saved> {
   const progress = createProgress();
   const started = await api.download(body);
   if ('stream' in started) {
@@ -60,7 +71,19 @@ async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: 
   }
   say(`the server is making the file: job ${started.jobId}`);
   stopped.hint = `job ${started.jobId} goes on on the server; the same command picks it up again.`;
-  const job = await waitForJob(api, started.jobId, progress, (j) => j.source && picked?.(j.source.quality));
+  const id = started.jobId;
+  const job = await waitForJob(api, id, progress, (j) => {
+    if (j.source) picked?.(j.source.quality);
+    if (j.operation !== 'record') return;
+    say(`recording a live stream${body.live?.duration ? ` for ${body.live.duration} s` : ''}: Ctrl-C stops it and saves what was recorded (a second Ctrl-C quits without the file)`);
+    // Ctrl-C asks the server to stop and keeps following the job to its file.
+    stopped.onInterrupt = () => {
+      stopped.onInterrupt = undefined;
+      say('stopping the recording…');
+      api.stop(id).catch((err: unknown) => say(`could not stop the recording: ${(err as Error).message}`));
+    };
+  }).finally(() => (stopped.onInterrupt = undefined));
+  if (job.ended) say(`recording ended (${job.ended}): ${job.recording?.seconds ?? 0} s${job.recording?.gaps.length ? `, gaps at ${job.recording.gaps.map((g) => `${g.at} s (${g.seconds} s lost)`).join(', ')}` : ''}`);
   stopped.hint = 'the part file is kept; the same command again downloads only the rest.';
   return saveArtifact(api, job, options.output, progress, options.dir);
 }
@@ -75,10 +98,14 @@ function selected(result: ExtractResult, items: ItemSelection | undefined): numb
   return wanted.map((n) => n - 1);
 }
 
-const extras = (options: GetOptions): DownloadBody => ({ ...(options.clip ? { clip: options.clip } : {}), ...(options.subs ? { subtitles: options.subs } : {}) });
+const extras = (options: GetOptions): DownloadBody => ({
+  ...(options.clip ? { clip: options.clip } : {}),
+  ...(options.subs ? { subtitles: options.subs } : {}),
+  ...(options.duration !== undefined || options.fromStart ? { live: { ...(options.duration !== undefined ? { duration: options.duration } : {}), ...(options.fromStart ? { from_start: true } : {}) } } : {}),
+});
 
 /** `stopped` holds what to tell the person if Ctrl-C comes now. */
-export async function get(api: Api, url: string, options: GetOptions, say: (line: string) => void, stopped: { hint?: string } = {}): Promise<Saved[]> {
+export async function get(api: Api, url: string, options: GetOptions, say: (line: string) => void, stopped: Interrupt = {}): Promise<Saved[]> {
   const one = options.items === undefined || (options.items !== 'all' && options.items.length === 1);
   if (one && options.source === undefined) {
     const item = options.items === undefined ? 0 : (options.items as number[])[0] - 1;

@@ -9,13 +9,13 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { Api } from './api.js';
 import { AUDIO_FORMATS, VIDEO_FORMATS, parseQuality } from './choose.js';
 import { CliError, UsageError } from './errors.js';
-import { get } from './get.js';
-import { parseClip, parseItems, parseServer, parseSourceNumber, parseUrl, type ClipOption, type ItemSelection } from './options.js';
+import { get, type Interrupt } from './get.js';
+import { parseClip, parseDuration, parseItems, parseServer, parseSourceNumber, parseUrl, type ClipOption, type ItemSelection } from './options.js';
 import { extractText, jobText } from './show.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const controller = new AbortController();
-const stopped: { hint?: string } = {};
+const stopped: Interrupt = {};
 // Colour only on a terminal that wants it: hasColors() honours NO_COLOR, FORCE_COLOR and TERM=dumb.
 const colour = process.stderr.isTTY && process.stderr.hasColors();
 const say = (line: string) => process.stderr.write(`reelay: ${line}\n`);
@@ -66,6 +66,8 @@ Examples:
   reelay get https://example.com/gallery --items all    every item of a gallery (or --items 1,3-5)
   reelay get https://example.com/watch/123 --source 2   source 2 as \`reelay extract\` numbers them
   reelay get https://example.com/watch/123 -o ~/Videos/
+  reelay get https://example.com/live/channel           record a live stream until Ctrl-C, then save it
+  reelay get https://example.com/live/channel --duration 30m --from-start
 `;
 
 const api = (cmd: Command) => new Api(parseServer(cmd.optsWithGlobals<{ server: string }>().server), controller.signal);
@@ -82,8 +84,10 @@ program
   .addOption(new Option('--items <which>', 'which items of a gallery: all, or numbers from 1 such as 1,3-5 (default: the first)').argParser(usage(parseItems)))
   .addOption(new Option('--source <n>', 'this source of the item, numbered as `reelay extract` shows them, instead of the best').argParser(usage(parseSourceNumber)))
   .option('-o, --output <path>', 'save as this file, or into this folder')
+  .addOption(new Option('--duration <time>', 'a live stream: record this long, e.g. 90, 30m, 1h30m (default: until Ctrl-C or the stream ends)').argParser(usage(parseDuration)))
+  .option('--from-start', 'a live stream: start at the oldest segment its playlist still lists, not the live edge')
   .addHelpText('after', GET_EXAMPLES)
-  .action(async (url: string, options: { format?: string; quality: Quality; audioOnly?: boolean; clip?: ClipOption; subs?: string[]; items?: ItemSelection; source?: number; output?: string }, cmd: Command) => {
+  .action(async (url: string, options: { format?: string; quality: Quality; audioOnly?: boolean; clip?: ClipOption; subs?: string[]; items?: ItemSelection; source?: number; output?: string; duration?: number; fromStart?: boolean }, cmd: Command) => {
     if (options.source !== undefined && (options.items === 'all' || (options.items?.length ?? 1) > 1)) throw new UsageError('--source picks a source of one item: name the item with --items N.');
     if (options.audioOnly && options.format && VIDEO_FORMATS.includes(options.format)) throw new UsageError(`--audio-only writes audio: give -f mp3, m4a, opus or wav, not ${options.format}.`);
     const saved = await get(api(cmd), url, { ...options, dir: callerDir() }, say, stopped);
@@ -130,11 +134,18 @@ function fail(err: CliError, code: number): never {
   process.exit(code);
 }
 
-process.once('SIGINT', () => {
+const interrupted = () => {
+  // A recording in progress: the first Ctrl-C asks the server to stop it, and the file still comes.
+  if (stopped.onInterrupt) {
+    stopped.onInterrupt();
+    process.once('SIGINT', interrupted);
+    return;
+  }
   controller.abort();
   // A second Ctrl-C does not wait for any clean-up.
   process.once('SIGINT', () => process.exit(130));
-});
+};
+process.once('SIGINT', interrupted);
 // `reelay … | head` closes stdout early: nothing left to say.
 process.stdout.on('error', () => process.exit(0));
 

@@ -75,3 +75,13 @@ export function parseSourceNumber(raw: string): number {
   if (!/^\d{1,4}$/.test(raw.trim()) || Number(raw) < 1) throw new UsageError(`--source takes a source number from \`reelay extract\`, such as 2, not "${raw}".`);
   return Number(raw);
 }
+
+/** --duration for a recording: `90` (seconds), `30m`, `1h30m`, `2h`, `45s`, or `1:30:00` → whole seconds (at least 1). */
+export function parseDuration(raw: string): number {
+  const units = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(raw);
+  let value: number | undefined;
+  if (units && raw !== '') value = Number(units[1] ?? 0) * 3600 + Number(units[2] ?? 0) * 60 + Number(units[3] ?? 0);
+  else if (/^\d+(:\d{1,2}){0,2}$/.test(raw)) value = raw.split(':').reduce((total, part) => total * 60 + Number(part), 0);
+  if (value === undefined || value < 1) throw new UsageError(`--duration looks like 90, 30m, 1h30m or 1:30:00 (at least a second), not "${raw}".`);
+  return value;
+}

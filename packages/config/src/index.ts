@@ -91,6 +91,8 @@ export const ConfigSchema = z.object({
   ARTIFACT_TTL_SECONDS: int(1).default(3600),
   JOB_TIMEOUT_SECONDS: int(1).default(900),
   MAX_MEDIA_BYTES: int(1).default(2 * GiB),
+  /** Longest live recording (operation record), and the ceiling of live.duration; JOB_TIMEOUT_SECONDS does not apply to recordings. */
+  MAX_RECORD_SECONDS: int(1, 7 * 86_400).default(14_400),
   WORKER_CONCURRENCY: int(1, 256).default(Math.max(1, os.availableParallelism())),
   RATE_LIMIT_KEY_PER_MIN: int(1).default(100),
   RATE_LIMIT_PUBLIC_PER_MIN: int(1).default(15),

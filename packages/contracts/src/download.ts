@@ -85,6 +85,37 @@ export type Cover = z.infer<typeof CoverSchema>;
 /** The highest item index a page_url download may name (a gallery's items are far fewer). */
 export const MAX_PAGE_ITEM = 10_000;
 
+// ---- Live recording (DESIGN.md "Live streams, stopping and cancelling") ----
+
+/** The schema's own ceiling for live.duration; the gateway holds it to MAX_RECORD_SECONDS (default 4 h). */
+export const MAX_RECORD_SECONDS_CEILING = 7 * 86_400;
+
+export const LiveOptionsSchema = z
+  .object({
+    duration: z.number().int().min(1).max(MAX_RECORD_SECONDS_CEILING).optional().describe('Seconds to record, 1..MAX_RECORD_SECONDS (default: until the stream ends, a stop, or MAX_RECORD_SECONDS)'),
+    from_start: z.boolean().optional().describe('Start at the oldest segment the playlist still lists instead of the live edge'),
+  })
+  .strict()
+  .meta({ id: 'LiveOptions' });
+export type LiveOptions = z.infer<typeof LiveOptionsSchema>;
+
+/** Why a recording ended: the stream's end, a stall, a stop, live.duration, MAX_RECORD_SECONDS, MAX_MEDIA_BYTES, or codecs that changed mid-stream. */
+export const RecordingEndSchema = z.enum(['stream_end', 'stalled', 'stopped', 'duration', 'max_duration', 'max_bytes', 'codec_change']);
+export type RecordingEnd = z.infer<typeof RecordingEndSchema>;
+
+export const RecordingGapSchema = z.object({
+  at: z.number().nonnegative().describe('Seconds into the recording where media is missing'),
+  seconds: z.number().nonnegative().describe('How much media (seconds of the stream) is missing there'),
+});
+export const RecordingSchema = z
+  .object({
+    seconds: z.number().nonnegative().describe('Seconds of media recorded so far'),
+    bytes: z.number().int().nonnegative().describe('Bytes of media recorded so far'),
+    gaps: z.array(RecordingGapSchema).max(1000).describe('Stretches lost (segments that failed after retries, a worker that died)'),
+  })
+  .meta({ id: 'Recording' });
+export type Recording = z.infer<typeof RecordingSchema>;
+
 /** The fields that choose among a page's sources: they go with page_url only. */
 const PRESET_FIELDS = ['item', 'quality', 'audio_only'];
 /** JSON Schema for "none of these fields is present" (a form's `not`). */
@@ -116,6 +147,7 @@ export const DownloadRequestSchema = z
     item: z.number().int().min(0).max(MAX_PAGE_ITEM).optional().describe('With page_url: the media item, counted from 0 (default 0)'),
     quality: QualitySchema.optional().describe('With page_url: the best at or below this height (default best; none that low: the lowest)'),
     audio_only: z.boolean().optional().describe('With page_url: the best audio-only source, else the audio of the best source that has it'),
+    live: LiveOptionsSchema.optional().describe('For a live source (is_live): how to record it (a job with operation record)'),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -154,7 +186,7 @@ export type DownloadRequest = z.infer<typeof DownloadRequestSchema>;
 
 export const JobStatusSchema = z.enum(['queued', 'processing', 'completed', 'failed', 'expired', 'cancelled']);
 export type JobStatus = z.infer<typeof JobStatusSchema>;
-export const JobOperationSchema = z.enum(['merge', 'convert', 'remux']);
+export const JobOperationSchema = z.enum(['merge', 'convert', 'remux', 'record']);
 export type JobOperation = z.infer<typeof JobOperationSchema>;
 
 export const JobErrorSchema = z.object({ code: z.string(), message: z.string() });
@@ -210,6 +242,8 @@ export const JobSchema = z
     clip: JobClipSchema.optional().describe('The clip the job cuts, as resolved (end cut to the media\'s end when known)'),
     webhook: WebhookViewSchema.optional().describe('The webhook delivery, when the request named a webhook_url (never its secret)'),
     source: ChosenSourceSchema.optional().describe('What a page_url download chose'),
+    recording: RecordingSchema.optional().describe('A recording (operation record): what it has recorded so far, or in all once completed'),
+    ended: RecordingEndSchema.optional().describe('A completed recording: why it ended'),
   })
   .meta({ id: 'Job' });
 export type JobView = z.infer<typeof JobSchema>;
@@ -278,6 +312,8 @@ export const JobPayloadSchema = z.object({
   webhook_url: z.string().optional(),
   /** What a page_url download chose, shown on the Job. */
   source: ChosenSourceSchema.optional(),
+  /** A recording's options (operation record). */
+  live: LiveOptionsSchema.optional(),
 }).refine((p) => p.inputs.length > 0 || (p.subtitles?.length === 1 && p.format !== undefined && SUBTITLE_FORMATS.has(p.format)), {
   message: 'A job reads one or two media inputs, or one subtitle track written as vtt or srt.',
 });
@@ -291,8 +327,14 @@ export const JobResultSchema = z.object({
   expires_at: z.number().int(),
   /** How a clip was cut (absent without a clip, and in results stored before smart cut). */
   clip_method: ClipMethodSchema.optional(),
+  recording: RecordingSchema.optional(),
+  ended: RecordingEndSchema.optional(),
 });
 export type JobResult = z.infer<typeof JobResultSchema>;
+
+/** A recording's progress as the worker stores it (BullMQ progress is a number for other jobs). */
+export const RecordingProgressSchema = z.object({ percent: z.number().min(0).max(100), recording: RecordingSchema });
+export type RecordingProgress = z.infer<typeof RecordingProgressSchema>;
 
 /**
  * BullMQ keeps only a message for failed jobs; the worker stores `{code, message}` as JSON in it

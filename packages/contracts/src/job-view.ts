@@ -1,6 +1,6 @@
 // The Job as clients see it (DESIGN.md's Job), from what BullMQ stores of a download job. One
 // function, so the gateway's GET /api/v1/jobs/{id} and the worker's webhook message say the same.
-import { decodeJobError, JobResultSchema, type JobPayload, type JobView } from './download.js';
+import { decodeJobError, JobResultSchema, RecordingProgressSchema, type JobPayload, type JobView } from './download.js';
 import { isCancelledReason } from './job-signals.js';
 
 /** The fields of a BullMQ job the view reads (bullmq's Job has them all). */
@@ -16,23 +16,35 @@ export interface JobRecord {
 
 const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString() : undefined);
 
+/** A number for most jobs; `{percent, recording}` for a recording. */
+function percentOf(progress: unknown): number {
+  const value = typeof progress === 'number' ? progress : RecordingProgressSchema.safeParse(progress).data?.percent ?? 0;
+  return Math.max(0, Math.min(100, Math.round(value)));
+}
+
 /** `state` is BullMQ's (getJobState); a completed job whose artifact's time is over is expired. */
 export function jobView(id: string, job: JobRecord, state: string, now = Date.now()): JobView {
   const view: JobView = {
     id,
     status: 'queued',
     operation: job.data.operation,
-    progress: typeof job.progress === 'number' ? Math.max(0, Math.min(100, Math.round(job.progress))) : 0,
+    progress: percentOf(job.progress),
     created_at: iso(job.timestamp)!,
     started_at: iso(job.processedOn),
   };
-  if (state === 'active') view.status = 'processing';
+  if (state === 'active') {
+    view.status = 'processing';
+    const recording = RecordingProgressSchema.safeParse(job.progress);
+    if (recording.success) view.recording = recording.data.recording;
+  }
   else if (state === 'completed') {
     view.finished_at = iso(job.finishedOn);
     const result = JobResultSchema.safeParse(job.returnvalue);
     if (result.success && result.data.expires_at > now) {
       view.status = 'completed';
       view.progress = 100;
+      if (result.data.recording) view.recording = result.data.recording;
+      if (result.data.ended) view.ended = result.data.ended;
       view.artifact = {
         url: `/api/v1/jobs/${id}/artifact`,
         filename: result.data.filename,

@@ -7,3 +7,4 @@ export * from './hostile.js';
 export * from './peak.js';
 export * from './tools.js';
 export * from './proxies.js';
+export * from './live-hls.js';

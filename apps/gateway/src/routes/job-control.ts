@@ -34,7 +34,7 @@ export function jobControlRoutes(control: JobControl): RouteSpec[] {
       path: '/api/v1/jobs/{id}/stop',
       tag: 'Jobs',
       summary: 'Stop a recording of a live stream and keep what it has recorded',
-      description: 'Only a job recording a live stream can be stopped; it then completes with what it recorded. Any other job answers 409 not_recording (use DELETE to cancel it). Live recording is not available yet, so today every job answers 409.',
+      description: 'Only a job recording a live stream can be stopped; it then completes with what it recorded. Any other job answers 409 not_recording (use DELETE to cancel it).',
       params: { id: 'The job id from the 202 answer' },
       responses: {
         202: { description: 'The recording was asked to stop; it completes within a few seconds' },

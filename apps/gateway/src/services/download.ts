@@ -53,6 +53,8 @@ export interface DownloadServiceDeps {
   clientJobs?: ClientJobs;
   /** Adds a job with its webhook delivery as one flow (required for requests with a webhook_url). */
   flows?: FlowProducer;
+  /** MAX_RECORD_SECONDS: the ceiling of live.duration (default 14400). */
+  maxRecordSeconds?: number;
 }
 
 function hasVideo(s: StoredSource): boolean {
@@ -124,12 +126,21 @@ function tagsOf(source: StoredSource): JobPayload['tags'] {
 }
 
 /**
- * A live source would run until JOB_TIMEOUT_SECONDS and fail with nothing kept; until live recording
- * (operation "record") exists it is refused at once. Sources of an HLS master are not known to be
- * live here (the extract reads no variant): the worker refuses those when it reads the playlist.
+ * A live source is recorded from its one url (operation record); as half of a merge pair it is
+ * refused. Sources of an HLS master are not known to be live here (the extract reads no variant):
+ * the worker refuses those when it reads the playlist.
  */
 function refuseLive(source: StoredSource): void {
-  if (source.is_live) throw new ReelayError('invalid_request', 'This source is a live stream, and live recording is not available yet: only finished (on-demand) streams can be downloaded.');
+  if (source.is_live) throw new ReelayError('invalid_request', 'This source is a live stream: record it on its own, with its url (and live options), not as part of a merge pair.');
+}
+
+/** What a download of a live source may ask for besides `live`. */
+function checkRecording(body: DownloadRequest, maxSeconds: number): void {
+  if (body.format !== undefined && body.format !== 'mp4' && body.format !== 'mkv') throw new ReelayError('invalid_request', `A recording is written as mp4 or mkv, not ${body.format}.`);
+  if (body.clip) throw new ReelayError('invalid_request', 'A live stream cannot be clipped: record it with live.duration instead.');
+  if (body.subtitles !== undefined) throw new ReelayError('invalid_request', 'A recording embeds no subtitles.');
+  const duration = body.live?.duration;
+  if (duration !== undefined && duration > maxSeconds) throw new ReelayError('invalid_request', `live.duration must be at most ${maxSeconds} seconds (MAX_RECORD_SECONDS).`);
 }
 
 function unknownSource(field: string, extraction?: string): ReelayError {
@@ -191,7 +202,8 @@ export class DownloadService {
       if (found?.kind === 'subtitle') return this.planSubtitle(found.subtitle, body);
       if (found === undefined) throw unknownSource('url', body.extraction_id);
       const source = found.source;
-      refuseLive(source);
+      if (source.is_live) return this.planRecording(source, body);
+      if (body.live !== undefined) throw new ReelayError('invalid_request', 'live options go with a live source (is_live in the extract); this one is on demand.');
       const basename = sanitizeBasename(body.filename ?? source.title);
       if (format !== undefined && SUBTITLE_FORMATS.has(format)) throw new ReelayError('invalid_request', `${format} is a subtitle format: give a subtitle track's url from the extract.`);
       if (source.stream_profile === 'image' && body.clip) throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be clipped.');
@@ -213,6 +225,7 @@ export class DownloadService {
     const [video, audio] = await Promise.all([this.lookup(body.video_url!, 'video_url', body.extraction_id), this.lookup(body.audio_url!, 'audio_url', body.extraction_id)]);
     refuseLive(video);
     refuseLive(audio);
+    if (body.live !== undefined) throw new ReelayError('invalid_request', 'live options go with the url of a live source.');
     if (!hasVideo(video)) throw new ReelayError('invalid_merge_pair', 'video_url is not a video source.');
     if (!isAudioOnly(audio)) throw new ReelayError('invalid_merge_pair', 'audio_url is not an audio-only source.');
     if (video.item_key !== audio.item_key) throw new ReelayError('invalid_merge_pair', 'The video and audio sources belong to different media items.');
@@ -224,6 +237,17 @@ export class DownloadService {
     if (progressive === 1) throw new ReelayError('invalid_merge_pair', 'A merge pair must be two progressive files or two HLS/DASH streams, not one of each.');
     const operation = progressive === 2 ? 'merge' : 'remux';
     return { kind: 'job', payload: this.payload(operation, [video, audio], format, sanitizeBasename(body.filename ?? video.title), body, subtitles) };
+  }
+
+  /** A live source: a recording job from the live edge (or the oldest listed segment). */
+  private planRecording(source: StoredSource, body: DownloadRequest): DownloadPlan {
+    checkRecording(body, this.deps.maxRecordSeconds ?? 14_400);
+    if (source.stream_profile !== 'hls') throw new ReelayError('invalid_request', 'This source is a live DASH stream: recording is available for live HLS only so far.');
+    const payload = this.payload('record', [source], body.format, sanitizeBasename(body.filename ?? source.title), body);
+    const live = body.live ?? {};
+    // The live options are part of the request's identity: another duration is another recording.
+    const request_key = createHash('sha256').update(`${payload.request_key}:live:${JSON.stringify([live.duration ?? null, live.from_start === true])}`).digest('base64url');
+    return { kind: 'job', payload: JobPayloadSchema.parse({ ...payload, live, request_key, duration: undefined, cover: undefined }) };
   }
 
   private payload(operation: JobPayload['operation'], sources: StoredSource[], format: OutputFormat | undefined, basename: string, body: DownloadRequest, subtitles?: SubtitleInput[]): JobPayload {

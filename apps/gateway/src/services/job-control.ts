@@ -120,8 +120,8 @@ export class JobControl {
   }
 
   /**
-   * Asks a recording to end and keep what it has. Only recordings can be stopped; no operation
-   * records yet, so every job answers not_recording until one does (the signal path is ready for it).
+   * Asks a recording to end and keep what it has (the worker hears it through Redis and completes
+   * the job with `ended: "stopped"`). Only a recording in progress can be stopped.
    */
   async stop(id: string): Promise<void> {
     const { view } = await this.current(id);

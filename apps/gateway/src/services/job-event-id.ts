@@ -10,8 +10,18 @@ const BLOCK = 200;
 const TERMINAL = { completed: 110, expired: 120, failed: 130, cancelled: 140 } as const;
 const QUEUED = 199;
 
+// A recording changes for hours with its percent at 0 (no live.duration): its processing ids count
+// tenths of a recorded second instead, in blocks large enough for MAX_RECORD_SECONDS' ceiling.
+const RECORDING_BLOCK = 2 ** 32;
+
 /** `attempts`: how many times the job has been started (BullMQ's attemptsStarted). */
-export function jobEventId(view: Pick<JobView, 'status' | 'progress'>, attempts: number): number {
+export function jobEventId(view: Pick<JobView, 'status' | 'progress'> & Partial<Pick<JobView, 'operation' | 'recording'>>, attempts: number): number {
+  if (view.operation === 'record') {
+    const start = Math.max(0, attempts) * RECORDING_BLOCK;
+    if (view.status === 'queued') return start + RECORDING_BLOCK - 1;
+    if (view.status === 'processing') return start + 1 + Math.min(RECORDING_BLOCK - 1000, Math.floor((view.recording?.seconds ?? 0) * 10));
+    return start + RECORDING_BLOCK - 1000 + TERMINAL[view.status];
+  }
   const base = Math.max(0, attempts) * BLOCK;
   switch (view.status) {
     case 'queued':

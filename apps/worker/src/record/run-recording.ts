@@ -1,0 +1,105 @@
+// One attempt of a recording job (operation record): the recorder into the shared data dir, the
+// Job's `recording` and progress while it runs, then the parts made into one file and stored as the
+// artifact. An attempt after a dead worker's continues the same folder and appends.
+import type { Job } from 'bullmq';
+import type { ArtifactStore } from '@reelay/artifacts';
+import type { Config } from '@reelay/config';
+import { ReelayError, type JobPayload, type JobResult, type RecordingProgress } from '@reelay/contracts';
+import type { ChildLimits } from '@reelay/media';
+import type { Logger } from '@reelay/observability';
+import { onStorage } from '../failure.js';
+import { segmentCodecs } from './codecs.js';
+import { finalize } from './finalize.js';
+import type { LiveEgress } from './live-fetch.js';
+import { record } from './recorder.js';
+import { RecordingStore } from './recording-store.js';
+
+/** The Job's recording is written at most this often, and at least this often while nothing changes. */
+export const RECORDING_PROGRESS_MS = 1_000;
+export const RECORDING_BEAT_MS = 2_000;
+/** How long making the file from the parts may take. */
+const FINALIZE_TIMEOUT_MS = 10 * 60_000;
+
+export interface RecordingDeps {
+  config: Pick<Config, 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'MAX_RECORD_SECONDS'>;
+  artifacts: ArtifactStore;
+  binaries: { ffmpeg: string; ffprobe: string };
+  egress: LiveEgress;
+  dataDir: string;
+  limits?: ChildLimits;
+}
+
+export interface RecordingContext {
+  job: Pick<Job, 'updateProgress'>;
+  payload: JobPayload;
+  log: Logger;
+  /** Shutdown hand-back, lock loss, cancel: end now. */
+  signal: AbortSignal;
+  cancel: AbortSignal;
+  stop: AbortSignal;
+}
+
+export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): Promise<JobResult> {
+  const { payload, log } = ctx;
+  const input = payload.inputs[0];
+  if (!input) throw new ReelayError('invalid_request', 'A recording needs one live source.');
+  const { store, resumed } = await onStorage('temp', () => RecordingStore.open(deps.dataDir, payload.id));
+  const maxSeconds = Math.min(payload.live?.duration ?? Infinity, deps.config.MAX_RECORD_SECONDS);
+  let lastWrite = 0;
+  let chain: Promise<unknown> = Promise.resolve();
+  const write = () => {
+    lastWrite = Date.now();
+    const { seconds, bytes, gaps } = store.state;
+    const percent = payload.live?.duration ? Math.min(99, (100 * seconds) / payload.live.duration) : 0;
+    const progress: RecordingProgress = { percent, recording: { seconds, bytes, gaps: gaps.map((g) => ({ ...g })) } };
+    chain = chain.then(() => ctx.job.updateProgress(progress)).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not record progress'));
+  };
+  const beat = setInterval(write, RECORDING_BEAT_MS);
+  try {
+    if (resumed) log.info({ seconds: store.state.seconds, parts: store.state.parts.length }, 'continuing a recording an earlier attempt began');
+    write();
+    const ended = await record({
+      egress: deps.egress,
+      url: input.url,
+      headers: input.headers,
+      store,
+      resumed,
+      fromStart: payload.live?.from_start === true,
+      duration: payload.live?.duration,
+      maxSeconds,
+      maxBytes: deps.config.MAX_MEDIA_BYTES,
+      stop: ctx.stop,
+      signal: ctx.signal,
+      codecsOf: (body, init) => segmentCodecs(body, init, { dir: store.dir, ffprobe: deps.binaries.ffprobe, signal: ctx.signal, limits: deps.limits }),
+      onProgress: () => {
+        if (Date.now() - lastWrite >= RECORDING_PROGRESS_MS) write();
+      },
+      log,
+    });
+    clearInterval(beat);
+    await store.closePart();
+    await store.save();
+    write();
+    await chain;
+    if (store.state.parts.length === 0 || store.state.bytes === 0) {
+      throw new ReelayError('upstream_error', `The recording ended (${ended}) before any segment of the stream could be recorded.`);
+    }
+    log.info({ ended, seconds: store.state.seconds, bytes: store.state.bytes, gaps: store.state.gaps.length }, 'recording ended: making the file');
+    const format = payload.format === 'mkv' || payload.format === 'mp4' ? payload.format : undefined;
+    const made = await finalize({ ffmpeg: deps.binaries.ffmpeg, dir: store.dir, parts: store.state.parts, format, signal: ctx.signal, killSignal: ctx.cancel, timeoutMs: FINALIZE_TIMEOUT_MS, limits: deps.limits });
+    const expiresAt = Date.now() + deps.config.ARTIFACT_TTL_SECONDS * 1000;
+    const contentType = made.container === 'mp4' ? 'video/mp4' : 'video/x-matroska';
+    const stored = await onStorage('artifacts', () => deps.artifacts.put(payload.id, made.file, { filename: `${payload.basename}.${made.container}`, content_type: contentType, expires_at: expiresAt }));
+    const { seconds, bytes, gaps } = store.state;
+    await store.remove();
+    return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, recording: { seconds, bytes, gaps }, ended };
+  } catch (err) {
+    // A cancel keeps nothing; anything else keeps the parts for the next attempt (process.ts removes
+    // them when no attempt follows).
+    if (ctx.cancel.aborted) await store.remove().catch(() => undefined);
+    else await store.closePart().catch(() => undefined);
+    throw err;
+  } finally {
+    clearInterval(beat);
+  }
+}
