@@ -85,12 +85,24 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
       upstream.body.destroy(new ReelayError('upstream_error', 'The media is larger than the service allows.'));
     }
   });
+  // Which side broke first, read from the order of events: on Node 22 the pipeline's clean-up closes
+  // the response (aborting the controller) before its rejection arrives, so an aborted signal alone
+  // no longer tells a client that left from an origin that cut the body.
+  // An origin error after the client left is the abort reaching the origin, not the origin failing.
+  let originBroke = false;
+  const originFailed = () => {
+    if (!controller.signal.aborted) originBroke = true;
+  };
+  upstream.body.once('error', originFailed);
+  upstream.body.once('close', () => {
+    if (!upstream.body.readableEnded) originFailed();
+  });
   let outcome: StreamOutcome = 'completed';
   try {
     await pipeline(upstream.body, res);
   } catch {
     // Told apart for the metrics: the client leaving is normal, the origin failing is not.
-    outcome = tooLarge ? 'too_large' : stalled ? 'stalled' : controller.signal.aborted ? 'client_aborted' : 'origin_error';
+    outcome = tooLarge ? 'too_large' : stalled ? 'stalled' : controller.signal.aborted && !originBroke ? 'client_aborted' : 'origin_error';
     // Headers are out: the only honest signal left is cutting the connection.
     if (!res.destroyed) res.destroy();
   } finally {
