@@ -3,7 +3,7 @@
 // a feed names recorded like any other source, and the next page's start handed back for signing.
 import { COLLECTION_PAGE_SIZE, ExtractResultSchema, ReelayError, type CollectionEntry, type ExtractResult, type MediaItem } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import { compareSources, describing, fallbackTitle, toSource, unfetchable } from './result.js';
+import { compareSources, describing, fallbackTitle, sourceRecord, toSource, unfetchable } from './result.js';
 import type { EntryDraft, ExtractContext, Extraction, MediaDraft, ResultDraft, SourceDraft, SourceRecord } from './types.js';
 import { nonNegative } from './values.js';
 
@@ -105,25 +105,7 @@ function toItem(d: MediaDraft, entry: CollectionEntry, pageUrl: string, egress: 
   Object.assign(item, describing({ author: d.author, upload_date: d.upload_date ?? entry.upload_date, description: d.description }));
   for (const [i, s] of sources.entries()) {
     const pub = item.sources[i];
-    records.push({
-      url: pub.url,
-      stream_profile: pub.stream_profile,
-      media_index: entry.index,
-      media_type: d.type,
-      title: title ?? entry.url,
-      headers: s.headers,
-      mime_type: pub.mime_type,
-      ext: pub.ext,
-      codecs: pub.codecs,
-      has_audio: pub.has_audio,
-      has_video: pub.has_video,
-      size: pub.size,
-      duration: item.duration,
-      page_url: pageUrl,
-      thumbnail: item.thumbnail,
-      author: item.author,
-      upload_date: item.upload_date,
-    });
+    records.push(sourceRecord(pub, s.headers, { media_index: entry.index, title: title ?? entry.url, page_url: pageUrl }, item));
   }
   return [item];
 }

@@ -144,26 +144,7 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
     for (const r of subs.records) subtitleRecords.push({ ...r, media_index: index, title: item.title?.trim() || title });
     for (const [i, s] of sources.entries()) {
       const pub = out.sources[i];
-      records.push({
-        url: pub.url,
-        stream_profile: pub.stream_profile,
-        media_index: index,
-        media_type: item.type,
-        title: item.title?.trim() || title,
-        headers: s.headers,
-        mime_type: pub.mime_type,
-        ext: pub.ext,
-        codecs: pub.codecs,
-        has_audio: pub.has_audio,
-        has_video: pub.has_video,
-        size: pub.size,
-        duration: out.duration,
-        ...(live ? { is_live: true } : {}),
-        page_url: draft.url,
-        thumbnail: out.thumbnail,
-        author: out.author,
-        upload_date: out.upload_date,
-      });
+      records.push(sourceRecord(pub, s.headers, { media_index: index, title: item.title?.trim() || title, page_url: draft.url }, out));
     }
     return out;
   });
@@ -211,4 +192,32 @@ export function toUploadDate(value: string | number | undefined): string | undef
   const [, y, m, d] = match;
   const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
   return date.getUTCMonth() === Number(m) - 1 && date.getUTCDate() === Number(d) ? `${y}-${m}-${d}` : undefined;
+}
+
+/**
+ * What the source registry keeps of one returned source: its public fields, the headers its download
+ * needs, where it sits (item index, title, page) and what its item says of it (duration, thumbnail,
+ * author, date, live). One builder for a page's items and a collection's entries alike.
+ */
+export function sourceRecord(pub: Source, headers: SourceDraft['headers'], at: { media_index: number; title: string; page_url: string }, item: MediaItem): SourceRecord {
+  return {
+    url: pub.url,
+    stream_profile: pub.stream_profile,
+    media_index: at.media_index,
+    media_type: item.type,
+    title: at.title,
+    headers,
+    mime_type: pub.mime_type,
+    ext: pub.ext,
+    codecs: pub.codecs,
+    has_audio: pub.has_audio,
+    has_video: pub.has_video,
+    size: pub.size,
+    duration: item.duration,
+    ...(item.is_live ? { is_live: true } : {}),
+    page_url: at.page_url,
+    thumbnail: item.thumbnail,
+    author: item.author,
+    upload_date: item.upload_date,
+  };
 }
