@@ -6,7 +6,8 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { createAccountServices } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
+import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
+import { CollectionDownloads } from './services/collection-download.js';
 import type { Config } from '@reelay/config';
 import { CookieFile, Egress } from '@reelay/egress';
 import { createRegistry, locateYtdlp, YTDLP_TIMEOUT_MS, type ExtractorRegistry, type YtdlpOptions } from '@reelay/extractors';
@@ -133,9 +134,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
   flows.on('error', (err: Error) => logger.warn({ err: err.message }, 'job flows: redis connection problem'));
   const webhooks = new Queue(WEBHOOK_QUEUE, { connection: redis, prefix: deps.queuePrefix });
   webhooks.on('error', (err: Error) => logger.warn({ err: err.message }, 'webhook queue: redis connection problem'));
-  const jobs = new JobService(queue, artifacts, webhooks, redis);
+  // Collection parents: each waits in COLLECTION_QUEUE for its children (collection-download.ts).
+  const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue: redis connection problem'));
+  const jobs = new JobService(queue, artifacts, webhooks, redis, { queue: collectionQueue, prefix: deps.queuePrefix });
   const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
   const events = new JobEventHub(queue, redis, jobs, logger);
+  // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
+  const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue] }) : undefined;
   const downloads = new DownloadService({
     sources,
     queue,
@@ -144,8 +150,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
     artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
     jobAlive: (id) => jobs.alive(id),
     flows,
-    // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
-    clientJobs: config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400 }) : undefined,
+    clientJobs,
+  });
+  const collectionDownloads = new CollectionDownloads({
+    extracts: extractService,
+    downloads,
+    flows,
+    queue,
+    redis,
+    prefix: deps.queuePrefix,
+    maxEntries: config.MAX_COLLECTION_ENTRIES,
+    jobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+    artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
+    clientJobs,
   });
   // The gateway runs no ffmpeg itself; its /healthz says what this host would run (no version).
   const binaries = reportBinaries(locateBinaries(config));
@@ -158,7 +175,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...platformRoutes(registry),
     ...surfaceARoutes(extractService, gateDeps),
     ...accountRoutes(accounts, metrics),
-    ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService }),
+    ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService, collections: collectionDownloads, maxCollectionEntries: config.MAX_COLLECTION_ENTRIES }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...jobControlRoutes(control),
     ...webRoutes(),
@@ -207,6 +224,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     await events.close();
     await queue.close();
     await webhooks.close();
+    await collectionQueue.close();
     await flows.close();
     await extractCache.close(); // its subscriber connection, opened on the first shared wait
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's

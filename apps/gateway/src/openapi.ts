@@ -90,7 +90,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
       schema: { type: 'string' },
     }));
     const headers = Object.entries(route.headers ?? {}).map(([name, description]) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } }));
-    if (params.length || headers.length) operation.parameters = [...params, ...headers];
+    const query = Object.entries(route.query ?? {}).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } }));
+    if (params.length || headers.length || query.length) operation.parameters = [...params, ...query, ...headers];
     // Public routes say so explicitly: no scheme applies, rather than "not documented".
     operation.security = route.auth ? [{ [route.auth]: [] }] : [];
     if (route.body) {

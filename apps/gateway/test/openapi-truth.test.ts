@@ -83,9 +83,9 @@ function expectNotRefusedForForm(op: Operation, res: request.Response, where: st
 
 describe('every operation with a request body', () => {
   test('the walk finds the routes with bodies and cases of every kind (so it cannot pass empty)', () => {
-    // No route states query parameters today (RouteSpec has no field for them): a route that adds one
-    // must extend this walk, which this line makes sure it notices.
-    expect(operations.filter((op) => JSON.stringify(op).includes('"in":"query"')).map((op) => op.key)).toEqual([]);
+    // The one route with a query parameter is the children list (its cursor, checked by the test
+    // below): a route that adds another must extend this walk, which this line makes sure it notices.
+    expect(operations.filter((op) => JSON.stringify(op).includes('"in":"query"')).map((op) => op.key)).toEqual(['get /api/v1/jobs/{id}/children']);
     const keys = withBody().map((op) => op.key);
     expect(keys).toEqual(expect.arrayContaining(['post /api/v1/extract', 'post /api', 'post /api/playground', 'post /api/v1/download', 'post /account/signup', 'post /account/login', 'post /account/keys']));
     const all = withBody().flatMap((op) => cases.violations(bodySchema(op)!, baseBody(op), ''));
@@ -165,3 +165,23 @@ function inItsForm(schema: Schema, body: Record<string, unknown>, key: string): 
   for (const k of form.required) out[k] ??= blockUrls(cases.valid(schema.properties?.[k] ?? {}));
   return out;
 }
+
+describe('every operation with a query parameter', () => {
+  test('a malformed value of each is refused with the envelope and its documented code', async () => {
+    const withQuery = operations.filter((op) => JSON.stringify(op).includes('"in":"query"'));
+    expect(withQuery.length).toBeGreaterThan(0);
+    for (const op of withQuery) {
+      const params = (op as unknown as { parameters: { name: string; in: string }[] }).parameters.filter((p) => p.in === 'query');
+      const path = op.path.replace(/\{[A-Za-z_]+\}/g, 'AAAAAAAAAAAAAAAAAAAAAA');
+      for (const p of params) {
+        for (const bad of ['%E0%A4%A', 'x'.repeat(5000), '../../', '']) {
+          const res = await request(server)[op.method](`${path}?${p.name}=${bad}`);
+          const where = `${op.key} ?${p.name}=${bad.slice(0, 20)}`;
+          expect({ where, envelope: res.body?.success, documented: (op.responses[String(res.status)]?.description ?? '').includes(String(res.body?.error?.code)) }).toEqual({ where, envelope: false, documented: true });
+        }
+        const twice = await request(server)[op.method](`${path}?${p.name}=a&${p.name}=b`);
+        expect([twice.status, twice.body?.success]).toEqual([400, false]);
+      }
+    }
+  });
+});

@@ -9,7 +9,8 @@
 import { Queue, Worker } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { hasRedis, type Config } from '@reelay/config';
-import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
+import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
+import { createCollectionProcessor } from './collection.js';
 import { CookieFile, Egress } from '@reelay/egress';
 import { locateBinaries, reportBinaries } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
@@ -188,6 +189,17 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     });
     webhooks.on('error', (err) => logger.error({ err: err.message }, 'webhook worker error'));
     opened.push(() => webhooks.close());
+    // Collection parents: each runs once its children are done (a flow), needs no ffmpeg, and so is
+    // taken like deliveries; a killed worker's parent returns to the queue when its lock lapses.
+    const collections = new Worker(COLLECTION_QUEUE, createCollectionProcessor({ redis: queueConnection, prefix: deps.prefix, logger: logger.child({ component: 'collections' }) }), {
+      connection,
+      prefix: deps.prefix,
+      concurrency: 4,
+      lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
+      stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
+    });
+    collections.on('error', (err) => logger.error({ err: err.message }, 'collection worker error'));
+    opened.push(() => collections.close());
     let started = false;
     const takeJobs = () => {
       if (started) return worker.resume();

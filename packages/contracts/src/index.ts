@@ -12,3 +12,4 @@ export * from './webhooks.js';
 export * from './job-view.js';
 export * from './choose-source.js';
 export * from './job-signals.js';
+export * from './collection-download.js';

@@ -25,6 +25,8 @@ export interface RouteSpec {
   tag: string;
   body?: z.ZodType;
   params?: Record<string, string>;
+  /** Query parameters the route reads (all optional), by name: their description. */
+  query?: Record<string, string>;
   /** Request headers the route reads, by name: their description. */
   headers?: Record<string, string>;
   /** An example request body for the OpenAPI document. */
