@@ -160,6 +160,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     redis,
     prefix: deps.queuePrefix,
     maxEntries: config.MAX_COLLECTION_ENTRIES,
+    concurrency: config.COLLECTION_CONCURRENCY,
     jobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
     artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
     clientJobs,

@@ -3,7 +3,7 @@
 // which failed (ignored failures: a child's failure never fails its siblings), the archive updated.
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { archiveKey, ChildRecordsSchema, collectionChildrenKey, CollectionPayloadSchema, decodeJobError, encodeJobError, JobResultSchema, type CollectionResult } from '@reelay/contracts';
+import { CANCELLED_CODE, CANCELLED_MESSAGE, jobSignalKey, archiveKey, ChildRecordsSchema, collectionChildrenKey, CollectionPayloadSchema, decodeJobError, encodeJobError, JobResultSchema, type CollectionResult } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 
 export interface CollectionProcessorDeps {
@@ -22,6 +22,8 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
     const parsed = CollectionPayloadSchema.safeParse(job.data);
     if (!parsed.success || parsed.data.id !== job.id) throw new UnrecoverableError(encodeJobError({ code: 'invalid_request', message: 'The collection payload is invalid.' }));
     const payload = parsed.data;
+    // Cancelled (DELETE on the parent): its children were cancelled with it; it ends cancelled too.
+    if (await deps.redis.exists(jobSignalKey('cancel', payload.id))) throw new UnrecoverableError(encodeJobError({ code: CANCELLED_CODE, message: CANCELLED_MESSAGE }));
     const raw = await deps.redis.get(collectionChildrenKey(deps.prefix, payload.id));
     const records = raw ? ChildRecordsSchema.parse(JSON.parse(raw)) : [];
     const values = await job.getChildrenValues();

@@ -6,11 +6,12 @@
 // with the reason and its heartbeat says unhealthy (so the gateway's /readyz shows it), and it checks
 // again on every beat, starting to take jobs once the binaries run. Exiting instead would leave the
 // reason in the logs of a restart loop, and each restart would look healthy for a moment.
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { hasRedis, type Config } from '@reelay/config';
 import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
 import { createCollectionProcessor } from './collection.js';
+import { releaseNext } from './collection-gate.js';
 import { CookieFile, Egress } from '@reelay/egress';
 import { locateBinaries, reportBinaries } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
@@ -171,6 +172,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       const seconds = job.finishedOn && job.processedOn ? (job.finishedOn - job.processedOn) / 1000 : 0;
       metrics.jobFinished(operation, 'completed', seconds);
       logger.info({ jobId: job.id, operation, seconds }, 'job completed');
+    });
+    // A collection's child that ended for good lets the next gated sibling into the queue.
+    const gate = { redis: queueConnection, queue, prefix: deps.prefix, logger };
+    const release = (job: Pick<Job, 'parent'> | undefined) => {
+      if (job) releaseNext(job, gate).catch((err: unknown) => logger.warn({ err }, 'collection gate: release failed (the delay releases it later)'));
+    };
+    worker.on('completed', (job) => release(job));
+    worker.on('failed', (job) => {
+      // A failure that will be retried keeps its place; only the final one releases.
+      if (job) void job.getState().then((state) => state === 'failed' && release(job), () => undefined);
     });
     worker.on('lockRenewalFailed', (ids: string[]) => {
       const n = active.lose(ids);

@@ -79,6 +79,11 @@ export type CollectionPayload = z.infer<typeof CollectionPayloadSchema>;
 
 /** Redis key of a collection's child records (a JSON array in entry order). */
 export const collectionChildrenKey = (prefix: string | undefined, id: string) => `${prefix ?? 'bull'}:${COLLECTION_QUEUE}:children:${id}`;
+/**
+ * Redis list of a collection's children not yet released (COLLECTION_CONCURRENCY): they wait delayed,
+ * and each child's end pops (atomically) and promotes the next one.
+ */
+export const collectionGateKey = (prefix: string | undefined, id: string) => `${prefix ?? 'bull'}:${COLLECTION_QUEUE}:gate:${id}`;
 /** Redis set of an archive's completed entry keys. */
 export const archiveKey = (name: string) => `reelay:archive:${name}`;
 

@@ -10,6 +10,7 @@ import {
   chooseSource,
   COLLECTION_QUEUE,
   collectionChildrenKey,
+  collectionGateKey,
   CollectionPayloadSchema,
   DOWNLOAD_QUEUE,
   JobPayloadSchema,
@@ -38,6 +39,8 @@ export interface CollectionDownloadDeps {
   artifactTtlSeconds: number;
   attempts?: number;
   clientJobs?: ClientJobs;
+  /** COLLECTION_CONCURRENCY: children of one collection in flight at once (default 4). */
+  concurrency?: number;
   /** Entries without files of their own are extracted this many at a time. */
   resolveConcurrency?: number;
 }
@@ -158,7 +161,16 @@ export class CollectionDownloads {
     const keep = this.deps.jobTimeoutSeconds * 3 + this.deps.artifactTtlSeconds + 86_400;
     try {
       await this.deps.clientJobs?.admit(client, id);
-      await redis.set(collectionChildrenKey(this.deps.prefix, id), JSON.stringify(records), 'EX', keep);
+      // The first `concurrency` children wait in the queue at once; the rest are delayed behind the
+      // gate, and each child's end releases the next (apps/worker/src/collection-gate.ts). Should a
+      // release be lost with a dying process, the delay itself lets them go, a batch per job timeout.
+      const concurrency = this.deps.concurrency ?? 4;
+      const gated = children.slice(concurrency).map((c) => c.id);
+      const multi = redis.multi().set(collectionChildrenKey(this.deps.prefix, id), JSON.stringify(records), 'EX', keep);
+      if (gated.length) multi.rpush(collectionGateKey(this.deps.prefix, id), ...gated).expire(collectionGateKey(this.deps.prefix, id), keep);
+      await multi.exec();
+      const fallbackMs = this.deps.jobTimeoutSeconds * 1000;
+      const delayOf = (i: number) => (i < concurrency ? 0 : fallbackMs * (1 + Math.floor((i - concurrency) / concurrency)));
       const options: JobsOptions = { attempts: this.deps.attempts ?? 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: { age: this.deps.artifactTtlSeconds + 86_400 }, removeOnFail: { age: 86_400 } };
       await this.deps.flows
         .add({
@@ -168,7 +180,7 @@ export class CollectionDownloads {
           data: parent,
           opts: { ...options, jobId: id },
           // A failed child neither fails its parent nor holds it: the parent runs when none is left.
-          children: children.map((data) => ({ name: 'download', queueName: DOWNLOAD_QUEUE, prefix: this.deps.prefix, data, opts: { ...options, jobId: data.id, ignoreDependencyOnFailure: true } })),
+          children: children.map((data, i) => ({ name: 'download', queueName: DOWNLOAD_QUEUE, prefix: this.deps.prefix, data, opts: { ...options, jobId: data.id, ignoreDependencyOnFailure: true, ...(i >= concurrency ? { delay: delayOf(i) } : {}) } })),
         })
         .catch(async (err: unknown) => {
           await this.deps.clientJobs?.release(client, id).catch(() => undefined);
