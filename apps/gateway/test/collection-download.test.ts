@@ -149,6 +149,12 @@ describe('bad collection requests', () => {
     expect(single.body.error.message).toMatch(/not a collection/);
   });
 
+  test('a webhook on a collection is refused plainly (not yet delivered) rather than never sent', async () => {
+    const res = await download({ collection_url: origin.url('/archived.xml'), webhook_url: 'http://127.0.0.1:9/hook', webhook_secret: 'whsec_' + Buffer.alloc(32, 1).toString('base64') });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/webhook_url on a collection download is not available yet/);
+  });
+
   test('children of an unknown id are 404', async () => {
     const res = await request(gw.app).get('/api/v1/jobs/AAAAAAAAAAAAAAAAAAAAAA/children');
     expect(res.status).toBe(404);

@@ -88,6 +88,7 @@ export class CollectionDownloads {
     const entries: CollectionEntry[] = [];
     const extraction = new Map<number, string>();
     let page: CollectionPage | undefined = first;
+    let truncated = false;
     // Each page is at most 100 entries and the listing stops at the last entry wanted; the page
     // count is bounded again in case a listing returns empty pages with cursors.
     for (let pages = 0; page && pages < Math.ceil(maxEntries / 100) + 50; pages++) {
@@ -95,11 +96,12 @@ export class CollectionDownloads {
         entries.push(e);
         extraction.set(e.index, page.extraction_id);
       }
+      truncated ||= page.collection.truncated === true;
       const biggest = entries.length ? entries[entries.length - 1].index : 0;
       if (!page.collection.next_cursor || biggest >= last) break;
       page = await this.deps.extracts.listCollection(first.url, page.collection.next_cursor, signal);
     }
-    if (!wanted && Math.max(entries.length, first.collection.entry_count ?? 0) > maxEntries) {
+    if (!wanted && (truncated || Math.max(entries.length, first.collection.entry_count ?? 0) > maxEntries)) {
       throw new ReelayError('invalid_request', `This collection has more than MAX_COLLECTION_ENTRIES (${maxEntries}) entries: select at most ${maxEntries} with entries, e.g. "1-${maxEntries}".`);
     }
     return { entries, extraction };
