@@ -139,7 +139,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue: redis connection problem'));
   const jobs = new JobService(queue, artifacts, webhooks, redis, { queue: collectionQueue, prefix: deps.queuePrefix });
   const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
-  const events = new JobEventHub(queue, redis, jobs, logger);
+  const events = new JobEventHub(queue, redis, jobs, logger, collectionQueue);
   // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
   const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue] }) : undefined;
   const downloads = new DownloadService({

@@ -16,6 +16,7 @@ import { createLogger } from '@reelay/observability';
 import { serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
 import { buildGateway, type TestGateway } from './helpers.js';
+import { openEvents } from './sse-client.js';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-collgate-'));
 const artifacts = new FsArtifactStore(dataDir);
@@ -104,6 +105,30 @@ describe('collections among other clients', () => {
     // It started while the collection still had entries left to start.
     expect(otherStartedWhile!.queued).toBeGreaterThan(0);
     expect((await view(id)).entries).toMatchObject({ total: 6, completed: 6 });
+  });
+
+  test("the parent's event stream has an event at its children's changes, ids rising, and ends with it", async () => {
+    const server = gw.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const started = await post('10.0.0.4', { collection_url: origin.url('/long.xml'), entries: '1-4', bundle: 'none' });
+      const id = started.body.data.job_id;
+      const stream = await openEvents(base, `/api/v1/jobs/${id}/events`);
+      expect(stream.status).toBe(200);
+      await stream.ended;
+      const views = stream.events.map((e) => JSON.parse(e.data));
+      const last = views[views.length - 1];
+      expect(last).toMatchObject({ status: 'completed', operation: 'collection', entries: { completed: 4 } });
+      // Children completing one after another show as separate events of the parent.
+      const completedCounts = new Set(views.map((v) => v.entries.completed));
+      expect(completedCounts.size).toBeGreaterThanOrEqual(3);
+      const ids = stream.events.map((e) => Number(e.id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   test('cancelling the parent cancels its children: nothing more runs and it ends cancelled', async () => {

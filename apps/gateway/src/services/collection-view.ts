@@ -47,8 +47,11 @@ export function collectionView(id: string, job: Pick<Job<CollectionPayload>, 'da
   const entries = { total: children.length, queued: count(['queued']), running: count(['processing']), completed: count(['completed', 'expired']), failed: count(['failed', 'cancelled']), skipped: count(['skipped']) };
   const counted = children.filter((c) => c.status !== 'skipped');
   const progress = counted.length ? Math.round(counted.reduce((sum, c) => sum + c.progress, 0) / counted.length) : 100;
-  const view: JobView = { id, status: entries.running > 0 ? 'processing' : 'queued', operation: 'collection', progress: Math.max(0, Math.min(100, progress)), created_at: iso(job.timestamp)!, title: job.data.title, entries };
-  const started = children.some((c) => c.status !== 'queued' && c.job_id) ? job.timestamp : job.processedOn;
+  // Once a child has started the parent is processing until it ends (never queued again between
+  // children: its event ids only grow).
+  const begun = children.some((c) => c.job_id && c.status !== 'queued');
+  const view: JobView = { id, status: begun ? 'processing' : 'queued', operation: 'collection', progress: Math.max(0, Math.min(100, progress)), created_at: iso(job.timestamp)!, title: job.data.title, entries };
+  const started = begun ? job.timestamp : job.processedOn;
   if (started) view.started_at = iso(started);
   if (state === 'active') view.status = 'processing';
   else if (state === 'completed') {

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { ArtifactStore, StoredArtifact } from '@reelay/artifacts';
 import { jobEventId } from './job-event-id.js';
 import { collectionView, readChildren, type ChildView } from './collection-view.js';
-import { cancelledJobKey, CancelledRecordSchema, JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type CancelledRecord, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
+import { ChildRecordsSchema, collectionChildrenKey, cancelledJobKey, CancelledRecordSchema, JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type CancelledRecord, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
 
 export interface JobSnapshot {
   view: JobView;
@@ -37,6 +37,15 @@ export class JobService {
     } catch (err) {
       throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
     }
+  }
+
+  /** The child job ids of a collection parent (none for any other id): its event stream follows them too. */
+  async collectionChildIds(id: string): Promise<string[]> {
+    if (!this.collections || !this.redis || !JOB_ID_PATTERN.test(id)) return [];
+    if ((await this.collections.queue.getJobState(id)) === 'unknown') return [];
+    const raw = await this.redis.get(collectionChildrenKey(this.collections.prefix, id));
+    const records = raw ? ChildRecordsSchema.safeParse(JSON.parse(raw)) : undefined;
+    return records?.success ? records.data.flatMap((r) => (r.job_id ? [r.job_id] : [])) : [];
   }
 
   /** A collection's entries in entry order, from `offset`, at most `limit` (GET /api/v1/jobs/{id}/children). */
