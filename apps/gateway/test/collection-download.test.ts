@@ -3,6 +3,7 @@
 // (a BullMQ flow) that completes when they do; a failing episode makes it partial without touching
 // its siblings; entries select; the archive skips what was done; bad selections are 400.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -81,6 +82,31 @@ describe('a collection download', () => {
       expect(own.body.data).toMatchObject({ status: 'completed', operation: 'convert' });
       expect(own.body.data.artifact.filename).toBe(`Episode ${child.index}.m4a`);
     }
+  });
+
+  test('bundle zip (the default): one ZIP of the completed files, named NNN - title.ext, that unzip reads back whole', async () => {
+    const res = await download({ collection_url: origin.url('/broken.xml') });
+    const parent = await waitEnd(res.body.data.job_id, 20_000);
+    expect(parent).toMatchObject({ status: 'completed', partial: true, artifact: { filename: 'Broken.zip', content_type: 'application/zip' } });
+    const zip = await request(gw.app).get(parent.artifact.url).buffer(true).parse((r, cb) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c));
+      r.on('end', () => cb(null, Buffer.concat(chunks)));
+    });
+    expect(zip.status).toBe(200);
+    expect(zip.headers['content-type']).toMatch(/application\/zip/);
+    const file = path.join(dataDir, 'bundle-check.zip');
+    fs.writeFileSync(file, zip.body as Buffer);
+    expect(parent.artifact.size).toBe((zip.body as Buffer).length);
+    const list = spawnSync('unzip', ['-Z1', file], { encoding: 'utf8' });
+    expect(list.stdout.trim().split('\n')).toEqual(['001 - Episode 1.m4a', '003 - Episode 3.m4a']);
+    const check = spawnSync('unzip', ['-tq', file], { encoding: 'utf8' });
+    expect(check.status).toBe(0);
+    // Each file is the episode as its child job wrote it.
+    const children = (await request(gw.app).get(`/api/v1/jobs/${parent.id}/children`)).body.data.children;
+    const own = (await request(gw.app).get(`/api/v1/jobs/${children[0].job_id}`)).body.data;
+    const one = spawnSync('unzip', ['-p', file, '001 - Episode 1.m4a']);
+    expect(one.stdout.length).toBe(own.artifact.size);
   });
 
   test('page_url of a collection is a collection download too', async () => {

@@ -4,12 +4,17 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CANCELLED_CODE, CANCELLED_MESSAGE, jobSignalKey, archiveKey, ChildRecordsSchema, collectionChildrenKey, CollectionPayloadSchema, decodeJobError, encodeJobError, JobResultSchema, type CollectionResult } from '@reelay/contracts';
+import type { ArtifactStore } from '@reelay/artifacts';
 import type { Logger } from '@reelay/observability';
+import { writeBundle, type BundleEntry } from './bundle.js';
 
 export interface CollectionProcessorDeps {
   redis: Redis;
   prefix?: string;
   logger: Logger;
+  /** Where the bundle goes (bundle "zip"), and how long it lives (ARTIFACT_TTL_SECONDS). */
+  artifacts: ArtifactStore;
+  artifactTtlSeconds: number;
   /** How long an archive is kept after its last addition (seconds). */
   archiveTtlSeconds?: number;
 }
@@ -34,11 +39,13 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
     let skipped = 0;
     let firstError: string | undefined;
     const archived: string[] = [];
+    const bundled: BundleEntry[] = [];
     for (const r of records) {
       if (r.status === 'skipped') skipped++;
       else if (r.job_id && done.has(r.job_id)) {
         completed++;
         if (r.key) archived.push(r.key);
+        bundled.push({ index: r.index, title: r.title, job_id: r.job_id });
       } else firstError ??= r.job_id ? failed.get(r.job_id) : r.error && encodeJobError(r.error);
     }
     if (payload.archive && archived.length) {
@@ -46,6 +53,10 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
       await deps.redis.multi().sadd(key, ...archived).expire(key, deps.archiveTtlSeconds ?? 365 * 86_400).exec();
     }
     const result: CollectionResult = { completed, failed: records.length - completed - skipped, skipped };
+    if (payload.bundle === 'zip' && bundled.length) {
+      const meta = await writeBundle(deps.artifacts, payload.id, payload.title, bundled, Date.now() + deps.artifactTtlSeconds * 1000);
+      if (meta) result.artifact = { filename: meta.filename, content_type: meta.content_type, size: meta.size, expires_at: meta.expires_at };
+    }
     deps.logger.info({ jobId: job.id, ...result }, 'collection finished');
     if (completed === 0 && skipped < records.length) {
       const cause = decodeJobError(firstError);

@@ -125,3 +125,26 @@ export function decodeChildrenCursor(cursor: string | undefined): number {
   if (!m) throw new ReelayError('invalid_request', 'cursor is not valid: pass a next_cursor exactly as the children list returned it.');
   return Number(m[1]);
 }
+
+/** A title safe as one ZIP entry name on every system: no separators, controls or reserved characters. */
+function safeTitle(title: string): string {
+  const cleaned = title.replace(/[\u0000-\u001f\u007f/\\:*?"<>|]+/g, ' ').replace(/\s+/g, ' ').replace(/^[\s.]+|[\s.]+$/g, '');
+  return [...cleaned].slice(0, 150).join('') || 'entry';
+}
+
+/**
+ * The names of a bundle's files: `NNN - <title>.<ext>`, NNN the entry's index zero-padded (at least
+ * three digits, more when the indexes need them), unique (a repeat gets " (2)"), safe as ZIP paths.
+ */
+export function bundleEntryNames(entries: { index: number; title?: string; ext: string }[]): string[] {
+  const width = Math.max(3, ...entries.map((e) => String(e.index).length));
+  const used = new Set<string>();
+  return entries.map((e) => {
+    const ext = /^[a-z0-9]{1,5}$/i.test(e.ext) ? `.${e.ext.toLowerCase()}` : '';
+    const stem = `${String(e.index).padStart(width, '0')} - ${safeTitle(e.title ?? `Entry ${e.index}`)}`;
+    let name = `${stem}${ext}`;
+    for (let n = 2; used.has(name.toLowerCase()); n++) name = `${stem} (${n})${ext}`;
+    used.add(name.toLowerCase());
+    return name;
+  });
+}

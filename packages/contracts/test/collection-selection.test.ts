@@ -1,6 +1,6 @@
-// parseEntrySelection: the one reading of `entries` ("all", "1-10,15", [1, 2, 5]) with its limit.
+// parseEntrySelection and bundleEntryNames: the one reading of `entries` ("all", "1-10,15", [1, 2, 5]) with its limit, and the bundle's file names.
 import { describe, expect, test } from '@jest/globals';
-import { parseEntrySelection, ReelayError } from '../src/index.js';
+import { bundleEntryNames, parseEntrySelection, ReelayError } from '../src/index.js';
 
 const fails = (fn: () => unknown, message: RegExp) => {
   try {
@@ -37,5 +37,23 @@ describe('parseEntrySelection', () => {
     fails(() => parseEntrySelection('1,,2', 200), /entries is/);
     fails(() => parseEntrySelection('a-b', 200), /entries is/);
     fails(() => parseEntrySelection('-3', 200), /entries is/);
+  });
+});
+
+describe('bundleEntryNames', () => {
+  test('NNN - title.ext, zero-padded, unique and safe', () => {
+    const names = bundleEntryNames([
+      { index: 1, title: 'Episode 1: Concert A', ext: 'm4a' },
+      { index: 2, title: '../../etc/passwd', ext: 'mp3' },
+      { index: 12, title: 'Same', ext: 'mp4' },
+      { index: 12, title: 'Same', ext: 'MP4' },
+      { index: 13, title: '  ...  ', ext: 'mp4' },
+      { index: 14, title: 'tab\tand\u0000nul', ext: '../x' },
+    ]);
+    expect(names).toEqual(['001 - Episode 1 Concert A.m4a', '002 - etc passwd.mp3', '012 - Same.mp4', '012 - Same (2).mp4', '013 - entry.mp4', '014 - tab and nul']);
+    for (const n of names) expect(n).not.toMatch(/[/\\]/);
+  });
+  test('wider indexes widen every number', () => {
+    expect(bundleEntryNames([{ index: 7, title: 'a', ext: 'mp3' }, { index: 1200, title: 'b', ext: 'mp3' }])).toEqual(['0007 - a.mp3', '1200 - b.mp3']);
   });
 });

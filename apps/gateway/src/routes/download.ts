@@ -24,7 +24,7 @@ const error = (description: string) => ({ description, schema: ErrorEnvelopeSche
 // What a direct stream may carry: the origin's type when it names one, else the source's, else bytes.
 const STREAM_TYPES = ['video/mp4', 'video/webm', 'video/quicktime', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/octet-stream', 'text/vtt', 'application/x-subrip', 'application/ttml+xml'];
 // What a job writes: one per output format (mp4 webm mkv mp3 m4a opus wav vtt srt).
-const ARTIFACT_TYPES = ['video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav', 'text/vtt', 'application/x-subrip'];
+const ARTIFACT_TYPES = ['application/zip', 'video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav', 'text/vtt', 'application/x-subrip'];
 const FILE_HEADERS = { 'Content-Disposition': 'attachment with a safe filename (and filename* in UTF-8)', 'Accept-Ranges': 'bytes when Range requests are honoured' };
 const STREAM_HEADERS = { ...FILE_HEADERS, 'Reelay-Source-Quality': 'With page_url: the quality of the source chosen (720p, 128k, original)' };
 const PARTIAL = { description: 'The requested byte range', contentType: STREAM_TYPES, headers: { 'Content-Range': 'The range sent, e.g. bytes 0-1023/4096', ...FILE_HEADERS } };
