@@ -11,7 +11,7 @@ export const ENTRY_SPEC_PATTERN = /^\s*\d{1,6}(\s*-\s*\d{1,6})?(\s*,\s*\d{1,6}(\
 
 export const EntrySelectionSchema = z
   .union([
-    z.literal('all'),
+    z.enum(['all']),
     z.string().max(1000).regex(ENTRY_SPEC_PATTERN, 'entries is "all", a list like "1-10,15", or an array of entry numbers'),
     z.array(z.number().int().min(1).max(999_999)).min(1).max(5_000),
   ])
