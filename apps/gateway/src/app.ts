@@ -64,6 +64,8 @@ export interface GatewayDeps {
   onResponseMismatch?: MismatchReporter;
   /** Job event streams: heartbeat interval and unsent-bytes bound (tests shorten them). */
   eventStream?: Partial<EventStreamOptions>;
+  /** How long a collection download's request may spend resolving entries that name no files (default 60 s; tests shorten it). */
+  collectionResolveMs?: number;
 }
 
 export interface Gateway {
@@ -161,6 +163,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     prefix: deps.queuePrefix,
     maxEntries: config.MAX_COLLECTION_ENTRIES,
     concurrency: config.COLLECTION_CONCURRENCY,
+    resolveBudgetMs: deps.collectionResolveMs,
     jobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
     artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
     clientJobs,

@@ -51,8 +51,12 @@ beforeAll(async () => {
   origin.body('/five.xml', feed('Five Tones', five), 'application/rss+xml');
   origin.body('/broken.xml', feed('Broken', [{ n: 1, file: '/audio/1.m4a' }, { n: 2, file: '/missing.m4a' }, { n: 3, file: '/audio/3.m4a' }]), 'application/rss+xml');
   origin.body('/dead.xml', feed('Dead', [{ n: 1, file: '/missing-1.m4a' }, { n: 2, file: '/missing-2.m4a' }]), 'application/rss+xml');
+  // Entries with pages of their own that never answer: resolving them is bounded by the budget.
+  origin.route('/hang/1', () => undefined);
+  origin.route('/hang/2', () => undefined);
+  origin.body('/hanging.xml', `<?xml version="1.0"?><rss version="2.0"><channel><title>Hanging</title><item><title>H1</title><link>${origin.url('/hang/1')}</link></item><item><title>H2</title><link>${origin.url('/hang/2')}</link></item><item><title>Fine</title><guid>fine</guid><enclosure url="${origin.url('/audio/1.m4a')}" type="audio/mp4"/></item></channel></rss>`, 'application/rss+xml');
   origin.body('/archived.xml', feed('Archived', five.slice(0, 3)), 'application/rss+xml');
-  gw = await buildGateway({ env: { DATA_DIR: dataDir, EXTRACT_CACHE_SECONDS: '60', MAX_COLLECTION_ENTRIES: '4', MAX_ACTIVE_JOBS_PER_CLIENT: '50' }, deps: { artifacts, queuePrefix: prefix } });
+  gw = await buildGateway({ env: { DATA_DIR: dataDir, EXTRACT_CACHE_SECONDS: '60', MAX_COLLECTION_ENTRIES: '4', MAX_ACTIVE_JOBS_PER_CLIENT: '50' }, deps: { artifacts, queuePrefix: prefix, collectionResolveMs: 1_500 } });
   const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2' });
   worker = await startWorker({ config, logger: createLogger({ name: 'colldl-worker', level: 'silent' }), metricsPort: 0, prefix, dataDir });
 });
@@ -131,6 +135,17 @@ describe('a collection download', () => {
     const parent = await waitEnd(res.body.data.job_id, 20_000);
     expect(parent).toMatchObject({ status: 'failed', entries: { failed: 2, completed: 0 } });
     expect(parent.error.message).toMatch(/Every entry failed/);
+  });
+
+  test('entries whose pages never answer cost the request at most its budget and fail alone', async () => {
+    const t0 = Date.now();
+    const res = await download({ collection_url: origin.url('/hanging.xml'), bundle: 'none' });
+    expect(res.status).toBe(202);
+    expect(Date.now() - t0).toBeLessThan(6_000);
+    const parent = await waitEnd(res.body.data.job_id);
+    expect(parent).toMatchObject({ status: 'completed', partial: true, entries: { total: 3, completed: 1, failed: 2 } });
+    const children = (await request(gw.app).get(`/api/v1/jobs/${parent.id}/children`)).body.data.children;
+    expect(children.slice(0, 2).map((c: { error: { code: string } }) => c.error.code)).toEqual(['upstream_timeout', 'upstream_timeout']);
   });
 
   test('an archive skips the entries it has done; all skipped still completes', async () => {

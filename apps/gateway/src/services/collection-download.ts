@@ -41,6 +41,12 @@ export interface CollectionDownloadDeps {
   clientJobs?: ClientJobs;
   /** COLLECTION_CONCURRENCY: children of one collection in flight at once (default 4). */
   concurrency?: number;
+  /**
+   * Entries without files of their own are extracted at the request, within this budget (default
+   * 60 s); those not resolved by then are failed entries (upstream_timeout), so a huge playlist of
+   * slow pages answers in bounded time.
+   */
+  resolveBudgetMs?: number;
   /** Entries without files of their own are extracted this many at a time. */
   resolveConcurrency?: number;
 }
@@ -138,13 +144,20 @@ export class CollectionDownloads {
     const done = body.archive ? new Set(await redis.smembers(archiveKey(body.archive))) : new Set<string>();
     const records: ChildRecord[] = [];
     const children: JobPayload[] = [];
+    const budgetMs = this.deps.resolveBudgetMs ?? 60_000;
+    const budget = AbortSignal.timeout(budgetMs);
+    const resolveSignal = signal ? AbortSignal.any([signal, budget]) : budget;
+    const late = () => ({ code: 'upstream_timeout', message: `This entry could not be resolved within the ${Math.round(budgetMs / 1000)} s a collection download may spend on its entries' pages; download it on its own.` });
     await pool(selected, this.deps.resolveConcurrency ?? 4, async (entry) => {
       const key = entryKey(first.platform, entry);
       const record: ChildRecord = { index: entry.index, url: entry.url, ...(entry.title ? { title: entry.title.slice(0, 500) } : {}), key };
       if (done.has(key)) record.status = 'skipped';
-      else {
+      else if (budget.aborted && !entry.media?.length) {
+        record.status = 'failed';
+        record.error = late();
+      } else {
         try {
-          const payload = await this.child(entry, extraction.get(entry.index)!, body, signal);
+          const payload = await this.child(entry, extraction.get(entry.index)!, body, resolveSignal);
           // A file name that says which entry it is; the bundle names it again with the index.
           const named = JobPayloadSchema.parse({ ...payload, id: randomBytes(16).toString('base64url') });
           record.job_id = named.id;
@@ -152,7 +165,7 @@ export class CollectionDownloads {
         } catch (err) {
           if (signal?.aborted) throw err;
           record.status = 'failed';
-          record.error = asError(err);
+          record.error = budget.aborted ? late() : asError(err);
         }
       }
       records.push(record);
