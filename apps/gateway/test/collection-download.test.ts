@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -148,6 +150,36 @@ describe('a collection download', () => {
     expect(children.slice(0, 2).map((c: { error: { code: string } }) => c.error.code)).toEqual(['upstream_timeout', 'upstream_timeout']);
   });
 
+  test('a webhook fires once, at the end, with the parent Job', async () => {
+    const got: { body: string; signature: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push({ body: Buffer.concat(chunks).toString('utf8'), signature: String(req.headers['webhook-signature']) });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const res = await download({ collection_url: origin.url('/broken.xml'), bundle: 'none', webhook_url: hook, webhook_secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
+      expect(res.status).toBe(202);
+      const parent = await waitEnd(res.body.data.job_id, 20_000);
+      const deadline = Date.now() + 10_000;
+      while (got.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 300)); // a second delivery, if any, would have come by now
+      expect(got).toHaveLength(1);
+      const event = JSON.parse(got[0].body);
+      expect(event).toMatchObject({ type: 'job.completed', data: { id: parent.id, operation: 'collection', status: 'completed', partial: true, entries: { total: 3, completed: 2, failed: 1 } } });
+      expect(got[0].signature).toMatch(/^v1,/);
+      const after = await request(gw.app).get(`/api/v1/jobs/${parent.id}`);
+      expect(after.body.data.webhook).toMatchObject({ url: hook, status: 'delivered' });
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
+  });
+
   test('an archive skips the entries it has done; all skipped still completes', async () => {
     const archive = `archive-${randomBytes(8).toString('hex')}`;
     const first = await waitEnd((await download({ collection_url: origin.url('/archived.xml'), entries: '1-2', archive, bundle: 'none' })).body.data.job_id);
@@ -188,12 +220,6 @@ describe('bad collection requests', () => {
     const single = await download({ collection_url: origin.url('/audio/1.m4a') });
     expect(single.status).toBe(400);
     expect(single.body.error.message).toMatch(/not a collection/);
-  });
-
-  test('a webhook on a collection is refused plainly (not yet delivered) rather than never sent', async () => {
-    const res = await download({ collection_url: origin.url('/archived.xml'), webhook_url: 'http://127.0.0.1:9/hook', webhook_secret: 'whsec_' + Buffer.alloc(32, 1).toString('base64') });
-    expect(res.status).toBe(400);
-    expect(res.body.error.message).toMatch(/webhook_url on a collection download is not available yet/);
   });
 
   test('children of an unknown id are 404', async () => {

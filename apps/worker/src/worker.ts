@@ -114,6 +114,11 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
     opened.push(() => queue.close());
 
+    // Read by webhook deliveries of collection parents.
+    const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: queueConnection, prefix: deps.prefix });
+    collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue error'));
+    opened.push(() => collectionQueue.close());
+
     const metrics = new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES), logger);
     // Everything a worker fetches is media (the job's streams through its proxy, covers): MEDIA_PROXY_URLS.
     const egress =
@@ -190,7 +195,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => worker.close());
     // Deliveries need no ffmpeg: this worker sends them even while it takes no download jobs. A
     // killed worker's delivery returns to the queue when its lock lapses, as a download job does.
-    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
+    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, collections: collectionQueue, prefix: deps.prefix, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
       connection,
       prefix: deps.prefix,
       concurrency: 8,

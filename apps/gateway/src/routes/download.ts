@@ -77,10 +77,8 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
               // A collection (named as one, or a page_url that turned out to be one): a parent job.
               if (!deps.collections) throw new ReelayError('invalid_request', 'Collection downloads are not set up on this gateway.');
               if (body.item !== undefined) throw new ReelayError('invalid_request', 'item chooses a page\'s media item; a collection selects with entries.');
-              // The parent's own end announcement is not built yet: refused rather than never sent.
-              if (webhook) throw new ReelayError('invalid_request', 'webhook_url on a collection download is not available yet: leave it out and poll the job (or follow its children\'s own jobs).');
               const first: CollectionPage = { url: result.url, platform: result.platform, title: result.title, collection: result.collection, entries: result.entries, extraction_id: result.extraction_id! };
-              const id = await deps.collections.start(body, first, req.ip, gone.signal).catch((err: unknown) => {
+              const id = await deps.collections.start(body, first, req.ip, gone.signal, webhook).catch((err: unknown) => {
                 if (err instanceof ReelayError && err.code === 'too_many_jobs') metrics.rateLimited.inc({ surface: 'jobs' });
                 throw err;
               });

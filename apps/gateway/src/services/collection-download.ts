@@ -3,7 +3,8 @@
 // parent and its children as ONE BullMQ flow, so Redis alone carries it from there: the parent moves
 // to the worker in the same step that ends its last child, whatever process dies in between.
 import { randomBytes } from 'node:crypto';
-import type { FlowProducer, JobsOptions, Queue } from 'bullmq';
+import type { FlowJob, FlowProducer, JobsOptions, Queue } from 'bullmq';
+import type { RequestedWebhook } from './webhooks.js';
 import type { Redis } from 'ioredis';
 import {
   archiveKey,
@@ -21,6 +22,9 @@ import {
   type DownloadRequest,
   type JobPayload,
   type MediaItem,
+  WEBHOOK_ATTEMPTS,
+  WEBHOOK_QUEUE,
+  type WebhookJob,
 } from '@reelay/contracts';
 import type { ClientJobs } from './client-jobs.js';
 import type { DownloadService } from './download.js';
@@ -130,7 +134,7 @@ export class CollectionDownloads {
   }
 
   /** Starts the parent and its children; answers the parent's id. */
-  async start(body: DownloadRequest, first: CollectionPage, client?: string, signal?: AbortSignal): Promise<string> {
+  async start(body: DownloadRequest, first: CollectionPage, client?: string, signal?: AbortSignal, webhook?: RequestedWebhook): Promise<string> {
     const { redis, maxEntries } = this.deps;
     const wanted = parseEntrySelection(body.entries, maxEntries);
     const { entries, extraction } = await this.list(first, wanted, signal);
@@ -187,8 +191,8 @@ export class CollectionDownloads {
       const fallbackMs = this.deps.jobTimeoutSeconds * 1000;
       const delayOf = (i: number) => (i < concurrency ? 0 : fallbackMs * (1 + Math.floor((i - concurrency) / concurrency)));
       const options: JobsOptions = { attempts: this.deps.attempts ?? 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: { age: this.deps.artifactTtlSeconds + 86_400 }, removeOnFail: { age: 86_400 } };
-      await this.deps.flows
-        .add({
+      const prefix = this.deps.prefix;
+      const flow: FlowJob = {
           name: 'collection',
           queueName: COLLECTION_QUEUE,
           prefix: this.deps.prefix,
@@ -196,7 +200,16 @@ export class CollectionDownloads {
           opts: { ...options, jobId: id },
           // A failed child neither fails its parent nor holds it: the parent runs when none is left.
           children: children.map((data, i) => ({ name: 'download', queueName: DOWNLOAD_QUEUE, prefix: this.deps.prefix, data, opts: { ...options, jobId: data.id, ignoreDependencyOnFailure: true, ...(i >= concurrency ? { delay: delayOf(i) } : {}) } })),
-        })
+        };
+      // With a webhook the delivery (same id) is the flow's top: BullMQ releases it in the step that
+      // ends the parent, completed or finally failed, as for any job's delivery (download.ts).
+      const delivery: WebhookJob | undefined = webhook && { job_id: id, url: webhook.url, ...(webhook.secret ? { secret: webhook.secret } : {}) };
+      await this.deps.flows
+        .add(
+          delivery
+            ? { name: 'deliver', queueName: WEBHOOK_QUEUE, prefix, data: delivery, opts: { jobId: id, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' }, removeOnComplete: options.removeOnComplete, removeOnFail: { age: this.deps.artifactTtlSeconds + 86_400 } }, children: [{ ...flow, opts: { ...flow.opts, ignoreDependencyOnFailure: true } }] }
+            : flow,
+        )
         .catch(async (err: unknown) => {
           await this.deps.clientJobs?.release(client, id).catch(() => undefined);
           throw err;

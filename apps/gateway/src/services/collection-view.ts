@@ -1,78 +1,14 @@
-// The parent Job of a collection download as clients see it: its BullMQ state, and its children's
-// states counted (entries), averaged (progress) and listed in entry order (GET .../children).
+// The parent Job of a collection download as the gateway reads it: the children's records from
+// Redis and each child's state from BullMQ, through the shared view (contracts' collection-view.ts).
 import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ChildRecordsSchema, collectionChildrenKey, CollectionResultSchema, decodeJobError, isCancelledReason, type ChildRecord, type ChildStatus, type CollectionPayload, type JobView } from '@reelay/contracts';
+import { collectionChildrenKey, readChildren as readChildViews, type ChildView } from '@reelay/contracts';
 
-export interface ChildView {
-  index: number;
-  url: string;
-  title?: string;
-  status: ChildStatus;
-  job_id?: string;
-  error?: { code: string; message: string };
-  progress: number;
-}
-
-const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString() : undefined);
-
-/** A child job's status as its own Job view would say (expired counts as completed: its file was made). */
-function childStatus(state: string, job: Job | undefined): ChildStatus {
-  if (state === 'active') return 'processing';
-  if (state === 'completed') return 'completed';
-  if (state === 'failed') return isCancelledReason(job?.failedReason) ? 'cancelled' : 'failed';
-  if (state === 'unknown') return 'cancelled';
-  return 'queued';
-}
+export { collectionView, type ChildView } from '@reelay/contracts';
 
 export async function readChildren(redis: Redis, downloads: Queue, prefix: string | undefined, id: string): Promise<ChildView[]> {
-  const raw = await redis.get(collectionChildrenKey(prefix, id));
-  const records: ChildRecord[] = raw ? ChildRecordsSchema.parse(JSON.parse(raw)) : [];
-  return Promise.all(
-    records.map(async (r): Promise<ChildView> => {
-      const base = { index: r.index, url: r.url, ...(r.title ? { title: r.title } : {}) };
-      if (!r.job_id) return { ...base, status: r.status ?? 'failed', ...(r.error ? { error: r.error } : {}), progress: 100 };
-      const [state, job] = await Promise.all([downloads.getJobState(r.job_id), Job.fromId(downloads, r.job_id)]);
-      const status = childStatus(state, job);
-      const view: ChildView = { ...base, status, job_id: r.job_id, progress: status === 'queued' ? 0 : status === 'processing' ? (typeof job?.progress === 'number' ? job.progress : 0) : 100 };
-      if (status === 'failed') view.error = decodeJobError(job?.failedReason);
-      return view;
-    }),
-  );
-}
-
-/** The parent's Job: `state` is the parent's BullMQ state, `children` its entries now. */
-export function collectionView(id: string, job: Pick<Job<CollectionPayload>, 'data' | 'timestamp' | 'processedOn' | 'finishedOn' | 'returnvalue' | 'failedReason'>, state: string, children: ChildView[], now = Date.now()): JobView {
-  const count = (s: ChildStatus[]) => children.filter((c) => s.includes(c.status)).length;
-  const entries = { total: children.length, queued: count(['queued']), running: count(['processing']), completed: count(['completed', 'expired']), failed: count(['failed', 'cancelled']), skipped: count(['skipped']) };
-  const counted = children.filter((c) => c.status !== 'skipped');
-  const progress = counted.length ? Math.round(counted.reduce((sum, c) => sum + c.progress, 0) / counted.length) : 100;
-  // Once a child has started the parent is processing until it ends (never queued again between
-  // children: its event ids only grow).
-  const begun = children.some((c) => c.job_id && c.status !== 'queued');
-  const view: JobView = { id, status: begun ? 'processing' : 'queued', operation: 'collection', progress: Math.max(0, Math.min(100, progress)), created_at: iso(job.timestamp)!, title: job.data.title, entries };
-  const started = begun ? job.timestamp : job.processedOn;
-  if (started) view.started_at = iso(started);
-  if (state === 'active') view.status = 'processing';
-  else if (state === 'completed') {
-    view.finished_at = iso(job.finishedOn);
-    const result = CollectionResultSchema.safeParse(job.returnvalue);
-    view.status = 'completed';
-    view.progress = 100;
-    if (result.success && result.data.artifact) {
-      if (result.data.artifact.expires_at > now) {
-        const a = result.data.artifact;
-        view.artifact = { url: `/api/v1/jobs/${id}/artifact`, filename: a.filename, content_type: a.content_type, size: a.size, expires_at: new Date(a.expires_at).toISOString() };
-      } else view.status = 'expired';
-    }
-    if (entries.failed > 0) view.partial = true;
-  } else if (state === 'failed' && isCancelledReason(job.failedReason)) {
-    view.status = 'cancelled';
-    view.finished_at = iso(job.finishedOn);
-  } else if (state === 'failed') {
-    view.status = 'failed';
-    view.finished_at = iso(job.finishedOn);
-    view.error = decodeJobError(job.failedReason);
-  }
-  return view;
+  return readChildViews(await redis.get(collectionChildrenKey(prefix, id)), async (jobId) => {
+    const [state, job] = await Promise.all([downloads.getJobState(jobId), Job.fromId(downloads, jobId)]);
+    return { state, job };
+  });
 }

@@ -110,6 +110,7 @@ export class JobService {
         throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
       }) : [];
       const view = collectionView(id, parent.job, parent.state, children);
+      if (parent.job.data.webhook_url) view.webhook = await this.webhook(id, parent.job.data.webhook_url);
       const attempts = parent.job.attemptsStarted ?? 0;
       return { view, eventId: jobEventId(view, attempts), attempts };
     }
