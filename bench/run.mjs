@@ -1,6 +1,7 @@
 // pnpm bench: every benchmark in turn, each printing its figures next to a baseline measured in the
 // same run.
 import { benchClipAccuracy } from './clip-accuracy.mjs';
+import { benchCollection } from './collection.mjs';
 import { benchDirectDownload } from './download.mjs';
 import { benchEvents } from './events.mjs';
 import { benchExtract } from './extract.mjs';
@@ -18,6 +19,7 @@ await benchJobs();
 await benchShortMerge();
 await benchClipAccuracy();
 await benchOriginJobs();
+await benchCollection();
 await benchQueue();
 await benchEvents();
 await benchScale();
