@@ -1,6 +1,7 @@
 // pnpm bench: every benchmark in turn, each printing its figures next to a baseline measured in the
 // same run.
 import { benchClipAccuracy } from './clip-accuracy.mjs';
+import { benchCollection } from './collection.mjs';
 import { benchDirectDownload } from './download.mjs';
 import { benchEvents } from './events.mjs';
 import { benchExtract } from './extract.mjs';
@@ -23,6 +24,7 @@ await benchShortMerge();
 await benchClipAccuracy();
 await benchSmartCut();
 await benchOriginJobs();
+await benchCollection();
 await benchQueue();
 await benchEvents();
 await benchScale();

@@ -6,7 +6,8 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { createAccountServices, GithubProvider, Mailer, OidcProvider, PasskeyStore, relyingParty, SocialFlows, type SocialProvider } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
+import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
+import { CollectionDownloads } from './services/collection-download.js';
 import type { Config } from '@reelay/config';
 import { CookieFile, Egress } from '@reelay/egress';
 import { createRegistry, locateYtdlp, YTDLP_TIMEOUT_MS, type ExtractorRegistry, type YtdlpOptions } from '@reelay/extractors';
@@ -74,6 +75,8 @@ export interface GatewayDeps {
   eventStream?: Partial<EventStreamOptions>;
   /** Milliseconds per second of a subscription's `every` (tests shorten the schedule; default 1000). */
   subscriptionSecondMs?: number;
+  /** How long a collection download's request may spend resolving entries that name no files (default 60 s; tests shorten it). */
+  collectionResolveMs?: number;
 }
 
 export interface Gateway {
@@ -155,9 +158,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
   flows.on('error', (err: Error) => logger.warn({ err: err.message }, 'job flows: redis connection problem'));
   const webhooks = new Queue(WEBHOOK_QUEUE, { connection: redis, prefix: deps.queuePrefix });
   webhooks.on('error', (err: Error) => logger.warn({ err: err.message }, 'webhook queue: redis connection problem'));
-  const jobs = new JobService(queue, artifacts, webhooks, redis);
+  // Collection parents: each waits in COLLECTION_QUEUE for its children (collection-download.ts).
+  const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue: redis connection problem'));
+  const jobs = new JobService(queue, artifacts, webhooks, redis, { queue: collectionQueue, prefix: deps.queuePrefix });
   const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
-  const events = new JobEventHub(queue, redis, jobs, logger);
+  const events = new JobEventHub(queue, redis, jobs, logger, collectionQueue);
+  // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
+  const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue] }) : undefined;
   const downloads = new DownloadService({
     sources,
     queue,
@@ -167,8 +175,21 @@ export function createGateway(deps: GatewayDeps): Gateway {
     jobAlive: (id) => jobs.alive(id),
     flows,
     maxRecordSeconds: config.MAX_RECORD_SECONDS,
-    // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
-    clientJobs: config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400 }) : undefined,
+    clientJobs,
+  });
+  const collectionDownloads = new CollectionDownloads({
+    extracts: extractService,
+    downloads,
+    flows,
+    queue,
+    redis,
+    prefix: deps.queuePrefix,
+    maxEntries: config.MAX_COLLECTION_ENTRIES,
+    concurrency: config.COLLECTION_CONCURRENCY,
+    resolveBudgetMs: deps.collectionResolveMs,
+    jobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+    artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
+    clientJobs,
   });
   // Subscriptions: one job scheduler each on their own queue (services/subscriptions.ts).
   const subscriptionQueue = new Queue(SUBSCRIPTION_QUEUE, { connection: redis, prefix: deps.queuePrefix });
@@ -192,7 +213,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...accountPasswordRoutes(accounts, metrics, accountMail),
     ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0), features: { mail: Boolean(accountMail), passkeys: Boolean(passkeys) } }),
     ...passkeyRoutes(accounts, metrics, passkeys),
-    ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService }),
+    ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService, collections: collectionDownloads, maxCollectionEntries: config.MAX_COLLECTION_ENTRIES }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...jobControlRoutes(control),
     ...subscriptionRoutes({
@@ -253,6 +274,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     await queue.close();
     await webhooks.close();
     await subscriptionQueue.close();
+    await collectionQueue.close();
     await flows.close();
     await extractCache.close(); // its subscriber connection, opened on the first shared wait
     accountMail?.close();

@@ -98,7 +98,7 @@ function expectSane(res: Shot, what: string): void {
 
 const JSON_ROUTES: { path: string; fields: string[]; auth?: 'key' | 'session' }[] = [
   { path: '/api/v1/extract', fields: ['url', 'cursor'] },
-  { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename', 'clip', 'metadata', 'cover', 'page_url', 'item', 'quality', 'audio_only'] },
+  { path: '/api/v1/download', fields: ['url', 'video_url', 'audio_url', 'format', 'filename', 'clip', 'metadata', 'cover', 'page_url', 'item', 'quality', 'audio_only', 'collection_url', 'entries', 'bundle', 'archive'] },
   { path: '/api/playground', fields: ['url'] },
   { path: '/api', fields: ['url'], auth: 'key' },
   { path: '/account/signup', fields: ['email', 'password'] },
@@ -158,6 +158,28 @@ describe('fuzzing every JSON route', () => {
       fc.asyncProperty(preset, async (body) => {
         const res = await post('/api/v1/download').send(body);
         expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `preset ${JSON.stringify(body).slice(0, 200)}`);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  test('a collection download with any selection, bundle and archive is a job, 400 or 4xx, never 5xx', async () => {
+    origin.body('/fuzz-coll.xml', `<rss version="2.0"><channel><title>c</title><item><title>a</title><enclosure url="${origin.url('/missing.mp4')}" type="video/mp4"/></item><item><title>b</title><enclosure url="${origin.url('/missing2.mp4')}" type="video/mp4"/></item></channel></rss>`, 'application/rss+xml');
+    const selection = fc.oneof(fc.constantFrom('all', '1', '1-2', '2-1', '0', '1-999999', '1,,2', ' 1 , 2 '), fc.array(fc.integer({ min: -2, max: 5 }), { maxLength: 4 }), fc.string({ maxLength: 12 }), anyValue());
+    const body = fc.record(
+      {
+        collection_url: fc.oneof(fc.constant(origin.url('/fuzz-coll.xml')), url()),
+        entries: selection,
+        bundle: fc.oneof(fc.constantFrom('zip', 'none'), anyValue()),
+        archive: fc.oneof(fc.constantFrom('fuzz-archive-0123456789', 'short'), fc.string({ maxLength: 140 }), anyValue()),
+        quality: fc.oneof(fc.constantFrom('best', '720p'), anyValue()),
+      },
+      { requiredKeys: ['collection_url'] },
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const res = await post('/api/v1/download').send(b);
+        expectSane({ status: res.status, type: res.headers['content-type'], body: res.body }, `collection ${JSON.stringify(b).slice(0, 200)}`);
       }),
       { numRuns: RUNS },
     );

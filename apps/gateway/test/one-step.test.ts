@@ -147,7 +147,7 @@ describe('what cannot be chosen', () => {
   test('bad bodies are 400 with the envelope', async () => {
     const page = origin.url('/muxed.html');
     const bad: Array<[object, string, RegExp?]> = [
-      [{ page_url: page, url: origin.url('/media/m240.mp4') }, 'invalid_request', /exactly one of url, video_url with audio_url, or page_url/],
+      [{ page_url: page, url: origin.url('/media/m240.mp4') }, 'invalid_request', /exactly one of url, video_url with audio_url, page_url, or collection_url/],
       [{ page_url: page, video_url: 'a', audio_url: 'b' }, 'invalid_request'],
       [{ url: origin.url('/media/m240.mp4'), quality: '720p' }, 'invalid_request', /quality chooses among a page's sources/],
       [{ url: origin.url('/media/m240.mp4'), audio_only: true }, 'invalid_request'],
@@ -177,7 +177,7 @@ describe('what cannot be chosen', () => {
 test('the OpenAPI document states the three download forms as a oneOf, with the preset fields', async () => {
   const doc = (await request(gw.app).get('/api/openapi.json').expect(200)).body;
   const schema = doc.components.schemas.DownloadRequest;
-  expect(schema.oneOf.map((f: { required: string[] }) => f.required)).toEqual([['url'], ['video_url', 'audio_url'], ['page_url']]);
+  expect(schema.oneOf.map((f: { required: string[] }) => f.required)).toEqual([['url'], ['video_url', 'audio_url'], ['page_url'], ['collection_url']]);
   expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['page_url', 'item', 'quality', 'audio_only']));
   expect(schema.properties.quality.enum).toEqual(['best', 'worst', '2160p', '1440p', '1080p', '720p', '480p', '360p', '240p']);
   expect(doc.components.schemas.Job.properties.source).toBeDefined();

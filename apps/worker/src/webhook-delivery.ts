@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { Job, UnrecoverableError, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { cancelledJobKey, CancelledRecordSchema, jobView, ReelayError, webhookKey, WebhookJobSchema, type JobPayload, type JobView, type WebhookEvent, type WebhookEventType } from '@reelay/contracts';
+import { collectionChildrenKey, collectionView, readChildren, cancelledJobKey, CancelledRecordSchema, jobView, ReelayError, webhookKey, WebhookJobSchema, type JobPayload, type JobView, type WebhookEvent, type WebhookEventType } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { Logger } from '@reelay/observability';
 
@@ -23,6 +23,9 @@ export interface WebhookDeps {
   egress: Pick<Egress, 'open'>;
   /** The download queue, whose job of the same id the message describes. */
   downloads: Queue;
+  /** COLLECTION_QUEUE: a collection parent's delivery describes the parent (and reads its children). */
+  collections?: Queue;
+  prefix?: string;
   /** Where a job cancelled while queued left its record (it is no longer in the queue). */
   redis?: Pick<Redis, 'get'>;
   /** The deployment's WEBHOOK_SECRET list: signs deliveries whose request brought no secret. */
@@ -92,8 +95,21 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
 const EVENT_TYPES: Partial<Record<JobView['status'], WebhookEventType>> = { failed: 'job.failed', cancelled: 'job.cancelled' };
 
 /** The message for a download job that has ended: job.completed, job.failed or job.cancelled, with the Job. */
-async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis'>, id: string, subscriptionId?: string): Promise<{ id: string; body: string }> {
+async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis' | 'collections' | 'prefix'>, id: string, subscriptionId?: string): Promise<{ id: string; body: string }> {
   const [state, job] = await Promise.all([deps.downloads.getJobState(id), Job.fromId<JobPayload>(deps.downloads, id)]);
+  const parent = !job && deps.collections ? await Job.fromId(deps.collections, id) : undefined;
+  if (parent && deps.collections && deps.redis) {
+    // A collection: announced once, when the parent has ended, with the parent's Job.
+    const parentState = await deps.collections.getJobState(id);
+    if (parentState !== 'completed' && parentState !== 'failed') throw new Error(`The collection job has not ended (${parentState}).`);
+    const children = await readChildren(await deps.redis.get(collectionChildrenKey(deps.prefix, id)), async (childId) => {
+      const [childState, child] = await Promise.all([deps.downloads.getJobState(childId), Job.fromId(deps.downloads, childId)]);
+      return { state: childState, job: child };
+    });
+    const view = collectionView(id, parent, parentState, children);
+    const event: WebhookEvent = { type: EVENT_TYPES[view.status] ?? 'job.completed', timestamp: new Date(parent.finishedOn ?? Date.now()).toISOString(), data: view };
+    return { id: `msg_${id}`, body: JSON.stringify(event) };
+  }
   if (!job) {
     // Cancelled while queued: the job left the queue (which released this delivery) and its record stayed.
     const raw = await deps.redis?.get(cancelledJobKey(id));

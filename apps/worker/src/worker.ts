@@ -6,10 +6,12 @@
 // with the reason and its heartbeat says unhealthy (so the gateway's /readyz shows it), and it checks
 // again on every beat, starting to take jobs once the binaries run. Exiting instead would leave the
 // reason in the logs of a restart loop, and each restart would look healthy for a moment.
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { hasRedis, type Config } from '@reelay/config';
-import { DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
+import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
+import { createCollectionProcessor } from './collection.js';
+import { releaseNext } from './collection-gate.js';
 import { CookieFile, Egress } from '@reelay/egress';
 import { locateBinaries, reportBinaries } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
@@ -121,6 +123,11 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
     opened.push(() => queue.close());
 
+    // Read by webhook deliveries of collection parents.
+    const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: queueConnection, prefix: deps.prefix });
+    collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue error'));
+    opened.push(() => collectionQueue.close());
+
     const metrics = new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES), logger);
     // Everything a worker fetches is media (the job's streams through its proxy, covers): MEDIA_PROXY_URLS.
     const egress =
@@ -181,6 +188,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       metrics.jobFinished(operation, 'completed', seconds);
       logger.info({ jobId: job.id, operation, seconds }, 'job completed');
     });
+    // A collection's child that ended for good lets the next gated sibling into the queue.
+    const gate = { redis: queueConnection, queue, prefix: deps.prefix, logger };
+    const release = (job: Pick<Job, 'parent'> | undefined) => {
+      if (job) releaseNext(job, gate).catch((err: unknown) => logger.warn({ err }, 'collection gate: release failed (the delay releases it later)'));
+    };
+    worker.on('completed', (job) => release(job));
+    worker.on('failed', (job) => {
+      // A failure that will be retried keeps its place; only the final one releases.
+      if (job) void job.getState().then((state) => state === 'failed' && release(job), () => undefined);
+    });
     worker.on('lockRenewalFailed', (ids: string[]) => {
       const n = active.lose(ids);
       if (n > 0) logger.warn({ jobs: ids }, 'job locks lapsed: stopping those runs, the queue gives them out again');
@@ -188,7 +205,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => worker.close());
     // Deliveries need no ffmpeg: this worker sends them even while it takes no download jobs. A
     // killed worker's delivery returns to the queue when its lock lapses, as a download job does.
-    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
+    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, collections: collectionQueue, prefix: deps.prefix, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
       connection,
       prefix: deps.prefix,
       concurrency: 8,
@@ -199,6 +216,17 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     });
     webhooks.on('error', (err) => logger.error({ err: err.message }, 'webhook worker error'));
     opened.push(() => webhooks.close());
+    // Collection parents: each runs once its children are done (a flow), needs no ffmpeg, and so is
+    // taken like deliveries; a killed worker's parent returns to the queue when its lock lapses.
+    const collections = new Worker(COLLECTION_QUEUE, createCollectionProcessor({ redis: queueConnection, prefix: deps.prefix, logger: logger.child({ component: 'collections' }), artifacts, artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS }), {
+      connection,
+      prefix: deps.prefix,
+      concurrency: 4,
+      lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
+      stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
+    });
+    collections.on('error', (err) => logger.error({ err: err.message }, 'collection worker error'));
+    opened.push(() => collections.close());
     let started = false;
     const takeJobs = () => {
       if (started) return worker.resume();

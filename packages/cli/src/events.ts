@@ -8,7 +8,8 @@ import { CliError } from './errors.js';
 
 const RECONNECTS = 5;
 
-export async function followJob(api: Api, id: string, onJob: (job: JobView) => void): Promise<JobView> {
+/** `until`: stop following (and answer that state) as soon as it says so, terminal or not. */
+export async function followJob(api: Api, id: string, onJob: (job: JobView) => void, until?: (job: JobView) => boolean): Promise<JobView> {
   let lastEventId: string | undefined;
   let last: JobView | undefined;
   for (let attempt = 0; ; attempt += 1) {
@@ -23,6 +24,7 @@ export async function followJob(api: Api, id: string, onJob: (job: JobView) => v
         if (event.event !== 'job') continue;
         lastEventId = event.id ?? lastEventId;
         last = JSON.parse(event.data) as JobView;
+        if (until?.(last)) return last;
         onJob(last);
         if (TERMINAL.has(last.status)) return last;
       }

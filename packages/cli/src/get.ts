@@ -9,6 +9,7 @@ import { CliError } from './errors.js';
 import { followJob } from './events.js';
 import type { ClipOption, ItemSelection } from './options.js';
 import { createProgress, type Progress } from './progress.js';
+import { followCollection } from './collection.js';
 import { saveArtifact, saveStream, type Saved } from './save.js';
 
 export interface GetOptions {
@@ -30,7 +31,7 @@ export interface GetOptions {
 }
 
 /** Follows a job to its end with a progress bar; throws the job's error when it failed. */
-export async function waitForJob(api: Api, id: string, progress: Progress, onFirst?: (job: JobView) => void): Promise<JobView> {
+export async function waitForJob(api: Api, id: string, progress: Progress, onFirst?: (job: JobView) => void, until?: (job: JobView) => boolean): Promise<JobView> {
   let started = false;
   let job: JobView;
   try {
@@ -42,7 +43,7 @@ export async function waitForJob(api: Api, id: string, progress: Progress, onFir
       started = true;
       const recorded = j.recording ? `${j.status}, ${Math.round(j.recording.seconds)} s recorded${j.recording.gaps.length ? `, ${j.recording.gaps.length} gap(s)` : ''}` : j.status;
       progress.update(j.progress, recorded);
-    });
+    }, until);
   } finally {
     // Also on Ctrl-C: the bar gives the terminal its cursor and line wrapping back.
     progress.stop();
@@ -61,7 +62,7 @@ export interface Interrupt {
 }
 
 /** One download request to its saved file. `picked` is said once the server has named its choice. */
-async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: (line: string) => void, stopped: Interrupt, picked?: (quality: string) => void): Promise<Saved> {
+async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: (line: string) => void, stopped: Interrupt, picked?: (quality: string) => void): Promise<Saved | Saved[]> {
   const progress = createProgress();
   const started = await api.download(body);
   if ('stream' in started) {
@@ -72,6 +73,7 @@ async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: 
   say(`the server is making the file: job ${started.jobId}`);
   stopped.hint = `job ${started.jobId} goes on on the server; the same command picks it up again.`;
   const id = started.jobId;
+  const isCollection = (j: JobView) => j.operation === 'collection';
   const job = await waitForJob(api, id, progress, (j) => {
     if (j.source) picked?.(j.source.quality);
     if (j.operation !== 'record') return;
@@ -82,7 +84,12 @@ async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: 
       say('stopping the recording…');
       api.stop(id).catch((err: unknown) => say(`could not stop the recording: ${(err as Error).message}`));
     };
-  }).finally(() => (stopped.onInterrupt = undefined));
+  }, isCollection).finally(() => (stopped.onInterrupt = undefined));
+  if (isCollection(job)) {
+    // A page_url that is a playlist or feed: the server started a collection job.
+    stopped.hint = `collection job ${id} goes on on the server.`;
+    return followCollection(api, id, { output: options.output, dir: options.dir }, say);
+  }
   if (job.ended) say(`recording ended (${job.ended}): ${job.recording?.seconds ?? 0} s${job.recording?.gaps.length ? `, gaps at ${job.recording.gaps.map((g) => `${g.at} s (${g.seconds} s lost)`).join(', ')}` : ''}`);
   stopped.hint = 'the part file is kept; the same command again downloads only the rest.';
   return saveArtifact(api, job, options.output, progress, options.dir);
@@ -111,17 +118,31 @@ export async function get(api: Api, url: string, options: GetOptions, say: (line
     const item = options.items === undefined ? 0 : (options.items as number[])[0] - 1;
     const body: DownloadBody = {
       page_url: url,
-      ...(item > 0 ? { item } : {}),
+      // Named when --items gave it: a playlist or feed then answers that it selects entries (below).
+      ...(item > 0 || options.items !== undefined ? { item } : {}),
       ...(options.quality !== 'best' ? { quality: options.quality } : {}),
       ...(options.audioOnly ? { audio_only: true } : {}),
       ...(options.format ? { format: options.format } : {}),
       ...extras(options),
     };
     say(`downloading ${url}`);
-    return [await fetchOne(api, body, options, say, stopped, (quality) => say(`the server picked ${quality}`))];
+    try {
+      return [await fetchOne(api, body, options, say, stopped, (quality) => say(`the server picked ${quality}`))].flat();
+    } catch (err) {
+      // --items N of a playlist or feed: it selects entries, which the extract below finds out.
+      if (!(err instanceof CliError && /a collection selects with entries/.test(err.message))) throw err;
+    }
   }
   say(`extracting ${url}`);
   const result = await api.extract(url);
+  if (result.content_type === 'collection') {
+    const entries = options.items === undefined || options.items === 'all' ? {} : { entries: options.items };
+    const body = { collection_url: url, bundle: 'none', ...entries, ...(options.quality !== 'best' ? { quality: options.quality } : {}), ...(options.audioOnly ? { audio_only: true } : {}), ...(options.format ? { format: options.format } : {}), ...(options.subs ? { subtitles: options.subs } : {}) };
+    const started = await api.download(body as DownloadBody);
+    if (!('jobId' in started)) throw new CliError('the server did not start a collection job for this playlist or feed.');
+    stopped.hint = `collection job ${started.jobId} goes on on the server.`;
+    return followCollection(api, started.jobId, { output: options.output, dir: options.dir }, say);
+  }
   const indices = selected(result, options.items);
   const saved: Saved[] = [];
   for (const [n, index] of indices.entries()) {
@@ -132,7 +153,7 @@ export async function get(api: Api, url: string, options: GetOptions, say: (line
     // Items of one page share its title: number them so each gets a file of its own.
     const filename = several ? { filename: `${(item.title ?? result.title).slice(0, 180) || 'item'} ${index + 1}` } : {};
     const body: DownloadBody = { ...choice.body, ...(result.extraction_id ? { extraction_id: result.extraction_id } : {}), ...extras(options), ...filename };
-    saved.push(await fetchOne(api, body, options, say, stopped));
+    saved.push(...[await fetchOne(api, body, options, say, stopped)].flat());
   }
   return saved;
 }

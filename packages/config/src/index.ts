@@ -148,6 +148,8 @@ export const ConfigSchema = z.object({
   // Collections (DESIGN.md "Collections: playlists, channels, feeds").
   /** Most entries one collection lists across all its pages (and one collection download selects); at most 5,000 (50 pages of 100). */
   MAX_COLLECTION_ENTRIES: int(1, 5_000).default(200),
+  /** Children of one collection download in the queue or running at once (DESIGN.md "Collections"). */
+  COLLECTION_CONCURRENCY: int(1, 100).default(4),
   /**
    * The key collection cursors are signed with (HMAC-SHA256), at least 32 characters. Unset: a random
    * key made at start-up, right for one gateway process (its cursors end with it); replicas that

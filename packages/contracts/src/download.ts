@@ -7,6 +7,7 @@ import { MAX_URL_LENGTH, StreamProfileSchema } from './extract.js';
 import { WebhookSecretSchema, WebhookUrlSchema, WebhookViewSchema } from './webhooks.js';
 import { MAX_EMBEDDED_SUBTITLES, SubtitleInputSchema, SubtitleLanguagesSchema, SubtitleOutputSchema } from './subtitles.js';
 import { QualitySchema } from './choose-source.js';
+import { ARCHIVE_NAME_PATTERN, EntrySelectionSchema } from './collection-download.js';
 
 /** Formats that hold video (and audio): what a merge or a video conversion writes. */
 export const ContainerSchema = z.enum(['mp4', 'webm', 'mkv']);
@@ -148,19 +149,31 @@ export const DownloadRequestSchema = z
     quality: QualitySchema.optional().describe('With page_url: the best at or below this height (default best; none that low: the lowest)'),
     audio_only: z.boolean().optional().describe('With page_url: the best audio-only source, else the audio of the best source that has it'),
     live: LiveOptionsSchema.optional().describe('For a live source (is_live): how to record it (a job with operation record)'),
+    // Collection downloads (DESIGN.md "Collections"): a parent job whose children are one-step downloads.
+    collection_url: httpUrlSchema().optional().describe('A playlist, channel, profile or feed (what extract answers with content_type collection): each selected entry becomes a child job with this preset'),
+    entries: EntrySelectionSchema.optional(),
+    bundle: z.enum(['zip', 'none']).optional().describe('With a collection: one ZIP of the completed children\'s files (default), or none'),
+    archive: z.string().regex(ARCHIVE_NAME_PATTERN, 'archive is 16 to 128 characters of A-Z a-z 0-9 _ -').optional().describe('With a collection: entries completed under this name before are skipped, completed ones are added'),
   })
   .strict()
   .superRefine((body, ctx) => {
     const single = body.url !== undefined;
     const pair = body.video_url !== undefined || body.audio_url !== undefined;
     const page = body.page_url !== undefined;
-    if (Number(single) + Number(pair) + Number(page) !== 1) {
-      ctx.addIssue({ code: 'custom', message: 'Give exactly one of url, video_url with audio_url, or page_url.' });
+    const collection = body.collection_url !== undefined;
+    if (Number(single) + Number(pair) + Number(page) + Number(collection) !== 1) {
+      ctx.addIssue({ code: 'custom', message: 'Give exactly one of url, video_url with audio_url, page_url, or collection_url.' });
     } else if (pair && (body.video_url === undefined || body.audio_url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'A merge pair needs both video_url and audio_url.' });
     }
     for (const field of ['item', 'quality', 'audio_only'] as const) {
-      if (body[field] !== undefined && !page) ctx.addIssue({ code: 'custom', path: [field], message: `${field} chooses among a page's sources: it goes with page_url.` });
+      if (body[field] !== undefined && !page && !(collection && field !== 'item')) ctx.addIssue({ code: 'custom', path: [field], message: `${field} chooses among a page's sources: it goes with page_url${field === 'item' ? '' : ' or collection_url'}.` });
+    }
+    for (const field of ['entries', 'bundle', 'archive'] as const) {
+      if (body[field] !== undefined && !page && !collection) ctx.addIssue({ code: 'custom', path: [field], message: `${field} is for a collection: it goes with collection_url (or page_url of a collection).` });
+    }
+    if (collection && (body.clip !== undefined || body.filename !== undefined || body.extraction_id !== undefined || body.cover !== undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'A collection download takes the preset (quality, audio_only, format, metadata, subtitles), entries, bundle, archive and a webhook; not clip, filename, cover or extraction_id.' });
     }
     if (page && body.extraction_id !== undefined) ctx.addIssue({ code: 'custom', path: ['extraction_id'], message: 'page_url extracts the page itself: leave extraction_id out.' });
     if (body.subtitles !== undefined && body.format !== undefined && (AUDIO_FORMATS.has(body.format) || SUBTITLE_FORMATS.has(body.format))) {
@@ -175,9 +188,10 @@ export const DownloadRequestSchema = z
   .meta({
     id: 'DownloadRequest',
     oneOf: [
-      { title: 'One source', required: ['url'], not: anyOfFields(['video_url', 'audio_url', 'page_url', ...PRESET_FIELDS]) },
-      { title: 'Merge pair', required: ['video_url', 'audio_url'], not: anyOfFields(['url', 'page_url', ...PRESET_FIELDS]) },
-      { title: 'One step (page and preset)', required: ['page_url'], not: anyOfFields(['url', 'video_url', 'audio_url', 'extraction_id']) },
+      { title: 'One source', required: ['url'], not: anyOfFields(['video_url', 'audio_url', 'page_url', 'collection_url', 'entries', 'bundle', 'archive', ...PRESET_FIELDS]) },
+      { title: 'Merge pair', required: ['video_url', 'audio_url'], not: anyOfFields(['url', 'page_url', 'collection_url', 'entries', 'bundle', 'archive', ...PRESET_FIELDS]) },
+      { title: 'One step (page and preset)', required: ['page_url'], not: anyOfFields(['url', 'video_url', 'audio_url', 'extraction_id', 'collection_url']) },
+      { title: 'Collection (entries and preset)', required: ['collection_url'], not: anyOfFields(['url', 'video_url', 'audio_url', 'page_url', 'item', 'extraction_id', 'clip', 'filename', 'cover']) },
     ],
     dependentRequired: { webhook_secret: ['webhook_url'] },
     dependentSchemas: { subtitles: { properties: { format: { enum: ContainerSchema.options } } } },
@@ -232,7 +246,7 @@ export const JobSchema = z
   .object({
     id: z.string(),
     status: JobStatusSchema,
-    operation: JobOperationSchema,
+    operation: z.enum([...JobOperationSchema.options, 'collection']),
     progress: z.number().min(0).max(100),
     created_at: z.string(),
     started_at: z.string().optional(),
@@ -244,6 +258,12 @@ export const JobSchema = z
     source: ChosenSourceSchema.optional().describe('What a page_url download chose'),
     recording: RecordingSchema.optional().describe('A recording (operation record): what it has recorded so far, or in all once completed'),
     ended: RecordingEndSchema.optional().describe('A completed recording: why it ended'),
+    entries: z
+      .object({ total: z.number().int(), queued: z.number().int(), running: z.number().int(), completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() })
+      .optional()
+      .describe('A collection: how many selected entries are in each state (cancelled children count as failed)'),
+    partial: z.boolean().optional().describe('A collection that completed while some entries failed'),
+    title: z.string().optional().describe("A collection's title"),
   })
   .meta({ id: 'Job' });
 export type JobView = z.infer<typeof JobSchema>;

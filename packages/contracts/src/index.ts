@@ -13,3 +13,5 @@ export * from './job-view.js';
 export * from './choose-source.js';
 export * from './job-signals.js';
 export * from './subscriptions.js';
+export * from './collection-download.js';
+export * from './collection-view.js';

@@ -1,7 +1,9 @@
 // Surface B: POST /api/v1/download, GET /api/v1/jobs/{id} and its artifact. Only the download is
 // limited per client address: polling a job and fetching its artifact are free.
 import type { RequestHandler } from 'express';
+import { z } from 'zod';
 import type { Egress } from '@reelay/egress';
+import { parseEntrySelection, CHILDREN_PAGE, CollectionChildrenEnvelopeSchema, decodeChildrenCursor, encodeChildrenCursor } from '@reelay/contracts';
 import { DownloadRequestSchema, ErrorEnvelopeSchema, JobAcceptedSchema, JobEnvelopeSchema, ReelayError, type ChosenSource } from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
 import { sendArtifact } from '../http/artifact.js';
@@ -14,19 +16,22 @@ import type { JobService } from '../services/jobs.js';
 import { requestedWebhook } from '../services/webhooks.js';
 import { wantsFresh, type ExtractService } from '../services/extract.js';
 import { resolvePageUrl } from '../services/one-step.js';
+import type { CollectionDownloads } from '../services/collection-download.js';
+import type { CollectionPage } from '../services/extract.js';
 
+const MAX_COLLECTION_ENTRIES_DEFAULT = 200;
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 
 // What a direct stream may carry: the origin's type when it names one, else the source's, else bytes.
 const STREAM_TYPES = ['video/mp4', 'video/webm', 'video/quicktime', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/octet-stream', 'text/vtt', 'application/x-subrip', 'application/ttml+xml'];
 // What a job writes: one per output format (mp4 webm mkv mp3 m4a opus wav vtt srt).
-const ARTIFACT_TYPES = ['video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav', 'text/vtt', 'application/x-subrip'];
+const ARTIFACT_TYPES = ['application/zip', 'video/mp4', 'video/webm', 'video/x-matroska', 'audio/mpeg', 'audio/mp4', 'audio/ogg', 'audio/wav', 'text/vtt', 'application/x-subrip'];
 const FILE_HEADERS = { 'Content-Disposition': 'attachment with a safe filename (and filename* in UTF-8)', 'Accept-Ranges': 'bytes when Range requests are honoured' };
 const STREAM_HEADERS = { ...FILE_HEADERS, 'Reelay-Source-Quality': 'With page_url: the quality of the source chosen (720p, 128k, original)' };
 const PARTIAL = { description: 'The requested byte range', contentType: STREAM_TYPES, headers: { 'Content-Range': 'The range sent, e.g. bytes 0-1023/4096', ...FILE_HEADERS } };
 const UNSATISFIABLE = { description: 'Range Not Satisfiable: the range lies outside the file (empty body)', headers: { 'Content-Range': 'bytes */<size>' } };
 
-export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect'; limit?: RequestHandler; webhookSecret?: boolean; extracts?: ExtractService }): RouteSpec[] {
+export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; artifacts: ArtifactStore; artifactDelivery: 'stream' | 'redirect'; limit?: RequestHandler; webhookSecret?: boolean; extracts?: ExtractService; collections?: CollectionDownloads; maxCollectionEntries?: number }): RouteSpec[] {
   const { downloads, jobs, egress, metrics } = deps;
   return [
     {
@@ -59,14 +64,32 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
         let body = parseBody(DownloadRequestSchema, req.body);
         const webhook = await requestedWebhook(body, { egress, deploymentSecret: deps.webhookSecret === true });
         let chosen: ChosenSource | undefined;
-        if (body.page_url !== undefined) {
+        // A bad selection is refused before anything is fetched.
+        if (body.entries !== undefined) parseEntrySelection(body.entries, deps.maxCollectionEntries ?? MAX_COLLECTION_ENTRIES_DEFAULT);
+        if (body.page_url !== undefined || body.collection_url !== undefined) {
           if (!deps.extracts) throw new ReelayError('invalid_request', 'page_url downloads are not set up on this gateway.');
           // The extract stops if the client leaves; the listener goes once it is done (the stream adds its own).
           const gone = new AbortController();
           const onClose = () => gone.abort(new Error('client closed the connection'));
           res.once('close', onClose);
           try {
-            ({ body, chosen } = await resolvePageUrl(deps.extracts, body, { signal: gone.signal, fresh: wantsFresh(req) }));
+            const { result } = await deps.extracts.extract((body.page_url ?? body.collection_url)!, gone.signal, { fresh: wantsFresh(req) });
+            if (result.content_type === 'collection' && result.collection && result.entries) {
+              // A collection (named as one, or a page_url that turned out to be one): a parent job.
+              if (!deps.collections) throw new ReelayError('invalid_request', 'Collection downloads are not set up on this gateway.');
+              if (body.item !== undefined) throw new ReelayError('invalid_request', 'item chooses a page\'s media item; a collection selects with entries.');
+              const first: CollectionPage = { url: result.url, platform: result.platform, title: result.title, collection: result.collection, entries: result.entries, extraction_id: result.extraction_id! };
+              const id = await deps.collections.start(body, first, req.ip, gone.signal, webhook).catch((err: unknown) => {
+                if (err instanceof ReelayError && err.code === 'too_many_jobs') metrics.rateLimited.inc({ surface: 'jobs' });
+                throw err;
+              });
+              metrics.downloads.inc({ kind: 'collection' });
+              const statusUrl = `/api/v1/jobs/${id}`;
+              res.status(202).location(statusUrl).json({ success: true, data: { job_id: id, status: 'queued', status_url: statusUrl } });
+              return;
+            }
+            if (body.collection_url !== undefined) throw new ReelayError('invalid_request', 'collection_url is not a collection (a playlist, channel, profile or feed): download it with page_url.');
+            ({ body, chosen } = await resolvePageUrl(deps.extracts, body, { signal: gone.signal, fresh: wantsFresh(req), result }));
           } finally {
             res.off('close', onClose);
           }
@@ -104,6 +127,35 @@ export function downloadRoutes(deps: { downloads: DownloadService; jobs: JobServ
       handler: async (req, res) => {
         res.setHeader('Cache-Control', 'no-store');
         res.json({ success: true, data: await jobs.view(String(req.params.id)) });
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/jobs/{id}/children',
+      tag: 'Jobs',
+      summary: "A collection job's entries in entry order, 100 a page: each child's status and job id",
+      params: { id: 'The collection job id' },
+      query: {
+        cursor: {
+          description: 'next_cursor of the previous page (only a cursor this list issued is taken)',
+          // Server-issued: the document says so, and its walking test makes none up.
+          schema: z.string().max(512).meta({ 'x-server-issued': true }),
+        },
+      },
+      responses: {
+        200: { description: 'A page of entries', schema: CollectionChildrenEnvelopeSchema },
+        400: error('invalid_request: a cursor not from this list, or malformed percent-encoding in the id'),
+        404: error('job_not_found: no collection job has this id'),
+        503: error('service_unavailable'),
+      },
+      handler: async (req, res) => {
+        const raw = req.query.cursor;
+        if (raw !== undefined && typeof raw !== 'string') throw new ReelayError('invalid_request', 'cursor is given once, as a string.');
+        const offset = decodeChildrenCursor(raw);
+        const all = await jobs.children(String(req.params.id));
+        const page = all.slice(offset, offset + CHILDREN_PAGE).map(({ progress: _progress, ...child }) => child);
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({ success: true, data: { children: page, ...(offset + CHILDREN_PAGE < all.length ? { next_cursor: encodeChildrenCursor(offset + CHILDREN_PAGE) } : {}) } });
       },
     },
     {

@@ -32,6 +32,8 @@ return 1`,
 
 export interface ClientJobsOptions {
   limit: number;
+  /** Further queues whose jobs hold a slot (collection parents). */
+  others?: Queue[];
   /** How long the set is kept after its last new job: past any job's life (queue wait, attempts, timeouts). */
   expirySeconds: number;
   prefix?: string;
@@ -61,7 +63,9 @@ export class ClientJobs {
     await Promise.all(
       Array.from({ length: held.length / 2 }, async (_, i) => {
         const [id, since] = [held[2 * i], Number(held[2 * i + 1])];
-        const state = await this.queue.getJobState(id);
+        let state = await this.queue.getJobState(id);
+        // A collection counts as one job: its parent, in its own queue.
+        for (const other of this.options.others ?? []) if (state === 'unknown') state = await other.getJobState(id);
         // A job cancelled while queued is unknown to the queue at once: its cancelled record frees it.
         if (LIVE.has(state) || (state === 'unknown' && now - since < ENQUEUE_GRACE_MS && !(await this.redis.exists(cancelledJobKey(id))))) return;
         dead.push(id);

@@ -195,6 +195,17 @@ export class DownloadService {
     return plan;
   }
 
+  /**
+   * Always a job (a collection's child): what plan() would stream directly is written by a job in its
+   * own format, so every entry's file ends in the artifact store.
+   */
+  async planJob(body: DownloadRequest, chosen?: ChosenSource): Promise<JobPayload> {
+    const plan = await this.plan(body, chosen);
+    if (plan.kind === 'job') return plan.payload;
+    const payload = this.payload('convert', [plan.source], sameFormat(plan.source), plan.basename, body);
+    return JobPayloadSchema.parse(chosen ? { ...payload, source: chosen } : payload);
+  }
+
   private async planOf(body: DownloadRequest): Promise<DownloadPlan> {
     const format = body.format;
     if (body.url !== undefined) {

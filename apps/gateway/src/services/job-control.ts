@@ -70,6 +70,7 @@ export class JobControl {
     const now = await this.current(id);
     const { view } = now;
     if (TERMINAL_STATUSES.has(view.status)) throw finished(view);
+    if (view.operation === 'collection') return this.cancelCollection(id, view);
     await this.signal(id, 'cancel');
     if (view.status === 'queued' && (await this.removeQueued(id, now))) {
       this.options.onCancel?.('queued');
@@ -80,6 +81,25 @@ export class JobControl {
     if (end && end.status !== 'cancelled') throw finished(end);
     this.options.onCancel?.('processing');
     return 'processing';
+  }
+
+  /**
+   * A collection: the parent's cancel is recorded first (its processor then ends it as cancelled),
+   * then every child still queued or running is cancelled through the same path as any job. The
+   * parent runs once no child is left, and ends cancelled.
+   */
+  private async cancelCollection(id: string, view: JobView): Promise<CancelOutcome> {
+    await this.signal(id, 'cancel');
+    const children = await this.jobs.children(id);
+    const live = children.filter((c) => c.job_id && (c.status === 'queued' || c.status === 'processing'));
+    await Promise.all(live.map((c) => this.cancel(c.job_id!).catch((err: unknown) => {
+      // A child that ended meanwhile is fine; anything else (Redis) is the answer.
+      if (err instanceof ReelayError && (err.code === 'job_finished' || err.code === 'job_not_found')) return;
+      throw err;
+    })));
+    const end = await this.settle(id);
+    if (end && end.status !== 'cancelled') throw finished(end);
+    return view.status === 'queued' ? 'queued' : 'processing';
   }
 
   /**

@@ -29,12 +29,17 @@ export class JobEventHub {
   private readonly watched = new Map<string, Watched>();
   private reader?: Promise<{ events: QueueEvents; connection: Redis }>;
   private closed = false;
+  /** Child job → the collection parent whose stream is open: a child's change is a change of its parent. */
+  private readonly parentOf = new Map<string, string>();
+  private collectionReader?: Promise<{ events: QueueEvents; connection: Redis }>;
 
   constructor(
     private readonly queue: Queue,
     private readonly redis: Redis,
     private readonly jobs: JobService,
     private readonly logger: Logger,
+    /** COLLECTION_QUEUE: a collection parent's own changes (its end) come from its queue's events. */
+    private readonly collections?: Queue,
   ) {}
 
   /** Number of open listeners (metrics and tests). */
@@ -53,11 +58,22 @@ export class JobEventHub {
     let watched = this.watched.get(id);
     if (!watched) this.watched.set(id, (watched = { listeners: new Set(), reading: false, lastReadAt: 0 }));
     watched.listeners.add(listener);
+    // A collection parent: its children's changes, and its own queue's, are its events.
+    const children = await this.jobs.collectionChildIds(id).catch(() => [] as string[]);
+    if (children.length && this.collections) {
+      this.collectionReader ??= this.open(this.collections).catch((err: unknown) => {
+        this.collectionReader = undefined;
+        throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      });
+      await this.collectionReader;
+      for (const child of children) this.parentOf.set(child, id);
+    }
     return () => {
       watched.listeners.delete(listener);
       if (watched.listeners.size === 0 && this.watched.get(id) === watched) {
         clearTimeout(watched.timer);
         this.watched.delete(id);
+        for (const child of children) if (this.parentOf.get(child) === id) this.parentOf.delete(child);
       }
     };
   }
@@ -71,37 +87,40 @@ export class JobEventHub {
       clearTimeout(w.timer);
       for (const listener of w.listeners) listener(undefined);
     }
-    const reader = await this.reader?.catch(() => undefined);
-    if (!reader) return;
-    await reader.events.close().catch(() => undefined);
-    await reader.connection.quit().catch(() => reader.connection.disconnect());
+    for (const pending of [this.reader, this.collectionReader]) {
+      const reader = await pending?.catch(() => undefined);
+      if (!reader) continue;
+      await reader.events.close().catch(() => undefined);
+      await reader.connection.quit().catch(() => reader.connection.disconnect());
+    }
   }
 
   private start(): Promise<{ events: QueueEvents; connection: Redis }> {
     if (this.closed) return Promise.reject(new ReelayError('service_unavailable', 'The gateway is stopping; reconnect to another.'));
-    this.reader ??= this.open().catch((err: unknown) => {
+    this.reader ??= this.open(this.queue).catch((err: unknown) => {
       this.reader = undefined; // the next stream tries again
       throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
     });
     return this.reader;
   }
 
-  private async open(): Promise<{ events: QueueEvents; connection: Redis }> {
+  private async open(queue: Queue): Promise<{ events: QueueEvents; connection: Redis }> {
     // Start after the stream's current last entry, read before the reader exists, so nothing between
     // the first listener's state read and the reader's first XREAD is lost.
-    const last = (await this.redis.xrevrange(this.queue.keys.events, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+    const last = (await this.redis.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
     // A blocking XREAD needs its own connection that waits out outages (BullMQ requires
     // maxRetriesPerRequest: null); it resumes from its last id when Redis is back. No command
     // timeout: the XREAD blocks for blockingTimeout on purpose, and a shorter timeout would cut it.
     const connection = this.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     connection.on('error', () => {}); // reported by the queue's own client; reconnects by itself
-    const events = new QueueEvents(this.queue.name, { connection, prefix: this.queue.opts.prefix, lastEventId: last, blockingTimeout: 5_000 });
+    const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: last, blockingTimeout: 5_000 });
     events.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'job events: redis connection problem'));
     for (const name of CHANGES) events.on(name, ({ jobId }: { jobId: string }) => this.changed(jobId, name === 'progress'));
     return { events, connection };
   }
 
-  private changed(id: string, progressOnly: boolean): void {
+  private changed(jobId: string, progressOnly: boolean): void {
+    const id = this.watched.has(jobId) ? jobId : (this.parentOf.get(jobId) ?? jobId);
     const watched = this.watched.get(id);
     if (!watched) return;
     if (watched.reading) return void (watched.again = progressOnly && watched.again !== 'status' ? 'progress' : 'status');

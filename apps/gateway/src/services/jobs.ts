@@ -4,7 +4,8 @@ import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ArtifactStore, StoredArtifact } from '@reelay/artifacts';
 import { jobEventId } from './job-event-id.js';
-import { cancelledJobKey, CancelledRecordSchema, JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type CancelledRecord, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
+import { collectionView, readChildren, type ChildView } from './collection-view.js';
+import { ChildRecordsSchema, collectionChildrenKey, cancelledJobKey, CancelledRecordSchema, JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type CancelledRecord, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
 
 export interface JobSnapshot {
   view: JobView;
@@ -21,7 +22,42 @@ export class JobService {
     private readonly webhooks?: Queue,
     /** Where the records of jobs cancelled while queued are kept (job-signals.ts); without it there are none. */
     private readonly redis?: Redis,
+    /** COLLECTION_QUEUE, where collection parents live (collection-view.ts); without it there are none. */
+    private readonly collections?: { queue: Queue; prefix?: string },
   ) {}
+
+  /** A collection parent by id, with its BullMQ state; undefined when the id is not one. */
+  private async findCollection(id: string): Promise<{ job: Job; state: string } | undefined> {
+    if (!this.collections || !JOB_ID_PATTERN.test(id)) return undefined;
+    try {
+      const state = await this.collections.queue.getJobState(id);
+      if (state === 'unknown') return undefined;
+      const job = await Job.fromId(this.collections.queue, id);
+      return job ? { job, state } : undefined;
+    } catch (err) {
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+    }
+  }
+
+  /** The child job ids of a collection parent (none for any other id): its event stream follows them too. */
+  async collectionChildIds(id: string): Promise<string[]> {
+    if (!this.collections || !this.redis || !JOB_ID_PATTERN.test(id)) return [];
+    if ((await this.collections.queue.getJobState(id)) === 'unknown') return [];
+    const raw = await this.redis.get(collectionChildrenKey(this.collections.prefix, id));
+    const records = raw ? ChildRecordsSchema.safeParse(JSON.parse(raw)) : undefined;
+    return records?.success ? records.data.flatMap((r) => (r.job_id ? [r.job_id] : [])) : [];
+  }
+
+  /** A collection's entries in entry order, from `offset`, at most `limit` (GET /api/v1/jobs/{id}/children). */
+  async children(id: string): Promise<ChildView[]> {
+    const found = await this.findCollection(id);
+    if (!found || !this.redis) throw new ReelayError('job_not_found', 'There is no collection job with this id.');
+    try {
+      return await readChildren(this.redis, this.queue, this.collections?.prefix, id);
+    } catch (err) {
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+    }
+  }
 
   /**
    * The job and its state. The state is read first: BullMQ writes a job's result before it marks it
@@ -68,6 +104,16 @@ export class JobService {
   /** The job with the id of its state in the event stream (job-event-id.ts). */
   async snapshot(id: string): Promise<JobSnapshot> {
     const found = await this.find(id);
+    const parent = found ? undefined : await this.findCollection(id);
+    if (parent) {
+      const children = this.redis ? await readChildren(this.redis, this.queue, this.collections?.prefix, id).catch((err: unknown) => {
+        throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      }) : [];
+      const view = collectionView(id, parent.job, parent.state, children);
+      if (parent.job.data.webhook_url) view.webhook = await this.webhook(id, parent.job.data.webhook_url);
+      const attempts = parent.job.attemptsStarted ?? 0;
+      return { view, eventId: jobEventId(view, attempts), attempts };
+    }
     if (!found) {
       const record = JOB_ID_PATTERN.test(id) ? await this.cancelled(id) : undefined;
       if (!record) throw new ReelayError('job_not_found', 'There is no job with this id.');

@@ -22,9 +22,10 @@ export function itemOf(result: ExtractResult, index: number) {
 }
 
 /** Extracts body.page_url and turns the request into a download of what the preset chooses. */
-export async function resolvePageUrl(extracts: ExtractService, body: DownloadRequest, options: { signal?: AbortSignal; fresh?: boolean } = {}): Promise<Resolved> {
-  const { page_url: pageUrl, item: index = 0, quality, audio_only: audioOnly, ...rest } = body;
-  const { result } = await extracts.extract(pageUrl!, options.signal, { fresh: options.fresh });
+export async function resolvePageUrl(extracts: ExtractService, body: DownloadRequest, options: { signal?: AbortSignal; fresh?: boolean; result?: ExtractResult } = {}): Promise<Resolved> {
+  const { page_url: pageUrl, item: index = 0, quality, audio_only: audioOnly, entries, bundle, archive, ...rest } = body;
+  if (entries !== undefined || bundle !== undefined || archive !== undefined) throw new ReelayError('invalid_request', 'entries, bundle and archive are for a collection, and page_url names a single page.');
+  const result = options.result ?? (await extracts.extract(pageUrl!, options.signal, { fresh: options.fresh })).result;
   const item = itemOf(result, index);
   const choice = chooseSource(item, { quality, audio_only: audioOnly, format: body.format });
   if (choice.kind === 'none') {

@@ -1,0 +1,41 @@
+// A collection's ZIP bundle: the completed children's artifacts, in entry order, named
+// `NNN - <title>.<ext>`, written streaming (yazl: stored, not deflated, as media is compressed
+// already; ZIP64 wherever a size or offset needs it) into a temporary file, then put into the store.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { ZipFile } from 'yazl';
+import type { ArtifactMeta, ArtifactStore } from '@reelay/artifacts';
+import { bundleEntryNames, mediaFilename } from '@reelay/contracts';
+
+export interface BundleEntry {
+  index: number;
+  title?: string;
+  job_id: string;
+}
+
+/** Writes the bundle of `entries` (those whose artifact is gone are left out); undefined when none is left. */
+export async function writeBundle(store: ArtifactStore, id: string, title: string, entries: BundleEntry[], expiresAt: number): Promise<ArtifactMeta | undefined> {
+  const present = (await Promise.all(entries.map(async (e) => ({ e, stored: await store.get(e.job_id) })))).filter((x) => x.stored !== undefined);
+  if (present.length === 0) return undefined;
+  const names = bundleEntryNames(present.map(({ e, stored }) => ({ index: e.index, title: e.title, ext: path.extname(stored!.meta.filename).slice(1) })));
+  const dir = await store.makeTempDir(id);
+  try {
+    const file = path.join(dir, 'bundle.zip');
+    const zip = new ZipFile();
+    const failed = new Promise<never>((_, reject) => zip.on('error', reject));
+    present.forEach(({ e, stored }, i) => {
+      zip.addReadStreamLazy(names[i], { compress: false, size: stored!.meta.size }, (cb) => {
+        store.open(e.job_id).then(
+          (stream) => (stream ? cb(null, stream) : cb(new Error(`the artifact of entry ${e.index} is gone`))),
+          (err: unknown) => cb(err as Error),
+        );
+      });
+    });
+    zip.end();
+    await Promise.race([pipeline(zip.outputStream, fs.createWriteStream(file)), failed]);
+    return await store.put(id, file, { filename: mediaFilename(title.trim() || 'collection', 'zip'), content_type: 'application/zip', expires_at: expiresAt });
+  } finally {
+    await store.removeTempDir(dir).catch(() => undefined);
+  }
+}

@@ -1,0 +1,105 @@
+// Benchmark: a collection download (DESIGN.md "Collections") against yt-dlp fetching the same files.
+// A podcast feed of BENCH_COLLECTION_FILES (12) audio files of ~3.5 MB each on the slow origin
+// (bench/slow-origin.mjs: 40 ms before each answer, 2 MB/s per connection); rounds alternate:
+// reelay (POST collection_url with the default settings → the parent completed) and
+// `yt-dlp` given the same 12 file URLs. Targets (issue 22): reelay ≤ 0.4× yt-dlp; the parent's own
+// overhead (wall time not covered by any child's processing, over the wall time) < 5 %.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dumpLogs, makeOnce, percentile, run, sleep, startStack } from './jobs.mjs';
+import { fmt, formatLoad, requireTool, startSlowOrigin } from './lib.mjs';
+
+const ROUNDS = Number(process.env.BENCH_COLLECTION_ROUNDS ?? 3);
+const FILES = Number(process.env.BENCH_COLLECTION_FILES ?? 12);
+const SECONDS = Number(process.env.BENCH_COLLECTION_SECONDS ?? 220); // 128 kbit/s: ~3.5 MB
+const TARGETS = { ratio: 0.4, overhead: 0.05 };
+const median = (xs) => percentile(xs, 50);
+
+/** Union length of [start, end] intervals (ms). */
+function covered(intervals) {
+  let total = 0;
+  let until = -Infinity;
+  for (const [s, e] of [...intervals].sort((a, b) => a[0] - b[0])) {
+    if (e <= until) continue;
+    total += e - Math.max(s, until);
+    until = e;
+  }
+  return total;
+}
+
+async function json(base, route, init) {
+  const res = await fetch(`${base}${route}`, init);
+  const body = await res.json();
+  if (!body.success) throw new Error(`${route}: ${JSON.stringify(body.error)}`);
+  return body.data;
+}
+
+export async function benchCollection() {
+  for (const [tool, hint] of [['ffmpeg', 'apt-get install ffmpeg'], ['redis-server', 'apt-get install redis-server'], ['yt-dlp', 'apt-get install yt-dlp']]) requireTool(tool, hint);
+  const loadStart = os.loadavg();
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-coll-'));
+  const logs = { gateway: path.join(scratch, 'gateway.log'), worker: path.join(scratch, 'worker.log') };
+  const times = { reelay: [], ytdlp: [], overhead: [] };
+  let stack;
+  let slow;
+  try {
+    stack = await startStack(scratch, logs);
+    const dir = path.join(stack.filesDir, `feed-${FILES}-${SECONDS}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.chmodSync(dir, 0o755);
+    const one = path.join(dir, 'ep.m4a');
+    await makeOnce(one, ['-f', 'lavfi', '-i', `anoisesrc=d=${SECONDS}:c=pink:r=44100`, '-c:a', 'aac', '-b:a', '128k', '-f', 'mp4']);
+    for (let i = 1; i <= FILES; i++) if (!fs.existsSync(path.join(dir, `ep${i}.m4a`))) fs.copyFileSync(one, path.join(dir, `ep${i}.m4a`));
+    slow = await startSlowOrigin(stack.filesDir);
+    const url = (name) => `http://127.0.0.1:${slow.port}/${path.basename(dir)}/${name}`;
+    const items = Array.from({ length: FILES }, (_, i) => `<item><title>Episode ${i + 1}</title><guid isPermaLink="false">ep-${i + 1}</guid><enclosure url="${url(`ep${i + 1}.m4a`)}" type="audio/mp4"/></item>`);
+    fs.writeFileSync(path.join(dir, 'feed.html'), `<?xml version="1.0"?><rss version="2.0"><channel><title>Bench feed</title>${items.join('')}</channel></rss>`);
+    fs.chmodSync(path.join(dir, 'feed.html'), 0o644);
+    await stack.startWorker({ LOG_LEVEL: 'info' });
+    const size = fs.statSync(one).size;
+    console.log(`\n## collection download (${FILES} files of ${fmt(size / 1e6, 1)} MB, ${ROUNDS} rounds)`);
+    console.log(slow.params);
+    const ytdlpDir = path.join(scratch, 'ytdlp');
+    for (let round = 0; round < ROUNDS; round++) {
+      fs.rmSync(ytdlpDir, { recursive: true, force: true });
+      fs.mkdirSync(ytdlpDir);
+      const y = await run('yt-dlp', ['--no-config', '--no-cache-dir', '--quiet', '--no-progress', '--no-part', '-o', path.join(ytdlpDir, '%(title)s-%(autonumber)s.%(ext)s'), ...Array.from({ length: FILES }, (_, i) => url(`ep${i + 1}.m4a`))], { timeoutMs: 900_000 });
+      times.ytdlp.push(y.ms);
+      // A fresh feed URL each round (a query), so no request reuses the last round's jobs.
+      const t0 = Date.now();
+      const started = await json(stack.base, '/api/v1/download', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ collection_url: `${url('feed.html')}?round=${round}` }) });
+      let parent;
+      for (;;) {
+        parent = await json(stack.base, `/api/v1/jobs/${started.job_id}`);
+        if (['completed', 'failed', 'cancelled'].includes(parent.status)) break;
+        await sleep(50);
+      }
+      const wall = Date.now() - t0;
+      if (parent.status !== 'completed' || parent.entries.completed !== FILES) throw new Error(`the collection ended ${parent.status}: ${JSON.stringify(parent.entries)}`);
+      const children = (await json(stack.base, `/api/v1/jobs/${started.job_id}/children`)).children;
+      const spans = await Promise.all(children.map(async (c) => {
+        const j = await json(stack.base, `/api/v1/jobs/${c.job_id}`);
+        return [Date.parse(j.started_at), Date.parse(j.finished_at)];
+      }));
+      times.reelay.push(wall);
+      times.overhead.push((wall - covered(spans)) / wall);
+    }
+    const ratio = median(times.reelay) / median(times.ytdlp);
+    const overhead = median(times.overhead);
+    console.log(`yt-dlp, ${FILES} URLs one by one: median ${fmt(median(times.ytdlp) / 1000, 2)} s (${times.ytdlp.map((t) => fmt(t / 1000, 2)).join(', ')})`);
+    console.log(`reelay collection (POST → parent completed): median ${fmt(median(times.reelay) / 1000, 2)} s (${times.reelay.map((t) => fmt(t / 1000, 2)).join(', ')})`);
+    console.log(`ratio collection/yt-dlp: ${fmt(ratio, 2)} (target ≤ ${TARGETS.ratio}: ${ratio <= TARGETS.ratio ? 'met' : 'NOT met'})`);
+    console.log(`parent overhead (wall not covered by a child's processing): ${fmt(overhead * 100, 1)} % (target < ${TARGETS.overhead * 100} %: ${overhead < TARGETS.overhead ? 'met' : 'NOT met'})`);
+    console.log(`load average before / after: ${formatLoad(loadStart)} → ${formatLoad(os.loadavg())}`);
+  } catch (err) {
+    dumpLogs(logs);
+    throw err;
+  } finally {
+    if (slow?.child) slow.child.kill();
+    await stack?.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchCollection();
