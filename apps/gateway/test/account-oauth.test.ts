@@ -195,6 +195,20 @@ describe('attacks on the flow', () => {
     expectError(await agent.get(`/account/oauth/test/callback?code=x`), 400, 'invalid_request');
   });
 
+  test('a browser whose sign-in fails lands back on the settings page with the reason, not on JSON', async () => {
+    const agent = browser();
+    const res = await agent.get('/account/oauth/test/callback?code=x').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
+    expect(res.status).toBe(303);
+    const location = new URL(res.headers.location, PUBLIC_URL);
+    expect(location.pathname).toBe('/settings/api-keys');
+    const reason = new URLSearchParams(location.hash.slice(1));
+    expect(reason.get('sign-in-error')).toBe('invalid_request');
+    expect(reason.get('message')).toMatch(/./);
+    // Not signed in by it; an API client asking for JSON still gets the envelope.
+    expectError(await agent.get('/account/me'), 401, 'not_signed_in');
+    expectError(await agent.get('/account/oauth/test/callback?code=x').set('Accept', 'application/json'), 400, 'invalid_request');
+  });
+
   test('an authorization code cannot be replayed, neither with its flow nor with a fresh one', async () => {
     const sub = idpUser(uniqueEmail(), true);
     const agent = browser();

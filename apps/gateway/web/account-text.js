@@ -12,6 +12,7 @@ export const text = {
   resetButton: 'Set password',
   resetDone: 'Your password is set and every session was signed out. Sign in with the new password.',
   verifyDone: 'Your e-mail address is confirmed.',
+  signInFailed: 'Signing in with that provider did not work; try again.',
   unverified: 'Your e-mail address is not confirmed yet: open the link we mailed you to create keys.',
   resend: 'Mail the link again',
   resent: 'A new link is on its way.',

@@ -71,6 +71,13 @@ export async function signedOutExtras(status) {
 
 /** Acts on a mailed link in the address: confirms the address, or shows the new-password form. */
 export async function handleMailedLink(status) {
+  // A social sign-in that failed sends the browser back here with the reason in the fragment.
+  const returned = new URLSearchParams(location.hash.slice(1));
+  if (returned.has('sign-in-error')) {
+    history.replaceState(null, '', location.pathname + location.search);
+    say(status, returned.get('message') || text.signInFailed, 'error');
+    return;
+  }
   const link = takeLinkToken();
   if (!link) return;
   if (link.kind === 'verify') {

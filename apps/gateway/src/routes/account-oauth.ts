@@ -154,6 +154,33 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
     return account;
   }
 
+  /** The provider sent the browser back: check the flow, then sign in (making the account) or link. */
+  async function callback(req: Request, res: Response): Promise<void> {
+    const p = provider(req);
+    await limits.oauth.charge(req.ip).catch(limited);
+    const state = typeof req.query.state === 'string' ? req.query.state : '';
+    const cookie = readCookie(req, FLOW_COOKIE) ?? '';
+    res.clearCookie(FLOW_COOKIE, { httpOnly: true, sameSite: 'lax', path: FLOW_COOKIE_PATH, secure: req.secure });
+    if (!state || !cookie || !sameValue(state, cookie)) throw badFlow();
+    const flow = await flows.take(state);
+    if (!flow || flow.provider !== p.id) throw badFlow();
+    if (flow.link_account_id) {
+      // Linking: the browser must still be signed in as the account that asked.
+      const current = await sessions.get(readCookie(req, SESSION_COOKIE));
+      if (current?.account_id !== flow.link_account_id) throw badFlow();
+      const profile = await finish(req, p, state, flow);
+      const owner = await identities.owner(p.id, profile.subject);
+      if (owner && owner.id !== current.account_id) throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
+      await link({ id: current.account_id, email: current.email }, p, profile);
+      res.redirect(302, flow.return_to);
+      return;
+    }
+    const profile = await finish(req, p, state, flow);
+    const account = await accountFor(p, profile);
+    await startSession(sessions, req, res, account);
+    res.redirect(302, flow.return_to);
+  }
+
   return [
     {
       method: 'get',
@@ -194,6 +221,10 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       query: { code: 'From the provider', state: 'From the provider; must match this browser’s flow' },
       responses: {
         302: { description: 'Signed in (or linked): to the return_to path', headers: { Location: 'A path of this app' } },
+        303: {
+          description: 'A browser (HTML preferred over JSON) whose sign-in failed: back to the settings page, the reason in the fragment (#sign-in-error=CODE&message=…); other clients get the error envelope below',
+          headers: { Location: '/settings/api-keys#sign-in-error=…' },
+        },
         400: error('invalid_request: no flow of this browser, state mismatch, used or expired flow, or no e-mail address shared'),
         401: error('invalid_credentials: the provider refused, or the code, PKCE verifier, nonce or ID token did not check out'),
         ...UNKNOWN_PROVIDER,
@@ -204,28 +235,14 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       },
       before: [noStore],
       handler: async (req, res) => {
-        const p = provider(req);
-        await limits.oauth.charge(req.ip).catch(limited);
-        const state = typeof req.query.state === 'string' ? req.query.state : '';
-        const cookie = readCookie(req, FLOW_COOKIE) ?? '';
-        res.clearCookie(FLOW_COOKIE, { httpOnly: true, sameSite: 'lax', path: FLOW_COOKIE_PATH, secure: req.secure });
-        if (!state || !cookie || !sameValue(state, cookie)) throw badFlow();
-        const flow = await flows.take(state);
-        if (!flow || flow.provider !== p.id) throw badFlow();
-        if (flow.link_account_id) {
-          // Linking: the browser must still be signed in as the account that asked.
-          const current = await sessions.get(readCookie(req, SESSION_COOKIE));
-          if (current?.account_id !== flow.link_account_id) throw badFlow();
-          const profile = await finish(req, p, state, flow);
-          const owner = await identities.owner(p.id, profile.subject);
-          if (owner && owner.id !== current.account_id) throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
-          await link({ id: current.account_id, email: current.email }, p, profile);
-          return res.redirect(302, flow.return_to);
+        try {
+          await callback(req, res);
+        } catch (err) {
+          // A person's browser lands back in the app with the reason, never on a page of raw JSON; the
+          // fragment stays in the browser, so the reason reaches no server log.
+          if (!(err instanceof ReelayError) || req.accepts(['application/json', 'text/html']) !== 'text/html') throw err;
+          res.redirect(303, `/settings/api-keys#${new URLSearchParams({ 'sign-in-error': err.code, message: err.message })}`);
         }
-        const profile = await finish(req, p, state, flow);
-        const account = await accountFor(p, profile);
-        await startSession(sessions, req, res, account);
-        res.redirect(302, flow.return_to);
       },
     },
     {
