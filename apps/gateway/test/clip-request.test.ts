@@ -56,7 +56,7 @@ describe('a clip at request time', () => {
     const payload = await payloadOf(await post({ url: `${base}/known.mp4`, clip: { start: 1.23456, end: 3 } }));
     expect(payload).toMatchObject({ operation: 'convert', format: 'mp4', clip: { start: 1.235, end: 3, mode: 'fast' }, duration: 6 });
     const view = await request(gw.app).get(`/api/v1/jobs/${payload.id}`);
-    expect(view.body.data.clip).toEqual({ start: 1.235, end: 3, mode: 'fast' });
+    expect(view.body.data.clip).toEqual({ start: 1.235, end: 3, mode: 'fast', method: 'copy' });
   });
 
   test('with an end past the known end of the media is cut there', async () => {
