@@ -66,7 +66,7 @@ describe('the OpenAPI document', () => {
   test("documents the artifact's 206 and the types a job writes", () => {
     const artifact = doc.paths['/api/v1/jobs/{id}/artifact'].get.responses;
     expect(Object.keys(artifact)).toEqual(expect.arrayContaining(['200', '206', '404', '409', '410', '416']));
-    expect(Object.keys(artifact['200'].content ?? {}).sort()).toEqual(['application/x-subrip', 'audio/mp4', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'text/vtt', 'video/mp4', 'video/webm', 'video/x-matroska']);
+    expect(Object.keys(artifact['200'].content ?? {}).sort()).toEqual(['application/x-subrip', 'application/zip', 'audio/mp4', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'text/vtt', 'video/mp4', 'video/webm', 'video/x-matroska']);
   });
 
   test('documents subtitle tracks on media items and the languages a download embeds', () => {
