@@ -105,6 +105,9 @@ export class SubscriptionChecker {
  * runs one; the scheduler's single delayed job goes to one of them. Its connection is its own, one
  * that waits through a Redis outage (the gateway's client fails fast).
  */
+/** How long a stop waits for BullMQ's close before dropping the checks' connection. */
+const CLOSE_WAIT_MS = 3_000;
+
 export function startSubscriptionChecks(checker: SubscriptionChecker, options: { redis: Redis; prefix?: string; logger: Logger; concurrency?: number }): { worker: Worker; close(): Promise<void> } {
   const connection = options.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
   connection.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'subscription checks: redis connection problem'));
@@ -117,7 +120,17 @@ export function startSubscriptionChecks(checker: SubscriptionChecker, options: {
   return {
     worker,
     close: async () => {
-      await worker.close();
+      // With Redis gone BullMQ's close waits for it forever (this connection retries without end):
+      // give it a few seconds, then drop the connection, so a gateway always stops.
+      let timer: NodeJS.Timeout | undefined;
+      const gaveUp = new Promise<'gave up'>((resolve) => (timer = setTimeout(() => resolve('gave up'), CLOSE_WAIT_MS)));
+      const outcome = await Promise.race([worker.close().then(() => 'closed' as const), gaveUp]);
+      clearTimeout(timer);
+      if (outcome === 'gave up') {
+        options.logger.warn('subscription checks: Redis did not answer the close; dropping the connection');
+        connection.disconnect();
+        return;
+      }
       await connection.quit().catch(() => connection.disconnect());
     },
   };
