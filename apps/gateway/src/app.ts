@@ -165,7 +165,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
   const events = new JobEventHub(queue, redis, jobs, logger, collectionQueue);
   // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
-  const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue] }) : undefined;
+  const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue], prefix: clientJobsPrefix(deps.queuePrefix) }) : undefined;
   const downloads = new DownloadService({
     sources,
     queue,
@@ -311,4 +311,12 @@ function ytdlpOptions(config: Config, egress: Egress, logger: Logger): YtdlpOpti
 
 export function createApp(deps: GatewayDeps): Express {
   return createGateway(deps).app;
+}
+
+/**
+ * Each deployment's job slots beside its queues: a client's ids are pruned against this queue prefix's
+ * jobs, so slots shared across prefixes would count another deployment's jobs as never enqueued.
+ */
+function clientJobsPrefix(queuePrefix: string | undefined): string | undefined {
+  return queuePrefix && queuePrefix !== 'bull' ? `reelay:${queuePrefix}:client-jobs:` : undefined;
 }

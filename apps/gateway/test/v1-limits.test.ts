@@ -161,7 +161,7 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
       await eventually(async () => expect(release.has(third)).toBe(true), 5000);
       release.get(third)!(false);
       await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${third}`)).body.data.status).toMatch(/completed|expired/), 5000);
-      const key = `reelay:client-jobs:${ip}`;
+      const key = `reelay:${prefix}:client-jobs:${ip}`; // each deployment's (queue prefix's) slots
       await a.redis.zadd(key, Date.now() - 1000, 'never-enqueued-job-id-000000');
       expectError(await convert(b, ip, 'fifth'), 429, 'too_many_jobs');
       await a.redis.zadd(key, Date.now() - 61_000, 'never-enqueued-job-id-000000');
