@@ -14,9 +14,22 @@ export interface BundleEntry {
   job_id: string;
 }
 
-/** Writes the bundle of `entries` (those whose artifact is gone are left out); undefined when none is left. */
-export async function writeBundle(store: ArtifactStore, id: string, title: string, entries: BundleEntry[], expiresAt: number): Promise<ArtifactMeta | undefined> {
-  const present = (await Promise.all(entries.map(async (e) => ({ e, stored: await store.get(e.job_id) })))).filter((x) => x.stored !== undefined);
+/**
+ * Writes the bundle of `entries` (those whose artifact is gone are left out); undefined when none is
+ * left. The bundle is an artifact like any other, so it holds at most `maxBytes` (MAX_MEDIA_BYTES):
+ * entries are taken in order while they fit, and the rest stay downloadable as their own jobs'
+ * artifacts (`left_out` counts them).
+ */
+export async function writeBundle(store: ArtifactStore, id: string, title: string, entries: BundleEntry[], expiresAt: number, maxBytes = Infinity): Promise<(ArtifactMeta & { left_out: number }) | undefined> {
+  const found = (await Promise.all(entries.map(async (e) => ({ e, stored: await store.get(e.job_id) })))).filter((x) => x.stored !== undefined);
+  let total = 0;
+  const present = found.filter(({ stored }) => {
+    // A ZIP's own headers add well under a kilobyte an entry; counted generously.
+    const cost = stored!.meta.size + 1024;
+    if (total + cost > maxBytes) return false;
+    total += cost;
+    return true;
+  });
   if (present.length === 0) return undefined;
   const names = bundleEntryNames(present.map(({ e, stored }) => ({ index: e.index, title: e.title, ext: path.extname(stored!.meta.filename).slice(1) })));
   const dir = await store.makeTempDir(id);
@@ -34,7 +47,8 @@ export async function writeBundle(store: ArtifactStore, id: string, title: strin
     });
     zip.end();
     await Promise.race([pipeline(zip.outputStream, fs.createWriteStream(file)), failed]);
-    return await store.put(id, file, { filename: mediaFilename(title.trim() || 'collection', 'zip'), content_type: 'application/zip', expires_at: expiresAt });
+    const meta = await store.put(id, file, { filename: mediaFilename(title.trim() || 'collection', 'zip'), content_type: 'application/zip', expires_at: expiresAt });
+    return { ...meta, left_out: found.length - present.length };
   } finally {
     await store.removeTempDir(dir).catch(() => undefined);
   }

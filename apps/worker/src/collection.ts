@@ -9,6 +9,8 @@ import type { Logger } from '@reelay/observability';
 import { writeBundle, type BundleEntry } from './bundle.js';
 
 export interface CollectionProcessorDeps {
+  /** The ZIP bundle's bound (MAX_MEDIA_BYTES). */
+  maxBundleBytes?: number;
   redis: Redis;
   prefix?: string;
   logger: Logger;
@@ -54,7 +56,8 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
     }
     const result: CollectionResult = { completed, failed: records.length - completed - skipped, skipped };
     if (payload.bundle === 'zip' && bundled.length) {
-      const meta = await writeBundle(deps.artifacts, payload.id, payload.title, bundled, Date.now() + deps.artifactTtlSeconds * 1000);
+      const meta = await writeBundle(deps.artifacts, payload.id, payload.title, bundled, Date.now() + deps.artifactTtlSeconds * 1000, deps.maxBundleBytes);
+      if (meta?.left_out) deps.logger.warn({ jobId: job.id, leftOut: meta.left_out }, 'collection bundle: entries past MAX_MEDIA_BYTES left out of the ZIP');
       if (meta) result.artifact = { filename: meta.filename, content_type: meta.content_type, size: meta.size, expires_at: meta.expires_at };
     }
     deps.logger.info({ jobId: job.id, ...result }, 'collection finished');

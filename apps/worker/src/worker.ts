@@ -218,7 +218,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => webhooks.close());
     // Collection parents: each runs once its children are done (a flow), needs no ffmpeg, and so is
     // taken like deliveries; a killed worker's parent returns to the queue when its lock lapses.
-    const collections = new Worker(COLLECTION_QUEUE, createCollectionProcessor({ redis: queueConnection, prefix: deps.prefix, logger: logger.child({ component: 'collections' }), artifacts, artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS }), {
+    const collections = new Worker(COLLECTION_QUEUE, createCollectionProcessor({ redis: queueConnection, prefix: deps.prefix, logger: logger.child({ component: 'collections' }), artifacts, artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS, maxBundleBytes: config.MAX_MEDIA_BYTES }), {
       connection,
       prefix: deps.prefix,
       concurrency: 4,
