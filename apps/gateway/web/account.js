@@ -216,7 +216,7 @@ export async function accountPanel(me, status, onGone) {
     verify,
     el('h3', {}, text.linkedTitle),
     methods,
-    passkeys && passkeysSupported() ? await passkeyList(status, refresh).catch(() => null) : null,
+    passkeys && passkeysSupported() ? await passkeyList(status, refresh).catch(() => '') : '',
     el('h3', {}, text.sessionsTitle),
     sessionList,
     endOthers,
