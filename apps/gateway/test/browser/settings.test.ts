@@ -171,7 +171,7 @@ describeBrowser('the API key settings page', () => {
 
   test('signing out shows the forms; a wrong password is refused readably; signing in again works', async () => {
     await signedIn();
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     const login = page.getByRole('form', { name: 'Sign in' });
     await login.waitFor();
     await login.getByLabel('E-mail').fill(email);
