@@ -27,7 +27,7 @@ describeBrowser('the front page and the 404 page pass the audit', () => {
   });
 
   async function extract(url: string): Promise<void> {
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     const field = page.getByLabel('Page or media URL');
     await field.fill(url);
     await field.press('Enter');
@@ -37,7 +37,7 @@ describeBrowser('the front page and the 404 page pass the audit', () => {
   }
 
   test('idle, after an extract, and with a finished job', async () => {
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     const problems = await auditPage(page, 'front-idle');
 
     await extract(stack.origin.url('/watch.html'));
