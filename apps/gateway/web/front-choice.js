@@ -50,14 +50,15 @@ export function showCollection(panel, info, onDownload) {
     if (picked.length) onDownload(picked.length === entries.length && total === entries.length ? 'all' : picked, pickButton);
   });
   allButton.addEventListener('click', () => onDownload('all', allButton));
-  panel.replaceChildren(
+  const parts = [
     el('h2', { id: 'choice-title' }, info.title || t('front:collection')),
     el('p', { class: 'muted' }, t(`front:kind${kindName(info.collection?.kind)}`), ' · ', t('front:entryCount', { count: total })),
     total > entries.length ? el('p', { class: 'hint' }, t('front:firstEntries', { shown: formatNumber(entries.length), total: formatNumber(total) })) : null,
     el('div', { class: 'choice-tools' }, toggle),
     el('fieldset', { class: 'entries' }, el('legend', { class: 'visually-hidden' }, t('front:pickLegend')), list),
     el('div', { class: 'choice-actions' }, pickButton, allButton),
-  );
+  ];
+  panel.replaceChildren(...parts.filter((part) => part !== null));
   panel.hidden = false;
 }
 

@@ -62,6 +62,14 @@ export class Queue {
       this.save();
       this.render();
     });
+    // The time left moves on between events (and grows while a job stalls): say it anew every few seconds.
+    setInterval(() => {
+      for (const entry of this.entries) {
+        if (entry.status !== 'processing' || entry.kind === 'record') continue;
+        const line = this.rows.get(entry.id)?.querySelector('.job-status');
+        if (line) line.textContent = this.statusText(entry);
+      }
+    }, 3000);
     // Another tab added or finished a download: show the same queue.
     window.addEventListener('storage', (event) => {
       if (event.key !== STORAGE_KEY) return;
@@ -196,7 +204,7 @@ export class Queue {
     const row = el(
       'li',
       { class: 'card job', 'data-job-id': entry.id, 'data-status': entry.status },
-      el('div', { class: 'job-head' }, el('strong', { id: `${id}-title`, class: 'job-title' }, entry.title), el('span', { class: 'badge', 'data-status': entry.status }, t(`front:status${entry.status.charAt(0).toUpperCase()}${entry.status.slice(1)}`))),
+      el('div', { class: 'job-head' }, el('strong', { id: `${id}-title`, class: 'job-title' }, entry.title), el('span', { class: 'badge', 'data-status': entry.status }, badgeText(entry))),
       bar,
       el('p', { id: `${id}-status`, class: 'job-status', 'data-kind': kind }, statusText),
       this.actions(entry),
@@ -288,6 +296,12 @@ export class Queue {
       button.disabled = false;
     }
   }
+}
+
+/** The badge's word: the status, and "Recording" for a recording that runs. @param {Entry} entry */
+function badgeText(entry) {
+  if (entry.kind === 'record' && entry.status === 'processing') return t('front:statusRecording');
+  return t(`front:status${entry.status.charAt(0).toUpperCase()}${entry.status.slice(1)}`);
 }
 
 /** Hands a same-origin URL to the browser's own download (streamed to disk, never held here). */

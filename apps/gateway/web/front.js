@@ -100,7 +100,7 @@ async function busy(button, work) {
     await ready;
     await work();
   } catch (err) {
-    say(status, err.message, 'error');
+    say(status, err.code === 'network_error' ? t('front:offline') : err.message, 'error');
   } finally {
     button.disabled = false;
   }
