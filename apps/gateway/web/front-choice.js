@@ -56,7 +56,8 @@ export function showCollection(panel, info, onDownload) {
     total > entries.length ? el('p', { class: 'hint' }, t('front:firstEntries', { shown: formatNumber(entries.length), total: formatNumber(total) })) : null,
     el('div', { class: 'choice-tools' }, toggle),
     el('fieldset', { class: 'entries' }, el('legend', { class: 'visually-hidden' }, t('front:pickLegend')), list),
-    el('div', { class: 'choice-actions' }, pickButton, allButton),
+    // "All" differs from every listed entry only when the collection has more than this page lists.
+    el('div', { class: 'choice-actions' }, pickButton, total > entries.length ? allButton : null),
   ];
   panel.replaceChildren(...parts.filter((part) => part !== null));
   panel.hidden = false;
