@@ -89,6 +89,11 @@ export class Queue {
 
   /** Shows the stored queue and reattaches to the event streams of the jobs still running. */
   start() {
+    // A finished job's file is kept only so long (ARTIFACT_TTL_SECONDS): past its time, say so.
+    for (const entry of this.entries) {
+      if (entry.status === 'completed' && entry.artifact && Date.parse(entry.artifact.expires_at) < Date.now()) entry.status = 'expired';
+    }
+    this.save();
     this.render();
     this.followRunning();
   }
@@ -133,7 +138,11 @@ export class Queue {
           this.update(entry.id, job);
           if (!TERMINAL.has(job.status)) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 2000);
         })
-        .catch((err) => this.patch(entry.id, { status: 'failed', error: err.status === 404 ? t('front:jobUnknown') : err.message }));
+        .catch((err) => {
+          // Offline or the server restarting: the job may well be running; look again later.
+          if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
+          else this.patch(entry.id, { status: 'failed', error: err.status === 404 ? t('front:jobUnknown') : err.message });
+        });
     });
   }
 

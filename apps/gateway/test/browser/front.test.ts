@@ -194,6 +194,19 @@ describeBrowser('the front page', () => {
     expect(await auditPage(page, 'front-error')).toEqual([]);
   });
 
+  test('a stored download whose file has passed its time says it expired, and offers no dead link', async () => {
+    await page.goto(`${stack.served.base}/`);
+    const old = { id: 'gone-job', title: 'Old talk', kind: 'job', status: 'completed', created: 1, artifact: { url: '/api/v1/jobs/gone-job/artifact', filename: 'Old talk.mp4', size: 10, expires_at: '2020-01-01T00:00:00Z' } };
+    await page.evaluate(`localStorage.setItem('reelay-queue', ${JSON.stringify(JSON.stringify([old]))})`);
+    await page.reload();
+    const row = queueRow('Old talk');
+    await row.locator('.badge', { hasText: 'Expired' }).waitFor();
+    await expect(row.getByRole('link').count()).resolves.toBe(0);
+    await row.getByRole('button', { name: 'Remove “Old talk” from the list' }).click();
+    await expect(page.locator('#queue').isHidden()).resolves.toBe(true);
+    await expect(page.evaluate("localStorage.getItem('reelay-queue')")).resolves.toBe('[]');
+  });
+
   test('a German browser gets the page in German', async () => {
     const context = await page.context().browser()!.newContext({ locale: 'de-DE' });
     try {
