@@ -123,11 +123,16 @@ async function start(link) {
     showLive(choice, info, (button) => busy(button, () => record(info, live, title)));
     return;
   }
-  await downloadPage(link, title);
+  // A gallery: the first item in one action; the rest are a click away under More options.
+  const others = (info.media?.length ?? 1) - 1;
+  await downloadPage(link, title, others > 0 ? t('front:otherItems', { count: others }) : '');
 }
 
-/** One-step download of the page; a stream goes to the browser's downloads, a job to the queue. */
-async function downloadPage(link, title) {
+/**
+ * One-step download of the page; a stream goes to the browser's downloads, a job to the queue.
+ * `note` is said after the outcome (that the page has more items).
+ */
+async function downloadPage(link, title, note) {
   const fields = preset();
   say(status, t('front:starting', { title }));
   // Only the first byte is asked for: if the answer is a stream, its bytes come again by the link
@@ -143,7 +148,7 @@ async function downloadPage(link, title) {
   if (res.status === 202) {
     const accepted = (await res.json()).data;
     queue.add({ id: accepted.job_id, title, kind: 'job', status: accepted.status });
-    say(status, t('front:jobStarted', { title }));
+    say(status, [t('front:jobStarted', { title }), note].filter(Boolean).join(' '));
     return;
   }
   if (!res.ok) throw await errorOf(res);
@@ -153,7 +158,7 @@ async function downloadPage(link, title) {
   for (const [name, value] of Object.entries(fields)) query.set(name, String(value));
   saveLink(`/api/v1/download/stream?${query}`, filename);
   queue.add({ id: `direct-${Date.now().toString(36)}`, title, kind: 'direct', status: 'saved', filename });
-  say(status, t('front:savingStarted', { filename: filename ?? title }), 'success');
+  say(status, [t('front:savingStarted', { filename: filename ?? title }), note].filter(Boolean).join(' '), 'success');
 }
 
 async function downloadCollection(link, title, entries) {

@@ -23,6 +23,9 @@ describeBrowser('the front page', () => {
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     origin.body('/watch.html', `<!doctype html><html><head><title>Test card</title></head><body>
       <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`, 'text/html');
+    origin.body('/two.html', `<!doctype html><html><head><title>Two clips</title></head><body>
+      <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video>
+      <video><source src="/media/held.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"></video></body></html>`, 'text/html');
     // A merge whose video the origin holds back: the job stays processing until it is cancelled.
     const video = fs.readFileSync(media.videoOnlyMp4);
     origin.route('/media/held.mp4', (_req, res) => {
@@ -80,6 +83,15 @@ describeBrowser('the front page', () => {
     await queueRow('Test card').locator('.job-status', { hasText: 'Test card.mp4' }).waitFor();
     problems.push(...(await auditPage(page, 'front-saved')));
     expect(problems).toEqual([]);
+  });
+
+  test('a page with several items saves the first and says where the others are', async () => {
+    await page.goto(`${stack.served.base}/`);
+    const download = page.waitForEvent('download');
+    await submit(stack.origin.url('/two.html'));
+    expect(sha(await bytesOf(await download))).toBe(sha(fs.readFileSync(stack.media.muxedMp4)));
+    await page.getByRole('status').filter({ hasText: 'This page has 1 more item: choose it under More options.' }).waitFor();
+    await expect(page.getByRole('link', { name: /^More options: / }).getAttribute('href')).resolves.toBe(`/advanced?u=${encodeURIComponent(stack.origin.url('/two.html'))}`);
   });
 
   test('/?u= downloads at once and leaves the address clean, so a reload does not download again', async () => {
