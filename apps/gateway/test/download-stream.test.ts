@@ -63,3 +63,13 @@ test('an unknown parameter, a repeated one, or a bad value is 400 naming it; a p
   expect(code(await stream({ page_url: 'not a url' }))).toEqual([400, 'invalid_url', expect.any(String)]);
   expect(code(await stream({ page_url: 'http://10.0.0.1/watch' }))[0]).toBe(403);
 });
+
+test('a browser request from another site is refused; the web app\'s own and a typed link pass', async () => {
+  const query = new URLSearchParams({ page_url: origin.url('/muxed.html') });
+  const from = (site: string) => request(gw.app).get(`/api/v1/download/stream?${query}`).set('Sec-Fetch-Site', site).buffer(true).parse(binary);
+  const refused = await from('cross-site');
+  expect([refused.status, JSON.parse(String(refused.body)).error.code]).toEqual([403, 'cross_site_request']);
+  expect((await from('same-site')).status).toBe(403);
+  expect((await from('same-origin')).status).toBe(200);
+  expect((await from('none')).status).toBe(200);
+});

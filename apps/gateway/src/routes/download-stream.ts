@@ -3,7 +3,8 @@
 // memory); a link the browser follows writes them straight to disk. So the front page POSTs first, and
 // when the answer is a 200 stream it drops that body and points an <a download> here with the same
 // preset. This route never starts a job (a GET must be safe to repeat and to prefetch): what would be a
-// job is refused, so a link from another site cannot queue work on a visitor's job slots.
+// job is refused, so a link from another site cannot queue work on a visitor's job slots, and a
+// browser request from another site is refused outright.
 import type { RequestHandler } from 'express';
 import type { Egress } from '@reelay/egress';
 import { DownloadRequestSchema, ErrorEnvelopeSchema, ReelayError, type ChosenSource, type DownloadRequest } from '@reelay/contracts';
@@ -39,6 +40,19 @@ export function requestFromQuery(query: Record<string, unknown>): DownloadReques
   return parseBody(DownloadRequestSchema, body);
 }
 
+/**
+ * Browsers say where a request comes from (Sec-Fetch-Site). This link is for the web app itself (and a
+ * link typed or bookmarked: "none"); another site embedding it in a <video> or <img> would use the
+ * gateway as its media proxy on its visitors' rate limits. Clients without the header (curl) pass.
+ */
+const ownSiteOnly: RequestHandler = (req, _res, next) => {
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    return next(new ReelayError('cross_site_request', 'This download link works from the reelay web app, not from another site.'));
+  }
+  next();
+};
+
 export function downloadStreamRoute(deps: { downloads: DownloadService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; extracts?: ExtractService; limit?: RequestHandler }): RouteSpec {
   return {
     method: 'get',
@@ -46,12 +60,12 @@ export function downloadStreamRoute(deps: { downloads: DownloadService; egress: 
     tag: 'web',
     summary: 'A direct stream of POST /api/v1/download, for a browser to follow as a link (never a job)',
     internal: true,
-    before: deps.limit && [deps.limit],
+    before: [ownSiteOnly, ...(deps.limit ? [deps.limit] : [])],
     responses: withRateLimitHeaders({
       200: { description: 'The media, streamed (as POST /api/v1/download answers 200)', contentType: 'application/octet-stream' },
       206: { description: 'The requested byte range', contentType: 'application/octet-stream' },
       400: error('invalid_request: an unknown parameter, or a download that needs a job (POST it instead); invalid_url, unknown_source'),
-      403: error('url_blocked'),
+      403: error('url_blocked; cross_site_request: a browser request from another site (Sec-Fetch-Site)'),
       404: error('content_not_found'),
       416: { description: 'Range Not Satisfiable' },
       422: error('no_matching_source, no_media_found, resource_limit'),
