@@ -33,6 +33,7 @@ import { oauthRoutes } from './routes/account-oauth.js';
 import { passkeyRoutes } from './routes/account-passkeys.js';
 import { egressFetch } from './services/egress-fetch.js';
 import { downloadRoutes } from './routes/download.js';
+import { downloadStreamRoute } from './routes/download-stream.js';
 import { docsRoutes } from './routes/docs.js';
 import { extractRoutes } from './routes/extract.js';
 import { jobEventRoutes } from './routes/job-events.js';
@@ -214,6 +215,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0), features: { mail: Boolean(accountMail), passkeys: Boolean(passkeys) } }),
     ...passkeyRoutes(accounts, metrics, passkeys),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService, collections: collectionDownloads, maxCollectionEntries: config.MAX_COLLECTION_ENTRIES }),
+    downloadStreamRoute({ downloads, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES, extracts: extractService, limit: v1Limit }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...jobControlRoutes(control),
     ...subscriptionRoutes({

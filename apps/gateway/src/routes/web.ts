@@ -37,7 +37,26 @@ const TYPES: Record<string, string> = {
 // its scope is its own folder (and it is built with the shell's version).
 const ROOT_FILES = new Set(['manifest.webmanifest', 'sw.js']);
 /** The pages the service worker keeps for offline use (the API reference's renderer is too large). */
-const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/settings/api-keys': 'settings.html' };
+const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/advanced': 'advanced.html', '/settings/api-keys': 'settings.html' };
+/** Message catalogs live at /locales/<language>/<namespace>.json (the i18n module's contract). */
+const LOCALE_FILE = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?\/[a-z][a-z0-9-]{0,31}\.json$/;
+
+/** Every catalog under web/locales, by its path below /locales/ (the map is the allow-list). */
+export function loadLocales(dir: string): Map<string, WebFile> {
+  const root = path.join(dir, 'locales');
+  const found = new Map<string, WebFile>();
+  if (!fs.existsSync(root)) return found;
+  for (const lng of fs.readdirSync(root)) {
+    if (!fs.statSync(path.join(root, lng)).isDirectory()) continue;
+    for (const file of fs.readdirSync(path.join(root, lng))) {
+      const name = `${lng}/${file}`;
+      if (!LOCALE_FILE.test(name)) continue;
+      const body = fs.readFileSync(path.join(root, name));
+      found.set(name, { body, type: 'application/json; charset=utf-8', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
+    }
+  }
+  return found;
+}
 
 export interface WebFile {
   body: Buffer;
@@ -92,9 +111,30 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
     };
   };
   const manifest = read('manifest.webmanifest');
-  const worker = serviceWorker(dir, assets);
+  const locales = loadLocales(dir);
+  const worker = serviceWorker(dir, assets, locales);
   return [
-    page('/', 'index.html', 'The playground'),
+    page('/', 'index.html', 'The front page: a link in, the file out'),
+    page('/advanced', 'advanced.html', 'The playground: sources, merges, clips and subtitles'),
+    {
+      method: 'get',
+      path: '/locales/{lng}/{file}',
+      tag: 'web',
+      summary: "A message catalog of the web app (flat JSON, one per language and namespace)",
+      internal: true,
+      responses: {
+        200: { description: 'JSON catalog', contentType: 'application/json' },
+        304: { description: 'Not modified (If-None-Match matched)' },
+        400: { description: 'invalid_request: malformed percent-encoding in the name', schema: ErrorEnvelopeSchema },
+        404: { description: 'not_found: no such catalog', schema: ErrorEnvelopeSchema },
+      },
+      handler: (req, res) => {
+        const name = `${String(req.params.lng)}/${String(req.params.file)}`;
+        const catalog = locales.get(name);
+        if (!catalog) throw new ReelayError('not_found', `No message catalog named ${name}.`);
+        send(req, res, catalog);
+      },
+    },
     {
       method: 'get',
       path: '/manifest.webmanifest',
@@ -149,12 +189,14 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
  * sw.js with the shell written into it: its pages and assets, and a version hashed from all their
  * bytes (and the worker's own), so any change to the shell is a new worker with a new cache.
  */
-export function serviceWorker(dir: string, assets: Map<string, WebFile>): WebFile {
+export function serviceWorker(dir: string, assets: Map<string, WebFile>, locales: Map<string, WebFile> = new Map()): WebFile {
   const source = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8');
   const hash = createHash('sha256').update(source);
   for (const file of Object.values(SHELL_PAGES)) hash.update(fs.readFileSync(path.join(dir, file)));
   for (const [name, file] of [...assets].sort(([a], [b]) => a.localeCompare(b))) hash.update(name).update(file.body);
-  const shell = { version: hash.digest('base64url').slice(0, 16), pages: Object.keys(SHELL_PAGES), assets: [...assets.keys()].sort().map((name) => `/assets/${name}`) };
+  for (const [name, file] of [...locales].sort(([a], [b]) => a.localeCompare(b))) hash.update(name).update(file.body);
+  const files = [...[...assets.keys()].sort().map((name) => `/assets/${name}`), ...[...locales.keys()].sort().map((name) => `/locales/${name}`)];
+  const shell = { version: hash.digest('base64url').slice(0, 16), pages: Object.keys(SHELL_PAGES), assets: files };
   const line = /^const SHELL = .*;$/m;
   if (!line.test(source)) throw new Error('sw.js has no "const SHELL = …;" line to fill in');
   const body = Buffer.from(source.replace(line, `const SHELL = ${JSON.stringify(shell)};`));
