@@ -56,6 +56,8 @@ export class ProxySession {
   readonly id: string;
   readonly user: string;
   bytes = 0;
+  /** When (Date.now()) the first byte was moved: a job's time to first byte, for its log line. */
+  firstByteAt: number | undefined;
   /** Requests made so far. */
   requests = 0;
   /** Segments served ahead, when the proxy fetches in parallel (proxy-ahead.ts). */
@@ -125,6 +127,7 @@ export class ProxySession {
 
   /** Adds bytes moved; false (and the session cut off) once past the limit. */
   count(bytes: number): boolean {
+    if (bytes > 0) this.firstByteAt ??= Date.now();
     this.bytes += bytes;
     if (this.bytes <= this.options.maxBytes) return true;
     this.failures.tooLarge = true;
