@@ -9,7 +9,7 @@ import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
 import { ReelayError, type ClipMethod, type JobPayload, type JobResult } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits } from '@reelay/media';
+import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits, type MediaOperation } from '@reelay/media';
 import { prepareCover } from './cover.js';
 import { runPreciseClip } from './smart-clip.js';
 import type { Logger } from '@reelay/observability';
@@ -18,6 +18,7 @@ import { IncompleteOutputError, onStorage, OutputError } from './failure.js';
 import type { JobPlan } from './plan.js';
 import type { ProgressWriter } from './progress-writer.js';
 import type { JobProxySession } from './proxy-session.js';
+import { fetchWholeFile, WHOLE_FILE_RANGE_THRESHOLD } from './whole-file.js';
 
 export interface RunDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'>;
@@ -72,8 +73,12 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   if (payload.clip && inputSeconds !== undefined && payload.clip.start >= inputSeconds) {
     throw new ReelayError('invalid_clip', `clip.start (${payload.clip.start} s) is at or past the end of the media (${inputSeconds.toFixed(3)} s).`);
   }
-  const plan = await withCover(deps, ctx);
+  const covered = await withCover(deps, ctx);
   lap('prepare'); // the clip's duration probe and the cover art, when the job has them
+  // A whole file kept in its own format is fetched first; ffmpeg then copies from the local file.
+  const whole = await fetchFirst(deps, ctx, covered);
+  const plan = whole?.plan ?? covered;
+  if (whole) lap('fetch');
   // Without a duration from the extract, ffprobe finds it while ffmpeg already runs, and only once
   // ffmpeg has run for PROBE_DELAY_MS: a job done sooner shows no percentage anyway, and an ffprobe
   // beside it cost a process start and a header read (a third of a short job's time, in bench/).
@@ -83,7 +88,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
     await delay(PROBE_DELAY_MS, undefined, { signal: probeSignal });
     return probeDuration(deps, plan, session, { ...ctx, signal: probeSignal });
   };
-  const known = payload.clip ? clipLength(payload.clip, inputSeconds) : payload.duration;
+  const known = payload.clip ? clipLength(payload.clip, inputSeconds) : (payload.duration ?? whole?.seconds);
   const duration =
     known ??
     probeLater().catch((err: unknown) => {
@@ -115,7 +120,8 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
       limits: childLimits(config),
       killSignal: ctx.cancel,
       durationSeconds: duration,
-      onProgress: (percent) => ctx.progress.report(percent),
+      // After a whole file's fetch (its first 90 %), ffmpeg's copy is the rest.
+      onProgress: (percent) => ctx.progress.report(whole ? 90 + percent / 10 : percent),
     });
   } finally {
     probeAbort.abort();
@@ -145,6 +151,31 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   await ctx.job.updateProgress(100);
   lap('progress');
   return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, ...(clipMethod ? { clip_method: clipMethod } : {}) };
+}
+
+/**
+ * A whole file (payload.whole_file, converted into its own format without a clip or subtitles):
+ * fetched into the job's folder, then the plan reads it from there with the codecs ffprobe finds in
+ * it, so its streams are copied even when the extract did not know them. Undefined for other jobs.
+ */
+async function fetchFirst(deps: RunDeps, ctx: RunContext, plan: JobPlan): Promise<{ plan: JobPlan; seconds: number | undefined } | undefined> {
+  const { payload, session } = ctx;
+  const op = plan.operation;
+  if (!payload.whole_file || op.type !== 'convert' || op.manifest !== undefined || payload.clip || payload.subtitles?.length) return undefined;
+  const input = typeof op.input === 'string' ? { url: op.input } : op.input;
+  const file = path.join(ctx.dir, 'input');
+  session.rangeThresholdBytes = WHOLE_FILE_RANGE_THRESHOLD;
+  const timeout = AbortSignal.timeout(Math.max(1, ctx.deadline - Date.now()));
+  try {
+    await fetchWholeFile(session, input, file, AbortSignal.any([ctx.signal, timeout]), (fraction) => ctx.progress.report(fraction * 90));
+  } catch (err) {
+    if (timeout.aborted && !ctx.signal.aborted) throw new FfmpegError('timeout', 'the file was not fetched within the job time', undefined, '');
+    throw err;
+  }
+  const info = await probe(file, { binary: deps.binaries.ffprobe, kind: 'progressive', signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(deps.config) });
+  const codec = (type: string) => info.streams.find((s) => s.type === type)?.codec;
+  const local: MediaOperation = { ...op, input: file, audioCodec: codec('audio') ?? op.audioCodec, videoCodec: codec('video') ?? op.videoCodec };
+  return { plan: { ...plan, operation: local, probe: { input: { url: file }, kind: 'progressive', aes128: false } }, seconds: info.durationSeconds };
 }
 
 /** The plan with the cover art in it, for mp3, m4a and opus jobs whose item has a thumbnail. */

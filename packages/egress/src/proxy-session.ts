@@ -62,6 +62,12 @@ export class ProxySession {
   requests = 0;
   /** Segments served ahead, when the proxy fetches in parallel (proxy-ahead.ts). */
   ahead: AheadWindow | undefined;
+  /**
+   * Files (or tails) at least this large may come in parallel parts (proxy-ranges.ts; default its
+   * RANGE_THRESHOLD_BYTES). A client that reads a whole file once, in order, lowers it: for it parts
+   * cost no seeks, only their requests.
+   */
+  rangeThresholdBytes: number | undefined;
   private requestBudget: number | undefined;
   private readonly pass: Buffer;
   private readonly proxyPort: number;
