@@ -50,7 +50,7 @@ function profileRound(round, t0, parent, views, workerLog) {
   const summary = [
     `  round ${round + 1}: POST → children created ${med((l) => l.created)} ms; per child (median): queued ${med((l) => l.picked - l.created)} ms,`,
     `picked up → first byte ${med((l) => l.first_byte - l.picked)} ms, first byte → done ${med((l) => l.done - l.first_byte)} ms`,
-    `(ffmpeg ${med((l) => l.phases?.ffmpeg)}, verify ${med((l) => l.phases?.verify)}, store ${med((l) => l.phases?.store)} ms);`,
+    `(whole-file fetch ${med((l) => l.phases?.fetch)}, probe ${med((l) => l.phases?.probe)}, ffmpeg ${med((l) => l.phases?.ffmpeg)}, verify ${med((l) => l.phases?.verify)}, store ${med((l) => l.phases?.store)} ms);`,
     `at most ${most} running at once; last child done → parent completed ${fmt(at(parent.finished_at) - lastDone, 0)} ms`,
   ].join(' ');
   return { summary, lines };

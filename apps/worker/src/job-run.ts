@@ -76,9 +76,8 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   const covered = await withCover(deps, ctx);
   lap('prepare'); // the clip's duration probe and the cover art, when the job has them
   // A whole file kept in its own format is fetched first; ffmpeg then copies from the local file.
-  const whole = await fetchFirst(deps, ctx, covered);
+  const whole = await fetchFirst(deps, ctx, covered, lap);
   const plan = whole?.plan ?? covered;
-  if (whole) lap('fetch');
   // Without a duration from the extract, ffprobe finds it while ffmpeg already runs, and only once
   // ffmpeg has run for PROBE_DELAY_MS: a job done sooner shows no percentage anyway, and an ffprobe
   // beside it cost a process start and a header read (a third of a short job's time, in bench/).
@@ -158,7 +157,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
  * fetched into the job's folder, then the plan reads it from there with the codecs ffprobe finds in
  * it, so its streams are copied even when the extract did not know them. Undefined for other jobs.
  */
-async function fetchFirst(deps: RunDeps, ctx: RunContext, plan: JobPlan): Promise<{ plan: JobPlan; seconds: number | undefined } | undefined> {
+async function fetchFirst(deps: RunDeps, ctx: RunContext, plan: JobPlan, lap: (phase: string) => void): Promise<{ plan: JobPlan; seconds: number | undefined } | undefined> {
   const { payload, session } = ctx;
   const op = plan.operation;
   if (!payload.whole_file || op.type !== 'convert' || op.manifest !== undefined || payload.clip || payload.subtitles?.length) return undefined;
@@ -172,7 +171,9 @@ async function fetchFirst(deps: RunDeps, ctx: RunContext, plan: JobPlan): Promis
     if (timeout.aborted && !ctx.signal.aborted) throw new FfmpegError('timeout', 'the file was not fetched within the job time', undefined, '');
     throw err;
   }
+  lap('fetch');
   const info = await probe(file, { binary: deps.binaries.ffprobe, kind: 'progressive', signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(deps.config) });
+  lap('probe');
   const codec = (type: string) => info.streams.find((s) => s.type === type)?.codec;
   const local: MediaOperation = { ...op, input: file, audioCodec: codec('audio') ?? op.audioCodec, videoCodec: codec('video') ?? op.videoCodec };
   return { plan: { ...plan, operation: local, probe: { input: { url: file }, kind: 'progressive', aes128: false } }, seconds: info.durationSeconds };
