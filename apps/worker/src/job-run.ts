@@ -9,7 +9,7 @@ import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
 import { ReelayError, type ClipMethod, type JobPayload, type JobResult } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits, type MediaOperation } from '@reelay/media';
+import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits, type ConvertOperation } from '@reelay/media';
 import { prepareCover } from './cover.js';
 import { runPreciseClip } from './smart-clip.js';
 import type { Logger } from '@reelay/observability';
@@ -76,7 +76,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   const covered = await withCover(deps, ctx);
   lap('prepare'); // the clip's duration probe and the cover art, when the job has them
   // A whole file kept in its own format is fetched first; ffmpeg then copies from the local file.
-  const whole = await fetchFirst(deps, ctx, covered, lap);
+  const whole = await fetchFirst(ctx, covered, lap);
   const plan = whole?.plan ?? covered;
   // Without a duration from the extract, ffprobe finds it while ffmpeg already runs, and only once
   // ffmpeg has run for PROBE_DELAY_MS: a job done sooner shows no percentage anyway, and an ffprobe
@@ -87,7 +87,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
     await delay(PROBE_DELAY_MS, undefined, { signal: probeSignal });
     return probeDuration(deps, plan, session, { ...ctx, signal: probeSignal });
   };
-  const known = payload.clip ? clipLength(payload.clip, inputSeconds) : (payload.duration ?? whole?.seconds);
+  const known = payload.clip ? clipLength(payload.clip, inputSeconds) : payload.duration;
   const duration =
     known ??
     probeLater().catch((err: unknown) => {
@@ -109,19 +109,32 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
     if (smart && operation.type !== 'subtitle' && (format === 'mp4' || format === 'mkv')) {
       const end = inputSeconds !== undefined ? Math.min(smart.end, inputSeconds) : smart.end;
       clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress }, { operation, format, clip: smart, end, tags: operation.tags, output });
-    } else await runFfmpeg({
-      binary: deps.binaries.ffmpeg,
-      args,
-      env: session.env,
-      cwd: ctx.dir,
-      signal: ctx.signal,
-      timeoutMs: remaining,
-      limits: childLimits(config),
-      killSignal: ctx.cancel,
-      durationSeconds: duration,
-      // After a whole file's fetch (its first 90 %), ffmpeg's copy is the rest.
-      onProgress: (percent) => ctx.progress.report(whole ? 90 + percent / 10 : percent),
-    });
+    } else {
+      const ffmpeg = (argv: string[]) =>
+        runFfmpeg({
+          binary: deps.binaries.ffmpeg,
+          args: argv,
+          env: session.env,
+          cwd: ctx.dir,
+          signal: ctx.signal,
+          timeoutMs: Math.max(1, ctx.deadline - Date.now()),
+          limits: childLimits(config),
+          killSignal: ctx.cancel,
+          durationSeconds: duration,
+          // After a whole file's fetch (its first 90 %), ffmpeg's copy is the rest.
+          onProgress: (percent) => ctx.progress.report(whole ? 90 + percent / 10 : percent),
+        });
+      try {
+        await ffmpeg(args);
+      } catch (err) {
+        // A whole file whose streams do not fit its own format after all (its name or type said
+        // another one): probed, and converted with what it holds, as any file is.
+        if (!whole || !(err instanceof FfmpegError) || err.kind !== 'failed') throw err;
+        log.info('whole file: its streams could not be copied into its own format; converting what ffprobe finds');
+        const retry = await probedOperation(deps, ctx, whole.plan.operation);
+        await ffmpeg(buildArgs(retry, { output, maxOutputBytes: config.MAX_MEDIA_BYTES }).args);
+      }
+    }
   } finally {
     probeAbort.abort();
   }
@@ -154,10 +167,10 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
 
 /**
  * A whole file (payload.whole_file, converted into its own format without a clip or subtitles):
- * fetched into the job's folder, then the plan reads it from there with the codecs ffprobe finds in
- * it, so its streams are copied even when the extract did not know them. Undefined for other jobs.
+ * fetched into the job's folder, then the plan reads it from there and copies its streams, even when
+ * the extract did not know their codecs. Undefined for other jobs.
  */
-async function fetchFirst(deps: RunDeps, ctx: RunContext, plan: JobPlan, lap: (phase: string) => void): Promise<{ plan: JobPlan; seconds: number | undefined } | undefined> {
+async function fetchFirst(ctx: RunContext, plan: JobPlan, lap: (phase: string) => void): Promise<{ plan: JobPlan & { operation: ConvertOperation } } | undefined> {
   const { payload, session } = ctx;
   const op = plan.operation;
   if (!payload.whole_file || op.type !== 'convert' || op.manifest !== undefined || payload.clip || payload.subtitles?.length) return undefined;
@@ -172,11 +185,17 @@ async function fetchFirst(deps: RunDeps, ctx: RunContext, plan: JobPlan, lap: (p
     throw err;
   }
   lap('fetch');
-  const info = await probe(file, { binary: deps.binaries.ffprobe, kind: 'progressive', signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(deps.config) });
-  lap('probe');
+  // Written again in its own format, its streams fit whatever they are: copied without a probe
+  // (a process less a job; ffmpeg's failure falls back to probedOperation).
+  const local: ConvertOperation = { ...op, input: file, streamsFit: true };
+  return { plan: { ...plan, operation: local, probe: { input: { url: file }, kind: 'progressive', aes128: false } } };
+}
+
+/** A whole file's operation with the codecs ffprobe finds in its local copy, copying only what fits. */
+async function probedOperation(deps: RunDeps, ctx: RunContext, op: ConvertOperation): Promise<ConvertOperation> {
+  const info = await probe(op.input, { binary: deps.binaries.ffprobe, kind: 'progressive', signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(deps.config) });
   const codec = (type: string) => info.streams.find((s) => s.type === type)?.codec;
-  const local: MediaOperation = { ...op, input: file, audioCodec: codec('audio') ?? op.audioCodec, videoCodec: codec('video') ?? op.videoCodec };
-  return { plan: { ...plan, operation: local, probe: { input: { url: file }, kind: 'progressive', aes128: false } }, seconds: info.durationSeconds };
+  return { ...op, streamsFit: false, audioCodec: codec('audio') ?? op.audioCodec, videoCodec: codec('video') ?? op.videoCodec };
 }
 
 /** The plan with the cover art in it, for mp3, m4a and opus jobs whose item has a thumbnail. */

@@ -1,7 +1,8 @@
 // A whole file kept in its own format (payload.whole_file: a collection's or subscription's entry):
 // a real worker fetches it first, through its egress proxy, in parallel Range parts on an origin
 // that is slow per connection, then copies its streams with ffmpeg from the local file, even when
-// the payload names no codecs. Correctness only; the speed is bench/collection.mjs's.
+// the payload names no codecs (and converts them when they do not fit after all). Correctness only;
+// the speed is bench/collection.mjs's.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -69,6 +70,13 @@ describe('a whole file kept in its own format', () => {
     expect(Math.abs(fs.statSync(done.file!).size - fs.statSync(episode).size)).toBeLessThan(64 * 1024);
     expect(titleOf(done.file!)).toBe('Episode one');
     expect(done.meta).toMatchObject({ filename: 'clip.m4a', content_type: 'audio/mp4' });
+  }, 60_000);
+
+  test('a file whose streams do not fit its own format after all (AAC named .mp3) is probed and converted', async () => {
+    stack.origin.route('/named.mp3', (req, res) => serveFile(req, res, stack.media.audioOnlyM4a, 'audio/mpeg'));
+    const done = await run(wholeFile(stack.origin.url('/named.mp3'), { format: 'mp3' }));
+    expect(done.error).toBeUndefined();
+    expect((await probe(done.file!)).streams.map((s) => [s.type, s.codec])).toEqual([['audio', 'mp3']]);
   }, 60_000);
 
   test('a redirect is followed through the proxy', async () => {
