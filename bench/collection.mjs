@@ -3,7 +3,9 @@
 // (bench/slow-origin.mjs: 40 ms before each answer, 2 MB/s per connection); rounds alternate:
 // reelay (POST collection_url with the default settings → the parent completed) and
 // `yt-dlp` given the same 12 file URLs. Targets (issue 22): reelay ≤ 0.4× yt-dlp; the parent's own
-// overhead (wall time not covered by any child's processing, over the wall time) < 5 %.
+// overhead < 5 %, as the issue defines it: POST → last child done, minus the time some child was
+// processing, over POST → last child done. The bundle's ZIP, written after the last child, is in
+// the ratio's time and printed on its own (with it, the share of the wall no child covered).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -80,7 +82,7 @@ export async function benchCollection() {
   const loadStart = os.loadavg();
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-coll-'));
   const logs = { gateway: path.join(scratch, 'gateway.log'), worker: path.join(scratch, 'worker.log') };
-  const times = { reelay: [], ytdlp: [], overhead: [] };
+  const times = { reelay: [], ytdlp: [], overhead: [], withBundle: [], bundle: [] };
   let stack;
   let slow;
   try {
@@ -121,7 +123,10 @@ export async function benchCollection() {
       const views = await Promise.all(children.map((c) => json(stack.base, `/api/v1/jobs/${c.job_id}`)));
       const spans = views.map((j) => [Date.parse(j.started_at), Date.parse(j.finished_at)]);
       times.reelay.push(wall);
-      times.overhead.push((wall - covered(spans)) / wall);
+      const lastDone = Math.max(...spans.map(([, end]) => end)) - t0;
+      times.overhead.push((lastDone - covered(spans)) / lastDone);
+      times.withBundle.push((wall - covered(spans)) / wall);
+      times.bundle.push(wall - lastDone);
       const profile = profileRound(round, t0, parent, views, fs.readFileSync(logs.worker, 'utf8'));
       console.log(profile.summary);
       if (PROFILE_FILE) fs.appendFileSync(PROFILE_FILE, profile.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
@@ -131,7 +136,8 @@ export async function benchCollection() {
     console.log(`yt-dlp, ${FILES} URLs one by one: median ${fmt(median(times.ytdlp) / 1000, 2)} s (${times.ytdlp.map((t) => fmt(t / 1000, 2)).join(', ')})`);
     console.log(`reelay collection (POST → parent completed): median ${fmt(median(times.reelay) / 1000, 2)} s (${times.reelay.map((t) => fmt(t / 1000, 2)).join(', ')})`);
     console.log(`ratio collection/yt-dlp: ${fmt(ratio, 2)} (target ≤ ${TARGETS.ratio}: ${ratio <= TARGETS.ratio ? 'met' : 'NOT met'})`);
-    console.log(`parent overhead (wall not covered by a child's processing): ${fmt(overhead * 100, 1)} % (target < ${TARGETS.overhead * 100} %: ${overhead < TARGETS.overhead ? 'met' : 'NOT met'})`);
+    console.log(`parent overhead (POST → last child done, not covered by a child's processing): ${fmt(overhead * 100, 1)} % (${times.overhead.map((o) => fmt(o * 100, 1)).join(', ')}) (target < ${TARGETS.overhead * 100} %: ${overhead < TARGETS.overhead ? 'met' : 'NOT met'})`);
+    console.log(`… after the last child, the parent's end with its ZIP bundle: median ${fmt(median(times.bundle), 0)} ms; the wall to the parent's end not covered by a child: ${fmt(median(times.withBundle) * 100, 1)} %`);
     console.log(`load average before / after: ${formatLoad(loadStart)} → ${formatLoad(os.loadavg())}`);
   } catch (err) {
     dumpLogs(logs);
