@@ -198,7 +198,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs, deps.subscriptionSecondMs);
   // DESIGN.md: deleting an account removes its subscriptions (their seen entries and schedules too).
   accounts.deletionHooks.push(async (account) => void (await subscriptionStore.deleteForAccount(account.id)));
-  const subscriptionChecker = new SubscriptionChecker({ store: subscriptionStore, extracts: extractService, downloads, maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK, logger: logger.child({ component: 'subscriptions' }) });
+  const subscriptionChecker = new SubscriptionChecker({ store: subscriptionStore, extracts: extractService, downloads, maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK, maxEntries: config.MAX_COLLECTION_ENTRIES, logger: logger.child({ component: 'subscriptions' }) });
   // The gateway runs no ffmpeg itself; its /healthz says what this host would run (no version).
   const binaries = reportBinaries(locateBinaries(config));
   const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, deps.queuePrefix) };

@@ -56,10 +56,18 @@ export class ProxySession {
   readonly id: string;
   readonly user: string;
   bytes = 0;
+  /** When (Date.now()) the first byte was moved: a job's time to first byte, for its log line. */
+  firstByteAt: number | undefined;
   /** Requests made so far. */
   requests = 0;
   /** Segments served ahead, when the proxy fetches in parallel (proxy-ahead.ts). */
   ahead: AheadWindow | undefined;
+  /**
+   * Files (or tails) at least this large may come in parallel parts (proxy-ranges.ts; default its
+   * RANGE_THRESHOLD_BYTES). A client that reads a whole file once, in order, lowers it: for it parts
+   * cost no seeks, only their requests.
+   */
+  rangeThresholdBytes: number | undefined;
   private requestBudget: number | undefined;
   private readonly pass: Buffer;
   private readonly proxyPort: number;
@@ -125,6 +133,7 @@ export class ProxySession {
 
   /** Adds bytes moved; false (and the session cut off) once past the limit. */
   count(bytes: number): boolean {
+    if (bytes > 0) this.firstByteAt ??= Date.now();
     this.bytes += bytes;
     if (this.bytes <= this.options.maxBytes) return true;
     this.failures.tooLarge = true;
