@@ -58,6 +58,11 @@ export class ProxySession {
   bytes = 0;
   /** Requests made so far. */
   requests = 0;
+  /** Range parts fetched for large files (proxy-ranges.ts), beside the client's requests. */
+  rangeParts = 0;
+  /** When (Date.now()) the first and the last byte reached the client: the job's log says where its time went. */
+  firstByteAt: number | undefined;
+  lastByteAt: number | undefined;
   /** Segments served ahead, when the proxy fetches in parallel (proxy-ahead.ts). */
   ahead: AheadWindow | undefined;
   private requestBudget: number | undefined;
@@ -126,6 +131,8 @@ export class ProxySession {
   /** Adds bytes moved; false (and the session cut off) once past the limit. */
   count(bytes: number): boolean {
     this.bytes += bytes;
+    this.lastByteAt = Date.now();
+    this.firstByteAt ??= this.lastByteAt;
     if (this.bytes <= this.options.maxBytes) return true;
     this.failures.tooLarge = true;
     this.cutOff();
