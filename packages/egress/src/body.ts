@@ -85,6 +85,8 @@ export interface Peeked {
   failed: boolean;
   /** How long the peek took. */
   ms: number;
+  /** How long it took from its first byte on: the body's pace without the wait for that byte. */
+  paceMs: number;
 }
 
 /**
@@ -95,6 +97,7 @@ export interface Peeked {
  */
 export function peek(stream: Readable, bytes: number, ms = Number.POSITIVE_INFINITY): Promise<Peeked> {
   const started = performance.now();
+  let firstAt: number | undefined;
   const chunks: Buffer[] = [];
   let total = 0;
   return new Promise((resolve) => {
@@ -107,9 +110,11 @@ export function peek(stream: Readable, bytes: number, ms = Number.POSITIVE_INFIN
       stream.off('error', onError);
       const head = Buffer.concat(chunks, total);
       if (how === 'more' && head.length > 0) stream.unshift(head);
-      resolve({ head, ended: how === 'ended', failed: how === 'failed', ms: performance.now() - started });
+      const now = performance.now();
+      resolve({ head, ended: how === 'ended', failed: how === 'failed', ms: now - started, paceMs: now - (firstAt ?? started) });
     };
     const onData = (chunk: Buffer) => {
+      firstAt ??= performance.now();
       chunks.push(chunk);
       total += chunk.length;
       if (total >= bytes) finish('more');

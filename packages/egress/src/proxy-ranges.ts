@@ -7,7 +7,8 @@
 // short merge 15 % slower (a 49 MB one far more on a busy machine). The probe's bytes are put back
 // into the answer, which then goes to the client as it came. Otherwise the body the
 // client gets is assembled in order: the answer already open up to the next RANGE_CHUNK_BYTES
-// boundary, then RANGE_CHUNK_BYTES parts fetched `concurrency - 1` at a time, each checked (a 206 for
+// boundary, then parts of at most RANGE_CHUNK_BYTES (even, in whole waves: partSize) fetched
+// `concurrency` at a time (`concurrency - 1` beside the open answer), each checked (a 206 for
 // exactly that range of the same total, with the same validator, asked with If-Range). Bounded: at
 // most concurrency - 1 parts are buffered, and PROBE_BYTES while probing. When a part is not right
 // (an origin that ignores Range, or whose file changed), the rest comes over one connection from
@@ -76,7 +77,9 @@ export async function rangedBody(fetch: RangedFetch, first: EgressResponse, body
   const chunk = fetch.chunkBytes ?? RANGE_CHUNK_BYTES;
   // The open answer goes on to the next part boundary past what the probe read; parts follow.
   const firstEnd = Math.min(shape.total, shape.start + Math.max(1, Math.ceil(seen.head.length / chunk)) * chunk);
-  if (firstEnd >= shape.total || !worthSplitting(seen.head.length, seen.ms, shape.total - shape.start - seen.head.length)) return undefined;
+  // The pace from the first byte on: on a busy machine the wait for it is the event loop's, not the
+  // origin's, and a CDN's first byte comes with its headers.
+  if (firstEnd >= shape.total || !worthSplitting(seen.head.length, seen.paceMs, shape.total - shape.start - seen.head.length)) return undefined;
   return Readable.from(assemble(fetch, shape, body, firstEnd));
 }
 
@@ -122,10 +125,13 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable, firs
   const signal = AbortSignal.any([parts.signal, fetch.signal]);
   const pending = new Map<number, Promise<Buffer>>();
   try {
-    const count = 1 + Math.ceil((shape.total - firstEnd) / chunk);
-    const range = (k: number) => [firstEnd + (k - 1) * chunk, Math.min(shape.total, firstEnd + k * chunk) - 1] as const;
-    const ahead = (from: number) => {
-      for (let k = from; k < Math.min(count, from + fetch.concurrency - 1); k++) {
+    const size = partSize(shape.total - firstEnd, chunk, fetch.concurrency);
+    const count = 1 + Math.ceil((shape.total - firstEnd) / size);
+    const range = (k: number) => [firstEnd + (k - 1) * size, Math.min(shape.total, firstEnd + k * size) - 1] as const;
+    // `width` parts in flight from part `from` on: concurrency - 1 beside the open answer, then
+    // concurrency (all the connections; while part k comes, at most concurrency - 1 after it wait).
+    const ahead = (from: number, width: number) => {
+      for (let k = from; k < Math.min(count, from + width); k++) {
         if (!pending.has(k)) {
           const part = fetchPart(fetch, shape, ...range(k), signal);
           part.catch(() => {}); // awaited in its turn
@@ -133,7 +139,7 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable, firs
         }
       }
     };
-    ahead(1);
+    ahead(1, fetch.concurrency - 1);
     let pos = shape.start;
     // Part 0 is the open answer (the probe's bytes first, put back), up to firstEnd.
     for (let step = await reader.next(); !step.done; step = await reader.next()) {
@@ -146,6 +152,7 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable, firs
     if (pos < firstEnd) throw new ReelayError('upstream_error', 'The origin ended the file early.');
     fetch.release();
     first.destroy();
+    ahead(1, fetch.concurrency); // the open answer's connection is free: its share goes to a part
     for (let k = 1; k < count; k++) {
       let data: Buffer;
       try {
@@ -157,7 +164,7 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable, firs
         return;
       }
       pending.delete(k);
-      ahead(k + 1);
+      ahead(k + 1, fetch.concurrency);
       yield data;
       pos += data.length;
     }
@@ -169,6 +176,16 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable, firs
     fetch.release();
     first.destroy();
   }
+}
+
+/**
+ * The size of the parts after the open answer's: at most `chunk`, and even, so that the rest makes
+ * whole waves of `concurrency` parts. With 1 MiB parts a 36 MiB rest made 4.5 waves, and the last
+ * half wave took a whole part's time with half the connections idle.
+ */
+export function partSize(rest: number, chunk: number, concurrency: number): number {
+  const waves = Math.max(1, Math.ceil(rest / (chunk * concurrency)));
+  return Math.max(1, Math.ceil(rest / (waves * concurrency)));
 }
 
 class PartRefused extends Error {}

@@ -48,6 +48,7 @@ describe('peek', () => {
     expect(seen.ended).toBe(false);
     expect(seen.head.length).toBe(10 * KB);
     expect(seen.ms).toBeGreaterThanOrEqual(19);
+    expect(seen.paceMs).toBeLessThanOrEqual(seen.ms);
     stream.end(Buffer.alloc(5 * KB, 2));
     expect((await buffer(stream)).equals(Buffer.concat([Buffer.alloc(10 * KB, 1), Buffer.alloc(5 * KB, 2)]))).toBe(true);
   });

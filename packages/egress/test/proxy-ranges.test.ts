@@ -2,7 +2,7 @@
 // while it was probed (proxy-ranges.ts). The parts themselves are tested end to end with real
 // ffmpeg and throttled origins in apps/worker/test/parallel-fetch.test.ts.
 import { describe, expect, test } from '@jest/globals';
-import { FAST_BYTES_PER_SECOND, PROBE_BYTES, PROBE_MS, WORTH_MS, worthSplitting } from '../src/proxy-ranges.js';
+import { FAST_BYTES_PER_SECOND, partSize, PROBE_BYTES, PROBE_MS, RANGE_CHUNK_BYTES, WORTH_MS, worthSplitting } from '../src/proxy-ranges.js';
 
 const MB = 1024 * 1024;
 
@@ -42,5 +42,28 @@ describe('worthSplitting', () => {
     expect(worthSplitting(MB, 10, 0)).toBe(false);
     expect(worthSplitting(100_000, 0, 100 * MB)).toBe(false); // 100 MB/s: fast
     expect(worthSplitting(10_000, 0, 100 * MB)).toBe(true); // 10 MB/s, 10 s for the rest
+  });
+});
+
+describe('partSize', () => {
+  test('the rest is cut into whole waves of `concurrency` parts, none over the chunk', () => {
+    // The realistic bench's video: 36 MiB after the open answer, 8 connections. 1 MiB parts made
+    // 4.5 waves; 0.9 MiB parts make 5 whole ones.
+    const rest = 36 * MB;
+    const size = partSize(rest, RANGE_CHUNK_BYTES, 8);
+    expect(size).toBeLessThanOrEqual(RANGE_CHUNK_BYTES);
+    expect(Math.ceil(rest / size)).toBe(40);
+  });
+
+  test('a rest that already makes whole waves keeps the chunk size', () => {
+    expect(partSize(32 * MB, RANGE_CHUNK_BYTES, 8)).toBe(RANGE_CHUNK_BYTES);
+  });
+
+  test('a rest smaller than one wave is shared by all the connections', () => {
+    expect(partSize(4 * MB, RANGE_CHUNK_BYTES, 8)).toBe(MB / 2);
+  });
+
+  test('never zero, however small the rest', () => {
+    expect(partSize(3, RANGE_CHUNK_BYTES, 8)).toBe(1);
   });
 });
