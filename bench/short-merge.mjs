@@ -222,7 +222,7 @@ function report(results, { seconds, bytes, origin, loadStart }) {
   row("the file's check on the bare output, in the bench process: in-process (the worker's for mp4/m4a)", results.checkInProcess);
   row('… the same check by ffprobe (what the worker ran before)', results.checkFfprobe);
   const ratio = totalMs / bareMs;
-  console.log(`\nratio short merge (${seconds} s) job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ ${TARGET}×: ${ratio <= TARGET ? 'met' : 'NOT met'})`);
+  console.log(`\nratio short merge job/bare ffmpeg (${seconds} s pair): ${fmt(ratio, 2)}× (target ≤ ${TARGET}×: ${ratio <= TARGET ? 'met' : 'NOT met'})`);
   console.log(`worker RSS during the rounds: ${fmt(results.rss.start, 0)} MB at start, ${fmt(results.rss.max, 0)} MB peak`);
   return ratio;
 }
