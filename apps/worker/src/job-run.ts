@@ -105,6 +105,8 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   // clip is a copy, and any other precise clip is re-encoded as before.
   let clipMethod: ClipMethod | undefined = payload.clip ? (payload.clip.mode === 'fast' ? 'copy' : 'reencode') : undefined;
   const smart = payload.clip?.mode === 'precise' ? payload.clip : undefined;
+  const ffmpegStarted = Date.now();
+  let ffmpegEnded = ffmpegStarted;
   try {
     if (smart && operation.type !== 'subtitle' && (format === 'mp4' || format === 'mkv')) {
       const end = inputSeconds !== undefined ? Math.min(smart.end, inputSeconds) : smart.end;
@@ -135,11 +137,13 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
         await ffmpeg(buildArgs(retry, { output, maxOutputBytes: config.MAX_MEDIA_BYTES }).args);
       }
     }
+    ffmpegEnded = Date.now();
   } finally {
     probeAbort.abort();
   }
   await ctx.progress.settled();
   lap('ffmpeg');
+  Object.assign(phases, ffmpegTimeline(ffmpegStarted, ffmpegEnded, session));
   // A blocked address, a byte limit, a refusal or a 5xx fail the job even when ffmpeg exited 0 (it
   // skips HLS segments it cannot fetch). A 404 or 410 alone does not: DASH and HLS demuxers often
   // ask for one segment past the end and still make a whole file. The file's check decides, and the
@@ -196,6 +200,17 @@ async function probedOperation(deps: RunDeps, ctx: RunContext, op: ConvertOperat
   const info = await probe(op.input, { binary: deps.binaries.ffprobe, kind: 'progressive', signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(deps.config) });
   const codec = (type: string) => info.streams.find((s) => s.type === type)?.codec;
   return { ...op, streamsFit: false, audioCodec: codec('audio') ?? op.audioCodec, videoCodec: codec('video') ?? op.videoCodec };
+}
+
+/**
+ * Where ffmpeg's time went, from the proxy's first and last byte to it: starting up and opening its
+ * inputs, the transfer, and what it did after the last byte (the index written, and moved to the
+ * front by +faststart). Empty when no byte went through the proxy (local inputs).
+ */
+export function ffmpegTimeline(started: number, ended: number, session: { firstByteAt?: number; lastByteAt?: number }): Record<string, number> {
+  const { firstByteAt: first, lastByteAt: last } = session;
+  if (first === undefined || last === undefined) return {};
+  return { ffmpeg_to_first_byte: first - started, ffmpeg_transfer: last - first, ffmpeg_after_last_byte: Math.max(0, ended - last) };
 }
 
 /** The plan with the cover art in it, for mp3, m4a and opus jobs whose item has a thumbnail. */

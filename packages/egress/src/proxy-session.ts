@@ -56,10 +56,13 @@ export class ProxySession {
   readonly id: string;
   readonly user: string;
   bytes = 0;
-  /** When (Date.now()) the first byte was moved: a job's time to first byte, for its log line. */
-  firstByteAt: number | undefined;
   /** Requests made so far. */
   requests = 0;
+  /** Range parts fetched for large files (proxy-ranges.ts), beside the client's requests. */
+  rangeParts = 0;
+  /** When (Date.now()) the first and the last byte reached the client: the job's log says where its time went. */
+  firstByteAt: number | undefined;
+  lastByteAt: number | undefined;
   /** Segments served ahead, when the proxy fetches in parallel (proxy-ahead.ts). */
   ahead: AheadWindow | undefined;
   /**
@@ -133,8 +136,11 @@ export class ProxySession {
 
   /** Adds bytes moved; false (and the session cut off) once past the limit. */
   count(bytes: number): boolean {
-    if (bytes > 0) this.firstByteAt ??= Date.now();
     this.bytes += bytes;
+    if (bytes > 0) {
+      this.lastByteAt = Date.now();
+      this.firstByteAt ??= this.lastByteAt;
+    }
     if (this.bytes <= this.options.maxBytes) return true;
     this.failures.tooLarge = true;
     this.cutOff();
