@@ -13,6 +13,10 @@ export interface RecordingState extends Recording {
   /** The last media sequence written, and the segment duration then (to size a gap on resume). */
   lastSeq?: number;
   lastDuration?: number;
+  /** The position of the segment after the last one written (absent in older states: lastSeq + 1). */
+  nextSeq?: number;
+  /** What the source declared its stream to be when the recording began (DASH mimeType;codecs). */
+  declared?: string;
   /** The codecs of the first segment (`video:h264,audio:aac`): a part with others ends the recording. */
   codecs?: string;
   /** The variant playlist being recorded (a master is resolved once). */
@@ -52,7 +56,7 @@ export class RecordingStore {
   }
 
   /** Appends one whole segment and saves the state, so the state never names bytes not on disk. */
-  async append(segment: { seq: number; duration: number; init?: string }, body: Buffer, initBody?: Buffer): Promise<void> {
+  async append(segment: { seq: number; next?: number; duration: number; init?: string }, body: Buffer, initBody?: Buffer): Promise<void> {
     if (this.out && segment.init !== this.outInit) await this.closePart();
     if (!this.out) {
       const name = `part-${String(this.state.parts.length).padStart(4, '0')}.${segment.init ? 'mp4' : 'ts'}`;
@@ -66,6 +70,7 @@ export class RecordingStore {
     this.state.seconds = Math.round((this.state.seconds + segment.duration) * 1000) / 1000;
     this.state.bytes += body.length;
     this.state.lastSeq = segment.seq;
+    this.state.nextSeq = segment.next ?? segment.seq + 1;
     this.state.lastDuration = segment.duration;
     await this.save();
   }

@@ -9,6 +9,7 @@ import type { ChildLimits } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { onStorage } from '../failure.js';
 import { segmentCodecs } from './codecs.js';
+import { DashSource } from './dash-source.js';
 import { finalize } from './finalize.js';
 import type { LiveEgress } from './live-fetch.js';
 import { record } from './recorder.js';
@@ -58,9 +59,12 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
   try {
     if (resumed) log.info({ seconds: store.state.seconds, parts: store.state.parts.length }, 'continuing a recording an earlier attempt began');
     write();
+    // A DASH source names its representation; an HLS one is read from the variant an earlier attempt resolved.
+    const source = input.stream_profile === 'dash' ? new DashSource(deps.egress, store.state.playlist ?? input.url, { representation: input.representation, type: input.representation_type }) : undefined;
     const ended = await record({
       egress: deps.egress,
       url: input.url,
+      source,
       headers: input.headers,
       store,
       resumed,
