@@ -15,6 +15,8 @@ import { HlsSource, type SegmentSource, type SegmentWindow } from './segment-sou
 /** Refresh bounds whatever the playlist claims: never faster than twice a second, never slower than 30 s. */
 export const MIN_REFRESH_MS = 500;
 export const MAX_REFRESH_MS = 30_000;
+/** How much of the first part is read to learn the recording's codecs (its init section and first segments). */
+export const PROBE_HEAD_BYTES = 2 * 1024 * 1024;
 /** Refreshes in a row that may fail before the stall rule decides. */
 export const STALL_TARGETS = 3;
 
@@ -142,13 +144,18 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     }
     const body = await fetchSegment(o.egress, seg.url, Math.max(1, o.maxBytes - store.state.bytes), fetchOpts(deadline));
     if (!Buffer.isBuffer(body)) return lost(seg, pl, body.failed);
-    // The codecs are read from the first segment and at each discontinuity (or resume): parts of
-    // other codecs cannot be joined into one file, so the recording ends before such a segment.
-    if (o.codecsOf && (store.state.codecs === undefined || seg.discontinuity || (o.resumed && store.state.parts.length > 0 && !checkedResume))) {
+    // Parts of other codecs cannot be joined into one file: at a discontinuity (or a resume) the
+    // segment's codecs are compared with the recording's, and a change ends it before that segment.
+    // The recording's own are read then, from its first part on disk, not from every first segment:
+    // most streams never have a discontinuity, and each ffprobe costs more CPU than a minute of
+    // segments (bench/record.mjs).
+    if (o.codecsOf && store.state.parts.length > 0 && (seg.discontinuity || (o.resumed && !checkedResume))) {
       checkedResume = true;
+      if (store.state.codecs === undefined || store.state.codecs === UNKNOWN_CODECS) {
+        store.state.codecs = await o.codecsOf(await store.head(PROBE_HEAD_BYTES)).catch(() => UNKNOWN_CODECS);
+      }
       const codecs = await o.codecsOf(body, init).catch(() => UNKNOWN_CODECS);
-      if (store.state.codecs === undefined || store.state.codecs === UNKNOWN_CODECS) store.state.codecs = codecs;
-      else if (codecs !== UNKNOWN_CODECS && codecs !== store.state.codecs) {
+      if (codecs !== UNKNOWN_CODECS && store.state.codecs !== UNKNOWN_CODECS && codecs !== store.state.codecs) {
         o.log.warn({ was: store.state.codecs, now: codecs, seq: seg.seq }, 'the live stream changed its codecs: the recording ends here');
         return 'codec_change';
       }

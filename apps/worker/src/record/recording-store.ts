@@ -17,7 +17,7 @@ export interface RecordingState extends Recording {
   nextSeq?: number;
   /** What the source declared its stream to be when the recording began (DASH mimeType;codecs). */
   declared?: string;
-  /** The codecs of the first segment (`video:h264,audio:aac`): a part with others ends the recording. */
+  /** The recording's codecs (`video:h264,audio:aac`), read at the first discontinuity or resume: a part with others ends the recording. */
   codecs?: string;
   /** The variant playlist being recorded (a master is resolved once). */
   playlist?: string;
@@ -73,6 +73,20 @@ export class RecordingStore {
     this.state.nextSeq = segment.next ?? segment.seq + 1;
     this.state.lastDuration = segment.duration;
     await this.save();
+  }
+
+  /** The first bytes of the first part (what ffprobe needs to tell its codecs). */
+  async head(maxBytes: number): Promise<Buffer> {
+    const first = this.state.parts[0];
+    if (!first) return Buffer.alloc(0);
+    const file = await fs.open(path.join(this.dir, first), 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(maxBytes, first === this.state.parts.at(-1) ? this.state.partBytes : maxBytes));
+      const { bytesRead } = await file.read(buf, 0, buf.length, 0);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      await file.close();
+    }
   }
 
   addGap(seconds: number): void {
