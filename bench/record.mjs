@@ -13,6 +13,8 @@ import { cpuMs, dumpLogs, percentile, sleep, startStack, stopChild } from './job
 import { fmt, requireTool } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_RECORD_SECONDS ?? 600);
+const WARMUP_MS = Number(process.env.BENCH_RECORD_WARMUP_MS ?? 10_000);
+const IDLE_MS = Number(process.env.BENCH_RECORD_IDLE_MS ?? 20_000);
 const TARGET_DURATION_MS = 1_000;
 
 const rss = (pid) => {
@@ -26,6 +28,13 @@ const cpuTotal = (pid) => {
   const c = cpuMs(pid);
   return c.self + c.children;
 };
+/** The worker's CPU split: user and system time of its own threads, and its waited-for children (ffprobe, ffmpeg). */
+const cpuSplit = (pid) => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(f[11]) * 10, sys: Number(f[12]) * 10, children: (Number(f[13]) + Number(f[14])) * 10 };
+};
+const minus = (a, b) => ({ user: a.user - b.user, sys: a.sys - b.sys, children: a.children - b.children });
 
 export async function benchRecord() {
   requireTool('ffmpeg', 'apt-get install ffmpeg');
@@ -40,7 +49,7 @@ export async function benchRecord() {
   let baseline;
   try {
     const worker = await stack.startWorker({ WORKER_CONCURRENCY: '1' });
-    live = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-t', String(SECONDS + 30), '-c:v', 'libx264', '-preset', 'veryfast', '-g', '25', '-keyint_min', '25', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '6', '-hls_flags', 'delete_segments', '-hls_segment_filename', path.join(liveDir, `${name}-%d.ts`), path.join(liveDir, `${name}.m3u8`)], { stdio: 'ignore' });
+    live = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-t', String(SECONDS + 30 + (WARMUP_MS + IDLE_MS) / 1000), '-c:v', 'libx264', '-preset', 'veryfast', '-g', '25', '-keyint_min', '25', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '6', '-hls_flags', 'delete_segments', '-hls_segment_filename', path.join(liveDir, `${name}-%d.ts`), path.join(liveDir, `${name}.m3u8`)], { stdio: 'ignore' });
     const playlist = path.join(liveDir, `${name}.m3u8`);
     const deadline = Date.now() + 20_000;
     while (!(fs.existsSync(playlist) && (fs.readFileSync(playlist, 'utf8').match(/#EXTINF/g) ?? []).length >= 2)) {
@@ -52,11 +61,15 @@ export async function benchRecord() {
     if (!item?.is_live) throw new Error('the extract did not see a live stream');
     const workerPid = worker.child.pid;
     // The worker's own cost when idle (heartbeat, BullMQ's lock and stalled checks), for comparison.
-    const idleMs = Number(process.env.BENCH_RECORD_IDLE_MS ?? 10_000);
+    // Measured after a warm-up: the first seconds of a process still load modules and compile.
+    const idleMs = IDLE_MS;
+    await sleep(WARMUP_MS);
     const idleBefore = cpuTotal(workerPid);
     await sleep(idleMs);
     const idlePerMinute = (cpuTotal(workerPid) - idleBefore) / 1000 / (idleMs / 60_000);
     const cpuBefore = cpuTotal(workerPid);
+    const splitBefore = cpuSplit(workerPid);
+    const wallBefore = Date.now();
     const id = await stack.api.submit({ url: item.sources[0].url, live: { duration: SECONDS } });
     // The baseline, beside it: ffmpeg reading the same playlist, stream copy, for the same time.
     baseline = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', url, '-c', 'copy', '-t', String(SECONDS), '-f', 'mpegts', '-y', path.join(scratch, 'baseline.ts')], { stdio: 'ignore' });
@@ -99,6 +112,8 @@ export async function benchRecord() {
       await sleep(20);
     }
     const cpuWorker = cpuTotal(workerPid) - cpuBefore;
+    const split = minus(cpuSplit(workerPid), splitBefore);
+    const wallMinutes = (Date.now() - wallBefore) / 60_000;
     if (job.status !== 'completed') throw new Error(`the recording ended ${job.status}: ${JSON.stringify(job.error)}`);
     await Promise.race([baselineExit, sleep(5_000)]);
     const lags = [...writtenAt].filter(([seq]) => listedAt.has(seq)).map(([seq, at]) => Math.max(0, at - listedAt.get(seq)));
@@ -112,7 +127,12 @@ export async function benchRecord() {
     const perMinute = cpuWorker / 1000 / minutes;
     const baselinePerMinute = baselineCpu / 1000 / (SECONDS / 60);
     const ratio = perMinute / baselinePerMinute;
-    console.log(`worker CPU per minute while idle (no job): ${fmt(idlePerMinute, 2)} s`);
+    console.log(`worker CPU per minute while idle (no job, after warm-up): ${fmt(idlePerMinute, 2)} s`);
+    console.log(`worker CPU while recording, per recorded minute: user ${fmt(split.user / 1000 / minutes, 2)} s, system ${fmt(split.sys / 1000 / minutes, 2)} s, children (ffprobe, the final ffmpeg) ${fmt(split.children / 1000 / minutes, 2)} s`);
+    const marginal = (cpuWorker / 1000 - idlePerMinute * wallMinutes) / minutes;
+    const baselineMinute = baselineCpu / 1000 / (SECONDS / 60);
+    const loop = marginal - split.children / 1000 / minutes;
+    console.log(`CPU per recorded minute above the idle worker's: ${fmt(marginal, 2)} s (${fmt(marginal / baselineMinute, 2)}× ffmpeg), of which the recording loop's own (not the final ffmpeg) ${fmt(loop, 2)} s (${fmt(loop / baselineMinute, 2)}×)`);
     console.log(`CPU per recorded minute: worker ${fmt(perMinute, 2)} s, ffmpeg -c copy beside it ${fmt(baselinePerMinute, 2)} s, ratio worker/ffmpeg ${fmt(ratio, 2)}× (goal ≤ 1.5×: ${ratio <= 1.5 ? 'met' : 'NOT met'})`);
   } catch (err) {
     dumpLogs(logs);

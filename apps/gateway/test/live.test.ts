@@ -1,8 +1,8 @@
 // Live sources through the gateway: extract marks a live HLS playlist and a dynamic DASH manifest
 // served by a local origin `is_live: true` with no duration; a download of a live HLS source made by
 // ffmpeg in real time is a recording (operation record) that the stop route ends with its file, and
-// the live options are checked. A master's live variant, which the extract cannot see, is refused by
-// a real worker when it reads it.
+// the live options are checked. A live master is marked at extract from its variant; one whose
+// variant the extract could not read is refused by a real worker when it reads it live.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +42,12 @@ beforeAll(async () => {
   origin.body('/vod/index.m3u8', vod, 'application/vnd.apple.mpegurl');
   origin.body('/live/manifest.mpd', dynamic, 'application/dash+xml');
   origin.body('/live/master.m3u8', ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'index.m3u8', ''].join('\n'), 'application/vnd.apple.mpegurl');
+  origin.body('/flaky/master.m3u8', ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'index.m3u8', ''].join('\n'), 'application/vnd.apple.mpegurl');
+  let flakyReads = 0;
+  origin.route('/flaky/index.m3u8', (_req, res) => {
+    if (flakyReads++ === 0) return void res.writeHead(503).end();
+    res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(live);
+  });
   gw = await buildGateway({ env: { DATA_DIR: dataDir }, deps: { queuePrefix } });
   worker = await startWorker({ config: testConfig({ DATA_DIR: dataDir, WORKER_CONCURRENCY: '1' }), logger: createLogger({ name: 'live-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
 }, 30_000);
@@ -149,12 +155,15 @@ test('a live stream made by ffmpeg in real time is recorded: operation record, i
   expect([again.status, again.body.error?.code]).toEqual([409, 'not_recording']);
 }, 30_000);
 
-test('a dynamic DASH manifest extracts as is_live, and its download is refused clearly (live DASH is not recorded yet)', async () => {
+test('a dynamic DASH manifest extracts as is_live, and a download of one representation is a recording of it (a DELETE cancels it)', async () => {
   const [item] = (await extract('/live/manifest.mpd')).media;
   expect(item).toMatchObject({ is_live: true });
   expect(item.duration).toBeUndefined();
-  const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url, format: 'mp4' });
-  expect([res.status, res.body.error.code]).toEqual([400, 'invalid_request']);
+  const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url, format: 'mp4', live: { duration: 60 } }).expect(202);
+  const id = res.body.data.job_id as string;
+  const job = (await request(gw.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data;
+  expect(job.operation).toBe('record');
+  await request(gw.app).delete(`/api/v1/jobs/${id}`).expect(204);
 });
 
 test('a finished playlist is not live: it has its duration and no is_live', async () => {
@@ -163,8 +172,12 @@ test('a finished playlist is not live: it has its duration and no is_live', asyn
   expect(item.duration).toBe(4);
 });
 
-test("a master whose variant is live: the extract cannot tell, and the job fails at once saying why (not at JOB_TIMEOUT_SECONDS)", async () => {
-  const [item] = (await extract('/live/master.m3u8')).media;
+test('a master whose variant is live is marked live at extract (one variant read); one whose variant cannot be read then is not, and its job fails at once saying why', async () => {
+  const [marked] = (await extract('/live/master.m3u8')).media;
+  expect(marked.is_live).toBe(true);
+  expect(marked.sources[0].is_live).toBe(true);
+  // The variant fails the extract's one read, then answers live to the job.
+  const [item] = (await extract('/flaky/master.m3u8')).media;
   expect(item.is_live).toBeUndefined();
   const started = Date.now();
   const res = await request(gw.app).post('/api/v1/download').send({ url: item.sources[0].url }).expect(202);

@@ -20,6 +20,7 @@ let dataDir: string;
 let egress: Egress;
 const log = createLogger({ name: 'record-hostile', level: 'silent' });
 let n = 0;
+let probes = 0;
 
 beforeAll(async () => {
   origin = await startFolderOrigin();
@@ -43,7 +44,12 @@ const playlist = (seq: number, count: number, extra: string[] = []) =>
 
 async function run(route: string, options: { duration?: number; maxSeconds?: number; fromStart?: boolean; codecs?: boolean } = {}) {
   const { store } = await RecordingStore.open(dataDir, `job${++n}`);
-  const codecsOf = options.codecs ? (body: Buffer, init?: Buffer) => segmentCodecs(body, init, { dir: store.dir, ffprobe: 'ffprobe' }) : undefined;
+  const codecsOf = options.codecs
+    ? (body: Buffer, init?: Buffer) => {
+        probes++;
+        return segmentCodecs(body, init, { dir: store.dir, ffprobe: 'ffprobe' });
+      }
+    : undefined;
   const ended = await record({ codecsOf, egress, url: origin.url(route), store, resumed: false, fromStart: options.fromStart ?? false, duration: options.duration, maxSeconds: options.maxSeconds ?? 60, maxBytes: 10 * 1024 * 1024, stop: new AbortController().signal, signal: new AbortController().signal, onProgress: () => undefined, log });
   await store.closePart();
   const disk = store.state.parts.reduce((sum, p) => sum + fs.statSync(path.join(store.dir, p)).size, 0);
@@ -109,4 +115,17 @@ test('a stream that changes its codecs at a discontinuity: the recording ends th
   expect(state.seconds).toBe(2);
   expect(state.codecs).toBe('video:h264');
   expect(state.parts).toHaveLength(1);
+});
+
+test('codecs are read only at a discontinuity, never for a stream without one: no ffprobe at all while recording it', async () => {
+  const seg = (name: string) => `#EXTINF:1.0,\n/media/${name}`;
+  origin.texts.set('/plain.m3u8', () => ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', seg('h264.ts?a'), seg('h264.ts?b'), seg('h264.ts?c'), '#EXT-X-ENDLIST', ''].join('\n'));
+  probes = 0;
+  const plain = await run('/plain.m3u8', { fromStart: true, codecs: true });
+  expect([plain.ended, plain.state.seconds, probes]).toEqual(['stream_end', 3, 0]);
+  // The same codecs after a discontinuity: two reads (the first part's head, the new segment), and it goes on.
+  origin.texts.set('/same.m3u8', () => ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', seg('h264.ts?a'), '#EXT-X-DISCONTINUITY', seg('h264.ts?b'), '#EXT-X-ENDLIST', ''].join('\n'));
+  probes = 0;
+  const same = await run('/same.m3u8', { fromStart: true, codecs: true });
+  expect([same.ended, same.state.seconds, same.state.codecs, probes]).toEqual(['stream_end', 2, 'video:h264', 2]);
 });

@@ -14,7 +14,7 @@ import { subtitleFormat } from './subtitles.js';
 import type { DocumentExtractor, ManifestOptions, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft } from './types.js';
 import { frameRate, isoDuration, positive } from './values.js';
 
-type XmlNode = { [key: string]: unknown };
+export type XmlNode = { [key: string]: unknown };
 
 /** Elements that may repeat: always read as lists, even when a manifest has only one. */
 const REPEATED = new Set(['Period', 'AdaptationSet', 'Representation', 'BaseURL', 'ContentProtection', 'SegmentURL', 'S', 'EssentialProperty']);
@@ -41,26 +41,26 @@ export function looksLikeMpd(text: string): boolean {
   return /<(?:[\w.-]+:)?MPD[\s>/]/.test(text.slice(0, 2048));
 }
 
-function kids(node: XmlNode | undefined, name: string): XmlNode[] {
+export function kids(node: XmlNode | undefined, name: string): XmlNode[] {
   const value = node?.[name];
   const list: unknown[] = Array.isArray(value) ? value : value === undefined ? [] : [value];
   // An element with neither attributes nor children comes back as its text (often '').
   return list.map((v) => (typeof v === 'object' && v !== null ? (v as XmlNode) : { '#text': String(v) }));
 }
 
-function attr(node: XmlNode | undefined, name: string): string | undefined {
+export function attr(node: XmlNode | undefined, name: string): string | undefined {
   const value = node?.[`@${name}`];
   return typeof value === 'string' && value.trim() ? value.trim() : undefined;
 }
 
 /** The base URL of a level: its first BaseURL resolved against the parent's, else the parent's. */
-interface Base {
+export interface Base {
   url: URL;
   /** Whether a BaseURL was given anywhere on the way: without one a single-file representation has no file. */
   given: boolean;
 }
 
-function baseOf(node: XmlNode, parent: Base): Base {
+export function baseOf(node: XmlNode, parent: Base): Base {
   const text = kids(node, 'BaseURL').map((b) => (typeof b['#text'] === 'string' ? b['#text'].trim() : ''))[0];
   // A malformed BaseURL is ignored and the parent's base stands, as a player would fall back.
   if (!text || !URL.canParse(text, parent.url.href)) return parent;
@@ -72,7 +72,7 @@ function isSegmented(levels: XmlNode[]): boolean {
   return levels.some((n) => kids(n, 'SegmentTemplate').some((t) => attr(t, 'media')) || kids(n, 'SegmentList').some((l) => kids(l, 'SegmentURL').length > 0));
 }
 
-type Kind = 'video' | 'audio' | 'text' | 'image';
+export type Kind = 'video' | 'audio' | 'text' | 'image';
 
 function kindOf(contentType: string | undefined, mime: string | undefined, codecs: CodecParts): Kind | undefined {
   const declared = contentType?.toLowerCase();
@@ -86,7 +86,7 @@ function kindOf(contentType: string | undefined, mime: string | undefined, codec
   return codecs.other.length ? 'text' : undefined;
 }
 
-function readMpd(text: string, maxSegments: number): XmlNode {
+export function readMpd(text: string, maxSegments: number): XmlNode {
   checkXmlText(text);
   checkMpdText(text, maxSegments);
   let doc: unknown;
@@ -154,7 +154,7 @@ export function segmentCount(levels: XmlNode[], seconds: number | undefined, max
 }
 
 /** What a representation holds, its own attributes first, then its adaptation set's. */
-function repKind(set: XmlNode, rep: XmlNode): Kind | undefined {
+export function repKind(set: XmlNode, rep: XmlNode): Kind | undefined {
   const pick = (name: string) => attr(rep, name) ?? attr(set, name);
   return kindOf(pick('contentType'), pick('mimeType')?.toLowerCase(), splitCodecs(pick('codecs')));
 }

@@ -5,6 +5,7 @@ import { ReelayError } from '@reelay/contracts';
 import HLS from 'hls-parser';
 import type { Key, MasterPlaylist, MediaPlaylist, Rendition, Variant } from 'hls-parser/types.js';
 import { splitCodecs } from './codecs.js';
+import { judgeMaster } from './hls-live.js';
 import { urlExtension, type FetchedDocument } from './document.js';
 import { checkHlsText, DEFAULT_MAX_SEGMENTS, sameResource } from './manifest-limits.js';
 import { HLS_TYPES, HTML_TYPES } from './media-types.js';
@@ -22,6 +23,11 @@ const DRM_KEYFORMATS = new Set(['com.apple.streamingkeydelivery', 'com.microsoft
 
 /** Segment extensions that can only carry audio (a media playlist of these is an audio stream). */
 const AUDIO_SEGMENT_EXTS = new Set(['aac', 'mp3', 'm4a', 'ac3', 'ec3', 'eac3', 'opus', 'flac', 'oga', 'mka', 'weba']);
+
+/** A master playlist (it lists variants): whether it is live takes reading one of them (hls-live.ts). */
+export function isMaster(text: string): boolean {
+  return /^\s*#EXT-X-STREAM-INF:/m.test(text);
+}
 
 export function looksLikeHls(text: string): boolean {
   // trimStart also drops a UTF-8 byte order mark (U+FEFF counts as white space).
@@ -185,8 +191,8 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
   if (sources.length === 0) throw new ReelayError('no_media_found', 'The HLS master playlist lists no playable variants.');
   const type = sources.some((s) => s.has_video) ? 'video' : 'audio';
   const subtitles = subtitleRenditions(variants, base);
-  // A master has no duration of its own, and says nothing of being live: both would take fetching a
-  // variant, which the extract does not do. The worker reads the variant and refuses a live one.
+  // A master has no duration of its own, and says nothing of being live: hls-live.ts reads a
+  // variant to judge that (the extractors do; this pure parser does not fetch).
   return [subtitles.length ? { type, sources, subtitles } : { type, sources }];
 }
 
@@ -231,7 +237,9 @@ export const hlsManifest: DocumentExtractor = {
   name: 'hls_manifest',
   detect,
   async extract(doc, ctx): Promise<ResultDraft> {
-    const media = parseHls(await doc.text(), doc.finalUrl, { maxSegments: ctx.maxSegments, fetchedAs: doc.url });
+    const text = await doc.text();
+    const parsed = parseHls(text, doc.finalUrl, { maxSegments: ctx.maxSegments, fetchedAs: doc.url });
+    const media = isMaster(text) ? await judgeMaster(parsed, ctx) : parsed;
     return { url: doc.url.href, platform: 'generic', extract_profile: 'hls_manifest', media };
   },
 };

@@ -2,7 +2,8 @@
 // into its variants, with the same parsers the manifest extractors use.
 import { ReelayError, type ManifestKind } from '@reelay/contracts';
 import { urlExtension } from './document.js';
-import { looksLikeHls, parseHls } from './hls.js';
+import { isMaster, looksLikeHls, parseHls } from './hls.js';
+import { judgeMaster } from './hls-live.js';
 import { looksLikeMpd, parseMpd } from './dash.js';
 import { DASH_TYPES, HLS_TYPES } from './media-types.js';
 import type { ExtractContext, MediaDraft } from './types.js';
@@ -26,7 +27,10 @@ export async function expandManifest(url: string, ctx: ExtractContext, headers?:
   const res = await ctx.egress.fetchText(url, { headers, signal: ctx.signal });
   const finalUrl = new URL(res.url);
   const options = { headers, maxSegments: ctx.maxSegments, fetchedAs: new URL(url) };
-  if (looksLikeHls(res.text)) return parseHls(res.text, finalUrl, options);
+  if (looksLikeHls(res.text)) {
+    const media = parseHls(res.text, finalUrl, options);
+    return isMaster(res.text) ? judgeMaster(media, ctx) : media;
+  }
   if (looksLikeMpd(res.text)) return parseMpd(res.text, finalUrl, options);
   throw new ReelayError('upstream_error', 'The linked manifest is neither HLS nor DASH.');
 }

@@ -1,7 +1,11 @@
 // Live sources (DESIGN.md "Live streams"): an HLS media playlist without EXT-X-ENDLIST that is not
 // PLAYLIST-TYPE:VOD, a DASH MPD with type="dynamic" and yt-dlp's is_live mark the item and its
 // sources `is_live: true`, with no duration; a finished stream of each kind does not.
-import { describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { Egress } from '@reelay/egress';
+import { startOrigin, type Origin } from '@reelay/testkit';
+import { isLiveMediaPlaylist, MAX_VARIANT_BYTES } from '../src/hls-live.js';
+import { createRegistry } from '../src/index.js';
 import { buildResult } from '../src/result.js';
 import { parseHls } from '../src/hls.js';
 import { parseMpd } from '../src/dash.js';
@@ -49,11 +53,69 @@ describe('HLS', () => {
     expect(item.duration).toBe(8);
   });
 
-  test('a master says nothing of being live (the extract reads no variant): its item is not marked', () => {
+  test('the parser alone does not judge a master (it fetches nothing): its item is not marked', () => {
     const master = ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'low.m3u8', ''].join('\n');
     const { item } = assembled(parseHls(master, PLAYLIST), PLAYLIST);
     expect(item.is_live).toBeUndefined();
     expect(item.duration).toBeUndefined();
+  });
+});
+
+describe('HLS master through the registry: judged from its first media playlist, one bounded fetch', () => {
+  let origin: Origin;
+  const egress = new Egress({ allowlist: ['127.0.0.1'] });
+  const registry = createRegistry();
+  const extract = (p: string) => registry.extract(new URL(origin.url(p)), { egress, endpoints: {} });
+  const master = (...variants: string[]) => ['#EXTM3U', ...variants.flatMap((v, i) => [`#EXT-X-STREAM-INF:BANDWIDTH=${(i + 1) * 400000},RESOLUTION=640x360`, v]), ''].join('\n');
+  const HLS = 'application/vnd.apple.mpegurl';
+
+  beforeAll(async () => {
+    origin = await startOrigin();
+    for (const dir of ['live', 'vod', 'gone', 'huge']) origin.body(`/${dir}/master.m3u8`, master('hi.m3u8', 'lo.m3u8'), HLS);
+    origin.body('/live/hi.m3u8', m3u8('#EXT-X-MEDIA-SEQUENCE:7', ...segments(7, 3)), HLS);
+    origin.body('/live/lo.m3u8', m3u8('#EXT-X-MEDIA-SEQUENCE:7', ...segments(7, 3)), HLS);
+    origin.body('/vod/hi.m3u8', m3u8('#EXT-X-PLAYLIST-TYPE:VOD', ...segments(0, 3), '#EXT-X-ENDLIST'), HLS);
+    origin.status('/gone/hi.m3u8', 404);
+    origin.body('/huge/hi.m3u8', m3u8(...segments(0, 3)) + '#' + 'x'.repeat(MAX_VARIANT_BYTES), HLS);
+  });
+  afterAll(async () => {
+    await origin?.close();
+  });
+
+  test('a master whose media playlist is live: the item and every variant is_live, no duration, and only one variant was read', async () => {
+    const { result } = await extract('/live/master.m3u8');
+    expect(result.media[0].is_live).toBe(true);
+    expect(result.media[0].duration).toBeUndefined();
+    expect(result.media[0].sources).toHaveLength(2);
+    expect(result.media[0].sources.every((s) => s.is_live === true)).toBe(true);
+    expect(origin.hits.get('/live/hi.m3u8')).toBe(1);
+    expect(origin.hits.get('/live/lo.m3u8')).toBeUndefined();
+  });
+
+  test('a master of an on-demand stream is not marked', async () => {
+    const { result } = await extract('/vod/master.m3u8');
+    expect(result.media[0].is_live).toBeUndefined();
+    expect(result.media[0].sources.some((s) => s.is_live)).toBe(false);
+  });
+
+  test('a variant that cannot be read (404, or larger than the bound) leaves the master unjudged, not failed', async () => {
+    for (const dir of ['gone', 'huge']) {
+      const { result } = await extract(`/${dir}/master.m3u8`);
+      expect(result.media[0].is_live).toBeUndefined();
+      expect(result.media[0].sources).toHaveLength(2);
+      expect(origin.hits.get(`/${dir}/hi.m3u8`)).toBe(1);
+      expect(origin.hits.get(`/${dir}/lo.m3u8`)).toBeUndefined();
+    }
+  });
+
+  test('the rule on the text: live media playlists only (EVENT growing yes; ENDLIST, VOD, a master, no segments no)', () => {
+    expect(isLiveMediaPlaylist(m3u8(...segments(0, 2)))).toBe(true);
+    expect(isLiveMediaPlaylist(m3u8('#EXT-X-PLAYLIST-TYPE:EVENT', ...segments(0, 2)))).toBe(true);
+    expect(isLiveMediaPlaylist(m3u8(...segments(0, 2), '#EXT-X-ENDLIST'))).toBe(false);
+    expect(isLiveMediaPlaylist(m3u8('#EXT-X-PLAYLIST-TYPE:VOD', ...segments(0, 2)))).toBe(false);
+    expect(isLiveMediaPlaylist(master('a.m3u8'))).toBe(false);
+    expect(isLiveMediaPlaylist(m3u8())).toBe(false);
+    expect(isLiveMediaPlaylist('<html>')).toBe(false);
   });
 });
 

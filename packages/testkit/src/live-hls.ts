@@ -71,6 +71,12 @@ export interface FolderOrigin {
   close(): Promise<void>;
 }
 
+function contentType(p: string): string {
+  if (p.endsWith('.m3u8')) return 'application/vnd.apple.mpegurl';
+  if (p.endsWith('.mpd')) return 'application/dash+xml';
+  return p.endsWith('.m4s') || p.endsWith('.mp4') ? 'video/mp4' : 'video/mp2t';
+}
+
 export async function startFolderOrigin(): Promise<FolderOrigin> {
   const mounts = new Map<string, string>();
   const sockets = new Set<net.Socket>();
@@ -87,7 +93,7 @@ export async function startFolderOrigin(): Promise<FolderOrigin> {
     const file = dir && path.join(dir, ...rest);
     if (!file || !file.startsWith(dir) || !fs.existsSync(file)) return void res.writeHead(404).end();
     const body = fs.readFileSync(file);
-    res.writeHead(200, { 'content-type': p.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t', 'content-length': body.length }).end(body);
+    res.writeHead(200, { 'content-type': contentType(p), 'content-length': body.length }).end(body);
   });
   server.on('connection', (s) => {
     sockets.add(s);

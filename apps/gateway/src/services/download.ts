@@ -253,10 +253,11 @@ export class DownloadService {
     return { kind: 'job', payload: this.payload(operation, [video, audio], format, sanitizeBasename(body.filename ?? video.title), body, subtitles) };
   }
 
-  /** A live source: a recording job from the live edge (or the oldest listed segment). */
+  /** A live source (HLS, or one DASH representation): a recording job from the live edge (or the oldest listed segment). */
   private planRecording(source: StoredSource, body: DownloadRequest): DownloadPlan {
     checkRecording(body, this.deps.maxRecordSeconds ?? 14_400);
-    if (source.stream_profile !== 'hls') throw new ReelayError('invalid_request', 'This source is a live DASH stream: recording is available for live HLS only so far.');
+    // A live DASH source is one representation (its url names it): the recording holds that one.
+    if (source.stream_profile !== 'hls' && source.stream_profile !== 'dash') throw new ReelayError('invalid_request', 'This live source is neither HLS nor DASH, which is all a recording reads.');
     const payload = this.payload('record', [source], body.format, sanitizeBasename(body.filename ?? source.title), body);
     const live = body.live ?? {};
     // The live options are part of the request's identity: another duration is another recording.

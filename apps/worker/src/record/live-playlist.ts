@@ -2,8 +2,10 @@
 // duration, whether it has ended, and a master's best variant. Pure, so hostile playlists are tested
 // without a server; every list it returns is bounded.
 export interface LiveSegment {
-  /** Media sequence number. */
+  /** Media sequence number (a DASH source: its position, see segment-source.ts). */
   seq: number;
+  /** The position of the segment that follows without a gap (absent: seq + 1). */
+  next?: number;
   url: string;
   duration: number;
   /** The init section (EXT-X-MAP) this segment needs, absolute. */

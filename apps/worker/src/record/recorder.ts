@@ -1,24 +1,30 @@
-// The live recorder (Streamlink's shape): a playlist reader that refreshes at the target duration, a
-// segment fetcher with retries whose failures become gaps, and a writer that appends whole segments
-// to the recording's parts on the shared data dir. It ends on the stream's end, a stall (no new
-// segment for three target durations), a stop, live.duration, MAX_RECORD_SECONDS or MAX_MEDIA_BYTES.
+// The live recorder (Streamlink's shape): a reader that refreshes the source's window (an HLS playlist
+// or a DASH manifest, segment-source.ts), a segment fetcher with retries whose failures become gaps,
+// and a writer that appends whole segments to the recording's parts on the shared data dir. It ends
+// on the stream's end, a stall (no new segment for three target durations), a stop, live.duration,
+// MAX_RECORD_SECONDS, MAX_MEDIA_BYTES, or a stream that changes its codecs.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RecordingEnd } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import { UNKNOWN_CODECS } from './codecs.js';
-import { fetchPlaylist, fetchSegment, type LiveEgress } from './live-fetch.js';
-import { parseLivePlaylist, type LivePlaylist, type LiveSegment } from './live-playlist.js';
+import { fetchSegment, type LiveEgress } from './live-fetch.js';
+import type { LiveSegment } from './live-playlist.js';
 import type { RecordingStore } from './recording-store.js';
+import { HlsSource, type SegmentSource, type SegmentWindow } from './segment-source.js';
 
 /** Refresh bounds whatever the playlist claims: never faster than twice a second, never slower than 30 s. */
 export const MIN_REFRESH_MS = 500;
 export const MAX_REFRESH_MS = 30_000;
+/** How much of the first part is read to learn the recording's codecs (its init section and first segments). */
+export const PROBE_HEAD_BYTES = 2 * 1024 * 1024;
 /** Refreshes in a row that may fail before the stall rule decides. */
 export const STALL_TARGETS = 3;
 
 export interface RecorderOptions {
   egress: LiveEgress;
   url: string;
+  /** Where segments are listed; absent: the HLS playlist at `url` (or the variant an earlier attempt resolved). */
+  source?: SegmentSource;
   headers?: Record<string, string>;
   store: RecordingStore;
   resumed: boolean;
@@ -43,21 +49,13 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
   const started = Date.now();
   const halt = AbortSignal.any([o.signal, o.stop]);
   const fetchOpts = (deadlineMs: number) => ({ headers: o.headers, signal: halt, deadlineMs });
-  const read = async (url: string): Promise<{ url: string; playlist: LivePlaylist }> => {
-    const got = await fetchPlaylist(o.egress, url, fetchOpts(10_000));
-    const parsed = parseLivePlaylist(got.text, got.url);
-    if (parsed.kind === 'master') {
-      const variant = await fetchPlaylist(o.egress, parsed.variant, fetchOpts(10_000));
-      const inner = parseLivePlaylist(variant.text, variant.url);
-      if (inner.kind === 'master') throw new Error('a master playlist names another master');
-      return { url: variant.url, playlist: inner };
-    }
-    return { url: got.url, playlist: parsed };
-  };
+  const source: SegmentSource = o.source ?? new HlsSource(o.egress, store.state.playlist ?? o.url);
+  /** Seconds between two positions of the window (a gap): times convert, counts are segments of `each`. */
+  const span = (from: number, to: number, w: SegmentWindow, each = w.targetDuration) => (w.unitSeconds !== undefined ? (to - from) * w.unitSeconds : (to - from) * each);
 
-  let current = await read(store.state.playlist ?? o.url);
-  if (current.playlist.encrypted) throw new Error('the live stream is encrypted (EXT-X-KEY), which the recorder does not read');
-  store.state.playlist = current.url;
+  let current = await source.read(fetchOpts(10_000));
+  if (current.encrypted) throw new Error('the live stream is encrypted (EXT-X-KEY or ContentProtection), which the recorder does not read');
+  store.state.playlist = source.url;
   const inits = new Map<string, Buffer>();
   let checkedResume = false;
   let next: number | undefined;
@@ -67,33 +65,46 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
   for (;;) {
     o.signal.throwIfAborted();
     if (o.stop.aborted) return 'stopped';
-    const pl = current.playlist;
+    const pl = current;
+    // A source that declares another stream than the one recorded (a DASH representation whose
+    // codecs change) cannot be joined on: the recording ends with what came before.
+    if (pl.declared !== undefined) {
+      if (store.state.declared === undefined) store.state.declared = pl.declared;
+      else if (pl.declared !== store.state.declared) {
+        o.log.warn({ was: store.state.declared, now: pl.declared }, 'the live stream declares other codecs: the recording ends here');
+        return 'codec_change';
+      }
+    }
     const listed = pl.segments;
     const first = listed[0]?.seq;
     if (next === undefined && listed.length > 0) {
       const last = store.state.lastSeq;
-      if (o.resumed && last !== undefined && first !== undefined && last + 1 >= first && last < listed.at(-1)!.seq + 1) {
-        next = last + 1; // still listed: an earlier attempt's end is continued without loss
+      const resumeAt = store.state.nextSeq ?? (last === undefined ? undefined : last + 1);
+      const newest = listed.at(-1)!;
+      if (o.resumed && resumeAt !== undefined && first !== undefined && resumeAt >= first && resumeAt <= (newest.next ?? newest.seq + 1)) {
+        next = resumeAt; // still listed: an earlier attempt's end is continued without loss
       } else {
-        const edge = o.fromStart && !o.resumed ? listed[0] : listed.at(-1)!;
-        if (o.resumed && last !== undefined && edge.seq > last + 1) store.addGap((edge.seq - last - 1) * (store.state.lastDuration ?? pl.targetDuration));
+        const edge = o.fromStart && !o.resumed ? listed[0] : newest;
+        if (o.resumed && resumeAt !== undefined && edge.seq > resumeAt) store.addGap(span(resumeAt, edge.seq, pl, store.state.lastDuration ?? pl.targetDuration));
         else if (o.resumed) store.addGap(0); // a restart whose loss cannot be measured (sequence reset)
-        if (o.fromStart && !o.resumed && pl.dropped > 0) store.addGap(pl.dropped * pl.targetDuration);
+        if (o.fromStart && !o.resumed && pl.dropped > 0) store.addGap(pl.droppedSeconds);
         next = edge.seq;
       }
     }
     const fresh = next === undefined ? [] : listed.filter((s) => s.seq >= next!);
     if (fresh.length > 0 && next !== undefined && fresh[0].seq > next) {
       // Segments that left the window before they could be fetched.
-      store.addGap((fresh[0].seq - next) * pl.targetDuration);
+      store.addGap(span(next, fresh[0].seq, pl));
       await store.breakPart();
     }
     for (const seg of fresh) {
       o.signal.throwIfAborted();
       if (o.stop.aborted) return 'stopped';
       if (store.state.bytes >= o.maxBytes) return 'max_bytes';
-      if ((await take(seg, pl)) === 'codec_change') return 'codec_change';
-      next = seg.seq + 1;
+      const outcome = await take(seg, pl);
+      if (outcome === 'codec_change') return 'codec_change';
+      if (outcome === 'ended') return 'stream_end';
+      next = seg.next ?? seg.seq + 1;
       o.onProgress();
       if (o.duration !== undefined && store.state.seconds >= o.duration) return 'duration';
       if (store.state.seconds >= o.maxSeconds) return 'max_duration';
@@ -111,14 +122,14 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     if (o.stop.aborted) return 'stopped';
     o.signal.throwIfAborted();
     try {
-      current = await read(current.url);
+      current = await source.read(fetchOpts(10_000));
     } catch (err) {
       if (halt.aborted) continue;
       o.log.warn({ err: (err as Error).message }, 'live playlist refresh failed; the stall rule ends the recording if it lasts');
     }
   }
 
-  async function take(seg: LiveSegment, pl: LivePlaylist): Promise<'codec_change' | void> {
+  async function take(seg: LiveSegment, pl: SegmentWindow): Promise<'codec_change' | 'ended' | void> {
     if (seg.discontinuity) await store.breakPart();
     const deadline = Math.max(10_000, 3 * pl.targetDuration * 1000);
     let init: Buffer | undefined;
@@ -133,13 +144,18 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     }
     const body = await fetchSegment(o.egress, seg.url, Math.max(1, o.maxBytes - store.state.bytes), fetchOpts(deadline));
     if (!Buffer.isBuffer(body)) return lost(seg, pl, body.failed);
-    // The codecs are read from the first segment and at each discontinuity (or resume): parts of
-    // other codecs cannot be joined into one file, so the recording ends before such a segment.
-    if (o.codecsOf && (store.state.codecs === undefined || seg.discontinuity || (o.resumed && store.state.parts.length > 0 && !checkedResume))) {
+    // Parts of other codecs cannot be joined into one file: at a discontinuity (or a resume) the
+    // segment's codecs are compared with the recording's, and a change ends it before that segment.
+    // The recording's own are read then, from its first part on disk, not from every first segment:
+    // most streams never have a discontinuity, and each ffprobe costs more CPU than a minute of
+    // segments (bench/record.mjs).
+    if (o.codecsOf && store.state.parts.length > 0 && (seg.discontinuity || (o.resumed && !checkedResume))) {
       checkedResume = true;
+      if (store.state.codecs === undefined || store.state.codecs === UNKNOWN_CODECS) {
+        store.state.codecs = await o.codecsOf(await store.head(PROBE_HEAD_BYTES)).catch(() => UNKNOWN_CODECS);
+      }
       const codecs = await o.codecsOf(body, init).catch(() => UNKNOWN_CODECS);
-      if (store.state.codecs === undefined || store.state.codecs === UNKNOWN_CODECS) store.state.codecs = codecs;
-      else if (codecs !== UNKNOWN_CODECS && codecs !== store.state.codecs) {
+      if (codecs !== UNKNOWN_CODECS && store.state.codecs !== UNKNOWN_CODECS && codecs !== store.state.codecs) {
         o.log.warn({ was: store.state.codecs, now: codecs, seq: seg.seq }, 'the live stream changed its codecs: the recording ends here');
         return 'codec_change';
       }
@@ -147,8 +163,18 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     await store.append(seg, body, init);
   }
 
-  async function lost(seg: LiveSegment, pl: LivePlaylist, why: string): Promise<void> {
+  async function lost(seg: LiveSegment, pl: SegmentWindow, why: string): Promise<'ended' | void> {
     if (halt.aborted) return; // a stop or cancel cut it short: not a gap in the stream
+    // A segment the clock promised (DASH with a fixed duration) fails when the broadcast has just
+    // ended: a source read again now that has ended without it says so, and it is no gap.
+    if (source.refetch) {
+      source.refetch();
+      const now = await source.read(fetchOpts(10_000)).catch(() => undefined);
+      if (now?.ended && !now.segments.some((s) => s.seq === seg.seq)) {
+        current = now;
+        return 'ended';
+      }
+    }
     o.log.warn({ seq: seg.seq, why }, 'live segment failed after retries: recorded as a gap');
     store.addGap(seg.duration || pl.targetDuration);
     await store.breakPart();

@@ -13,7 +13,11 @@ export interface RecordingState extends Recording {
   /** The last media sequence written, and the segment duration then (to size a gap on resume). */
   lastSeq?: number;
   lastDuration?: number;
-  /** The codecs of the first segment (`video:h264,audio:aac`): a part with others ends the recording. */
+  /** The position of the segment after the last one written (absent in older states: lastSeq + 1). */
+  nextSeq?: number;
+  /** What the source declared its stream to be when the recording began (DASH mimeType;codecs). */
+  declared?: string;
+  /** The recording's codecs (`video:h264,audio:aac`), read at the first discontinuity or resume: a part with others ends the recording. */
   codecs?: string;
   /** The variant playlist being recorded (a master is resolved once). */
   playlist?: string;
@@ -52,7 +56,7 @@ export class RecordingStore {
   }
 
   /** Appends one whole segment and saves the state, so the state never names bytes not on disk. */
-  async append(segment: { seq: number; duration: number; init?: string }, body: Buffer, initBody?: Buffer): Promise<void> {
+  async append(segment: { seq: number; next?: number; duration: number; init?: string }, body: Buffer, initBody?: Buffer): Promise<void> {
     if (this.out && segment.init !== this.outInit) await this.closePart();
     if (!this.out) {
       const name = `part-${String(this.state.parts.length).padStart(4, '0')}.${segment.init ? 'mp4' : 'ts'}`;
@@ -66,8 +70,23 @@ export class RecordingStore {
     this.state.seconds = Math.round((this.state.seconds + segment.duration) * 1000) / 1000;
     this.state.bytes += body.length;
     this.state.lastSeq = segment.seq;
+    this.state.nextSeq = segment.next ?? segment.seq + 1;
     this.state.lastDuration = segment.duration;
     await this.save();
+  }
+
+  /** The first bytes of the first part (what ffprobe needs to tell its codecs). */
+  async head(maxBytes: number): Promise<Buffer> {
+    const first = this.state.parts[0];
+    if (!first) return Buffer.alloc(0);
+    const file = await fs.open(path.join(this.dir, first), 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(maxBytes, first === this.state.parts.at(-1) ? this.state.partBytes : maxBytes));
+      const { bytesRead } = await file.read(buf, 0, buf.length, 0);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      await file.close();
+    }
   }
 
   addGap(seconds: number): void {

@@ -9,13 +9,17 @@ import type { ChildLimits } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { onStorage } from '../failure.js';
 import { segmentCodecs } from './codecs.js';
+import { DashSource } from './dash-source.js';
 import { finalize } from './finalize.js';
 import type { LiveEgress } from './live-fetch.js';
 import { record } from './recorder.js';
 import { RecordingStore } from './recording-store.js';
 
-/** The Job's recording is written at most this often, and at least this often while nothing changes. */
-export const RECORDING_PROGRESS_MS = 1_000;
+/**
+ * The Job's recording is written every RECORDING_BEAT_MS (the contract: at most every second, at
+ * least every 2 s). Each write is a BullMQ script and an event every gateway reads, so a write per
+ * segment (or per second) costs more worker CPU than fetching the segments (bench/record.mjs).
+ */
 export const RECORDING_BEAT_MS = 2_000;
 /** How long making the file from the parts may take. */
 const FINALIZE_TIMEOUT_MS = 10 * 60_000;
@@ -45,10 +49,8 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
   if (!input) throw new ReelayError('invalid_request', 'A recording needs one live source.');
   const { store, resumed } = await onStorage('temp', () => RecordingStore.open(deps.dataDir, payload.id));
   const maxSeconds = Math.min(payload.live?.duration ?? Infinity, deps.config.MAX_RECORD_SECONDS);
-  let lastWrite = 0;
   let chain: Promise<unknown> = Promise.resolve();
   const write = () => {
-    lastWrite = Date.now();
     const { seconds, bytes, gaps } = store.state;
     const percent = payload.live?.duration ? Math.min(99, (100 * seconds) / payload.live.duration) : 0;
     const progress: RecordingProgress = { percent, recording: { seconds, bytes, gaps: gaps.map((g) => ({ ...g })) } };
@@ -58,9 +60,12 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
   try {
     if (resumed) log.info({ seconds: store.state.seconds, parts: store.state.parts.length }, 'continuing a recording an earlier attempt began');
     write();
+    // A DASH source names its representation; an HLS one is read from the variant an earlier attempt resolved.
+    const source = input.stream_profile === 'dash' ? new DashSource(deps.egress, store.state.playlist ?? input.url, { representation: input.representation, type: input.representation_type }) : undefined;
     const ended = await record({
       egress: deps.egress,
       url: input.url,
+      source,
       headers: input.headers,
       store,
       resumed,
@@ -71,9 +76,7 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
       stop: ctx.stop,
       signal: ctx.signal,
       codecsOf: (body, init) => segmentCodecs(body, init, { dir: store.dir, ffprobe: deps.binaries.ffprobe, signal: ctx.signal, limits: deps.limits }),
-      onProgress: () => {
-        if (Date.now() - lastWrite >= RECORDING_PROGRESS_MS) write();
-      },
+      onProgress: () => undefined, // the beat writes it
       log,
     });
     clearInterval(beat);
