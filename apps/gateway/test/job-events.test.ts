@@ -32,7 +32,7 @@ const CONNECTION_NAME = `job-events-test-${process.pid}`;
 
 async function serve(): Promise<{ gw: TestGateway; base: string }> {
   const redis = await testRedis();
-  redis.options.connectionName = CONNECTION_NAME;
+  (redis.options as { connectionName?: string }).connectionName = CONNECTION_NAME;
   await redis.client('SETNAME', CONNECTION_NAME);
   const gw = await buildGateway({ env, redis, deps: { queuePrefix, eventStream: { heartbeatMs: 200 } } });
   const server = gw.app.listen(0, '127.0.0.1');

@@ -8,6 +8,7 @@ import { DOWNLOAD_QUEUE, type JobPayload } from '@reelay/contracts';
 import { startOrigin, testMedia, type Origin } from '@reelay/testkit';
 import { eventually, expectError, uniqueIp } from './account-helpers.js';
 import { buildGateway, testRedis, type TestGateway } from './helpers.js';
+import { duplicateRedis } from '../src/redis.js';
 
 let origin: Origin;
 const open: TestGateway[] = [];
@@ -124,7 +125,7 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
     const ip = uniqueIp();
     const release = new Map<string, (fail: boolean) => void>();
     const base = await testRedis();
-    const connection = base.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const connection = duplicateRedis(base, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     // A real BullMQ worker on the gateways' queue that ends each job when the test says so.
     const worker = new Worker<JobPayload>(
       DOWNLOAD_QUEUE,
@@ -183,7 +184,7 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
     const ip = uniqueIp();
     await extract(gw, ip).expect(200);
     const base = await testRedis();
-    const connections = [0, 1].map(() => base.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined }));
+    const connections = [0, 1].map(() => duplicateRedis(base, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined }));
     // Short locks, so a dead worker's job is seen as stalled within a second or two.
     const options = { prefix: own, lockDuration: 1000, stalledInterval: 500 };
     let started!: () => void;
