@@ -8,3 +8,4 @@ export * from './peak.js';
 export * from './tools.js';
 export * from './proxies.js';
 export * from './live-hls.js';
+export * from './redis-cluster.js';
