@@ -17,7 +17,7 @@ let media: TestMedia;
 let gw: TestGateway;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-download-'));
 const artifacts = new FsArtifactStore(dataDir);
-const prefix = `test-dl-${randomBytes(4).toString('hex')}`;
+const prefix = `{test-dl-${randomBytes(4).toString('hex')}}`;
 const refererSeen: string[] = [];
 
 const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');

@@ -12,7 +12,7 @@ import { duplicateRedis } from '../src/redis.js';
 
 let origin: Origin;
 const open: TestGateway[] = [];
-const prefix = `test-v1-${randomBytes(4).toString('hex')}`;
+const prefix = `{test-v1-${randomBytes(4).toString('hex')}}`;
 
 /** Replicas trust X-Forwarded-For (so each test is a client address of its own) and share one queue. */
 async function gateway(env: Record<string, string>): Promise<TestGateway> {
@@ -162,7 +162,7 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
       await eventually(async () => expect(release.has(third)).toBe(true), 5000);
       release.get(third)!(false);
       await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${third}`)).body.data.status).toMatch(/completed|expired/), 5000);
-      const key = `reelay:${prefix}:client-jobs:${ip}`; // each deployment's (queue prefix's) slots
+      const key = `reelay:${prefix.replace(/[{}]/g, '')}:client-jobs:${ip}`; // each deployment's (queue prefix's) slots, without its hash tag's braces
       await a.redis.zadd(key, Date.now() - 1000, 'never-enqueued-job-id-000000');
       expectError(await convert(b, ip, 'fifth'), 429, 'too_many_jobs');
       await a.redis.zadd(key, Date.now() - 61_000, 'never-enqueued-job-id-000000');
@@ -178,7 +178,7 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
   }, 60_000);
 
   test("a job whose worker dies keeps its slot while it waits for another worker, which then frees it", async () => {
-    const own = `test-v1-dies-${randomBytes(4).toString('hex')}`;
+    const own = `{test-v1-dies-${randomBytes(4).toString('hex')}}`;
     const gw = await buildGateway({ env: { TRUST_PROXY: 'true', MAX_ACTIVE_JOBS_PER_CLIENT: '1' }, deps: { queuePrefix: own } });
     open.push(gw);
     const ip = uniqueIp();
