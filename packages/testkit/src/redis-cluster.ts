@@ -97,7 +97,11 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-redis-cluster-'));
   const taken = new Set<number>();
   const nodes: ClusterNodeHandle[] = [];
+  // A test process that ends without stop() (a failing hook, --forceExit) takes its nodes with it.
+  const killAll = () => nodes.forEach((n) => n.process.exitCode === null && n.process.kill('SIGKILL'));
+  process.once('exit', killAll);
   const stop = async () => {
+    process.off('exit', killAll);
     await Promise.all(
       nodes.map(
         (n) =>

@@ -96,15 +96,18 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
   }, 90_000);
 
   afterAll(async () => {
-    await worker?.stop();
-    if (server) {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+    try {
+      await worker?.stop();
+      if (server) {
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+      }
+      await gw?.close(); // throws when a response was not what the OpenAPI document describes
+    } finally {
+      await origin?.close();
+      await cluster?.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
-    await gw?.close();
-    await origin?.close();
-    await cluster?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   test('the queues live in the {reelay} slot, and other keys spread over every primary', async () => {
