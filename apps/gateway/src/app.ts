@@ -2,13 +2,13 @@
 // Redis and no globals. main.ts does the wiring for production.
 import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import { z } from 'zod';
 import { createAccountServices, GithubProvider, Mailer, OidcProvider, PasskeyStore, relyingParty, SocialFlows, type SocialProvider } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
 import { CollectionDownloads } from './services/collection-download.js';
-import type { Config } from '@reelay/config';
+import { defaultQueuePrefix, type Config } from '@reelay/config';
 import { CookieFile, Egress } from '@reelay/egress';
 import { createRegistry, locateYtdlp, YTDLP_TIMEOUT_MS, type ExtractorRegistry, type YtdlpOptions } from '@reelay/extractors';
 import { locateBinaries, reportBinaries } from '@reelay/media';
@@ -61,7 +61,7 @@ const OpenApiDocumentSchema = z.looseObject({ openapi: z.string(), info: z.loose
 
 export interface GatewayDeps {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   registry?: ExtractorRegistry;
   egress?: Egress;
@@ -97,10 +97,13 @@ export interface Gateway {
   collections: Pick<ExtractService, 'listCollection'>;
   /** Subscriptions: their store and the check that startSubscriptionChecks runs on schedule. */
   subscriptions: { store: SubscriptionStore; checker: SubscriptionChecker };
+  /** The BullMQ prefix of every queue (undefined: BullMQ's `bull`), for workers started beside it. */
+  queuePrefix?: string;
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
   const { config, redis, logger } = deps;
+  const queuePrefix = deps.queuePrefix ?? defaultQueuePrefix(config);
   const metrics = deps.metrics ?? new GatewayMetrics();
   const cookies = config.COOKIES_FILE ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) }) : undefined;
   const egress =
@@ -150,23 +153,23 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   // The queue shares the gateway's fail-fast client: producers never block, and a Redis outage
   // answers 503 at once.
-  const queue = new Queue(DOWNLOAD_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  const queue = new Queue(DOWNLOAD_QUEUE, { connection: redis, prefix: queuePrefix });
   // Without a listener an 'error' (Redis down) is printed as a raw stack trace on every retry.
   queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'job queue: redis connection problem'));
   const artifacts = deps.artifacts ?? createArtifactStore(config);
   // Webhook deliveries: added with their job as one flow, read for the Job's webhook field.
-  const flows = new FlowProducer({ connection: redis, prefix: deps.queuePrefix });
+  const flows = new FlowProducer({ connection: redis, prefix: queuePrefix });
   flows.on('error', (err: Error) => logger.warn({ err: err.message }, 'job flows: redis connection problem'));
-  const webhooks = new Queue(WEBHOOK_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  const webhooks = new Queue(WEBHOOK_QUEUE, { connection: redis, prefix: queuePrefix });
   webhooks.on('error', (err: Error) => logger.warn({ err: err.message }, 'webhook queue: redis connection problem'));
   // Collection parents: each waits in COLLECTION_QUEUE for its children (collection-download.ts).
-  const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: redis, prefix: queuePrefix });
   collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue: redis connection problem'));
-  const jobs = new JobService(queue, artifacts, webhooks, redis, { queue: collectionQueue, prefix: deps.queuePrefix });
+  const jobs = new JobService(queue, artifacts, webhooks, redis, { queue: collectionQueue, prefix: queuePrefix });
   const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
   const events = new JobEventHub(queue, redis, jobs, logger, collectionQueue);
   // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
-  const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue], prefix: clientJobsPrefix(deps.queuePrefix) }) : undefined;
+  const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue], prefix: clientJobsPrefix(queuePrefix) }) : undefined;
   const downloads = new DownloadService({
     sources,
     queue,
@@ -184,7 +187,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     flows,
     queue,
     redis,
-    prefix: deps.queuePrefix,
+    prefix: queuePrefix,
     maxEntries: config.MAX_COLLECTION_ENTRIES,
     concurrency: config.COLLECTION_CONCURRENCY,
     resolveBudgetMs: deps.collectionResolveMs,
@@ -193,7 +196,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     clientJobs,
   });
   // Subscriptions: one job scheduler each on their own queue (services/subscriptions.ts).
-  const subscriptionQueue = new Queue(SUBSCRIPTION_QUEUE, { connection: redis, prefix: deps.queuePrefix });
+  const subscriptionQueue = new Queue(SUBSCRIPTION_QUEUE, { connection: redis, prefix: queuePrefix });
   subscriptionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'subscription queue: redis connection problem'));
   const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs, deps.subscriptionSecondMs);
   // DESIGN.md: deleting an account removes its subscriptions (their seen entries and schedules too).
@@ -201,7 +204,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const subscriptionChecker = new SubscriptionChecker({ store: subscriptionStore, extracts: extractService, downloads, maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK, maxEntries: config.MAX_COLLECTION_ENTRIES, logger: logger.child({ component: 'subscriptions' }) });
   // The gateway runs no ffmpeg itself; its /healthz says what this host would run (no version).
   const binaries = reportBinaries(locateBinaries(config));
-  const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, deps.queuePrefix) };
+  const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, queuePrefix) };
 
   const routes: RouteSpec[] = [
     // METRICS_PUBLIC=false: /metrics only on METRICS_PORT (main.ts), not on the public port.
@@ -283,7 +286,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
-  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService, subscriptions: { store: subscriptionStore, checker: subscriptionChecker } };
+  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService, subscriptions: { store: subscriptionStore, checker: subscriptionChecker }, queuePrefix };
 }
 
 /** The social sign-in providers of OIDC_PROVIDERS and GITHUB_CLIENT_ID, reached through the guarded egress. */
@@ -320,5 +323,7 @@ export function createApp(deps: GatewayDeps): Express {
  * jobs, so slots shared across prefixes would count another deployment's jobs as never enqueued.
  */
 function clientJobsPrefix(queuePrefix: string | undefined): string | undefined {
-  return queuePrefix && queuePrefix !== 'bull' ? `reelay:${queuePrefix}:client-jobs:` : undefined;
+  // Without the prefix's braces: on a cluster each client's set is a key of its own slot, not one
+  // more key in the queues' slot.
+  return queuePrefix && queuePrefix !== 'bull' ? `reelay:${queuePrefix.replace(/[{}]/g, '')}:client-jobs:` : undefined;
 }

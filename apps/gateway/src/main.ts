@@ -38,7 +38,7 @@ async function main(): Promise<void> {
 
   const gateway = createGateway({ config, redis, logger });
   // Every replica takes a share of the subscriptions' scheduled checks (one runs each period).
-  const checks = startSubscriptionChecks(gateway.subscriptions.checker, { redis, logger });
+  const checks = startSubscriptionChecks(gateway.subscriptions.checker, { redis, logger, prefix: gateway.queuePrefix });
   // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by
   // default), so a client trickling its headers held a connection 20-50 s; checked each second it
   // is cut at 20-21 s with the 408 envelope (answerClientErrors).

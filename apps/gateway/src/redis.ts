@@ -4,14 +4,18 @@
 // proxy) fails each command after REDIS_COMMAND_TIMEOUT_MS: the gateway sends no blocking commands,
 // so one deadline fits every command it sends, BullMQ's Queue.add included.
 // With REDIS_SENTINELS, ioredis asks the sentinels for the current primary and, after a failover,
-// reconnects to the new one by itself.
+// reconnects to the new one by itself. With a cluster REDIS_URL it is an ioredis Cluster, which
+// learns the slot map from the seed nodes and follows MOVED/ASK and failovers itself.
 import { parseConfig, redisTarget, type Config } from '@reelay/config';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
-type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'>;
+type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>;
+
+const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2_000);
 
 /** From the config, or from a URL alone with every other setting at its default. */
-export function connectRedis(config: string | RedisConfig): Redis {
+export function connectRedis(config: string | RedisConfig): RedisClient {
   const settings = typeof config === 'string' ? parseConfig({ REDIS_URL: config }) : config;
   const target = redisTarget(settings);
   const options: RedisOptions = {
@@ -21,16 +25,33 @@ export function connectRedis(config: string | RedisConfig): Redis {
     enableOfflineQueue: false,
     connectTimeout: 5_000,
     disconnectTimeout: 200,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    retryStrategy,
     // A failover's READONLY answer (an old primary now a replica) means: reconnect and find the new one.
     reconnectOnError: (err) => err.message.startsWith('READONLY'),
   };
-  if (target.options.sentinels) options.sentinelRetryStrategy = (attempt) => Math.min(attempt * 200, 2_000);
+  if (target.cluster) {
+    // The per-node retryStrategy is the cluster's own business (it reconnects through the slot map).
+    const { retryStrategy: _nodeRetry, ...redisOptions } = options;
+    return new Cluster(target.cluster, { redisOptions, enableOfflineQueue: false, clusterRetryStrategy: retryStrategy, slotsRefreshTimeout: 2_000 });
+  }
+  if (target.options.sentinels) options.sentinelRetryStrategy = retryStrategy;
   return target.url ? new Redis(target.url, options) : new Redis(options);
 }
 
+/**
+ * A second connection like `redis` with some options changed (a subscriber, a blocking reader): a
+ * cluster's options are its nodes', one Redis's its own.
+ */
+export function duplicateRedis(redis: RedisClient, override: Partial<RedisOptions>): RedisClient {
+  if (redis instanceof Cluster) {
+    const { enableOfflineQueue, ...node } = override;
+    return redis.duplicate(undefined, { ...redis.options, ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }), redisOptions: { ...redis.options.redisOptions, ...node } });
+  }
+  return redis.duplicate(override);
+}
+
 /** Resolves once the client is ready, or rejects after `timeoutMs`. */
-export function redisReady(redis: Redis, timeoutMs = 10_000): Promise<void> {
+export function redisReady(redis: RedisClient, timeoutMs = 10_000): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -10,13 +10,14 @@ import { FsArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE, type JobPayload, type JobResult } from '@reelay/contracts';
 import { serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { binary, buildGateway, testRedis, type TestGateway } from './helpers.js';
+import { duplicateRedis } from '../src/redis.js';
 
 let origin: Origin;
 let media: TestMedia;
 let gw: TestGateway;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-download-'));
 const artifacts = new FsArtifactStore(dataDir);
-const prefix = `test-dl-${randomBytes(4).toString('hex')}`;
+const prefix = `{test-dl-${randomBytes(4).toString('hex')}}`;
 const refererSeen: string[] = [];
 
 const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
@@ -264,7 +265,7 @@ describe('jobs and artifacts', () => {
     const expiredJob = await download({ url: page.media[0].sources[0].url, format: 'mkv' }).expect(202);
     const connection = await testRedis();
     // BullMQ's close() leaves connections it was given open: this one is quit below.
-    const workerConnection = connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const workerConnection = duplicateRedis(connection, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     const worker = new Worker<JobPayload, JobResult>(
       DOWNLOAD_QUEUE,
       async (job) => {

@@ -2,15 +2,15 @@
 // origin allow-listed.
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import type { Redis } from 'ioredis';
 import type request from 'supertest';
 import { parseConfig, type Config } from '@reelay/config';
 import { Egress } from '@reelay/egress';
 import { createLogger } from '@reelay/observability';
+import type { RedisClient } from '@reelay/accounts';
 import { connectRedis, createGateway, redisReady, type Gateway, type GatewayDeps } from '../src/index.js';
 
 export interface TestGateway extends Gateway {
-  redis: Redis;
+  redis: RedisClient;
   config: Config;
   close(): Promise<void>;
 }
@@ -28,20 +28,21 @@ export function testConfig(env: Record<string, string> = {}): Config {
 }
 
 /** A client with the production options, ready before it is returned. */
-export async function testRedis(url = process.env.REDIS_URL!): Promise<Redis> {
+export async function testRedis(url = process.env.REDIS_URL!): Promise<RedisClient> {
   const redis = connectRedis(url);
   redis.on('error', () => {}); // fault tests stop servers on purpose
   await redisReady(redis);
   return redis;
 }
 
-export async function buildGateway(options: { env?: Record<string, string>; redis?: Redis; deps?: Partial<GatewayDeps> } = {}): Promise<TestGateway> {
+export async function buildGateway(options: { env?: Record<string, string>; redis?: RedisClient; deps?: Partial<GatewayDeps> } = {}): Promise<TestGateway> {
   const config = testConfig(options.env);
   const redis = options.redis ?? (await testRedis());
   const logger = createLogger({ name: 'gateway-test', level: 'silent' });
   const egress = new Egress({ allowlist: config.EGRESS_ALLOWLIST, responseTimeoutMs: 1500, idleTimeoutMs: 1500 });
-  // Each gateway gets its own queue prefix, so tests of different files never share jobs.
-  const queuePrefix = options.deps?.queuePrefix ?? `test-${randomBytes(4).toString('hex')}`;
+  // Each gateway gets its own queue prefix, so tests of different files never share jobs. Braces:
+  // a hash tag, so that the queues work on a Redis Cluster too (REELAY_TEST_REDIS=cluster).
+  const queuePrefix = options.deps?.queuePrefix ?? `{test-${randomBytes(4).toString('hex')}}`;
   // Every response a test receives is also checked against what its route documents (status and
   // schema); closing the gateway fails the test file when any was not.
   const mismatches = new Set<string>();

@@ -9,17 +9,16 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { DOWNLOAD_QUEUE, JobSchema, type JobView } from '@reelay/contracts';
 import { createLogger } from '@reelay/observability';
-import { startOrigin, startRedis, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { startOrigin, startRedis, testMedia, testRedisClient, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
 import { buildGateway, testConfig, testRedis, type TestGateway } from './helpers.js';
 import { openEvents, type SseEvent } from './sse-client.js';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-gw-events-'));
-const queuePrefix = `test-events-${randomBytes(4).toString('hex')}`;
+const queuePrefix = `{test-events-${randomBytes(4).toString('hex')}}`;
 const env = { DATA_DIR: dataDir, RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '1000' };
 let origin: Origin;
 let media: TestMedia;
@@ -32,7 +31,7 @@ const CONNECTION_NAME = `job-events-test-${process.pid}`;
 
 async function serve(): Promise<{ gw: TestGateway; base: string }> {
   const redis = await testRedis();
-  redis.options.connectionName = CONNECTION_NAME;
+  (redis.options as { connectionName?: string }).connectionName = CONNECTION_NAME;
   await redis.client('SETNAME', CONNECTION_NAME);
   const gw = await buildGateway({ env, redis, deps: { queuePrefix, eventStream: { heartbeatMs: 200 } } });
   const server = gw.app.listen(0, '127.0.0.1');
@@ -213,10 +212,10 @@ describe('GET /api/v1/jobs/{id}/events', () => {
   }, 20_000);
 
   test('progress goes out at most 4 times a second however often it is written, and the latest percent still arrives', async () => {
-    const prefix = `test-progress-${randomBytes(4).toString('hex')}`;
+    const prefix = `{test-progress-${randomBytes(4).toString('hex')}}`;
     const gw = await buildGateway({ env, deps: { queuePrefix: prefix } });
     const server = gw.app.listen(0, '127.0.0.1');
-    const connection = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+    const connection = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
     let writing = { first: 0, last: 0 };

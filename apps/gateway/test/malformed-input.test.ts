@@ -13,6 +13,7 @@ import { DOWNLOAD_QUEUE, type JobPayload, type JobResult } from '@reelay/contrac
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { answerClientErrors } from '../src/http/client-error.js';
 import { buildGateway, testRedis, type TestGateway } from './helpers.js';
+import { duplicateRedis } from '../src/redis.js';
 
 let origin: Origin;
 let media: TestMedia;
@@ -118,7 +119,7 @@ describe('file names with unpaired surrogates and bidi controls', () => {
   test("a completed job whose stored file name has a lone surrogate is still served, as the file's type", async () => {
     const queued = await request(gw.app).post('/api/v1/download').send({ url: await source(), format: 'webm' }).expect(202);
     const connection = await testRedis();
-    const workerConnection = connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const workerConnection = duplicateRedis(connection, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     // A stand-in worker that stores the name unsanitised, as an older worker might have.
     const worker = new Worker<JobPayload, JobResult>(
       DOWNLOAD_QUEUE,

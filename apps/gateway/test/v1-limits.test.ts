@@ -8,10 +8,11 @@ import { DOWNLOAD_QUEUE, type JobPayload } from '@reelay/contracts';
 import { startOrigin, testMedia, type Origin } from '@reelay/testkit';
 import { eventually, expectError, uniqueIp } from './account-helpers.js';
 import { buildGateway, testRedis, type TestGateway } from './helpers.js';
+import { duplicateRedis } from '../src/redis.js';
 
 let origin: Origin;
 const open: TestGateway[] = [];
-const prefix = `test-v1-${randomBytes(4).toString('hex')}`;
+const prefix = `{test-v1-${randomBytes(4).toString('hex')}}`;
 
 /** Replicas trust X-Forwarded-For (so each test is a client address of its own) and share one queue. */
 async function gateway(env: Record<string, string>): Promise<TestGateway> {
@@ -124,7 +125,7 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
     const ip = uniqueIp();
     const release = new Map<string, (fail: boolean) => void>();
     const base = await testRedis();
-    const connection = base.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const connection = duplicateRedis(base, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     // A real BullMQ worker on the gateways' queue that ends each job when the test says so.
     const worker = new Worker<JobPayload>(
       DOWNLOAD_QUEUE,
@@ -161,7 +162,7 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
       await eventually(async () => expect(release.has(third)).toBe(true), 5000);
       release.get(third)!(false);
       await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${third}`)).body.data.status).toMatch(/completed|expired/), 5000);
-      const key = `reelay:${prefix}:client-jobs:${ip}`; // each deployment's (queue prefix's) slots
+      const key = `reelay:${prefix.replace(/[{}]/g, '')}:client-jobs:${ip}`; // each deployment's (queue prefix's) slots, without its hash tag's braces
       await a.redis.zadd(key, Date.now() - 1000, 'never-enqueued-job-id-000000');
       expectError(await convert(b, ip, 'fifth'), 429, 'too_many_jobs');
       await a.redis.zadd(key, Date.now() - 61_000, 'never-enqueued-job-id-000000');
@@ -177,13 +178,13 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
   }, 60_000);
 
   test("a job whose worker dies keeps its slot while it waits for another worker, which then frees it", async () => {
-    const own = `test-v1-dies-${randomBytes(4).toString('hex')}`;
+    const own = `{test-v1-dies-${randomBytes(4).toString('hex')}}`;
     const gw = await buildGateway({ env: { TRUST_PROXY: 'true', MAX_ACTIVE_JOBS_PER_CLIENT: '1' }, deps: { queuePrefix: own } });
     open.push(gw);
     const ip = uniqueIp();
     await extract(gw, ip).expect(200);
     const base = await testRedis();
-    const connections = [0, 1].map(() => base.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined }));
+    const connections = [0, 1].map(() => duplicateRedis(base, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined }));
     // Short locks, so a dead worker's job is seen as stalled within a second or two.
     const options = { prefix: own, lockDuration: 1000, stalledInterval: 500 };
     let started!: () => void;

@@ -2,7 +2,7 @@
 // ends releases the next one in entry order. The pop is atomic, so two workers never release the
 // same child, and a collection never has more than its share in the queue ahead of other clients.
 import type { Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { COLLECTION_QUEUE, collectionGateKey } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 
@@ -13,7 +13,7 @@ export function collectionOf(job: Pick<Job, 'parent'>): string | undefined {
 }
 
 /** Releases the next gated child of the collection `job` belongs to (after `job` ended for good). */
-export async function releaseNext(job: Pick<Job, 'parent'>, deps: { redis: Redis; queue: Queue; prefix?: string; logger: Logger }): Promise<void> {
+export async function releaseNext(job: Pick<Job, 'parent'>, deps: { redis: RedisClient; queue: Queue; prefix?: string; logger: Logger }): Promise<void> {
   const parentId = collectionOf(job);
   if (!parentId) return;
   for (;;) {

@@ -2,7 +2,7 @@
 // child is left waiting or running (the flow), so its one run sums up: which entries completed,
 // which failed (ignored failures: a child's failure never fails its siblings), the archive updated.
 import { UnrecoverableError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { CANCELLED_CODE, CANCELLED_MESSAGE, jobSignalKey, archiveKey, ChildRecordsSchema, collectionChildrenKey, CollectionPayloadSchema, decodeJobError, encodeJobError, JobResultSchema, type CollectionResult } from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
 import type { Logger } from '@reelay/observability';
@@ -11,7 +11,7 @@ import { writeBundle, type BundleEntry } from './bundle.js';
 export interface CollectionProcessorDeps {
   /** The ZIP bundle's bound (MAX_MEDIA_BYTES). */
   maxBundleBytes?: number;
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   logger: Logger;
   /** Where the bundle goes (bundle "zip"), and how long it lives (ARTIFACT_TTL_SECONDS). */

@@ -6,7 +6,7 @@
 // on every PRUNE_EVERY-th; /readyz ignores stale entries meanwhile.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { isFresh, WORKER_HEALTH_TTL_SECONDS, WorkerHealthSchema, workerHealthKey, type WorkerHealth } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { HealthState } from './health-server.js';
@@ -22,7 +22,7 @@ export class Heartbeat {
   private beats = 0;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string | undefined,
     private readonly logger: Logger,
   ) {

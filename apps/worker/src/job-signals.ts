@@ -3,7 +3,7 @@
 // and then reads the signal keys, so a signal sent before it registered is seen in the key and one
 // sent after it is heard on the channel: none falls between the two. Messages for jobs this process
 // does not run are ignored.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { JOB_SIGNAL_CHANNEL, jobSignalKey, JobSignalMessageSchema, JobSignalSchema, type JobSignal } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 
@@ -15,8 +15,8 @@ export class JobSignalListener {
 
   /** `subscriber` is a connection of its own: in subscriber mode it can send no other command. */
   constructor(
-    private readonly subscriber: Redis,
-    private readonly commands: Redis,
+    private readonly subscriber: RedisClient,
+    private readonly commands: RedisClient,
     private readonly logger: Logger,
   ) {}
 
@@ -61,7 +61,8 @@ export class JobSignalListener {
   /** The signals recorded for a job (its keys), e.g. a cancel that came while it was queued. */
   async recorded(id: string): Promise<JobSignal[]> {
     const signals = JobSignalSchema.options;
-    const values = await this.commands.mget(...signals.map((s) => jobSignalKey(s, id)));
+    // One GET each, sent together: on a Redis Cluster the keys live in different slots (no MGET).
+    const values = await Promise.all(signals.map((s) => this.commands.get(jobSignalKey(s, id))));
     return signals.filter((_, i) => values[i] !== null);
   }
 

@@ -6,7 +6,7 @@
 // schedule of webhookRetryDelay. The secret is never logged and never part of an error.
 import { createHmac } from 'node:crypto';
 import { Job, UnrecoverableError, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { collectionChildrenKey, collectionView, readChildren, cancelledJobKey, CancelledRecordSchema, jobView, ReelayError, webhookKey, WebhookJobSchema, type JobPayload, type JobView, type WebhookEvent, type WebhookEventType } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { Logger } from '@reelay/observability';
@@ -27,7 +27,7 @@ export interface WebhookDeps {
   collections?: Queue;
   prefix?: string;
   /** Where a job cancelled while queued left its record (it is no longer in the queue). */
-  redis?: Pick<Redis, 'get'>;
+  redis?: Pick<RedisClient, 'get'>;
   /** The deployment's WEBHOOK_SECRET list: signs deliveries whose request brought no secret. */
   secrets: readonly string[];
   logger: Logger;

@@ -8,7 +8,7 @@
 // reason in the logs of a restart loop, and each restart would look healthy for a moment.
 import { Queue, Worker, type Job } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { hasRedis, type Config } from '@reelay/config';
+import { defaultQueuePrefix, hasRedis, type Config } from '@reelay/config';
 import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
 import { createCollectionProcessor } from './collection.js';
 import { releaseNext } from './collection-gate.js';
@@ -42,7 +42,7 @@ export interface WorkerDeps {
   metricsPort?: number;
   /** Default config.DATA_DIR. */
   dataDir?: string;
-  /** BullMQ key prefix (default BullMQ's `bull`); tests use one per file. */
+  /** BullMQ key prefix (default `bull`, or `{reelay}` on a Redis Cluster); tests use one per file. */
   prefix?: string;
   /** BullMQ lock and stalled-check timings in ms (default JOB_LOCK_SECONDS, JOB_STALLED_CHECK_SECONDS): how soon a dead worker's job returns. */
   lockDuration?: number;
@@ -109,6 +109,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   }
 
   async function start(): Promise<RunningWorker> {
+    const prefix = deps.prefix ?? defaultQueuePrefix(config);
     // The worker blocks on Redis and so needs maxRetriesPerRequest null (BullMQ throws otherwise); the
     // queue used for /metrics fails fast instead, so a scrape never hangs on a Redis outage.
     const connection = connectRedis(config, { maxRetriesPerRequest: null });
@@ -119,12 +120,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       // close() on the Worker and Queue does not close connections passed in.
       opened.push(() => client.quit().catch(() => client.disconnect()));
     }
-    const queue = new Queue(DOWNLOAD_QUEUE, { connection: queueConnection, prefix: deps.prefix });
+    const queue = new Queue(DOWNLOAD_QUEUE, { connection: queueConnection, prefix });
     queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
     opened.push(() => queue.close());
 
     // Read by webhook deliveries of collection parents.
-    const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: queueConnection, prefix: deps.prefix });
+    const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: queueConnection, prefix });
     collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue error'));
     opened.push(() => collectionQueue.close());
 
@@ -172,7 +173,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const processor = createProcessor({ config, dataDir: deps.dataDir ?? config.DATA_DIR, proxy, egress, artifacts, binaries, logger, metrics, active, signals, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
       connection,
-      prefix: deps.prefix,
+      prefix,
       concurrency: config.WORKER_CONCURRENCY,
       autorun: false, // started below once ffmpeg and ffprobe are known to run
       lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
@@ -189,7 +190,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       logger.info({ jobId: job.id, operation, seconds }, 'job completed');
     });
     // A collection's child that ended for good lets the next gated sibling into the queue.
-    const gate = { redis: queueConnection, queue, prefix: deps.prefix, logger };
+    const gate = { redis: queueConnection, queue, prefix, logger };
     const release = (job: Pick<Job, 'parent'> | undefined) => {
       if (job) releaseNext(job, gate).catch((err: unknown) => logger.warn({ err }, 'collection gate: release failed (the delay releases it later)'));
     };
@@ -205,9 +206,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => worker.close());
     // Deliveries need no ffmpeg: this worker sends them even while it takes no download jobs. A
     // killed worker's delivery returns to the queue when its lock lapses, as a download job does.
-    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, collections: collectionQueue, prefix: deps.prefix, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
+    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, collections: collectionQueue, prefix, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
       connection,
-      prefix: deps.prefix,
+      prefix,
       concurrency: 8,
       lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
       stalledInterval: deps.stalledInterval ?? Math.max(WEBHOOK_STALLED_CHECK_MS, config.JOB_STALLED_CHECK_SECONDS * 1000),
@@ -218,9 +219,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => webhooks.close());
     // Collection parents: each runs once its children are done (a flow), needs no ffmpeg, and so is
     // taken like deliveries; a killed worker's parent returns to the queue when its lock lapses.
-    const collections = new Worker(COLLECTION_QUEUE, createCollectionProcessor({ redis: queueConnection, prefix: deps.prefix, logger: logger.child({ component: 'collections' }), artifacts, artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS, maxBundleBytes: config.MAX_MEDIA_BYTES }), {
+    const collections = new Worker(COLLECTION_QUEUE, createCollectionProcessor({ redis: queueConnection, prefix, logger: logger.child({ component: 'collections' }), artifacts, artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS, maxBundleBytes: config.MAX_MEDIA_BYTES }), {
       connection,
-      prefix: deps.prefix,
+      prefix,
       concurrency: 4,
       lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
       stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
@@ -246,7 +247,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       return true;
     };
 
-    const heartbeat = new Heartbeat(queueConnection, deps.prefix, logger);
+    const heartbeat = new Heartbeat(queueConnection, prefix, logger);
     await heartbeat.beat(health);
     heartbeat.every(deps.heartbeatMs ?? WORKER_HEARTBEAT_SECONDS * 1000, async () => {
       if (!health.healthy) {

@@ -8,12 +8,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Job, Queue, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { parseConfig, type Config } from '@reelay/config';
 import { DOWNLOAD_QUEUE, type JobInput, type JobPayload, type JobResult } from '@reelay/contracts';
 import { createLogger } from '@reelay/observability';
 import { afterAll, beforeAll } from '@jest/globals';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { startOrigin, testMedia, testRedisClient, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker, type WorkerDeps } from '../src/worker.js';
 
 export function newJobId(): string {
@@ -50,7 +50,8 @@ export interface WorkerStack {
  * told not to), a worker on its own queue prefix and data folder, and a producer queue; and stop them.
  */
 export function useWorkerStack(name: string, options: { serveMedia?: boolean; env?: Record<string, string> } = {}): WorkerStack {
-  const stack = { prefix: `reelay-test-${name}-${process.pid}` } as WorkerStack;
+  // Braces: a hash tag, so the queues also work on a Redis Cluster (REELAY_TEST_REDIS=cluster).
+  const stack = { prefix: `{reelay-test-${name}-${process.pid}}` } as WorkerStack;
   beforeAll(async () => {
     stack.media = await testMedia();
     stack.origin = await startOrigin();
@@ -76,10 +77,10 @@ export function payload(inputs: JobInput[], extra: Partial<JobPayload> = {}): Jo
 /** The producer side, as the gateway uses it: job name `download`, job id = payload id. */
 export class TestQueue {
   readonly queue: Queue;
-  private readonly connection: Redis;
+  private readonly connection: Redis | Cluster;
 
   constructor(readonly prefix: string) {
-    this.connection = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+    this.connection = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
     this.queue = new Queue(DOWNLOAD_QUEUE, { connection: this.connection, prefix });
   }
 

@@ -4,7 +4,7 @@
 // An account made by social login has no password until a reset sets one; changes to a record are
 // compare-and-set (a Lua script), so two concurrent changes cannot silently undo each other.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { z } from 'zod';
 import { ReelayError } from '@reelay/contracts';
 import type { LoginThrottle } from './login-throttle.js';
@@ -51,7 +51,7 @@ function notFound(): ReelayError {
 
 export class AccountStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly throttle: LoginThrottle,
     private readonly signupLimit?: SignupLimit,
     private readonly prefix = 'reelay:account:',

@@ -2,7 +2,7 @@
 // reset, verification, social sign-in, passkeys): a fixed window per client address and, where the
 // request names one, per account, both counted atomically in Redis so every replica shares them.
 // Charged before any work, whether or not the account exists, so being refused reveals nothing.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
 import { luaScript, runScript, sha256Hex } from './redis.js';
@@ -26,7 +26,7 @@ return {1, 0}`,
 
 export class EntryLimit {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly name: string,
     private readonly options: EntryLimitOptions,
     private readonly prefix = 'reelay:entry:',

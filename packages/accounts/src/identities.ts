@@ -1,7 +1,7 @@
 // Which account a social-login identity belongs to: `identity:<provider>:<sha256(subject)>` holds the
 // account's id and e-mail. Claimed with SET NX, so one identity can never be linked to two accounts.
 // The account's record lists its identities too (for the settings); this index is the lookup.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { z } from 'zod';
 import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
 import type { Account } from './accounts.js';
@@ -19,7 +19,7 @@ return redis.call('DEL', KEYS[1])`,
 
 export class IdentityIndex {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = 'reelay:identity:',
   ) {}
 

@@ -1,6 +1,6 @@
 // Accounts, sessions, API keys, usage and surface A's limits, all kept in Redis so every gateway
 // replica sees the same state.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { AccountStore } from './accounts.js';
 import { deleteAccount, type AccountDeletionHook } from './deletion.js';
 import { EntryLimit } from './entry-limit.js';
@@ -26,7 +26,7 @@ export * from './mailer.js';
 export * from './passkeys.js';
 export * from './password.js';
 // The gateway's other Redis limits (jobs per client) run their scripts the same way.
-export { luaScript, runScript } from './redis.js';
+export { luaScript, runScript, type RedisClient } from './redis.js';
 export * from './schemas.js';
 export * from './sessions.js';
 export * from './signup-limit.js';
@@ -61,7 +61,7 @@ export interface AccountServices {
 }
 
 export function createAccountServices(
-  redis: Redis,
+  redis: RedisClient,
   options: { limits: SurfaceLimits; login?: LoginThrottleOptions; signup?: SignupLimitOptions; sessionTtlSeconds?: number },
 ): AccountServices {
   const hour = 3600;

@@ -3,9 +3,9 @@
 // comparison of secrets. A key's record (hash `apikey:<sha256>`) holds its owner, name, state and
 // usage counters; each account keeps an index of its key ids.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
-import { checkResults, guarded, luaScript, runScript, sha256Hex } from './redis.js';
+import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
 
 export const KEY_PREFIX = 'rly_';
 /** A bound on keys per account, so one account cannot fill Redis; far above one key per application. */
@@ -72,7 +72,7 @@ function pairs(flat: string[]): Record<string, string> {
 }
 
 export class KeyStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** Creates an enabled key; the returned secret is the only copy there will ever be. */
   async create(accountId: string, name: string): Promise<ApiKeyView & { secret: string }> {
@@ -83,7 +83,11 @@ export class KeyStore {
     const secret = newSecret();
     const hash = hashSecret(secret);
     const fields = { id: randomBytes(12).toString('base64url'), account_id: accountId, name, prefix: secret.slice(0, SHOWN_PREFIX_LENGTH), enabled: '1', created_at: String(Date.now()) };
-    await guarded(async () => checkResults(await this.redis.multi().hset(apiKeyRecord(hash), fields).hset(accountIndex(accountId), fields.id, hash).exec()));
+    // Two keys of different slots on a Redis Cluster, so two commands: the index entry first, so that
+    // a failure in between leaves an entry without a record (not listed, deletable), never a working
+    // key its owner cannot see.
+    await guarded(() => this.redis.hset(accountIndex(accountId), fields.id, hash));
+    await guarded(() => this.redis.hset(apiKeyRecord(hash), fields));
     return { ...toView(fields), secret };
   }
 
@@ -92,9 +96,8 @@ export class KeyStore {
     const index = await guarded(() => this.redis.hgetall(accountIndex(accountId)));
     const hashes = Object.values(index);
     if (hashes.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const hash of hashes) pipeline.hgetall(apiKeyRecord(hash));
-    const records = (await guarded(async () => checkResults(await pipeline.exec()))) as Record<string, string>[];
+    // Sent together, one command each: the records live in different slots on a Redis Cluster.
+    const records = await guarded(() => Promise.all(hashes.map((hash) => this.redis.hgetall(apiKeyRecord(hash)))));
     // Keys made in the same millisecond tie on created_at; the index hash keeps insertion order
     // (a listpack while it holds at most 128 fields, and an account has at most 100 keys), so its
     // position breaks the tie where a random id would not.
@@ -115,7 +118,9 @@ export class KeyStore {
   /** Removes the key for good: its record goes, so its secret is unknown from now on. Returns its hash. */
   async delete(accountId: string, id: string): Promise<string> {
     const hash = await this.hashOf(accountId, id);
-    await guarded(async () => checkResults(await this.redis.multi().del(apiKeyRecord(hash)).hdel(accountIndex(accountId), id).exec()));
+    // The record first (the key is refused from then on), then the index entry: two slots on a cluster.
+    await guarded(() => this.redis.del(apiKeyRecord(hash)));
+    await guarded(() => this.redis.hdel(accountIndex(accountId), id));
     return hash;
   }
 

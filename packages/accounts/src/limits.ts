@@ -1,7 +1,10 @@
 // Surface A's gate: the API key check and the rate limit in ONE Redis round trip, shared by every
-// gateway replica. A single Lua script looks the key up by its hash, picks the bucket to charge (the
-// key's, or the client IP's for the playground and for requests without a valid key) and counts the
-// request, atomically.
+// gateway replica. With a key, a Lua script looks the key up by its hash and counts the request in
+// the key's bucket, atomically; without one (the playground, a keyless request) a script counts it
+// in the client IP's bucket. A key that is not found is charged to the IP's bucket in a second
+// round trip: the key's record and bucket share a Redis Cluster hash slot (the bucket's name carries
+// the record's name as its hash tag), the IP's bucket lives in a slot of its own, and no script may
+// touch two slots.
 //
 // Why a script and not rate-limiter-flexible: the limiter's consume() is one round trip, but which
 // bucket to charge depends on the key lookup, so it would need a second round trip first (or a
@@ -13,9 +16,9 @@
 // Requests with an unknown or deleted key are charged to the IP bucket, so guessing keys is held to
 // the public limit; a disabled key is a real key and is charged to its own bucket.
 import ipaddr from 'ipaddr.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { apiKeyRecord, hashSecret } from './keys.js';
-import { luaScript, runScript } from './redis.js';
+import { luaScript, runScript, type RedisReply } from './redis.js';
 
 /** `v1`: surface B's POST /api/v1/extract and /download, counted per client address like the playground. */
 export type Surface = 'api' | 'playground' | 'v1';
@@ -33,29 +36,31 @@ export interface GateDecision {
   keyHash?: string;
 }
 
-// KEYS: key record, key bucket, IP bucket. ARGV: mode (playground | missing | key), key limit,
-// public limit, window in ms. Returns {auth, count, limit, ttl ms}.
-const GATE = luaScript(
-  `local auth, bucket, limit = 'none', KEYS[3], tonumber(ARGV[3])
-if ARGV[1] == 'missing' then
-  auth = 'missing'
-elseif ARGV[1] == 'key' then
-  local record = redis.call('HMGET', KEYS[1], 'id', 'enabled')
-  if not record[1] then
-    auth = 'invalid'
-  else
-    auth = record[2] == '1' and 'ok' or 'disabled'
-    bucket, limit = KEYS[2], tonumber(ARGV[2])
-  end
-end
-local count = redis.call('INCR', bucket)
+// Counts a request in a bucket whose window starts with its first request. Used inline by both scripts.
+const CHARGE_BUCKET = `local count = redis.call('INCR', bucket)
 local ttl = redis.call('PTTL', bucket)
 if ttl < 0 then
-  redis.call('PEXPIRE', bucket, ARGV[4])
-  ttl = tonumber(ARGV[4])
-end
+  redis.call('PEXPIRE', bucket, window)
+  ttl = tonumber(window)
+end`;
+
+// KEYS: key record, key bucket (same slot). ARGV: key limit, window in ms.
+// Returns {auth, count, limit, ttl ms}, or {'invalid'} (nothing charged) when there is no such key.
+const KEY_GATE = luaScript(
+  `local record = redis.call('HMGET', KEYS[1], 'id', 'enabled')
+if not record[1] then return {'invalid'} end
+local auth, bucket, limit, window = record[2] == '1' and 'ok' or 'disabled', KEYS[2], tonumber(ARGV[1]), ARGV[2]
+${CHARGE_BUCKET}
 return {auth, count, limit, ttl}`,
-  3,
+  2,
+);
+
+// KEYS: the IP's bucket. ARGV: auth to report, limit, window in ms. Returns {auth, count, limit, ttl ms}.
+const IP_GATE = luaScript(
+  `local auth, bucket, limit, window = ARGV[1], KEYS[1], tonumber(ARGV[2]), ARGV[3]
+${CHARGE_BUCKET}
+return {auth, count, limit, ttl}`,
+  1,
 );
 
 export interface SurfaceLimits {
@@ -71,7 +76,7 @@ export class SurfaceGate {
   private readonly windowMs: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly limits: SurfaceLimits,
     private readonly prefix = 'reelay:rl:',
   ) {
@@ -82,12 +87,18 @@ export class SurfaceGate {
     const secret = input.surface === 'api' ? input.secret?.trim() || undefined : undefined;
     const keyHash = secret ? hashSecret(secret) : undefined;
     const mode = input.surface === 'api' ? (keyHash ? 'key' : 'missing') : 'playground';
-    const keyPart = keyHash ?? '-';
     // Surface B counts in buckets of its own: extracting through /api/v1 must not use up the playground.
     const v1 = input.surface === 'v1';
     const ipKey = `${this.prefix}${v1 ? 'v1:' : ''}ip:${ipBucket(input.ip)}`;
     const publicLimit = v1 ? (this.limits.v1PerMinute ?? 0) : this.limits.publicPerMinute;
-    const reply = await runScript(this.redis, GATE, [apiKeyRecord(keyPart), `${this.prefix}key:${keyPart}`, ipKey], [mode, this.limits.keyPerMinute, publicLimit, this.windowMs]);
+    let reply: RedisReply = ['invalid'];
+    if (mode === 'key') {
+      const record = apiKeyRecord(keyHash!);
+      reply = await runScript(this.redis, KEY_GATE, [record, `${this.prefix}key:{${record}}`], [this.limits.keyPerMinute, this.windowMs]);
+    }
+    if (mode !== 'key' || (reply as string[])[0] === 'invalid') {
+      reply = await runScript(this.redis, IP_GATE, [ipKey], [mode === 'key' ? 'invalid' : mode === 'missing' ? 'missing' : 'none', publicLimit, this.windowMs]);
+    }
     const [auth, count, limit, ttl] = reply as [AuthOutcome, number, number, number];
     return {
       auth,

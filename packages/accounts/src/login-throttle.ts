@@ -10,13 +10,17 @@
 // The account is counted by e-mail whether or not it exists, so the answer says nothing about which
 // addresses have accounts.
 //
-// Why one script: checking the counts and counting the failure as two steps let 50 parallel wrong
-// passwords all pass the check before any was counted. Each attempt now takes its place in ONE
-// atomic step before the password is verified; a successful sign-in hands its place back.
-import type { Redis } from 'ioredis';
+// Why scripts: checking the counts and counting the failure as two steps let 50 parallel wrong
+// passwords all pass the check before any was counted. Each attempt now takes its places in atomic
+// check-and-count steps before the password is verified; a successful sign-in hands them back.
+// Two steps, because a Redis Cluster keeps the address's counter and the account's keys in
+// different slots (the account's two share its hash tag): first the address's place, then the
+// account's; an attempt the account's step refuses gives the address's place back. In between an
+// address can look one attempt fuller than it is, never emptier, so no parallel attempt slips past.
+import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
-import { luaScript, runScript, sha256Hex } from './redis.js';
+import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
 
 export interface LoginThrottleOptions {
   /** Failures one address may have for one account in the window. */
@@ -31,69 +35,79 @@ export interface LoginThrottleOptions {
   accountMaxDelayMs?: number;
 }
 
-// KEYS: (account, address) counter, address counter, account hash {n, last}. ARGV: (account,
-// address) limit, address limit, window in seconds, free failures, first delay ms, longest delay ms.
-// Returns {1, 0} when the attempt may go ahead (everything charged), {0, wait ms} otherwise.
+// KEYS: a counter. ARGV: its limit, window in seconds. Returns {1, 0} when counted, {0, wait ms}
+// when the counter is full.
+const TAKE = luaScript(
+  `if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[1]) then
+  local ttl = redis.call('PTTL', KEYS[1])
+  -- A counter without an expiry (PTTL -1) would block for ever: give it its window again.
+  if ttl < 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]); ttl = tonumber(ARGV[2]) * 1000 end
+  return {0, math.max(ttl, 1)}
+end
+local n = redis.call('INCR', KEYS[1])
+if n == 1 or redis.call('TTL', KEYS[1]) < 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return {1, 0}`,
+  1,
+);
+
+// KEYS: (account, address) counter, account hash {n, last}: one slot. ARGV: (account, address)
+// limit, window in seconds, free failures, first delay ms, longest delay ms.
+// Returns {1, 0} when the attempt may go ahead (both charged), {0, wait ms} otherwise.
 const ATTEMPT = luaScript(
   `local wait = 0
-for i = 1, 2 do
-  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then
-    local ttl = redis.call('PTTL', KEYS[i])
-    -- A counter without an expiry (PTTL -1) would block for ever: give it its window again.
-    if ttl < 0 then redis.call('EXPIRE', KEYS[i], ARGV[3]); ttl = tonumber(ARGV[3]) * 1000 end
-    wait = math.max(wait, ttl, 1)
-  end
+if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[1]) then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]); ttl = tonumber(ARGV[2]) * 1000 end
+  wait = math.max(ttl, 1)
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local over = tonumber(redis.call('HGET', KEYS[3], 'n') or '0') - tonumber(ARGV[4])
+local over = tonumber(redis.call('HGET', KEYS[2], 'n') or '0') - tonumber(ARGV[3])
 if over >= 0 then
-  local delay = math.min(tonumber(ARGV[5]) * 2 ^ over, tonumber(ARGV[6]))
-  wait = math.max(wait, tonumber(redis.call('HGET', KEYS[3], 'last') or '0') + delay - now)
+  local delay = math.min(tonumber(ARGV[4]) * 2 ^ over, tonumber(ARGV[5]))
+  wait = math.max(wait, tonumber(redis.call('HGET', KEYS[2], 'last') or '0') + delay - now)
 end
 if wait > 0 then return {0, math.ceil(wait)} end
-for i = 1, 2 do
-  local n = redis.call('INCR', KEYS[i])
-  if n == 1 or redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], ARGV[3]) end
-end
-redis.call('HINCRBY', KEYS[3], 'n', 1)
-redis.call('HSET', KEYS[3], 'last', now)
-redis.call('EXPIRE', KEYS[3], ARGV[3])
+local n = redis.call('INCR', KEYS[1])
+if n == 1 or redis.call('TTL', KEYS[1]) < 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+redis.call('HINCRBY', KEYS[2], 'n', 1)
+redis.call('HSET', KEYS[2], 'last', now)
+redis.call('EXPIRE', KEYS[2], ARGV[2])
 return {1, 0}`,
-  3,
+  2,
 );
 
-// KEYS: as above. The account's counts are cleared; the address's gives back the one place this
-// attempt took, never more, and never creates a counter without an expiry.
-const SUCCEEDED = luaScript(
-  `redis.call('DEL', KEYS[1], KEYS[3])
-if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
+// KEYS: the address's counter. Gives back one place, never more, and never creates a counter
+// without an expiry.
+const GIVE_BACK = luaScript(
+  `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
 return 1`,
-  3,
+  1,
 );
 
 export class LoginThrottle {
-  private readonly args: number[];
+  private readonly limits: { pair: number; ip: number; window: number; free: number; delay: number; maxDelay: number };
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: LoginThrottleOptions = {},
     private readonly prefix = 'reelay:login-fail:',
   ) {
-    this.args = [
-      options.perAccountAddress ?? 5,
-      options.perIp ?? 20,
-      options.windowSeconds ?? 15 * 60,
-      options.accountFreeFailures ?? 5,
-      options.accountDelayMs ?? 1000,
-      options.accountMaxDelayMs ?? 30_000,
-    ];
+    this.limits = {
+      pair: options.perAccountAddress ?? 5,
+      ip: options.perIp ?? 20,
+      window: options.windowSeconds ?? 15 * 60,
+      free: options.accountFreeFailures ?? 5,
+      delay: options.accountDelayMs ?? 1000,
+      maxDelay: options.accountMaxDelayMs ?? 30_000,
+    };
   }
 
-  private keys(email: string, ip: string | undefined): [string, string, string] {
+  /** The address's counter; the (account, address) counter and the account's hash, tagged by account. */
+  private keys(email: string, ip: string | undefined): { address: string; pair: string; account: string } {
     const address = ipBucket(ip);
-    // The account's own key is a hash under a name of its own (older versions kept a counter at account:).
-    return [`${this.prefix}pair:${sha256Hex(`${email}\n${address}`)}`, `${this.prefix}ip:${address}`, `${this.prefix}account-delay:${sha256Hex(email)}`];
+    const account = `{${sha256Hex(email)}}`;
+    return { address: `${this.prefix}ip:${address}`, pair: `${this.prefix}${account}:pair:${sha256Hex(address)}`, account: `${this.prefix}${account}:delay` };
   }
 
   /**
@@ -101,7 +115,13 @@ export class LoginThrottle {
    * Throws rate_limited (with Retry-After) when this address may not try this account now.
    */
   async attempt(email: string, ip: string | undefined): Promise<void> {
-    const [allowed, waitMs] = (await runScript(this.redis, ATTEMPT, this.keys(email, ip), this.args)) as [number, number];
+    const keys = this.keys(email, ip);
+    const { pair, ip: perIp, window, free, delay, maxDelay } = this.limits;
+    let [allowed, waitMs] = (await runScript(this.redis, TAKE, [keys.address], [perIp, window])) as [number, number];
+    if (allowed === 1) {
+      [allowed, waitMs] = (await runScript(this.redis, ATTEMPT, [keys.pair, keys.account], [pair, window, free, delay, maxDelay])) as [number, number];
+      if (allowed !== 1) await runScript(this.redis, GIVE_BACK, [keys.address], []);
+    }
     if (allowed === 1) return;
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
     throw new ReelayError('rate_limited', `Too many failed sign-ins; try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });
@@ -113,6 +133,8 @@ export class LoginThrottle {
    * account of their own between guesses.
    */
   async succeeded(email: string, ip: string | undefined): Promise<void> {
-    await runScript(this.redis, SUCCEEDED, this.keys(email, ip), []);
+    const keys = this.keys(email, ip);
+    await guarded(() => this.redis.del(keys.pair, keys.account));
+    await runScript(this.redis, GIVE_BACK, [keys.address], []);
   }
 }

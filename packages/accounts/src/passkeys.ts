@@ -5,7 +5,7 @@
 // origin come from PUBLIC_URL. Each credential is `passkey:<credential id>` (its public key, counter,
 // owner, name); each account keeps an index of its credential ids.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { z } from 'zod';
 import {
   generateAuthenticationOptions,
@@ -68,7 +68,7 @@ export function relyingParty(publicUrl: string): RelyingParty {
 
 export class PasskeyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly rp: RelyingParty,
   ) {}
 

@@ -6,8 +6,11 @@
 // Raw secrets (passwords, API keys, session ids) never travel to Redis, only their hashes, so the
 // command arguments ioredis attaches to its errors cannot leak one into a log.
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { ReelayError } from '@reelay/contracts';
+
+/** One Redis (maybe behind sentinels) or a Redis Cluster: every store works on both. */
+export type RedisClient = Redis | Cluster;
 
 export type RedisReply = string | number | null | RedisReply[];
 
@@ -41,7 +44,7 @@ export async function guarded<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** EVALSHA, and EVAL once when this Redis has not seen the script yet (after a restart or FLUSH). */
-export function runScript(redis: Redis, script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+export function runScript(redis: RedisClient, script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
   if (keys.length !== script.numberOfKeys) throw new Error(`script expects ${script.numberOfKeys} keys, got ${keys.length}`);
   return guarded(async () => {
     try {

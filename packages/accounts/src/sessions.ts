@@ -4,7 +4,7 @@
 // address and last use), so it can list them and end the others or all of them (a password reset,
 // a deletion). The index expires with its newest session; entries of lapsed sessions are pruned on read.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { z } from 'zod';
 import { checkResults, guarded, sha256Hex } from './redis.js';
 
@@ -49,7 +49,7 @@ export function describeDevice(userAgent: string | undefined): string {
 
 export class SessionStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly ttlSeconds = SESSION_TTL_SECONDS,
     private readonly prefix = 'reelay:session:',
   ) {}

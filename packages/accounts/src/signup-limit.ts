@@ -1,7 +1,7 @@
 // Sign-ups per client address: each one costs a scrypt hash and a Redis record, so a script could
 // otherwise fill the store with accounts (or burn CPU) from one address. A fixed window per IP bucket,
 // counted atomically in Redis so every gateway replica shares it; charged before any hashing.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
 import { luaScript, runScript } from './redis.js';
@@ -24,7 +24,7 @@ export class SignupLimit {
   private readonly windowSeconds: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: SignupLimitOptions = {},
     private readonly prefix = 'reelay:signup:',
   ) {

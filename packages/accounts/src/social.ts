@@ -4,7 +4,7 @@
 // A flow is keyed by the hash of its `state`; it holds the PKCE verifier and the nonce, never leaves
 // the server, lives 10 minutes and is taken once (GETDEL), so a callback cannot be replayed.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { AuthorizationResponseError } from 'openid-client';
 import { z } from 'zod';
 import { guarded, sha256Hex } from './redis.js';
@@ -58,7 +58,7 @@ export const randomValue = () => randomBytes(32).toString('base64url');
 
 export class SocialFlows {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = 'reelay:oauth-flow:',
   ) {}
 

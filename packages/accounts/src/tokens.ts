@@ -2,7 +2,7 @@
 // bits) in base64url, stored only as their SHA-256 with an expiry, and taken with GETDEL so a token
 // works exactly once even when two requests race. A token is found by its hash, never compared.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { z } from 'zod';
 import { guarded, sha256Hex } from './redis.js';
 
@@ -17,7 +17,7 @@ export type TokenData = z.infer<typeof TokenDataSchema>;
 
 export class OneTimeTokens {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = 'reelay:token:',
   ) {}
 

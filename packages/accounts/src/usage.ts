@@ -4,7 +4,7 @@
 // A second script counts the key's day (UTC) in a hash of its own, `key-usage:<key hash>:<date>`,
 // which expires USAGE_DAY_TTL_SECONDS after the day's first request: history is bounded by time, not
 // by how busy a key is, and any gateway replica adds to the same day.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { apiKeyRecord } from './keys.js';
 import { guarded, luaScript, runScript } from './redis.js';
 
@@ -54,7 +54,7 @@ return 1`,
 );
 
 export class UsageCounter {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   async record(keyHash: string, successful: boolean, at = Date.now()): Promise<void> {
     const flag = successful ? '1' : '0';

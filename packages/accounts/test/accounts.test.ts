@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from '../src/index.js';
 import { AccountStore, LoginThrottle, SignupLimit } from '../src/index.js';
 import { testRedis, uniqueEmail, uniqueIp } from './helpers.js';
 
-let redis: Redis;
+let redis: RedisClient;
 let accounts: AccountStore;
 
 beforeAll(async () => {
@@ -155,7 +156,9 @@ describe('sign-up limit', () => {
     const email = uniqueEmail();
     await throttle.attempt(email, ip);
     await throttle.attempt(email, ip);
-    const [accountKey] = await redis.keys(`${prefix}pair:*`);
+    // KEYS runs on one node: on a cluster, ask every primary.
+    const nodes = redis.isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
+    const [accountKey] = (await Promise.all(nodes.map((node) => node.keys(`${prefix}*:pair:*`)))).flat();
     await redis.persist(accountKey); // e.g. restored from a dump without TTLs
     await expect(throttle.attempt(email, ip)).rejects.toMatchObject({ code: 'rate_limited', headers: { 'Retry-After': '60' } });
     const ttl = await redis.ttl(accountKey);

@@ -1,9 +1,11 @@
 // A Redis client with the gateway's fail-fast options, and unique names so test files never meet.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { testRedisClient } from '@reelay/testkit';
+import type { RedisClient } from '../src/index.js';
 
-export async function testRedis(url = process.env.REDIS_URL!): Promise<Redis> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 200, connectTimeout: 5_000, disconnectTimeout: 200 });
+/** The run's Redis (one server, or a cluster with REELAY_TEST_REDIS=cluster). */
+export async function testRedis(url = process.env.REDIS_URL!): Promise<RedisClient> {
+  const redis = testRedisClient(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 200, connectTimeout: 5_000, disconnectTimeout: 200 });
   redis.on('error', () => {}); // fault tests stop servers on purpose
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   return redis;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/index.js';
 import { apiKeyRecord, KeyStore, MAX_KEYS_PER_ACCOUNT, UsageCounter } from '../src/index.js';
 import { testRedis, unique } from './helpers.js';
 
-let redis: Redis;
+let redis: RedisClient;
 let keys: KeyStore;
 let usage: UsageCounter;
 

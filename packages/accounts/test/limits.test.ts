@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/index.js';
 import { startRedis } from '@reelay/testkit';
 import { ipBucket, KeyStore, SurfaceGate } from '../src/index.js';
 import { testRedis, unique, uniqueIp } from './helpers.js';
 
-let redis: Redis;
+let redis: RedisClient;
 let keys: KeyStore;
 
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/index.js';
 import { SessionStore } from '../src/index.js';
 import { testRedis, unique } from './helpers.js';
 
-let redis: Redis;
+let redis: RedisClient;
 beforeAll(async () => {
   redis = await testRedis();
 });

@@ -44,7 +44,10 @@ const bool = z
 export const ConfigSchema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  /** redis://, rediss://, or a Redis Cluster's seed nodes: redis+cluster://host:port[,host:port…]. */
+  REDIS_URL: z.string().regex(/^rediss?(\+cluster)?:\/\//, 'must be a redis://, rediss:// or redis+cluster:// URL').optional(),
+  /** REDIS_URL names a Redis Cluster (the same as writing redis+cluster://). */
+  REDIS_CLUSTER: bool.default(false),
   /** Sentinel mode: host:port list of sentinels; REDIS_URL then only gives password, db and TLS. */
   REDIS_SENTINELS: z
     .string()
@@ -246,6 +249,8 @@ export const ConfigSchema = z.object({
   // Checked together: each is valid alone, but some combinations cannot work.
   if (c.ARTIFACT_STORE === 's3' && !c.S3_BUCKET) ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'is required when ARTIFACT_STORE=s3' });
   if (c.REDIS_SENTINELS?.length && !c.REDIS_SENTINEL_NAME) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINEL_NAME'], message: 'is required when REDIS_SENTINELS is set (the name the sentinels monitor)' });
+  if (isCluster(c) && c.REDIS_SENTINELS?.length) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINELS'], message: 'a Redis Cluster has no sentinels: set either REDIS_SENTINELS or a cluster REDIS_URL' });
+  if (isCluster(c) && c.REDIS_URL && typeof clusterSeeds(c.REDIS_URL) === 'string') ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: clusterSeeds(c.REDIS_URL) as string });
   if (c.REDIS_SENTINEL_NAME && !c.REDIS_SENTINELS?.length) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINELS'], message: 'is required when REDIS_SENTINEL_NAME is set' });
   if (Boolean(c.SMTP_URL) !== Boolean(c.MAIL_FROM)) ctx.addIssue({ code: 'custom', path: ['MAIL_FROM'], message: 'SMTP_URL and MAIL_FROM are set together' });
   if (Boolean(c.GITHUB_CLIENT_ID) !== Boolean(c.GITHUB_CLIENT_SECRET)) ctx.addIssue({ code: 'custom', path: ['GITHUB_CLIENT_SECRET'], message: 'GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are set together' });
@@ -274,19 +279,63 @@ export function hasRedis(config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS'>):
 
 /**
  * Connection settings for ioredis, from REDIS_URL or the sentinels (plain data, so this package does
- * not depend on ioredis). With sentinels, REDIS_URL may still carry the password, db and TLS.
+ * not depend on ioredis). With sentinels, REDIS_URL may still carry the password, db and TLS. For a
+ * Redis Cluster, `cluster` lists the seed nodes and `options` are every node's connection options.
  */
-export function redisTarget(config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'>): { url?: string; options: Record<string, unknown> } {
+export function redisTarget(config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>): {
+  url?: string;
+  options: Record<string, unknown>;
+  cluster?: { host: string; port: number }[];
+} {
+  if (isCluster(config) && config.REDIS_URL) {
+    const seeds = clusterSeeds(config.REDIS_URL);
+    if (typeof seeds === 'string') throw new Error(`REDIS_URL: ${seeds}`);
+    return { options: seeds.options, cluster: seeds.nodes };
+  }
   if (!config.REDIS_SENTINELS?.length) return { url: config.REDIS_URL, options: {} };
   const options: Record<string, unknown> = { sentinels: config.REDIS_SENTINELS, name: config.REDIS_SENTINEL_NAME };
-  if (config.REDIS_URL) {
-    const u = new URL(config.REDIS_URL);
-    if (u.username) options.username = decodeURIComponent(u.username);
-    if (u.password) options.password = decodeURIComponent(u.password);
-    if (u.pathname.length > 1) options.db = Number(u.pathname.slice(1));
-    if (u.protocol === 'rediss:') options.tls = {};
-  }
+  if (config.REDIS_URL) Object.assign(options, urlCredentials(new URL(config.REDIS_URL)));
   return { options };
+}
+
+/** Whether REDIS_URL names a Redis Cluster (redis+cluster://, or REDIS_CLUSTER=true). */
+export function isCluster(config: Pick<Config, 'REDIS_URL'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>): boolean {
+  return Boolean(config.REDIS_CLUSTER || /^rediss?\+cluster:/.test(config.REDIS_URL ?? ''));
+}
+
+/**
+ * The BullMQ key prefix a deployment uses when none is given: BullMQ's own `bull` on one Redis (the
+ * keys existing deployments already hold), and `{reelay}` on a cluster. The braces are a hash tag:
+ * every queue's keys land in one slot, which BullMQ's scripts need, and in the same slot for all
+ * queues, which a flow needs (a collection's parent and its children live in different queues).
+ */
+export function defaultQueuePrefix(config: Pick<Config, 'REDIS_URL'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>): string | undefined {
+  return isCluster(config) ? '{reelay}' : undefined;
+}
+
+function urlCredentials(u: URL): Record<string, unknown> {
+  const options: Record<string, unknown> = {};
+  if (u.username) options.username = decodeURIComponent(u.username);
+  if (u.password) options.password = decodeURIComponent(u.password);
+  if (u.pathname.length > 1) options.db = Number(u.pathname.slice(1));
+  if (u.protocol.startsWith('rediss')) options.tls = {};
+  return options;
+}
+
+/** A cluster URL's seed nodes and credentials, or what is wrong with it. */
+function clusterSeeds(url: string): { nodes: { host: string; port: number }[]; options: Record<string, unknown> } | string {
+  // `host:port,host:port` is not a URL host, so the nodes are split off before URL parses the rest.
+  const m = /^(rediss?)(?:\+cluster)?:\/\/(?:([^@/]*)@)?([^/?#@]+)(\/[^?#]*)?$/.exec(url);
+  if (!m) return 'a cluster URL is redis+cluster://[user:password@]host:port[,host:port…]';
+  const nodes = m[3].split(',').map((entry) => {
+    const n = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(entry.trim());
+    return n && Number(n[2]) <= 65535 ? { host: n[1], port: Number(n[2]) } : undefined;
+  });
+  if (nodes.some((n) => !n)) return 'every cluster seed node is host:port';
+  const options = urlCredentials(new URL(`${m[1]}://${m[2] ? `${m[2]}@` : ''}seed${m[4] ?? ''}`));
+  if (options.db !== undefined && options.db !== 0) return 'a Redis Cluster has only database 0';
+  delete options.db;
+  return { nodes: nodes as { host: string; port: number }[], options };
 }
 
 export class ConfigError extends Error {

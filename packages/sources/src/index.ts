@@ -1,7 +1,8 @@
 // The source registry: every source an extract returns is kept in Redis for SOURCE_TTL_SECONDS with
 // what a later download needs. One command per extract (a small Lua script sets every key with its
 // TTL: an ioredis pipeline costs more CPU to build than the whole command); keys are hashes of the
-// URL so any URL length is fine.
+// URL so any URL length is fine. On a Redis Cluster those keys spread over the slots, so there they
+// are set one command each, all sent at once.
 //
 // Two pages can name the same media URL with different titles and headers (a Referer each). Every
 // source and subtitle track is kept twice: under its extraction and URL, which a download naming
@@ -10,12 +11,12 @@
 // extract a client just made stays one item even when another page named one of its URLs before.
 // Each item's subtitle list is kept once, under its item key (which names the extraction).
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { ReelayError, StoredSourceSchema, StoredSubtitleSchema, type SourceRecord, type StoredSource, type StoredSubtitle, type SubtitleRecord } from '@reelay/contracts';
 
 export class SourceRegistry {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly ttlSeconds: number,
     private readonly prefix = 'reelay:src:',
   ) {
@@ -62,11 +63,24 @@ export class SourceRegistry {
     const singleKeys = [...perItem.keys()].map((item) => this.itemKey(item));
     const singleValues = [...perItem.values()].map((list) => JSON.stringify(list));
     try {
-      await (this.redis as ScriptedRedis).reelaySetSources(pairKeys.length + singleKeys.length, ...pairKeys, ...singleKeys, pairValues.length, ...pairValues, ...singleValues, this.ttlSeconds);
+      if (this.redis.isCluster) await this.setEach(pairKeys, pairValues, singleKeys, singleValues);
+      else await (this.redis as ScriptedRedis).reelaySetSources(pairKeys.length + singleKeys.length, ...pairKeys, ...singleKeys, pairValues.length, ...pairValues, ...singleValues, this.ttlSeconds);
     } catch (err) {
       throw unavailable(err);
     }
     return extraction;
+  }
+
+  /**
+   * On a Redis Cluster the keys live in different slots, which one script may not touch: one SET
+   * each, sent together (ioredis pipelines them per node), so the extract still waits one round trip.
+   */
+  private async setEach(pairKeys: string[], pairValues: string[], singleKeys: string[], singleValues: string[]): Promise<void> {
+    const ttl = this.ttlSeconds;
+    await Promise.all([
+      ...pairKeys.map((key, i) => this.redis.set(key, pairValues[i >> 1], 'EX', ttl)),
+      ...singleKeys.map((key, i) => this.redis.set(key, singleValues[i], 'EX', ttl)),
+    ]);
   }
 
   /**

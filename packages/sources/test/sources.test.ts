@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { testRedisClient } from '@reelay/testkit';
 import type { SourceRecord } from '@reelay/contracts';
 import { SourceRegistry } from '../src/index.js';
 
-const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+const redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
 const prefix = `test:sources:${process.pid}:`;
 
 afterAll(async () => {
@@ -75,7 +76,7 @@ describe('the source registry', () => {
     await redis.set(sources.key('http://127.0.0.1/garbled'), '{"url": "http://127.0.0.1/gar');
     expect(await sources.get('http://127.0.0.1/garbled')).toBeUndefined();
     await sources.record('generic', [record('http://127.0.0.1/real.mp4')]);
-    await redis.copy(sources.key('http://127.0.0.1/real.mp4'), sources.key('http://127.0.0.1/alias.mp4'));
+    await redis.set(sources.key('http://127.0.0.1/alias.mp4'), (await redis.get(sources.key('http://127.0.0.1/real.mp4')))!);
     expect(await sources.get('http://127.0.0.1/alias.mp4')).toBeUndefined();
   });
 

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import type { SourceRecord, SubtitleRecord } from '@reelay/contracts';
+import { testRedisClient } from '@reelay/testkit';
 import { SourceRegistry } from '../src/index.js';
 
-const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+const redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
 const prefix = `test:subtitles:${process.pid}:`;
 
 afterAll(async () => {

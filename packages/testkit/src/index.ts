@@ -9,3 +9,4 @@ export * from './tools.js';
 export * from './proxies.js';
 export * from './live-hls.js';
 export * from './live-dash.js';
+export * from './redis-cluster.js';

@@ -1,7 +1,7 @@
 // Who owns a request to an account's resources (subscriptions): an enabled API key in X-API-Key, or
 // the web app's session cookie (whose writes must be same-origin). 401 otherwise. Sets req.ownerId.
 import type { RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import { apiKeyRecord, hashSecret, type SessionStore } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import { sameOrigin } from './same-origin.js';
@@ -18,7 +18,7 @@ declare global {
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function requireOwner(deps: { redis: Redis; sessions: SessionStore }): RequestHandler {
+export function requireOwner(deps: { redis: RedisClient; sessions: SessionStore }): RequestHandler {
   return async (req, res, next) => {
     const secret = req.get('x-api-key');
     try {

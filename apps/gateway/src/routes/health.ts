@@ -1,6 +1,6 @@
 // Operational endpoints: liveness (with which ffmpeg and ffprobe this host resolves), readiness
 // (Redis answers, and the workers' heartbeats say some can run jobs), Prometheus metrics.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import { z } from 'zod';
 import { isFresh, WORKER_HEALTH_TTL_SECONDS, WorkerHealthSchema, workerHealthKey } from '@reelay/contracts';
 import type { BinaryReport } from '@reelay/media';
@@ -42,7 +42,7 @@ export interface ReadinessProbe {
 }
 
 /** Counts the fresh heartbeats under a BullMQ prefix: one HGETALL of the shared hash. */
-export async function readWorkerHealth(redis: Redis, prefix: string | undefined): Promise<WorkerHealthCounts> {
+export async function readWorkerHealth(redis: RedisClient, prefix: string | undefined): Promise<WorkerHealthCounts> {
   const counts = { healthy: 0, unhealthy: 0 };
   const now = Date.now();
   for (const value of Object.values(await redis.hgetall(workerHealthKey(prefix)))) {
@@ -81,7 +81,7 @@ function notReadyReason(redisOk: boolean, health: WorkerHealthCounts | undefined
   return `No worker has sent a heartbeat in the last ${WORKER_HEALTH_TTL_SECONDS} s: downloads would wait in the queue. Start one (pnpm start does, or node apps/worker/dist/main.js).`;
 }
 
-export function healthRoutes(redis: Redis, metrics: GatewayMetrics, probe: ReadinessProbe = {}, tools?: { ffmpeg: BinaryReport; ffprobe: BinaryReport }): RouteSpec[] {
+export function healthRoutes(redis: RedisClient, metrics: GatewayMetrics, probe: ReadinessProbe = {}, tools?: { ffmpeg: BinaryReport; ffprobe: BinaryReport }): RouteSpec[] {
   return [
     {
       method: 'get',

@@ -1,7 +1,7 @@
 // Subscriptions under /api/v1/subscriptions (DESIGN.md "Subscriptions"): an account's watched
 // collections, by API key or web app session. Another owner's id answers as an unknown one (404).
 import type { Request } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import type { SessionStore } from '@reelay/accounts';
 import {
   ErrorEnvelopeSchema,
@@ -62,7 +62,7 @@ export interface SubscriptionRouteDeps {
   checker: SubscriptionChecker;
   extracts: Pick<ExtractService, 'listCollection'>;
   egress: Pick<Egress, 'checkUrl'>;
-  redis: Redis;
+  redis: RedisClient;
   sessions: SessionStore;
   maxPerAccount: number;
   /** The deployment has a WEBHOOK_SECRET to sign with. */

@@ -8,7 +8,7 @@
 // sending jobs expires as a whole. A cancelled job frees its slot the same way: failed with the cancel
 // code when it was running, or gone from the queue with a cancelled record when it was queued.
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import { ipBucket, luaScript, runScript } from '@reelay/accounts';
 import { cancelledJobKey, ReelayError } from '@reelay/contracts';
 
@@ -43,7 +43,7 @@ export class ClientJobs {
   private readonly prefix: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly queue: Queue,
     private readonly options: ClientJobsOptions,
   ) {

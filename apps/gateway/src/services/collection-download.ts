@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FlowJob, FlowProducer, JobsOptions, Queue } from 'bullmq';
 import type { RequestedWebhook } from './webhooks.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import {
   archiveKey,
   chooseSource,
@@ -36,7 +36,7 @@ export interface CollectionDownloadDeps {
   downloads: Pick<DownloadService, 'planJob'>;
   flows: FlowProducer;
   queue: Queue;
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   maxEntries: number;
   jobTimeoutSeconds: number;

@@ -3,7 +3,7 @@
 // artifact lives gets the same job.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FlowProducer, JobsOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import {
   AUDIO_FORMATS,
   ContainerSchema,
@@ -41,7 +41,7 @@ export type DownloadPlan = { kind: 'direct'; source: StoredSource; basename: str
 export interface DownloadServiceDeps {
   sources: SourceRegistry;
   queue: Queue;
-  redis: Redis;
+  redis: RedisClient;
   /** Seconds a job may run and an artifact lives: they bound how long a request key is kept. */
   jobTimeoutSeconds: number;
   artifactTtlSeconds: number;

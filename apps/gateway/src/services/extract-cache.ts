@@ -10,7 +10,7 @@
 // fetches by itself. Only successes are cached; an error is handed to the requests already waiting
 // for that fetch (they asked at the same moment and would meet the same origin), never kept.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import type { Extraction } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
@@ -55,7 +55,7 @@ export class ExtractCache {
   private readonly listener: FlightListener;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: ExtractCacheOptions,
   ) {
     this.prefix = options.prefix ?? 'reelay:xc:';
@@ -70,7 +70,9 @@ export class ExtractCache {
   /** The Redis keys and channel of a URL (tests use them to play a dead holder). */
   keys(url: string): { result: string; lock: string; channel: string } {
     const hash = createHash('sha256').update(url).digest('base64url');
-    return { result: `${this.prefix}r:${hash}`, lock: `${this.prefix}l:${hash}`, channel: `${this.prefix}c:${hash}` };
+    // The URL's hash is the keys' hash tag: the scripts touch both, so on a Redis Cluster they share
+    // a slot, while different URLs spread over all of them.
+    return { result: `${this.prefix}r:{${hash}}`, lock: `${this.prefix}l:{${hash}}`, channel: `${this.prefix}c:${hash}` };
   }
 
   /** The cached result of `url`, else the result of `fetch` (run here or on the replica holding the lock). */
@@ -185,7 +187,7 @@ return 1`;
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`;
 
-type CacheRedis = Redis & {
+type CacheRedis = RedisClient & {
   reelayCacheAcquire(result: string, lock: string, token: string, lockMs: number): Promise<[string, string?]>;
   reelayCacheComplete(result: string, lock: string, token: string, entry: string, ttlMs: number, channel: string, message: string): Promise<number>;
   reelayCacheRenew(lock: string, token: string, lockMs: number): Promise<number>;

@@ -2,10 +2,11 @@
 // another replica's fetch of a URL join that URL's channel; the connection subscribes while anyone
 // here waits on it and unsubscribes when the last one leaves, so a replica receives only the
 // messages of fetches it waits for. Opened on the first wait, not at start.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import type { ErrorCode } from '@reelay/contracts';
 import type { Extraction } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
+import { duplicateRedis } from '../redis.js';
 
 /** What a holder announces: the stored entry, the error it met, or that it gave up. */
 export type FlightMessage =
@@ -27,11 +28,11 @@ interface Member {
 }
 
 export class FlightListener {
-  private subscriber?: Redis;
+  private subscriber?: RedisClient;
   private readonly channels = new Map<string, { members: Set<Member>; ready: Promise<void> }>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly logger: Logger,
   ) {}
 
@@ -76,10 +77,10 @@ export class FlightListener {
     };
   }
 
-  private connection(): Redis {
+  private connection(): RedisClient {
     if (this.subscriber) return this.subscriber;
     // Its own connection (a subscribed client can do nothing else); commands queue while it connects.
-    const sub = this.redis.duplicate({ enableOfflineQueue: true });
+    const sub = duplicateRedis(this.redis, { enableOfflineQueue: true });
     sub.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'extract cache subscriber: redis connection problem'));
     sub.on('message', (channel: string, text: string) => {
       const members = this.channels.get(channel)?.members;

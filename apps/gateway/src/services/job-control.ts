@@ -6,7 +6,7 @@
 // that loses the race with the job's completion says so (409) instead of promising what did not happen.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import {
   cancelledJobKey,
   CANCELLED_RECORD_TTL_SECONDS,
@@ -40,7 +40,7 @@ const unavailable = (cause: unknown) => new ReelayError('service_unavailable', '
 export class JobControl {
   constructor(
     private readonly queue: Queue,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly jobs: JobService,
     private readonly options: JobControlOptions = {},
   ) {}

@@ -4,10 +4,11 @@
 // of the jobs any worker runs, and fans them out in-process. A change of a job that has listeners is
 // read once (JobService.snapshot), whatever the number of listeners; progress at most 4 times a second.
 import { QueueEvents, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { JobService, JobSnapshot } from './jobs.js';
+import { duplicateRedis } from '../redis.js';
 
 /** What a listener is told: the job's current state, or undefined: no more (the job was removed, or the gateway stops). */
 export type JobListener = (snapshot: JobSnapshot | undefined) => void;
@@ -27,15 +28,15 @@ interface Watched {
 
 export class JobEventHub {
   private readonly watched = new Map<string, Watched>();
-  private reader?: Promise<{ events: QueueEvents; connection: Redis }>;
+  private reader?: Promise<{ events: QueueEvents; connection: RedisClient }>;
   private closed = false;
   /** Child job → the collection parent whose stream is open: a child's change is a change of its parent. */
   private readonly parentOf = new Map<string, string>();
-  private collectionReader?: Promise<{ events: QueueEvents; connection: Redis }>;
+  private collectionReader?: Promise<{ events: QueueEvents; connection: RedisClient }>;
 
   constructor(
     private readonly queue: Queue,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly jobs: JobService,
     private readonly logger: Logger,
     /** COLLECTION_QUEUE: a collection parent's own changes (its end) come from its queue's events. */
@@ -95,7 +96,7 @@ export class JobEventHub {
     }
   }
 
-  private start(): Promise<{ events: QueueEvents; connection: Redis }> {
+  private start(): Promise<{ events: QueueEvents; connection: RedisClient }> {
     if (this.closed) return Promise.reject(new ReelayError('service_unavailable', 'The gateway is stopping; reconnect to another.'));
     this.reader ??= this.open(this.queue).catch((err: unknown) => {
       this.reader = undefined; // the next stream tries again
@@ -104,14 +105,14 @@ export class JobEventHub {
     return this.reader;
   }
 
-  private async open(queue: Queue): Promise<{ events: QueueEvents; connection: Redis }> {
+  private async open(queue: Queue): Promise<{ events: QueueEvents; connection: RedisClient }> {
     // Start after the stream's current last entry, read before the reader exists, so nothing between
     // the first listener's state read and the reader's first XREAD is lost.
     const last = (await this.redis.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
     // A blocking XREAD needs its own connection that waits out outages (BullMQ requires
     // maxRetriesPerRequest: null); it resumes from its last id when Redis is back. No command
     // timeout: the XREAD blocks for blockingTimeout on purpose, and a shorter timeout would cut it.
-    const connection = this.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const connection = duplicateRedis(this.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
     connection.on('error', () => {}); // reported by the queue's own client; reconnects by itself
     const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: last, blockingTimeout: 5_000 });
     events.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'job events: redis connection problem'));

@@ -1,7 +1,7 @@
 // Job records as clients see them (DESIGN.md's Job), read from BullMQ, which is the one store of
 // job state: status, progress, timestamps, error and artifact.
 import { Job, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import type { ArtifactStore, StoredArtifact } from '@reelay/artifacts';
 import { jobEventId } from './job-event-id.js';
 import { collectionView, readChildren, type ChildView } from './collection-view.js';
@@ -21,7 +21,7 @@ export class JobService {
     /** The queue of webhook deliveries (WEBHOOK_QUEUE), whose job of the same id is this job's delivery. */
     private readonly webhooks?: Queue,
     /** Where the records of jobs cancelled while queued are kept (job-signals.ts); without it there are none. */
-    private readonly redis?: Redis,
+    private readonly redis?: RedisClient,
     /** COLLECTION_QUEUE, where collection parents live (collection-view.ts); without it there are none. */
     private readonly collections?: { queue: Queue; prefix?: string },
   ) {}

@@ -6,13 +6,14 @@
 // "check now" racing a scheduled check starts each entry once.
 import { createHash } from 'node:crypto';
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import { chooseSource, JobPayloadSchema, ReelayError, type ChosenSource, type CollectionEntry, type DownloadRequest } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { DownloadService } from './download.js';
 import type { ExtractService } from './extract.js';
 import { resolvePageUrl } from './one-step.js';
 import { SUBSCRIPTION_QUEUE, type SubscriptionRecord, type SubscriptionStore } from './subscriptions.js';
+import { duplicateRedis } from '../redis.js';
 
 export interface CheckDeps {
   store: SubscriptionStore;
@@ -143,8 +144,8 @@ export class SubscriptionChecker {
 /** How long a stop waits for BullMQ's close before dropping the checks' connection. */
 const CLOSE_WAIT_MS = 3_000;
 
-export function startSubscriptionChecks(checker: SubscriptionChecker, options: { redis: Redis; prefix?: string; logger: Logger; concurrency?: number }): { worker: Worker; close(): Promise<void> } {
-  const connection = options.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+export function startSubscriptionChecks(checker: SubscriptionChecker, options: { redis: RedisClient; prefix?: string; logger: Logger; concurrency?: number }): { worker: Worker; close(): Promise<void> } {
+  const connection = duplicateRedis(options.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true });
   connection.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'subscription checks: redis connection problem'));
   const worker = new Worker<{ id: string }>(SUBSCRIPTION_QUEUE, async (job) => checker.check(job.data.id), {
     connection,

@@ -4,7 +4,7 @@
 // replica whose worker takes the job runs that check (subscription-check.ts).
 import { randomBytes } from 'node:crypto';
 import type { JobType, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@reelay/accounts';
 import {
   FAILING_AFTER,
   ReelayError,
@@ -88,7 +88,7 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
 
 export class SubscriptionStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly schedule: Queue,
     private readonly jobs: Pick<JobService, 'view'>,
     /** Milliseconds per `every` second (tests shorten time; production 1000). */
@@ -119,10 +119,13 @@ export class SubscriptionStore {
     };
     if (record.webhook_url) fields.webhook_url = record.webhook_url;
     if (record.webhook_secret) fields.webhook_secret = record.webhook_secret;
-    const multi = this.redis.multi().hset(recordKey(record.id), fields).sadd(ownerKey(record.account_id), record.id);
+    // Three keys in three slots on a Redis Cluster, so three commands, in the order that leaves only
+    // harmless remains if one fails: the owner's index first (an id without a record is not listed),
+    // then the seen entries, then the record, which makes the subscription exist.
     const now = Date.now();
-    if (seen.length) multi.hset(itemsKey(record.id), Object.fromEntries(seen.map((e) => [e.key, JSON.stringify({ url: e.url, title: e.title, seen_at: now, status: 'seen' } satisfies StoredItem)])));
-    await guarded(() => multi.exec());
+    await guarded(() => this.redis.sadd(ownerKey(record.account_id), record.id));
+    if (seen.length) await guarded(() => this.redis.hset(itemsKey(record.id), Object.fromEntries(seen.map((e) => [e.key, JSON.stringify({ url: e.url, title: e.title, seen_at: now, status: 'seen' } satisfies StoredItem)]))));
+    await guarded(() => this.redis.hset(recordKey(record.id), fields));
     await this.reschedule(record);
   }
 
@@ -154,7 +157,9 @@ export class SubscriptionStore {
   }
 
   async delete(record: SubscriptionRecord): Promise<void> {
-    await guarded(() => this.redis.multi().del(recordKey(record.id), itemsKey(record.id)).srem(ownerKey(record.account_id), record.id).exec());
+    // The record first (the subscription is gone from then on), then what hangs off it: one slot each.
+    await guarded(() => this.redis.del(recordKey(record.id)));
+    await guarded(() => Promise.all([this.redis.del(itemsKey(record.id)), this.redis.srem(ownerKey(record.account_id), record.id)]));
     await guarded(() => this.schedule.removeJobScheduler(record.id));
   }
 
