@@ -92,15 +92,17 @@ export function videoPackets(file: string): Packet[] {
     });
 }
 
-// NAL unit types of parameter sets and access unit delimiters: H.264 SPS, PPS, AUD; HEVC VPS, SPS, PPS, AUD.
-const NOT_PICTURES = { h264: '7|8|9', hevc: '32|33|34|35' };
+// What is left of a packet: H.264 without SPS, PPS and AUD units; HEVC's coded slices alone (NAL
+// types 0-31), as its parameter sets come with the SEI that x265 stores beside them in hvcC, and
+// hevc_mp4toannexb puts all of them before each keyframe.
+const PICTURES = { h264: 'remove_types=7|8|9', hevc: 'pass_types=0-31' };
 
 /**
  * The video packets' MD5s in decode order, parameter sets and access unit delimiters removed (they
  * are what the splice adds, and MPEG-TS adds delimiters): the coded pictures as the source has them.
  */
 export function pictureHashes(file: string, codec: 'h264' | 'hevc' = 'h264'): { pts: number; hash: string }[] {
-  const out = text(ffmpegBinary(), ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-bsf:v', `filter_units=remove_types=${NOT_PICTURES[codec]}`, '-f', 'framemd5', '-']);
+  const out = text(ffmpegBinary(), ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-bsf:v', `filter_units=${PICTURES[codec]}`, '-f', 'framemd5', '-']);
   const tb = /#tb 0: (\d+)\/(\d+)/.exec(out)!;
   const scale = Number(tb[1]) / Number(tb[2]);
   return out.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => {
