@@ -25,6 +25,8 @@ export interface VideoParams {
   fieldOrder?: string;
   /** e.g. `1/15360`. */
   timeBase: string;
+  /** Frames per second, when ffprobe knows it. */
+  frameRate?: number;
   /** Frames a decoder holds back for reordering (B-frames): 0, 1 or 2. */
   reorderDepth: number;
   colorRange?: string;
@@ -252,8 +254,29 @@ function h264Level(video: VideoParams): string[] {
   return ['-level:v', video.level === 9 ? '1b' : (video.level / 10).toFixed(1)];
 }
 
+// HEVC's limits per level (H.265 table A.8): largest picture and luma samples per second.
+const HEVC_LEVELS: Record<number, [maxLumaPs: number, maxLumaSr: number]> = {
+  30: [36_864, 552_960], 60: [122_880, 3_686_400], 63: [245_760, 7_372_800], 90: [552_960, 16_588_800], 93: [983_040, 33_177_600],
+  120: [2_228_224, 66_846_720], 123: [2_228_224, 133_693_440], 150: [8_912_896, 267_386_880], 153: [8_912_896, 534_773_760],
+  156: [8_912_896, 1_069_547_520], 180: [35_651_584, 1_069_547_520], 183: [35_651_584, 2_139_095_040], 186: [35_651_584, 4_278_190_080],
+};
+
+/**
+ * Whether the stream fits the level it declares. x265, unlike x264, refuses to open at a level
+ * too small for the picture or its rate (a source that understates its level would fail the job);
+ * such a head gets the level x265 works out instead.
+ */
+function hevcLevelFits(video: VideoParams): boolean {
+  const limits = video.level !== undefined ? HEVC_LEVELS[video.level] : undefined;
+  if (limits === undefined) return false;
+  const [maxPs, maxSr] = limits;
+  const samples = video.width * video.height;
+  const side = Math.sqrt(maxPs * 8);
+  return samples <= maxPs && video.width <= side && video.height <= side && (video.frameRate === undefined || samples * video.frameRate <= maxSr);
+}
+
 function x265Params(video: VideoParams): string {
-  const level = video.level !== undefined && video.level > 0 ? [`level-idc=${(video.level / 30).toFixed(1)}`] : [];
+  const level = hevcLevelFits(video) ? [`level-idc=${(video.level! / 30).toFixed(1)}`] : [];
   return ['log-level=error', ...level].join(':');
 }
 

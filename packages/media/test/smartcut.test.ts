@@ -117,6 +117,13 @@ describe('arguments', () => {
     expect(headEncodeArgs({ ...HEVC, profile: 'Rext', pixFmt: 'yuv422p10le', level: undefined })).toEqual(expect.arrayContaining(['-profile:v', 'main422-10', '-x265-params', 'log-level=error']));
   });
 
+  test('an HEVC level too small for the picture or its rate is left to x265 (which refuses to open at it)', () => {
+    expect(headEncodeArgs({ ...HEVC, level: 93 })).toContain('log-level=error'); // 1080p at 3.1
+    expect(headEncodeArgs({ ...HEVC, level: 120, frameRate: 60 })).toContain('log-level=error'); // 1080p60 at 4
+    expect(headEncodeArgs({ ...HEVC, level: 123, frameRate: 60 })).toContain('log-level=error:level-idc=4.1');
+    expect(headEncodeArgs({ ...HEVC, level: 121 })).toContain('log-level=error'); // no such level
+  });
+
   test('the fetch seeks every input, copies into NUT with the input\'s own timestamps, and reads only http through the proxy', () => {
     const args = fetchRangeArgs(rangeInputs({ type: 'merge', videoInput: { url: 'http://a.test/v.mp4' }, audioInput: { url: 'http://a.test/a.m4a' }, container: 'mp4' }), 2.5, 7.5, '/tmp/job/range.nut');
     expect(args.join(' ')).toBe(
