@@ -1,11 +1,12 @@
 // A precise clip of an mp4 or mkv job, cut smart where the source allows (packages/media smartcut.ts):
 // the covering range is fetched once through the job's proxy, then everything else is local. Where
-// the source cannot be spliced (VP9/AV1, interlaced, open GOP, keyframes too far apart) the range is
-// re-encoded whole instead, and the log says why. Every step runs under the job's bounds.
+// the source cannot be spliced (neither H.264 nor HEVC, interlaced, open GOP, keyframes too far
+// apart) the range is re-encoded whole instead, and the log says why. Every step runs under the
+// job's bounds.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ChildLimits, ClipRange, MediaOperation, TagPlan } from '@reelay/media';
-import { bodyArgs, fetchRangeArgs, FfmpegError, headArgs, joinArgs, joinScript, planSmartCut, probeRange, rangeInputs, reencodeRangeArgs, runFfmpeg, unsplicable } from '@reelay/media';
+import { bodyArgs, fetchRangeArgs, FfmpegError, headArgs, joinArgs, joinScript, planSmartCut, probeRange, rangeInputs, reencodeRangeArgs, runFfmpeg, tailArgs, unsplicable } from '@reelay/media';
 import type { Container } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import { OutputError } from './failure.js';
@@ -72,18 +73,25 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
     await run(reencodeRangeArgs(range, clip.start, end, job.output, { ...finish, video: info.video !== undefined }), length);
     return 'reencode';
   }
-  // 3. The head: [start, keyframe) encoded to match the copied stream.
+  // 3. The head: [start, keyframe) encoded to match the copied stream; the body copied; the tail,
+  // the frames before end that the copy cannot end on (B-frames), encoded like the head.
   let head: string | undefined;
   if (plan.keyframe > clip.start) {
     head = path.join(ctx.dir, 'head.nut');
     await run(headArgs(range, info.video, clip.start, plan.keyframe, head));
   }
   const body = path.join(ctx.dir, 'body.nut');
-  await run(bodyArgs(range, plan.keyframe, plan.outpoint, body));
-  // 4. Head and body joined, the audio cut at the sample.
+  const tailSource = plan.tail && { tail: plan.tail, output: path.join(ctx.dir, 'tail-source.nut') };
+  await run(bodyArgs(range, info.video, plan.keyframe, plan.outpoint, body, tailSource));
+  let tail: { file: string; from: number } | undefined;
+  if (tailSource !== undefined) {
+    tail = { file: 'tail.nut', from: tailSource.tail.from };
+    await run(tailArgs(tailSource.output, info.video, tailSource.tail, end, path.join(ctx.dir, tail.file)));
+  }
+  // 4. Head, body and tail joined, the audio cut at the sample.
   const script = path.join(ctx.dir, 'join.ffconcat');
-  await fs.writeFile(script, joinScript(head && path.basename(head), path.basename(body), clip.start, plan.keyframe));
-  await run(joinArgs(script, range, clip.start, end, job.output, finish), length);
-  ctx.log.info({ keyframe: plan.keyframe, head_frames: plan.headFrames }, 'precise clip cut smart: the head re-encoded, the rest copied');
+  await fs.writeFile(script, joinScript(head && path.basename(head), path.basename(body), clip.start, plan.keyframe, tail));
+  await run(joinArgs(script, range, clip.start, end, job.output, { ...finish, codec: info.video.codec }), length);
+  ctx.log.info({ codec: info.video.codec, keyframe: plan.keyframe, head_frames: plan.headFrames, tail_frames: plan.tail?.frames ?? 0 }, 'precise clip cut smart: the head and tail re-encoded, the rest copied');
   return 'smart';
 }

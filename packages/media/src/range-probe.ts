@@ -28,6 +28,7 @@ const RangeJson = z.object({
         pix_fmt: z.string().optional(),
         field_order: z.string().optional(),
         time_base: z.string().optional(),
+        avg_frame_rate: z.string().optional(),
         has_b_frames: z.number().int().optional(),
         color_range: z.string().optional(),
         color_space: z.string().optional(),
@@ -44,6 +45,12 @@ const time = (v: string | number | undefined): number | undefined => {
   return v !== undefined && v !== 'N/A' && Number.isFinite(n) ? n : undefined;
 };
 
+/** ffprobe's `30000/1001` as a number; `0/0` (unknown) as undefined. */
+function rate(v: string | undefined): number | undefined {
+  const [num, den] = (v ?? '').split('/').map(Number);
+  return num > 0 && den > 0 ? num / den : undefined;
+}
+
 /** ffprobe's JSON of rangeProbeArgs as the range's video, audio and video packets. */
 export function parseRangeProbe(json: string): RangeInfo {
   const parsed = RangeJson.parse(JSON.parse(json));
@@ -59,6 +66,7 @@ export function parseRangeProbe(json: string): RangeInfo {
     pixFmt: v.pix_fmt,
     fieldOrder: v.field_order,
     timeBase: v.time_base ?? '1/90000',
+    frameRate: rate(v.avg_frame_rate),
     reorderDepth: v.has_b_frames ?? 0,
     colorRange: v.color_range,
     colorSpace: v.color_space,

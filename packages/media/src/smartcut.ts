@@ -25,6 +25,8 @@ export interface VideoParams {
   fieldOrder?: string;
   /** e.g. `1/15360`. */
   timeBase: string;
+  /** Frames per second, when ffprobe knows it. */
+  frameRate?: number;
   /** Frames a decoder holds back for reordering (B-frames): 0, 1 or 2. */
   reorderDepth: number;
   colorRange?: string;
@@ -40,15 +42,28 @@ export interface RangePacket {
   key: boolean;
 }
 
+/** The frames after the copy up to `end`, encoded again: the copy cannot end on them (see planSmartCut). */
+export interface TailPlan {
+  /** The first frame the tail shows (the first one the copy leaves out). */
+  from: number;
+  /** The keyframe the tail's decode starts from (at or before `from`). */
+  seek: number;
+  /** The decode time of the last packet the tail's frames need. */
+  through: number;
+  frames: number;
+}
+
 export type SmartCutPlan =
   | {
       method: 'smart';
       /** The keyframe where the copy begins; the head is [start, keyframe), none when they are equal. */
       keyframe: number;
-      /** The copy stops before the first packet (decode order) showing a frame at or after `end`: its dts. */
+      /** The copy stops before this packet (decode order): its dts. Undefined: the copy runs to the range's end. */
       outpoint: number | undefined;
       /** Frames the head encodes. */
       headFrames: number;
+      /** The frames of [from, end) the copy could not take, or undefined when the copy ends the clip. */
+      tail: TailPlan | undefined;
     }
   | { method: 'reencode'; reason: string };
 
@@ -69,28 +84,67 @@ const H264_PROFILES: Record<string, string> = {
   'High 4:2:2': 'high422',
   'High 4:4:4 Predictive': 'high444',
 };
-const PIX_FMTS = new Set(['yuv420p', 'yuvj420p', 'yuv422p', 'yuv444p', 'yuv420p10le', 'yuv422p10le']);
+const H264_PIX_FMTS = new Set(['yuv420p', 'yuvj420p', 'yuv422p', 'yuv444p', 'yuv420p10le', 'yuv422p10le']);
+
+// HEVC's profile follows from ffprobe's profile and the pixel format together: ffprobe names every
+// range extension "Rext", and x265 names them by chroma format and bit depth.
+const HEVC_PROFILES: Record<string, Record<string, string>> = {
+  Main: { yuv420p: 'main', yuvj420p: 'main' },
+  'Main 10': { yuv420p10le: 'main10' },
+  Rext: { yuv422p10le: 'main422-10', yuv444p: 'main444-8', yuv444p10le: 'main444-10' },
+};
+
+/** The encoder profile matching the stream, or undefined when no encoder here makes it. */
+function encoderProfile(video: VideoParams): string | undefined {
+  const profile = video.profile ?? '';
+  if (video.codec === 'h264') return video.pixFmt !== undefined && H264_PIX_FMTS.has(video.pixFmt) ? H264_PROFILES[profile] : undefined;
+  if (video.codec === 'hevc') return HEVC_PROFILES[profile]?.[video.pixFmt ?? ''];
+  return undefined;
+}
 
 /**
- * Why the head cannot be encoded to match this stream, or undefined when it can. H.264 only: HEVC
- * would need libx265 heads and its own Annex B conversion at the join (docs/clips.md, limits).
+ * Why the head cannot be encoded to match this stream, or undefined when it can: H.264 (libx264
+ * heads) and HEVC (libx265 heads), progressive, in a profile and pixel format the encoder makes.
  */
 export function unsplicable(video: VideoParams): string | undefined {
-  if (video.codec !== 'h264') return `${video.codec} cannot be spliced (only H.264)`;
-  if (video.profile === undefined || H264_PROFILES[video.profile] === undefined) return `the ${video.codec} profile ${video.profile ?? 'unknown'} has no matching encoder profile`;
-  if (video.pixFmt === undefined || !PIX_FMTS.has(video.pixFmt)) return `pixel format ${video.pixFmt ?? 'unknown'} is not encoded here`;
+  if (video.codec !== 'h264' && video.codec !== 'hevc') return `${video.codec} cannot be spliced (only H.264 and HEVC)`;
+  if (video.profile === undefined || encoderProfile(video) === undefined) {
+    return `the ${video.codec} profile ${video.profile ?? 'unknown'} in pixel format ${video.pixFmt ?? 'unknown'} has no matching encoder profile`;
+  }
   if (video.fieldOrder !== undefined && video.fieldOrder !== 'progressive' && video.fieldOrder !== 'unknown') return `interlaced video (${video.fieldOrder}) is not spliced`;
   if (video.reorderDepth > 2) return `a reorder depth of ${video.reorderDepth} frames is deeper than the head encoder's`;
   return undefined;
 }
 
 /**
- * Where to splice. The copy begins at the first keyframe at or after `start` and ends before the
- * first packet, in decode order, that shows a frame at or after `end`: every copied frame is then
- * shown, none past `end` (with B-frames the clip may end a frame or two early, never late). An open
- * GOP (frames after the keyframe that show before it, referencing the previous GOP) cannot be copied
- * after a new head, and a keyframe further than MAX_HEAD_SECONDS after `start` would make the head the
- * clip: both are re-encoded whole.
+ * Where the copy ends. It must be a point in decode order, and with B-frames the frames just before
+ * `end` are often decoded after one shown at or past it (x264's IBBP: the P-frame at `end` comes
+ * before the two B-frames shown before it), so no cut of the packets ends exactly at `end`. The copy
+ * takes the longest run of packets from the keyframe whose frames are all before `end` and leave no
+ * frame out; the frames between it and `end` (at most the reorder depth plus the B-frames of one
+ * group, measured in the tests) make the tail. Returns the number of packets copied.
+ */
+function copyLength(packets: readonly RangePacket[], first: number, end: number): number {
+  const wanted = packets.slice(first).map((p) => p.pts).filter((pts) => pts < end - EPSILON).sort((x, y) => x - y);
+  let best = 0;
+  let latest = -Infinity;
+  for (let n = 1; first + n - 1 < packets.length; n++) {
+    const pts = packets[first + n - 1].pts;
+    if (pts >= end - EPSILON) break;
+    latest = Math.max(latest, pts);
+    // n distinct frames, the latest of them the n-th wanted one: the first n wanted frames exactly.
+    if (wanted[n - 1] === latest) best = n;
+  }
+  return best;
+}
+
+/**
+ * Where to splice. The copy begins at the first keyframe at or after `start` and ends at the
+ * longest run of packets that shows every frame from there on and none at or after `end` (see
+ * copyLength); the frames it leaves before `end` are encoded again as a tail, so the clip ends on
+ * the frame before `end`. An open GOP (frames after the keyframe that show before it, referencing
+ * the previous GOP) cannot be copied after a new head, and a keyframe further than MAX_HEAD_SECONDS
+ * after `start` would make the head the clip: both are re-encoded whole.
  */
 export function planSmartCut(packets: readonly RangePacket[], start: number, end: number): SmartCutPlan {
   const first = packets.findIndex((p) => p.key && p.pts >= start - EPSILON);
@@ -99,20 +153,28 @@ export function planSmartCut(packets: readonly RangePacket[], start: number, end
   if (keyframe - start > MAX_HEAD_SECONDS) {
     return { method: 'reencode', reason: `the next keyframe is ${(keyframe - start).toFixed(1)} s after start (more than ${MAX_HEAD_SECONDS} s)` };
   }
-  let outpoint: number | undefined;
   for (let i = first + 1; i < packets.length; i++) {
     const p = packets[i];
     if (p.key) break;
     if (p.pts < keyframe - EPSILON) return { method: 'reencode', reason: 'open GOP: frames after the keyframe refer to the ones before it' };
   }
-  for (let i = first; i < packets.length; i++) {
-    if (packets[i].pts >= end - EPSILON) {
-      outpoint = packets[i].dts;
-      break;
-    }
+  const copied = copyLength(packets, first, end);
+  const cut = first + copied;
+  const outpoint = cut < packets.length ? packets[cut].dts : undefined;
+  const left = packets.slice(cut).filter((p) => p.pts < end - EPSILON);
+  let tail: TailPlan | undefined;
+  if (left.length > 0) {
+    const from = Math.min(...left.map((p) => p.pts));
+    const at = packets.findIndex((p) => p.pts === from);
+    // The last keyframe decoded before that frame and shown no later (a leading picture of an open
+    // GOP needs the GOP before).
+    const seek = packets.slice(0, at + 1).reduce((k, p) => (p.key && p.pts <= from ? p.pts : k), keyframe);
+    if (end - seek > MAX_HEAD_SECONDS) return { method: 'reencode', reason: `the frames before ${seconds(end)} s need a decode from ${seek.toFixed(1)} s (more than ${MAX_HEAD_SECONDS} s)` };
+    const through = Math.max(...left.map((p) => p.dts));
+    tail = { from, seek, through, frames: left.length };
   }
   const headFrames = packets.filter((p) => p.pts >= start - EPSILON && p.pts < keyframe - EPSILON).length;
-  return { method: 'smart', keyframe: keyframe < start + EPSILON ? start : keyframe, outpoint, headFrames };
+  return { method: 'smart', keyframe: keyframe < start + EPSILON ? start : keyframe, outpoint, headFrames, tail };
 }
 
 // ---- argument builders ----
@@ -185,9 +247,37 @@ export function rangeProbeArgs(range: string): string[] {
   ];
 }
 
-function level(video: VideoParams): string[] {
+// ffprobe's level is the stream's level_idc: ten times the H.264 level (31 for 3.1, 9 for 1b),
+// thirty times the HEVC one (93 for 3.1), which x265 takes as a parameter rather than -level.
+function h264Level(video: VideoParams): string[] {
   if (video.level === undefined || video.level <= 0) return [];
   return ['-level:v', video.level === 9 ? '1b' : (video.level / 10).toFixed(1)];
+}
+
+// HEVC's limits per level (H.265 table A.8): largest picture and luma samples per second.
+const HEVC_LEVELS: Record<number, [maxLumaPs: number, maxLumaSr: number]> = {
+  30: [36_864, 552_960], 60: [122_880, 3_686_400], 63: [245_760, 7_372_800], 90: [552_960, 16_588_800], 93: [983_040, 33_177_600],
+  120: [2_228_224, 66_846_720], 123: [2_228_224, 133_693_440], 150: [8_912_896, 267_386_880], 153: [8_912_896, 534_773_760],
+  156: [8_912_896, 1_069_547_520], 180: [35_651_584, 1_069_547_520], 183: [35_651_584, 2_139_095_040], 186: [35_651_584, 4_278_190_080],
+};
+
+/**
+ * Whether the stream fits the level it declares. x265, unlike x264, refuses to open at a level
+ * too small for the picture or its rate (a source that understates its level would fail the job);
+ * such a head gets the level x265 works out instead.
+ */
+function hevcLevelFits(video: VideoParams): boolean {
+  const limits = video.level !== undefined ? HEVC_LEVELS[video.level] : undefined;
+  if (limits === undefined) return false;
+  const [maxPs, maxSr] = limits;
+  const samples = video.width * video.height;
+  const side = Math.sqrt(maxPs * 8);
+  return samples <= maxPs && video.width <= side && video.height <= side && (video.frameRate === undefined || samples * video.frameRate <= maxSr);
+}
+
+function x265Params(video: VideoParams): string {
+  const level = hevcLevelFits(video) ? [`level-idc=${(video.level! / 30).toFixed(1)}`] : [];
+  return ['log-level=error', ...level].join(':');
 }
 
 function colour(video: VideoParams): string[] {
@@ -202,61 +292,92 @@ function colour(video: VideoParams): string[] {
 
 /**
  * The head's encoder, matched to the copied stream: codec, profile, level, pixel format, time base,
- * colour signalling (resolution and SAR come with the decoded frames). B-frames as x264's
- * veryfast preset makes them (reorder depth 2, or none for Baseline), so the head's decode times
- * stay before the body's first one.
+ * colour signalling (resolution and SAR come with the decoded frames). B-frames as the veryfast
+ * presets make them (x264 and x265 both reorder by 2 frames, x264's Baseline by none), so the head's
+ * decode times stay before the body's first one.
  */
 export function headEncodeArgs(video: VideoParams): string[] {
-  const profile = H264_PROFILES[video.profile ?? ''] ?? 'high';
-  return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile, ...level(video), '-pix_fmt', video.pixFmt!, '-enc_time_base:v', video.timeBase, ...colour(video)];
+  const profile = encoderProfile(video);
+  if (profile === undefined) throw new TypeError(`no encoder profile for ${video.codec} ${video.profile ?? ''} ${video.pixFmt ?? ''}`);
+  const encoder = video.codec === 'hevc' ? ['-c:v', 'libx265', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile, '-x265-params', x265Params(video)] : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile, ...h264Level(video)];
+  return [...encoder, '-pix_fmt', video.pixFmt!, '-enc_time_base:v', video.timeBase, ...colour(video)];
 }
 
-/** Step 3: decode the range from its first keyframe and encode the frames of [start, keyframe). */
-export function headArgs(range: string, video: VideoParams, start: number, keyframe: number, output: string, opts: { threads?: number } = {}): string[] {
+function encodeSpanArgs(range: string, video: VideoParams, from: number, to: number, output: string, opts: { tail?: boolean }): string[] {
   return [
     ...QUIET,
     '-nostats',
     '-copyts',
     '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
     '-map', '0:v:0',
-    '-vf', `trim=start=${seconds(start)}:end=${exact(keyframe - EPSILON)}`,
+    '-vf', `trim=start=${exact(Math.max(0, from - EPSILON))}:end=${exact(to - EPSILON)}`,
     ...headEncodeArgs(video),
-    ...(opts.threads ? ['-threads', String(opts.threads)] : []),
+    // The tail follows the body, whose parameter sets it must not borrow: its own before its keyframe.
+    ...(opts.tail ? ['-bf', '0', '-bsf:v', 'dump_extra=freq=keyframe'] : []),
     '-an', '-f', 'nut', localPath(output, 'output'),
   ];
 }
 
+/** Step 3: decode the range from its first keyframe and encode the frames of [start, keyframe). */
+export function headArgs(range: string, video: VideoParams, start: number, keyframe: number, output: string): string[] {
+  return encodeSpanArgs(range, video, start, keyframe, output, {});
+}
+
 /**
- * Step 3b: the body, copied packet for packet from the keyframe to the outpoint. The packets are
- * chosen by their times (the noise filter's drop expression) rather than by seeking, which in NUT
- * lands on an index point and may give packets before the keyframe.
+ * Step 3c: the tail, the frames of [from, end) that the copy could not end on, decoded from the
+ * packets bodyArgs set aside for it and encoded without B-frames: each of its decode times is then
+ * its frame's time, which comes after every copied packet's (those decode before the first frame
+ * left out).
  */
-export function bodyArgs(range: string, keyframe: number, outpoint: number | undefined, output: string): string[] {
-  const before = `lt(pts*tb\\,${exact(Math.max(0, keyframe - EPSILON))})`;
-  const after = outpoint !== undefined ? `+gte(dts*tb\\,${exact(Math.max(0, outpoint - EPSILON))})` : '';
+export function tailArgs(tailSource: string, video: VideoParams, tail: TailPlan, end: number, output: string): string[] {
+  return encodeSpanArgs(tailSource, video, tail.from, end, output, { tail: true });
+}
+
+// Packets chosen by their times (the noise filter's drop expression) rather than by seeking, which
+// in NUT lands on an index point, often the file's start.
+function packetsBetween(firstPts: number, lastDts: number | undefined, inclusive: boolean): string {
+  const before = `lt(pts*tb\\,${exact(Math.max(0, firstPts - EPSILON))})`;
+  if (lastDts === undefined) return before;
+  return `${before}+${inclusive ? 'gt' : 'gte'}(dts*tb\\,${exact(Math.max(0, inclusive ? lastDts + EPSILON : lastDts - EPSILON))})`;
+}
+
+/**
+ * Step 3b: the body, copied packet for packet from the keyframe to the outpoint. When there is a
+ * tail, the same read sets aside its packets (from its keyframe through the last one its frames
+ * need) for tailArgs to decode, so no step decodes the range from its start.
+ */
+export function bodyArgs(range: string, video: Pick<VideoParams, 'codec'>, keyframe: number, outpoint: number | undefined, output: string, tailSource?: { tail: TailPlan; output: string }): string[] {
+  // HEVC to Annex B here, with the parameter sets before each keyframe: the concat demuxer does that
+  // for H.264 only (see joinScript).
+  const annexB = video.codec === 'hevc' ? ',hevc_mp4toannexb' : '';
   return [
     ...QUIET,
     '-nostats',
     '-copyts',
     '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
     '-map', '0:v:0', '-c', 'copy',
-    '-bsf:v', `noise=drop=${before}${after}`,
+    '-bsf:v', `noise=drop=${packetsBetween(keyframe, outpoint, false)}${annexB}`,
     '-an', '-f', 'nut', localPath(output, 'output'),
+    ...(tailSource !== undefined
+      ? ['-map', '0:v:0', '-c', 'copy', '-bsf:v', `noise=drop=${packetsBetween(tailSource.tail.seek, tailSource.tail.through, true)}`, '-an', '-f', 'nut', localPath(tailSource.output, 'output')]
+      : []),
   ];
 }
 
 /**
- * The concat demuxer's script: the head from `start` for its exact length, then the body from its
- * keyframe (each `inpoint` is where its file's time counts from, so the body lands where the
- * source had it). Its `auto_convert` (on by default) turns each file's H.264 into Annex B with that
- * file's own SPS/PPS before every IDR frame, so the body carries its parameter sets in-band and no
- * decoder uses the head's for it.
+ * The concat demuxer's script: the head from `start` for its exact length, the body from its
+ * keyframe to the tail (each `inpoint` is where its file's time counts from, so each part lands where
+ * the source had it), then the tail. Its `auto_convert` (on by default) turns each file's H.264
+ * into Annex B with that file's own SPS/PPS before every IDR frame, so the body carries its
+ * parameter sets in-band and no decoder uses the head's for it; HEVC bodies arrive in Annex B
+ * already (bodyArgs), and the tail carries its own (tailArgs).
  */
-export function joinScript(head: string | undefined, body: string, start: number, keyframe: number): string {
+export function joinScript(head: string | undefined, body: string, start: number, keyframe: number, tail?: { file: string; from: number }): string {
   const quote = (file: string) => `'${file.replace(/'/g, "'\\''")}'`;
   const lines = ['ffconcat version 1.0'];
   if (head !== undefined) lines.push(`file ${quote(head)}`, `inpoint ${exact(start)}`, `duration ${exact(keyframe - start)}`);
   lines.push(`file ${quote(body)}`, `inpoint ${exact(keyframe)}`);
+  if (tail !== undefined) lines.push(`duration ${exact(tail.from - keyframe)}`, `file ${quote(tail.file)}`, `inpoint ${exact(tail.from)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -297,11 +418,12 @@ function muxTail(format: Container, opts: FinishOptions, output: string): string
 }
 
 /**
- * Step 4: the video from the concat script (copied; in MP4 tagged avc3, whose sample entries
- * allow parameter sets in the samples), the audio from the range, re-encoded and cut at the sample.
+ * Step 4: the video from the concat script (copied; in MP4 tagged avc3 or hev1, whose sample
+ * entries allow parameter sets in the samples), the audio from the range, re-encoded and cut at the
+ * sample.
  */
-export function joinArgs(script: string, range: string, start: number, end: number, output: string, opts: FinishOptions): string[] {
-  const tag = opts.format === 'mp4' ? ['-tag:v', 'avc3'] : [];
+export function joinArgs(script: string, range: string, start: number, end: number, output: string, opts: FinishOptions & { codec: string }): string[] {
+  const tag = opts.format === 'mp4' ? ['-tag:v', opts.codec === 'hevc' ? 'hev1' : 'avc3'] : [];
   return [
     ...QUIET,
     ...progress(opts.progressUrl),

@@ -1,36 +1,69 @@
 // Smart cut's decisions and argument vectors, as pure functions: where the copy begins and ends,
 // when the clip is re-encoded whole instead, and what each step asks of ffmpeg.
 import { describe, expect, test } from '@jest/globals';
-import { bodyArgs, fetchRangeArgs, headEncodeArgs, joinArgs, joinScript, MAX_HEAD_SECONDS, planSmartCut, rangeInputs, unsplicable, type RangePacket, type VideoParams } from '../src/index.js';
+import { bodyArgs, fetchRangeArgs, headEncodeArgs, joinArgs, joinScript, MAX_HEAD_SECONDS, planSmartCut, rangeInputs, tailArgs, unsplicable, type RangePacket, type VideoParams } from '../src/index.js';
 
 const F = 1 / 30;
-/** Closed GOPs of `gop` frames with IBBP order (decode order: I P B B P B B …), from time 0. */
+/**
+ * Closed GOPs of `gop` frames with IBBP order (decode order: I P B B P B B …), from time 0; each
+ * packet decodes one frame after the one before it, two frames before the first is shown.
+ */
 function gops(count: number, gop = 30, { open = false } = {}): RangePacket[] {
-  const out: RangePacket[] = [];
+  const shown: { pts: number; key: boolean }[] = [];
   for (let g = 0; g < count; g++) {
     const base = g * gop;
-    out.push({ pts: base * F, dts: (base - 2) * F, key: true });
-    if (open && g > 0) out.push({ pts: (base - 1) * F, dts: (base - 1) * F, key: false }); // a leading picture
+    shown.push({ pts: base, key: true });
+    if (open && g > 0) shown.push({ pts: base - 1, key: false }); // a leading picture
     let i = 3;
-    for (; i < gop; i += 3) {
-      out.push({ pts: (base + i) * F, dts: (base + i - 2) * F, key: false });
-      out.push({ pts: (base + i - 2) * F, dts: (base + i - 1) * F, key: false });
-      out.push({ pts: (base + i - 1) * F, dts: (base + i) * F, key: false });
-    }
-    for (let j = i - 2; j < gop; j++) out.push({ pts: (base + j) * F, dts: (base + j) * F, key: false }); // P-frames to the GOP's end
+    for (; i < gop; i += 3) shown.push({ pts: base + i, key: false }, { pts: base + i - 2, key: false }, { pts: base + i - 1, key: false });
+    for (let j = i - 2; j < gop; j++) shown.push({ pts: base + j, key: false }); // P-frames to the GOP's end
   }
-  return out;
+  return shown.map((p, k) => ({ pts: p.pts * F, dts: (k - 2) * F, key: p.key }));
+}
+
+/** The frames (as frame numbers) a plan shows: the copied packets' and the tail's. */
+function shownFrames(packets: RangePacket[], plan: ReturnType<typeof planSmartCut>): number[] {
+  if (plan.method !== 'smart') throw new Error(plan.reason);
+  const from = packets.findIndex((p) => p.key && p.pts >= plan.keyframe - 0.0005);
+  const to = plan.outpoint === undefined ? packets.length : packets.findIndex((p) => p.dts === plan.outpoint);
+  const copied = packets.slice(from, to).map((p) => Math.round(p.pts / F));
+  const tail = plan.tail ? Array.from({ length: plan.tail.frames }, (_, i) => Math.round(plan.tail!.from / F) + i) : [];
+  return [...copied, ...tail].sort((a, b) => a - b);
 }
 
 const H264: VideoParams = { codec: 'h264', profile: 'High', level: 40, width: 1920, height: 1080, pixFmt: 'yuv420p', fieldOrder: 'progressive', timeBase: '1/15360', reorderDepth: 2, colorRange: 'tv', colorSpace: 'bt709', colorTransfer: 'unknown', colorPrimaries: 'bt709' };
 
 describe('planSmartCut', () => {
-  test('copies from the first keyframe at or after start and stops before the first frame at or after end', () => {
-    const plan = planSmartCut(gops(4), 1.5, 2.5);
-    expect(plan).toMatchObject({ method: 'smart', headFrames: 15 });
-    expect(plan.method === 'smart' && plan.keyframe).toBeCloseTo(2, 6);
-    // The packet showing frame 75 (2.5 s) is a P-frame decoded at frame 73.
-    expect(plan.method === 'smart' && plan.outpoint).toBeCloseTo(73 * F, 6);
+  test('copies from the first keyframe at or after start; the B-frames before end decoded after a frame past it make the tail', () => {
+    const packets = gops(4);
+    const plan = planSmartCut(packets, 1.5, 2.5);
+    expect(plan).toMatchObject({ method: 'smart', headFrames: 15, tail: { frames: 2 } });
+    if (plan.method !== 'smart') return;
+    expect(plan.keyframe).toBeCloseTo(2, 6);
+    // The P-frame shown at 2.5 s (frame 75) is decoded at 71, before B-frames 73 and 74: the copy
+    // stops before it and ends on frame 72, and the tail encodes 73 and 74, decoding the GOP from
+    // its keyframe through B-frame 74 (decoded at 73).
+    expect(plan.outpoint).toBeCloseTo(71 * F, 6);
+    expect(plan.tail!.from).toBeCloseTo(73 * F, 6);
+    expect(plan.tail!.seek).toBeCloseTo(2, 6);
+    expect(plan.tail!.through).toBeCloseTo(73 * F, 6);
+    expect(shownFrames(packets, plan)).toEqual(Array.from({ length: 15 }, (_, i) => 60 + i));
+  });
+
+  test('an end just after a group of B-frames needs no tail', () => {
+    const packets = gops(4);
+    const plan = planSmartCut(packets, 1.5, 76 * F);
+    expect(plan).toMatchObject({ method: 'smart', tail: undefined });
+    expect(plan.method === 'smart' && plan.outpoint).toBeCloseTo(74 * F, 6); // P-frame 78, decoded at 74
+    expect(shownFrames(packets, plan)).toEqual(Array.from({ length: 16 }, (_, i) => 60 + i));
+  });
+
+  test('every end point of a GOP shows exactly the frames from the keyframe to the one before end', () => {
+    const packets = gops(3);
+    for (let n = 1; n <= 30; n++) {
+      const end = (30 + n) * F;
+      expect(shownFrames(packets, planSmartCut(packets, 0.5, end))).toEqual(Array.from({ length: n }, (_, i) => 30 + i));
+    }
   });
 
   test('a start on a keyframe needs no head', () => {
@@ -53,20 +86,42 @@ describe('planSmartCut', () => {
 });
 
 describe('unsplicable', () => {
-  test('H.264 progressive 8-bit is spliced; VP9, AV1, HEVC, interlaced and deep reordering are not', () => {
+  test('H.264 progressive 8-bit is spliced; VP9, AV1, interlaced and deep reordering are not', () => {
     expect(unsplicable(H264)).toBeUndefined();
     expect(unsplicable({ ...H264, codec: 'vp9' })).toContain('vp9');
     expect(unsplicable({ ...H264, codec: 'av1' })).toContain('av1');
     expect(unsplicable({ ...H264, fieldOrder: 'tt' })).toContain('interlaced');
     expect(unsplicable({ ...H264, reorderDepth: 3 })).toContain('reorder');
-    expect(unsplicable({ ...H264, codec: 'hevc', profile: 'Main' })).toContain('hevc');
     expect(unsplicable({ ...H264, profile: 'High 4:4:4 Intra' })).toContain('profile');
   });
+
+  test('HEVC is spliced in the profiles and pixel formats x265 makes', () => {
+    expect(unsplicable(HEVC)).toBeUndefined();
+    expect(unsplicable({ ...HEVC, profile: 'Main 10', pixFmt: 'yuv420p10le' })).toBeUndefined();
+    expect(unsplicable({ ...HEVC, profile: 'Rext', pixFmt: 'yuv444p' })).toBeUndefined();
+    expect(unsplicable({ ...HEVC, profile: 'Main 10', pixFmt: 'yuv420p' })).toContain('profile');
+    expect(unsplicable({ ...HEVC, profile: 'Rext', pixFmt: 'gbrp' })).toContain('profile');
+    expect(unsplicable({ ...HEVC, profile: 'Main', fieldOrder: 'tb' })).toContain('interlaced');
+  });
 });
+
+const HEVC: VideoParams = { ...H264, codec: 'hevc', profile: 'Main', level: 123 };
 
 describe('arguments', () => {
   test('the head encoder matches profile, level, pixel format, time base and colour', () => {
     expect(headEncodeArgs(H264)).toEqual(['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', 'high', '-level:v', '4.0', '-pix_fmt', 'yuv420p', '-enc_time_base:v', '1/15360', '-color_range', 'tv', '-colorspace', 'bt709', '-color_primaries', 'bt709']);
+  });
+
+  test('an HEVC head is x265 with the stream\'s profile and level (level_idc / 30), pixel format, time base and colour', () => {
+    expect(headEncodeArgs(HEVC)).toEqual(['-c:v', 'libx265', '-preset', 'veryfast', '-crf', '18', '-profile:v', 'main', '-x265-params', 'log-level=error:level-idc=4.1', '-pix_fmt', 'yuv420p', '-enc_time_base:v', '1/15360', '-color_range', 'tv', '-colorspace', 'bt709', '-color_primaries', 'bt709']);
+    expect(headEncodeArgs({ ...HEVC, profile: 'Rext', pixFmt: 'yuv422p10le', level: undefined })).toEqual(expect.arrayContaining(['-profile:v', 'main422-10', '-x265-params', 'log-level=error']));
+  });
+
+  test('an HEVC level too small for the picture or its rate is left to x265 (which refuses to open at it)', () => {
+    expect(headEncodeArgs({ ...HEVC, level: 93 })).toContain('log-level=error'); // 1080p at 3.1
+    expect(headEncodeArgs({ ...HEVC, level: 120, frameRate: 60 })).toContain('log-level=error'); // 1080p60 at 4
+    expect(headEncodeArgs({ ...HEVC, level: 123, frameRate: 60 })).toContain('log-level=error:level-idc=4.1');
+    expect(headEncodeArgs({ ...HEVC, level: 121 })).toContain('log-level=error'); // no such level
   });
 
   test('the fetch seeks every input, copies into NUT with the input\'s own timestamps, and reads only http through the proxy', () => {
@@ -80,11 +135,27 @@ describe('arguments', () => {
   });
 
   test('the body is chosen by packet times, the join reads local files only and tags H.264 avc3', () => {
-    expect(bodyArgs('/j/range.nut', 3.0, 5.4, '/j/body.nut')).toContain('noise=drop=lt(pts*tb\\,2.999500)+gte(dts*tb\\,5.399500)');
+    expect(bodyArgs('/j/range.nut', H264, 3.0, 5.4, '/j/body.nut')).toContain('noise=drop=lt(pts*tb\\,2.999500)+gte(dts*tb\\,5.399500)');
     expect(joinScript('head.nut', 'body.nut', 2.5, 3.0)).toBe("ffconcat version 1.0\nfile 'head.nut'\ninpoint 2.500000\nduration 0.500000\nfile 'body.nut'\ninpoint 3.000000\n");
-    const join = joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mp4', audio: true });
+    const join = joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mp4', audio: true, codec: 'h264' });
     expect(join.filter((_, i) => join[i - 1] === '-protocol_whitelist')).toEqual(['file', 'file']);
     expect(join).toEqual(expect.arrayContaining(['-tag:v', 'avc3', '-c:v', 'copy', '-c:a', 'aac']));
-    expect(joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mkv', audio: false })).not.toContain('-tag:v');
+    expect(joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mkv', audio: false, codec: 'h264' })).not.toContain('-tag:v');
+  });
+
+  test('an HEVC body turns Annex B in the copy (the concat demuxer does it for H.264 only), and the join tags it hev1', () => {
+    expect(bodyArgs('/j/range.nut', HEVC, 3.0, undefined, '/j/body.nut')).toContain('noise=drop=lt(pts*tb\\,2.999500),hevc_mp4toannexb');
+    expect(joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mp4', audio: true, codec: 'hevc' })).toEqual(expect.arrayContaining(['-tag:v', 'hev1']));
+  });
+
+  test('a tail: its packets set aside by the body\'s read, encoded without B-frames with its own parameter sets, joined after the body', () => {
+    const tail = { from: 5.3, seek: 5.0, through: 5.4, frames: 3 };
+    const body = bodyArgs('/j/range.nut', H264, 3.0, 5.2, '/j/body.nut', { tail, output: '/j/tail-source.nut' });
+    expect(body.slice(body.indexOf('file:/j/body.nut') + 1)).toEqual(['-map', '0:v:0', '-c', 'copy', '-bsf:v', 'noise=drop=lt(pts*tb\\,4.999500)+gt(dts*tb\\,5.400500)', '-an', '-f', 'nut', 'file:/j/tail-source.nut']);
+    const encode = tailArgs('/j/tail-source.nut', H264, tail, 5.4, '/j/tail.nut');
+    expect(encode).toEqual(expect.arrayContaining(['-i', 'file:/j/tail-source.nut', '-vf', 'trim=start=5.299500:end=5.399500', '-bf', '0', '-bsf:v', 'dump_extra=freq=keyframe']));
+    expect(joinScript('head.nut', 'body.nut', 2.5, 3.0, { file: 'tail.nut', from: 5.3 })).toBe(
+      "ffconcat version 1.0\nfile 'head.nut'\ninpoint 2.500000\nduration 0.500000\nfile 'body.nut'\ninpoint 3.000000\nduration 2.300000\nfile 'tail.nut'\ninpoint 5.300000\n",
+    );
   });
 });
