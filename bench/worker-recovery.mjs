@@ -2,7 +2,7 @@
 // main.js, settings from the environment only), one SIGKILLed while it runs jobs, and the time until
 // the other has taken and completed them. Also the Redis load the lock and stalled-check settings
 // cost: commands per second (INFO commandstats) with both workers idle, and while two jobs run.
-// Shared by apps/worker/test/production-worker.test.ts (which asserts) and `node bench/worker-recovery.mjs`
+// Shared by apps/worker/test/production-worker.scenario.test.ts (which asserts) and `node bench/worker-recovery.mjs`
 // (which prints a table for candidate JOB_LOCK_SECONDS / JOB_STALLED_CHECK_SECONDS settings).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';

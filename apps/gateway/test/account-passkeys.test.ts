@@ -1,5 +1,5 @@
 // The passkey routes' refusals at the API level (the ceremonies themselves run in a real browser with
-// a virtual authenticator: browser/account.test.ts).
+// a virtual authenticator: browser/account.scenario.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildGateway, type TestGateway } from './helpers.js';

@@ -1,7 +1,7 @@
 // Which Redis failures the error middleware answers as 503 service_unavailable, built as ioredis
 // builds them (its ReplyError class, its timeout and connection messages). The replies that need a
 // disk or a restart to provoke (MISCONF, LOADING, MASTERDOWN) are checked here; the frozen, full and
-// read-only servers are provoked for real in scale/redis-faults.test.ts.
+// read-only servers are provoked for real in scale/redis-faults.scenario.test.ts.
 import { describe, expect, test } from '@jest/globals';
 import { ReplyError } from 'ioredis';
 import { redisUnavailable, ReelayError } from '@reelay/contracts';

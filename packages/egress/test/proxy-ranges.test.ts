@@ -1,6 +1,6 @@
 // When a large file is worth fetching in parts: the decision from the pace the open answer showed
 // while it was probed (proxy-ranges.ts). The parts themselves are tested end to end with real
-// ffmpeg and throttled origins in apps/worker/test/parallel-fetch.test.ts.
+// ffmpeg and throttled origins in apps/worker/test/parallel-fetch.scenario.test.ts.
 import { describe, expect, test } from '@jest/globals';
 import { FAST_BYTES_PER_SECOND, partSize, PROBE_BYTES, PROBE_MS, RANGE_CHUNK_BYTES, WORTH_MS, worthSplitting } from '../src/proxy-ranges.js';
 

@@ -1,6 +1,6 @@
 // More options (the playground, /advanced) and the 404 page held to the audit (axe-core, 360 px, both
 // sizes and themes, with screenshots) in each state a visitor sees: idle, after an extract, with a
-// finished job, and lost. The front page's own states are audited in front.test.ts.
+// finished job, and lost. The front page's own states are audited in front.scenario.test.ts.
 import { beforeEach, expect, test } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
