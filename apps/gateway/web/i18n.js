@@ -58,14 +58,20 @@ export function language() {
   return i18next.resolvedLanguage ?? i18next.language ?? FALLBACK;
 }
 
+/** The locale for numbers and dates: the browser's own variant of the language (en-GB), else the language. */
+function locale() {
+  const lng = language();
+  return (navigator.languages ?? []).find((tag) => String(tag).toLowerCase().split('-')[0] === lng) ?? lng;
+}
+
 /** A number as the language writes it (1.234,5 in German). @param {number} n @param {Intl.NumberFormatOptions} [opts] */
 export function formatNumber(n, opts) {
-  return new Intl.NumberFormat(language(), opts).format(n);
+  return new Intl.NumberFormat(locale(), opts).format(n);
 }
 
 /** A date (or ISO string) as the language writes it. @param {Date | string | number} d @param {Intl.DateTimeFormatOptions} [opts] */
 export function formatDate(d, opts) {
-  return new Intl.DateTimeFormat(language(), opts).format(d instanceof Date ? d : new Date(d));
+  return new Intl.DateTimeFormat(locale(), opts).format(d instanceof Date ? d : new Date(d));
 }
 
 // The original child elements of rich strings, so the text can be rebuilt in another language.
