@@ -28,7 +28,8 @@ export async function passkeyList(status, refresh) {
     el(
       'li',
       { 'data-passkey': p.name },
-      `${p.name} · ${t('settings:account.passkeyAdded')} `,
+      el('span', { translate: 'no' }, p.name),
+      ` · ${t('settings:account.passkeyAdded')} `,
       timeEl(p.created_at),
       ' ',
       el('button', { type: 'button', class: 'small', onclick: async () => {
