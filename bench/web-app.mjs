@@ -1,6 +1,6 @@
 // Benchmark: the front page's first load as a new visitor gets it. Chromium (Debian's) loads `/` into
-// an empty profile; every same-origin HTML, CSS and JavaScript response before the load event is
-// counted, raw and gzipped (as a compressing proxy or CDN would send it). Then, with the CPU slowed
+// an empty profile; every same-origin HTML, CSS and JavaScript response before the load event, and the
+// message catalogs the page fetches (/locales/…) until it is idle, is counted, raw and gzipped (as a compressing proxy or CDN would send it). Then, with the CPU slowed
 // 4× over CDP (Emulation.setCPUThrottlingRate), the time to interactive: the later of
 // DOMContentLoaded's end and the end of the last long task (> 50 ms) up to a quiet second after load,
 // median of BENCH_WEB_ROUNDS fresh loads. Targets: < 100 KB compressed, < 1 s to interactive.
@@ -23,9 +23,10 @@ async function firstLoad(browser, base) {
   const bodies = [];
   page.on('response', (res) => {
     const kind = res.request().resourceType();
-    if (KINDS.has(kind) && res.url().startsWith(base)) bodies.push(res.body().then((body) => ({ url: res.url().slice(base.length), kind, raw: body.length, gzip: gzipSync(body).length })));
+    const catalog = kind === 'fetch' && res.url().startsWith(`${base}/locales/`);
+    if ((KINDS.has(kind) || catalog) && res.url().startsWith(base)) bodies.push(res.body().then((body) => ({ url: res.url().slice(base.length), kind, raw: body.length, gzip: gzipSync(body).length })));
   });
-  await page.goto(`${base}/`, { waitUntil: 'load' });
+  await page.goto(`${base}/`, { waitUntil: 'networkidle' });
   const files = await Promise.all(bodies);
   await context.close();
   return files;
