@@ -439,7 +439,8 @@ function trackJob(accepted, label) {
     actions,
   );
   jobList.prepend(item);
-  say(status, t('playground:job.started', { name: label }));
+  const started = t('playground:job.started', { name: label });
+  say(status, started);
 
   // Cancel (DELETE /api/v1/jobs/{id}) while the job is queued or processing; the poll shows the end.
   const cancel = el('button', { type: 'button', class: 'small', 'aria-label': t('playground:job.cancelLabel', { name: label }) }, t('common:cancel'));
@@ -489,6 +490,10 @@ function trackJob(accepted, label) {
       statusLine.textContent = job.status === 'failed' && job.error ? t('playground:job.failedBecause', { message: job.error.message }) : statusText(job.status);
       if (job.status === 'completed' && job.recording) statusLine.textContent = t('playground:job.recorded', { seconds: formatNumber(Math.round(job.recording.seconds)), ended: job.ended });
       if (job.status === 'completed' && job.artifact) showArtifact(actions, job.artifact);
+      // The page's status line still saying "job started" would be wrong once the job has ended.
+      if (status.textContent === started && (job.status === 'completed' || job.status === 'failed')) {
+        say(status, job.status === 'completed' ? t('playground:job.doneStatus', { name: label }) : t('playground:job.failedStatus', { name: label, message: job.error?.message ?? '' }), job.status === 'completed' ? 'success' : 'error');
+      }
     }
     if (job.status === 'queued' || job.status === 'processing') setTimeout(poll, POLL_MS);
     else {

@@ -71,6 +71,8 @@ describeBrowser('the web app in two languages', () => {
     await extract(stack.origin.url('/hls/index.m3u8'), 'Medium');
     await page.getByRole('button', { name: / herunterladen$/ }).first().click();
     await page.locator('#job-list li .job-status', { hasText: 'Fertig.' }).waitFor({ timeout: 30_000 });
+    // The page's status line no longer says the job started once it has finished.
+    await page.getByRole('status').filter({ hasText: 'fertig, die Datei liegt unten bereit.' }).waitFor();
     problems.push(...(await check('front-job', ['index'])));
 
     const lost = await page.goto(`${stack.served.base}/no/such/page`);
