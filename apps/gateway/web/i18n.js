@@ -48,9 +48,15 @@ async function loadLanguage(lng) {
   );
 }
 
-/** The translation of 'namespace:key', with {{name}} filled from `vars` (`count` picks the plural). */
+/**
+ * The translation of 'namespace:key', with {{name}} filled from `vars`; `count` picks the plural, and
+ * numbers are written the language's way (1.234 in German).
+ */
 export function t(/** @type {string} */ key, /** @type {Record<string, unknown>} */ vars = undefined) {
-  return /** @type {string} */ (i18next.t(key, vars));
+  if (!vars) return /** @type {string} */ (i18next.t(key));
+  // i18next takes the plural from `count` and the words from `replace`, so count can be shown formatted.
+  const replace = Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, typeof value === 'number' ? formatNumber(value) : value]));
+  return /** @type {string} */ (i18next.t(key, typeof vars.count === 'number' ? { count: vars.count, replace } : { replace }));
 }
 
 /** The language in use ('en', 'de'). */
@@ -104,14 +110,21 @@ function fillRich(target, text) {
 
 /**
  * Translates `root` and everything in it: `data-i18n="ns:key"` sets the text (keeping child elements
- * as numbered tags, see fillRich), `data-i18n-attr="aria-label:ns:key; placeholder:ns:key"` sets
- * attributes. @param {ParentNode} [root]
+ * as numbered tags, see fillRich); attributes come from `data-i18n-attr="aria-label:ns:key;
+ * placeholder:ns:key"`, or from `[attr]ns:key` parts in data-i18n ("[aria-label]front:navLabel; …",
+ * the form the front page was written with). A key no catalog has leaves the page's own text.
+ * @param {ParentNode} [root]
  */
 export function applyTranslations(root = document) {
   const all = [...(root instanceof Element ? [root] : []), ...root.querySelectorAll('[data-i18n], [data-i18n-attr]')];
   for (const node of all) {
-    const key = node.getAttribute('data-i18n');
-    if (key && i18next.exists(key)) {
+    for (const part of (node.getAttribute('data-i18n') ?? '').split(';')) {
+      const [, attr, key] = /^(?:\[([^\]]+)\])?\s*(.*)$/.exec(part.trim());
+      if (!key || !i18next.exists(key)) continue;
+      if (attr) {
+        node.setAttribute(attr, t(key));
+        continue;
+      }
       if (!templates.has(node) && node.children.length) templates.set(node, [...node.children]);
       if (templates.has(node)) fillRich(node, t(key));
       else node.textContent = t(key);
@@ -123,6 +136,9 @@ export function applyTranslations(root = document) {
     }
   }
 }
+
+/** The front page's first module named applyTranslations so: the same function. */
+export const translate = applyTranslations;
 
 function remember(lng) {
   try {

@@ -144,11 +144,16 @@ describeBrowser('the web app in two languages', () => {
     const formats = (lng: string) =>
       page.evaluate(`import('/assets/i18n.js').then(async (m) => {
         await m.setLanguage(${JSON.stringify(lng)});
-        return [m.formatNumber(1234.5), m.formatDate('2026-03-04T05:06:00Z', { dateStyle: 'long', timeZone: 'UTC' }), m.t('playground:job.completed')];
+        // An element marked both ways: its text, and an attribute in the [attr]ns:key form.
+        const probe = document.createElement('p');
+        probe.setAttribute('data-i18n', '[aria-label]common:nav.label; common:skip');
+        m.applyTranslations(probe);
+        return [m.formatNumber(1234.5), m.formatDate('2026-03-04T05:06:00Z', { dateStyle: 'long', timeZone: 'UTC' }), m.t('playground:job.completed'),
+          m.t('playground:found', { count: 1234, n: 1234, title: 'x' }), probe.textContent, probe.getAttribute('aria-label')];
       })`);
     await page.goto(`${stack.served.base}/`);
-    await expect(formats('de')).resolves.toEqual(['1.234,5', '4. März 2026', 'Fertig.']);
-    await expect(formats('en')).resolves.toEqual(['1,234.5', 'March 4, 2026', 'Completed.']);
+    await expect(formats('de')).resolves.toEqual(['1.234,5', '4. März 2026', 'Fertig.', '1.234 Medien in „x“ gefunden.', 'Zum Inhalt springen', 'Hauptmenü']);
+    await expect(formats('en')).resolves.toEqual(['1,234.5', 'March 4, 2026', 'Completed.', 'Found 1,234 media items in “x”.', 'Skip to content', 'Main']);
 
     // A key's creation time in the table, in German.
     await page.evaluate("localStorage.setItem('reelay-language', 'de')");
