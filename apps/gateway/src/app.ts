@@ -33,6 +33,7 @@ import { oauthRoutes } from './routes/account-oauth.js';
 import { passkeyRoutes } from './routes/account-passkeys.js';
 import { egressFetch } from './services/egress-fetch.js';
 import { downloadRoutes } from './routes/download.js';
+import { downloadStreamRoute } from './routes/download-stream.js';
 import { docsRoutes } from './routes/docs.js';
 import { extractRoutes } from './routes/extract.js';
 import { jobEventRoutes } from './routes/job-events.js';
@@ -197,7 +198,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs, deps.subscriptionSecondMs);
   // DESIGN.md: deleting an account removes its subscriptions (their seen entries and schedules too).
   accounts.deletionHooks.push(async (account) => void (await subscriptionStore.deleteForAccount(account.id)));
-  const subscriptionChecker = new SubscriptionChecker({ store: subscriptionStore, extracts: extractService, downloads, maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK, logger: logger.child({ component: 'subscriptions' }) });
+  const subscriptionChecker = new SubscriptionChecker({ store: subscriptionStore, extracts: extractService, downloads, maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK, maxEntries: config.MAX_COLLECTION_ENTRIES, logger: logger.child({ component: 'subscriptions' }) });
   // The gateway runs no ffmpeg itself; its /healthz says what this host would run (no version).
   const binaries = reportBinaries(locateBinaries(config));
   const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, deps.queuePrefix) };
@@ -214,6 +215,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0), features: { mail: Boolean(accountMail), passkeys: Boolean(passkeys) } }),
     ...passkeyRoutes(accounts, metrics, passkeys),
     ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService, collections: collectionDownloads, maxCollectionEntries: config.MAX_COLLECTION_ENTRIES }),
+    downloadStreamRoute({ downloads, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES, extracts: extractService, limit: v1Limit }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...jobControlRoutes(control),
     ...subscriptionRoutes({

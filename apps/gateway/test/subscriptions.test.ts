@@ -129,6 +129,25 @@ describe('a podcast feed, watched', () => {
     expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 1, seen: 3 });
     await api('delete', `/api/v1/subscriptions/${sub.id}`).expect(204);
   }, 20_000);
+
+  test('a check reads past the first page as far as the archive, and starts the oldest new entries first', async () => {
+    const newestFirst = (from: number, to: number) => Array.from({ length: from - to + 1 }, (_, i) => from - i);
+    serveFeed('/long.xml', newestFirst(150, 1)); // pages of 100: 150..51, then 50..1
+    const sub = (await api('post', '/api/v1/subscriptions').send({ url: origin.url('/long.xml') }).expect(201)).body.data;
+    expect((await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data).toHaveLength(100);
+    // Nothing new: the first page holds entries of the archive, so no further page is read.
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 0, seen: 100 });
+    // 120 new episodes: the first page is all new, the second reaches the archive (and the listing stops there).
+    serveFeed('/long.xml', newestFirst(270, 1));
+    const started = async () =>
+      ((await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data as { title: string; job_id?: string }[]).filter((i) => i.job_id).map((i) => i.title).sort();
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 2, seen: 200 });
+    expect(await started()).toEqual(['Episode 151', 'Episode 152']);
+    // The next check goes on from there: what is left is always above the archive.
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 2, seen: 200 });
+    expect(await started()).toEqual(['Episode 151', 'Episode 152', 'Episode 153', 'Episode 154']);
+    await api('delete', `/api/v1/subscriptions/${sub.id}`).expect(204);
+  }, 40_000);
 });
 
 test('pause and resume: a paused subscription has no next check and is not checked', async () => {

@@ -6,6 +6,7 @@
 import { ApiError, api, el, errorOf, formatBytes, say, send } from './api.js';
 import { LANGUAGE_EVENT, formatDate, formatNumber, ready, t } from './i18n.js';
 import { clipBox } from './clip.js';
+import { filenameFrom } from './disposition.js';
 import { languageChoices, renderSubtitles } from './subtitles.js';
 
 const form = /** @type {HTMLFormElement} */ (document.getElementById('extract-form'));
@@ -309,25 +310,6 @@ function renderMerge(item, name, videos, audios, clip) {
     }
   });
   return mergeForm;
-}
-
-/** The name a Content-Disposition header gives, RFC 6266 `filename*` first. */
-function filenameFrom(header) {
-  if (!header) return null;
-  const extended = /filename\*\s*=\s*[^']*'[^']*'([^;]+)/i.exec(header);
-  let name = null;
-  if (extended) {
-    try {
-      name = decodeURIComponent(extended[1].trim());
-    } catch {
-      name = null;
-    }
-  }
-  if (!name) {
-    const plain = /filename\s*=\s*(?:"((?:\\.|[^"\\])*)"|([^;]+))/i.exec(header);
-    name = plain ? (plain[1] !== undefined ? plain[1].replace(/\\(.)/g, '$1') : plain[2].trim()) : null;
-  }
-  return name ? name.replace(/[\\/\u0000-\u001f]/g, '_') : null;
 }
 
 /**

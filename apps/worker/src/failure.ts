@@ -18,6 +18,11 @@ export class OutputError extends Error {
   override readonly name = 'OutputError';
 }
 
+/** A whole file's fetch (whole-file.ts) that did not bring the whole file: an origin fault, worth a retry. */
+export class WholeFileError extends Error {
+  override readonly name = 'WholeFileError';
+}
+
 /** ffmpeg exited 0, but the file lacks what was asked for (verifyOutput's problems). */
 export class IncompleteOutputError extends Error {
   override readonly name = 'IncompleteOutputError';
@@ -126,6 +131,7 @@ export function classifyFailure(err: unknown, upstream: SessionFailures, ctx: Fa
   if (upstream.unavailable) return { code: upstream.unavailable.code, message: upstream.unavailable.message, retry: true };
   if (upstream.refused) return { code: 'upstream_error', message: `The origin refused access (${upstream.refused}).`, retry: false };
   if (err instanceof FfmpegError) return ffmpegFailure(err);
+  if (err instanceof WholeFileError) return { code: 'upstream_error', message: `The file could not be fetched: ${err.message}.`, retry: true };
   if (err instanceof OutputError) return { code: 'upstream_error', message: err.message, retry: false };
   // A bug or a local fault (disk full, Redis gone): another attempt, maybe on another worker, may pass.
   return { code: 'internal_error', message: 'The job failed because of an internal error.', retry: true };

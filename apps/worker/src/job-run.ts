@@ -9,7 +9,7 @@ import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
 import { ReelayError, type ClipMethod, type JobPayload, type JobResult } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits } from '@reelay/media';
+import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits, type ConvertOperation } from '@reelay/media';
 import { prepareCover } from './cover.js';
 import { runPreciseClip } from './smart-clip.js';
 import type { Logger } from '@reelay/observability';
@@ -18,6 +18,7 @@ import { IncompleteOutputError, onStorage, OutputError } from './failure.js';
 import type { JobPlan } from './plan.js';
 import type { ProgressWriter } from './progress-writer.js';
 import type { JobProxySession } from './proxy-session.js';
+import { fetchWholeFile, WHOLE_FILE_RANGE_THRESHOLD } from './whole-file.js';
 
 export interface RunDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'>;
@@ -72,8 +73,11 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   if (payload.clip && inputSeconds !== undefined && payload.clip.start >= inputSeconds) {
     throw new ReelayError('invalid_clip', `clip.start (${payload.clip.start} s) is at or past the end of the media (${inputSeconds.toFixed(3)} s).`);
   }
-  const plan = await withCover(deps, ctx);
+  const covered = await withCover(deps, ctx);
   lap('prepare'); // the clip's duration probe and the cover art, when the job has them
+  // A whole file kept in its own format is fetched first; ffmpeg then copies from the local file.
+  const whole = await fetchFirst(ctx, covered, lap);
+  const plan = whole?.plan ?? covered;
   // Without a duration from the extract, ffprobe finds it while ffmpeg already runs, and only once
   // ffmpeg has run for PROBE_DELAY_MS: a job done sooner shows no percentage anyway, and an ffprobe
   // beside it cost a process start and a header read (a third of a short job's time, in bench/).
@@ -101,27 +105,45 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   // clip is a copy, and any other precise clip is re-encoded as before.
   let clipMethod: ClipMethod | undefined = payload.clip ? (payload.clip.mode === 'fast' ? 'copy' : 'reencode') : undefined;
   const smart = payload.clip?.mode === 'precise' ? payload.clip : undefined;
+  const ffmpegStarted = Date.now();
+  let ffmpegEnded = ffmpegStarted;
   try {
     if (smart && operation.type !== 'subtitle' && (format === 'mp4' || format === 'mkv')) {
       const end = inputSeconds !== undefined ? Math.min(smart.end, inputSeconds) : smart.end;
       clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress }, { operation, format, clip: smart, end, tags: operation.tags, output });
-    } else await runFfmpeg({
-      binary: deps.binaries.ffmpeg,
-      args,
-      env: session.env,
-      cwd: ctx.dir,
-      signal: ctx.signal,
-      timeoutMs: remaining,
-      limits: childLimits(config),
-      killSignal: ctx.cancel,
-      durationSeconds: duration,
-      onProgress: (percent) => ctx.progress.report(percent),
-    });
+    } else {
+      const ffmpeg = (argv: string[]) =>
+        runFfmpeg({
+          binary: deps.binaries.ffmpeg,
+          args: argv,
+          env: session.env,
+          cwd: ctx.dir,
+          signal: ctx.signal,
+          timeoutMs: Math.max(1, ctx.deadline - Date.now()),
+          limits: childLimits(config),
+          killSignal: ctx.cancel,
+          durationSeconds: duration,
+          // After a whole file's fetch (its first 90 %), ffmpeg's copy is the rest.
+          onProgress: (percent) => ctx.progress.report(whole ? 90 + percent / 10 : percent),
+        });
+      try {
+        await ffmpeg(args);
+      } catch (err) {
+        // A whole file whose streams do not fit its own format after all (its name or type said
+        // another one): probed, and converted with what it holds, as any file is.
+        if (!whole || !(err instanceof FfmpegError) || err.kind !== 'failed') throw err;
+        log.info('whole file: its streams could not be copied into its own format; converting what ffprobe finds');
+        const retry = await probedOperation(deps, ctx, whole.plan.operation);
+        await ffmpeg(buildArgs(retry, { output, maxOutputBytes: config.MAX_MEDIA_BYTES }).args);
+      }
+    }
+    ffmpegEnded = Date.now();
   } finally {
     probeAbort.abort();
   }
   await ctx.progress.settled();
   lap('ffmpeg');
+  Object.assign(phases, ffmpegTimeline(ffmpegStarted, ffmpegEnded, session));
   // A blocked address, a byte limit, a refusal or a 5xx fail the job even when ffmpeg exited 0 (it
   // skips HLS segments it cannot fetch). A 404 or 410 alone does not: DASH and HLS demuxers often
   // ask for one segment past the end and still make a whole file. The file's check decides, and the
@@ -145,6 +167,50 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   await ctx.job.updateProgress(100);
   lap('progress');
   return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, ...(clipMethod ? { clip_method: clipMethod } : {}) };
+}
+
+/**
+ * A whole file (payload.whole_file, converted into its own format without a clip or subtitles):
+ * fetched into the job's folder, then the plan reads it from there and copies its streams, even when
+ * the extract did not know their codecs. Undefined for other jobs.
+ */
+async function fetchFirst(ctx: RunContext, plan: JobPlan, lap: (phase: string) => void): Promise<{ plan: JobPlan & { operation: ConvertOperation } } | undefined> {
+  const { payload, session } = ctx;
+  const op = plan.operation;
+  if (!payload.whole_file || op.type !== 'convert' || op.manifest !== undefined || payload.clip || payload.subtitles?.length) return undefined;
+  const input = typeof op.input === 'string' ? { url: op.input } : op.input;
+  const file = path.join(ctx.dir, 'input');
+  session.rangeThresholdBytes = WHOLE_FILE_RANGE_THRESHOLD;
+  const timeout = AbortSignal.timeout(Math.max(1, ctx.deadline - Date.now()));
+  try {
+    await fetchWholeFile(session, input, file, AbortSignal.any([ctx.signal, timeout]), (fraction) => ctx.progress.report(fraction * 90));
+  } catch (err) {
+    if (timeout.aborted && !ctx.signal.aborted) throw new FfmpegError('timeout', 'the file was not fetched within the job time', undefined, '');
+    throw err;
+  }
+  lap('fetch');
+  // Written again in its own format, its streams fit whatever they are: copied without a probe
+  // (a process less a job; ffmpeg's failure falls back to probedOperation).
+  const local: ConvertOperation = { ...op, input: file, streamsFit: true };
+  return { plan: { ...plan, operation: local, probe: { input: { url: file }, kind: 'progressive', aes128: false } } };
+}
+
+/** A whole file's operation with the codecs ffprobe finds in its local copy, copying only what fits. */
+async function probedOperation(deps: RunDeps, ctx: RunContext, op: ConvertOperation): Promise<ConvertOperation> {
+  const info = await probe(op.input, { binary: deps.binaries.ffprobe, kind: 'progressive', signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(deps.config) });
+  const codec = (type: string) => info.streams.find((s) => s.type === type)?.codec;
+  return { ...op, streamsFit: false, audioCodec: codec('audio') ?? op.audioCodec, videoCodec: codec('video') ?? op.videoCodec };
+}
+
+/**
+ * Where ffmpeg's time went, from the proxy's first and last byte to it: starting up and opening its
+ * inputs, the transfer, and what it did after the last byte (the index written, and moved to the
+ * front by +faststart). Empty when no byte went through the proxy (local inputs).
+ */
+export function ffmpegTimeline(started: number, ended: number, session: { firstByteAt?: number; lastByteAt?: number }): Record<string, number> {
+  const { firstByteAt: first, lastByteAt: last } = session;
+  if (first === undefined || last === undefined) return {};
+  return { ffmpeg_to_first_byte: first - started, ffmpeg_transfer: last - first, ffmpeg_after_last_byte: Math.max(0, ended - last) };
 }
 
 /** The plan with the cover art in it, for mp3, m4a and opus jobs whose item has a thumbnail. */

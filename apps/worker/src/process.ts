@@ -135,7 +135,8 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       if (cancel.signal.aborted) throw new JobCancelled('cancelled as it finished');
       // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
       // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
-      log.info({ size: result.size, bytes_fetched: session.bytes, phases_ms: phases, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
+      const firstByte = session.firstByteAt !== undefined ? { first_byte_ms: session.firstByteAt - started } : {};
+      log.info({ size: result.size, bytes_fetched: session.bytes, requests: session.requests, range_parts: session.rangeParts, phases_ms: phases, ...firstByte, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
       return result;
     } catch (err) {
       const seconds = (Date.now() - started) / 1000;

@@ -93,7 +93,10 @@ export const ConfigSchema = z.object({
   MAX_MEDIA_BYTES: int(1).default(2 * GiB),
   /** Longest live recording (operation record), and the ceiling of live.duration; JOB_TIMEOUT_SECONDS does not apply to recordings. */
   MAX_RECORD_SECONDS: int(1, 7 * 86_400).default(14_400),
-  WORKER_CONCURRENCY: int(1, 256).default(Math.max(1, os.availableParallelism())),
+  // Twice the cores: most jobs wait on the network, not the CPU (stream copies of remuxes, merges and
+  // whole files; bench/collection.mjs ran two of a 2-core worker's children at a time, each mostly
+  // fetching). Each ffmpeg keeps its own JOB_MAX_MEMORY_MB and CPU bounds.
+  WORKER_CONCURRENCY: int(1, 256).default(2 * Math.max(1, os.availableParallelism())),
   RATE_LIMIT_KEY_PER_MIN: int(1).default(100),
   RATE_LIMIT_PUBLIC_PER_MIN: int(1).default(15),
   METRICS_PORT: int(0, 65535).default(9464),

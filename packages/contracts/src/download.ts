@@ -334,6 +334,12 @@ export const JobPayloadSchema = z.object({
   source: ChosenSourceSchema.optional(),
   /** A recording's options (operation record). */
   live: LiveOptionsSchema.optional(),
+  /**
+   * The one input is a whole file the job keeps in its own format (a collection's or subscription's
+   * entry that needs no conversion): the worker fetches it first, in parallel parts, then copies its
+   * streams locally (apps/worker/src/whole-file.ts). Absent: ffmpeg reads the input as it goes.
+   */
+  whole_file: z.literal(true).optional(),
 }).refine((p) => p.inputs.length > 0 || (p.subtitles?.length === 1 && p.format !== undefined && SUBTITLE_FORMATS.has(p.format)), {
   message: 'A job reads one or two media inputs, or one subtitle track written as vtt or srt.',
 });

@@ -90,7 +90,7 @@ export async function forward(ctx: ForwardContext, session: ProxySession, req: h
   }
   if (ctx.concurrency > 1 && req.method === 'GET' && !out.rewritten && upstream === encoded) {
     const { range: _range, 'if-range': _ifRange, ...asked } = session.forwardHeaders(req.headers);
-    out.body = rangedBody({ egress: ctx.egress, session, concurrency: ctx.concurrency, target, headers: asked, signal: abort.signal, release: () => (released = true) }, upstream, out.body) ?? out.body;
+    out.body = (await rangedBody({ egress: ctx.egress, session, concurrency: ctx.concurrency, target, headers: asked, signal: abort.signal, release: () => (released = true), thresholdBytes: session.rangeThresholdBytes }, upstream, out.body)) ?? out.body;
   }
   res.writeHead(out.status, out.headers);
   // Counted on 'data' beside the pipe, not in a Transform stage: one stream hop less per chunk (a

@@ -2,10 +2,13 @@
 // several get several times that. When the client asks for a file (or its tail) over
 // RANGE_THRESHOLD_BYTES and the origin's answer shows it serves byte ranges, the answer already open
 // is read for a moment first (PROBE_MS or PROBE_BYTES, whichever comes first). If at that pace the
-// rest would come within WORTH_MS, one connection is all it needs: on a fast origin (loopback, a near
-// CDN) parts only cost requests and CPU, and made a short merge 15 % slower. Otherwise the body the
+// rest would come within WORTH_MS, or the pace is FAST_BYTES_PER_SECOND or more, one connection is
+// all it needs: on a fast origin (loopback, a near CDN) parts only cost requests and CPU, and made a
+// short merge 15 % slower (a 49 MB one far more on a busy machine). The probe's bytes are put back
+// into the answer, which then goes to the client as it came. Otherwise the body the
 // client gets is assembled in order: the answer already open up to the next RANGE_CHUNK_BYTES
-// boundary, then RANGE_CHUNK_BYTES parts fetched `concurrency - 1` at a time, each checked (a 206 for
+// boundary, then parts of at most RANGE_CHUNK_BYTES (even, in whole waves: partSize) fetched
+// `concurrency` at a time (`concurrency - 1` beside the open answer), each checked (a 206 for
 // exactly that range of the same total, with the same validator, asked with If-Range). Bounded: at
 // most concurrency - 1 parts are buffered, and PROBE_BYTES while probing. When a part is not right
 // (an origin that ignores Range, or whose file changed), the rest comes over one connection from
@@ -15,6 +18,7 @@
 // parts a seek drops, (concurrency - 1) MiB at most each time, go uncounted.
 import { Readable } from 'node:stream';
 import { ReelayError } from '@reelay/contracts';
+import { peek } from './body.js';
 import { toReelayError, type EgressResponse } from './egress.js';
 import type { ProxySession } from './proxy-session.js';
 import type { ProxyEgress } from './proxy-deps.js';
@@ -28,8 +32,16 @@ const RETRIES = 2;
 export const PROBE_MS = 50;
 /** …or until this much has come. */
 export const PROBE_BYTES = 1024 * 1024;
-/** Parts start only when one connection, at the pace it showed, would take longer than this for the rest. */
+/** Parts start only when one connection, at the pace it showed, would take longer than this for the rest… */
 export const WORTH_MS = 500;
+/**
+ * …and only when that pace is below this. A connection this fast is not what holds a job back: its
+ * own CPU is (the proxy's and ffmpeg's), and parts add to that. By WORTH_MS alone the bar rose with
+ * the file: a 49 MB file on loopback had to bring its first MiB in 10 ms, which on a busy machine it
+ * did not (11–55 ms seen at load 15–24), so it was split into 48 parts and the merge got slower.
+ * Throttled CDNs give one connection 1–10 MB/s (the realistic bench origin: 2 MB/s).
+ */
+export const FAST_BYTES_PER_SECOND = 16 * 1024 * 1024;
 
 export interface RangedFetch {
   egress: ProxyEgress;
@@ -51,11 +63,24 @@ interface Shape {
   validator: string | undefined;
 }
 
-/** The body to send in parts, or undefined when this answer is not one to split. */
-export function rangedBody(fetch: RangedFetch, first: EgressResponse, body: Readable): Readable | undefined {
+/**
+ * The body to send in parts; undefined when the answer is not one to split, and the caller sends
+ * the answer it has (as it came: the probe put back what it read, so one connection costs no extra
+ * stream stage per chunk).
+ */
+export async function rangedBody(fetch: RangedFetch, first: EgressResponse, body: Readable): Promise<Readable | undefined> {
   const shape = shapeOf(first);
   if (!shape || shape.total - shape.start < (fetch.thresholdBytes ?? RANGE_THRESHOLD_BYTES)) return undefined;
-  return Readable.from(assemble(fetch, shape, body));
+  const seen = await peek(body, PROBE_BYTES, PROBE_MS);
+  if (seen.ended) return Readable.from([seen.head]); // shorter than it said: the client sees how
+  if (seen.failed) return undefined; // recorded by the body's error listener; the pipe fails
+  const chunk = fetch.chunkBytes ?? RANGE_CHUNK_BYTES;
+  // The open answer goes on to the next part boundary past what the probe read; parts follow.
+  const firstEnd = Math.min(shape.total, shape.start + Math.max(1, Math.ceil(seen.head.length / chunk)) * chunk);
+  // The pace from the first byte on: on a busy machine the wait for it is the event loop's, not the
+  // origin's, and a CDN's first byte comes with its headers.
+  if (firstEnd >= shape.total || !worthSplitting(seen.head.length, seen.paceMs, shape.total - shape.start - seen.head.length)) return undefined;
+  return Readable.from(assemble(fetch, shape, body, firstEnd));
 }
 
 /** Where the answer starts, the file's size and validator; undefined unless ranges are on offer. */
@@ -82,73 +107,31 @@ function validatorOf(res: EgressResponse): string | undefined {
 
 /**
  * Whether the rest of a file is worth fetching in parts: one connection that brought `bytes` in
- * `ms` would need more than `worthMs` for the `remaining` bytes. Nothing at all in the probe is a
- * slow origin.
+ * `ms` is slower than FAST_BYTES_PER_SECOND and would need more than `worthMs` for the `remaining`
+ * bytes. Nothing at all in the probe is a slow origin.
  */
 export function worthSplitting(bytes: number, ms: number, remaining: number, worthMs = WORTH_MS): boolean {
   if (remaining <= 0) return false;
   if (bytes === 0) return true;
-  return (remaining / bytes) * Math.max(ms, 1) > worthMs;
+  const elapsed = Math.max(ms, 1);
+  if ((bytes / elapsed) * 1000 >= FAST_BYTES_PER_SECOND) return false;
+  return (remaining / bytes) * elapsed > worthMs;
 }
 
-interface Probe {
-  pieces: Buffer[];
-  bytes: number;
-  ms: number;
-  /** The read still pending when the probe ended; undefined once the answer has ended. */
-  next: Promise<IteratorResult<Buffer>> | undefined;
-}
-
-/** Reads the open answer for PROBE_MS or PROBE_BYTES, whichever comes first, holding what it read. */
-async function probe(reader: AsyncIterator<Buffer>): Promise<Probe> {
-  const started = performance.now();
-  const out: Probe = { pieces: [], bytes: 0, ms: 0, next: reader.next() };
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'time'>((resolve) => (timer = setTimeout(() => resolve('time'), PROBE_MS)));
-  try {
-    while (out.next && out.bytes < PROBE_BYTES) {
-      const read = await Promise.race([out.next, deadline]);
-      if (read === 'time') break;
-      if (read.done) out.next = undefined;
-      else {
-        out.pieces.push(read.value);
-        out.bytes += read.value.length;
-        out.next = reader.next();
-      }
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  out.ms = performance.now() - started;
-  out.next?.catch(() => {}); // awaited below, or dropped with the answer
-  return out;
-}
-
-/** The open answer from its start after a probe: what the probe read, its pending read, then the rest. */
-async function* rest(read: Buffer[], reader: AsyncIterator<Buffer>, next: Promise<IteratorResult<Buffer>> | undefined): AsyncGenerator<Buffer> {
-  yield* read;
-  for (let step = next && (await next); step && !step.done; step = await reader.next()) yield step.value;
-}
-
-async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): AsyncGenerator<Buffer> {
+async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable, firstEnd: number): AsyncGenerator<Buffer> {
   const chunk = fetch.chunkBytes ?? RANGE_CHUNK_BYTES;
   const reader = (first as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   const parts = new AbortController();
   const signal = AbortSignal.any([parts.signal, fetch.signal]);
   const pending = new Map<number, Promise<Buffer>>();
   try {
-    const seen = await probe(reader);
-    const open = rest(seen.pieces, reader, seen.next);
-    // The open answer goes on to the next part boundary past what the probe read; parts follow.
-    const firstEnd = Math.min(shape.total, shape.start + Math.max(1, Math.ceil(seen.bytes / chunk)) * chunk);
-    if (!seen.next || !worthSplitting(seen.bytes, seen.ms, shape.total - shape.start - seen.bytes) || firstEnd >= shape.total) {
-      yield* open;
-      return;
-    }
-    const count = 1 + Math.ceil((shape.total - firstEnd) / chunk);
-    const range = (k: number) => [firstEnd + (k - 1) * chunk, Math.min(shape.total, firstEnd + k * chunk) - 1] as const;
-    const ahead = (from: number) => {
-      for (let k = from; k < Math.min(count, from + fetch.concurrency - 1); k++) {
+    const size = partSize(shape.total - firstEnd, chunk, fetch.concurrency);
+    const count = 1 + Math.ceil((shape.total - firstEnd) / size);
+    const range = (k: number) => [firstEnd + (k - 1) * size, Math.min(shape.total, firstEnd + k * size) - 1] as const;
+    // `width` parts in flight from part `from` on: concurrency - 1 beside the open answer, then
+    // concurrency (all the connections; while part k comes, at most concurrency - 1 after it wait).
+    const ahead = (from: number, width: number) => {
+      for (let k = from; k < Math.min(count, from + width); k++) {
         if (!pending.has(k)) {
           const part = fetchPart(fetch, shape, ...range(k), signal);
           part.catch(() => {}); // awaited in its turn
@@ -156,11 +139,11 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): Asy
         }
       }
     };
-    ahead(1);
+    ahead(1, fetch.concurrency - 1);
     let pos = shape.start;
-    // Part 0 is the open answer, up to firstEnd: what the probe read, then the rest of it.
-    for await (const piece of open) {
-      const take = piece.subarray(0, Math.max(0, firstEnd - pos));
+    // Part 0 is the open answer (the probe's bytes first, put back), up to firstEnd.
+    for (let step = await reader.next(); !step.done; step = await reader.next()) {
+      const take = step.value.subarray(0, Math.max(0, firstEnd - pos));
       if (take.length > 0) yield take;
       pos += take.length;
       if (pos >= firstEnd) break;
@@ -169,6 +152,7 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): Asy
     if (pos < firstEnd) throw new ReelayError('upstream_error', 'The origin ended the file early.');
     fetch.release();
     first.destroy();
+    ahead(1, fetch.concurrency); // the open answer's connection is free: its share goes to a part
     for (let k = 1; k < count; k++) {
       let data: Buffer;
       try {
@@ -180,7 +164,7 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): Asy
         return;
       }
       pending.delete(k);
-      ahead(k + 1);
+      ahead(k + 1, fetch.concurrency);
       yield data;
       pos += data.length;
     }
@@ -194,10 +178,21 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable): Asy
   }
 }
 
+/**
+ * The size of the parts after the open answer's: at most `chunk`, and even, so that the rest makes
+ * whole waves of `concurrency` parts. With 1 MiB parts a 36 MiB rest made 4.5 waves, and the last
+ * half wave took a whole part's time with half the connections idle.
+ */
+export function partSize(rest: number, chunk: number, concurrency: number): number {
+  const waves = Math.max(1, Math.ceil(rest / (chunk * concurrency)));
+  return Math.max(1, Math.ceil(rest / (waves * concurrency)));
+}
+
 class PartRefused extends Error {}
 
 /** One part, whole, checked: a 206 for exactly [from, to] of the same file. */
 async function fetchPart(fetch: RangedFetch, shape: Shape, from: number, to: number, signal: AbortSignal): Promise<Buffer> {
+  fetch.session.rangeParts += 1;
   let last: unknown;
   for (let attempt = 0; attempt <= RETRIES; attempt++) {
     let res: EgressResponse;

@@ -1,10 +1,11 @@
 // The proxy's body rewrite (the worker's manifests): peek at the first bytes of a response, and
 // either read it whole (bounded), rewrite it and send it at its new length, or stream it on untouched,
-// the peeked bytes first. Built on body.ts's readHead, so peeking never loses or re-reads a byte.
+// the peeked bytes first. Built on body.ts's peek, which puts what it read back into the stream: a
+// body that is not rewritten is sent on as the very stream that came, with no stage added per chunk.
 import type http from 'node:http';
 import { Readable } from 'node:stream';
 import { isReelayError, ReelayError } from '@reelay/contracts';
-import { BodyTooLargeError, readHead } from './body.js';
+import { BodyTooLargeError, peek, readAll } from './body.js';
 import type { EgressResponse } from './response.js';
 import type { ProxySession } from './proxy-session.js';
 import type { BodyRewriter, ProxiedResponse } from './proxy-types.js';
@@ -14,18 +15,18 @@ import type { BodyRewriter, ProxiedResponse } from './proxy-types.js';
  * (the body's own error listener has recorded why, or the size failure is recorded here).
  */
 export async function rewriteBody(rewriter: BodyRewriter, session: ProxySession, upstream: EgressResponse, target: URL, headers: http.OutgoingHttpHeaders): Promise<ProxiedResponse | undefined> {
-  let peeked: Awaited<ReturnType<typeof readHead>>;
-  try {
-    peeked = await readHead(upstream.body, rewriter.sniffBytes);
-  } catch {
-    return undefined;
-  }
+  const peeked = await peek(upstream.body, rewriter.sniffBytes);
+  if (peeked.failed) return undefined;
   if (!rewriter.detect(peeked.head)) {
-    return { status: upstream.status, headers, body: Readable.from(peeked.replay()) };
+    return { status: upstream.status, headers, body: peeked.ended ? Readable.from([peeked.head]) : upstream.body };
   }
   let text: Buffer;
   try {
-    text = await peeked.rest(rewriter.maxBytes);
+    if (peeked.head.length > rewriter.maxBytes) {
+      upstream.body.destroy();
+      throw new BodyTooLargeError(rewriter.maxBytes);
+    }
+    text = peeked.ended ? peeked.head : await readAll(upstream.body, rewriter.maxBytes);
   } catch (err) {
     if (err instanceof BodyTooLargeError) session.recordError(new ReelayError('upstream_error', `A ${rewriter.name} is larger than ${rewriter.maxBytes / 1024 / 1024} MB.`));
     return undefined;

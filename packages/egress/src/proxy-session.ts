@@ -58,8 +58,19 @@ export class ProxySession {
   bytes = 0;
   /** Requests made so far. */
   requests = 0;
+  /** Range parts fetched for large files (proxy-ranges.ts), beside the client's requests. */
+  rangeParts = 0;
+  /** When (Date.now()) the first and the last byte reached the client: the job's log says where its time went. */
+  firstByteAt: number | undefined;
+  lastByteAt: number | undefined;
   /** Segments served ahead, when the proxy fetches in parallel (proxy-ahead.ts). */
   ahead: AheadWindow | undefined;
+  /**
+   * Files (or tails) at least this large may come in parallel parts (proxy-ranges.ts; default its
+   * RANGE_THRESHOLD_BYTES). A client that reads a whole file once, in order, lowers it: for it parts
+   * cost no seeks, only their requests.
+   */
+  rangeThresholdBytes: number | undefined;
   private requestBudget: number | undefined;
   private readonly pass: Buffer;
   private readonly proxyPort: number;
@@ -126,6 +137,10 @@ export class ProxySession {
   /** Adds bytes moved; false (and the session cut off) once past the limit. */
   count(bytes: number): boolean {
     this.bytes += bytes;
+    if (bytes > 0) {
+      this.lastByteAt = Date.now();
+      this.firstByteAt ??= this.lastByteAt;
+    }
     if (this.bytes <= this.options.maxBytes) return true;
     this.failures.tooLarge = true;
     this.cutOff();

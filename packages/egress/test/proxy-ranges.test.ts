@@ -2,7 +2,7 @@
 // while it was probed (proxy-ranges.ts). The parts themselves are tested end to end with real
 // ffmpeg and throttled origins in apps/worker/test/parallel-fetch.test.ts.
 import { describe, expect, test } from '@jest/globals';
-import { PROBE_BYTES, PROBE_MS, WORTH_MS, worthSplitting } from '../src/proxy-ranges.js';
+import { FAST_BYTES_PER_SECOND, partSize, PROBE_BYTES, PROBE_MS, RANGE_CHUNK_BYTES, WORTH_MS, worthSplitting } from '../src/proxy-ranges.js';
 
 const MB = 1024 * 1024;
 
@@ -17,10 +17,21 @@ describe('worthSplitting', () => {
   });
 
   test('the line is WORTH_MS of projected time for the rest', () => {
-    // 1 MiB in 20 ms: 25 MiB more takes 500 ms (not split), 26 MiB 520 ms (split).
-    expect(worthSplitting(MB, 20, 25 * MB)).toBe(false);
-    expect(worthSplitting(MB, 20, 26 * MB)).toBe(true);
+    // 200 KiB in 50 ms (4 MB/s): 2,000 KiB more takes 500 ms (not split), 2,500 KiB 625 ms (split).
+    expect(worthSplitting(200 * 1024, 50, 2000 * 1024)).toBe(false);
+    expect(worthSplitting(200 * 1024, 50, 2500 * 1024)).toBe(true);
     expect(WORTH_MS).toBe(500);
+  });
+
+  test('a connection at FAST_BYTES_PER_SECOND or more keeps one connection, however large the file', () => {
+    // A 49 MB file on a busy loopback: its first MiB took 34 ms (30 MB/s). By WORTH_MS alone the
+    // rest would take 1.6 s and be split, adding requests and CPU where CPU is the limit.
+    expect(worthSplitting(MB, 34, 47 * MB)).toBe(false);
+    expect(worthSplitting(MB, 34, 4000 * MB)).toBe(false);
+    // The line itself: 1 MiB in 62.5 ms is 16 MiB/s; a little slower is split.
+    expect(FAST_BYTES_PER_SECOND).toBe(16 * MB);
+    expect(worthSplitting(MB, 62.5, 100 * MB)).toBe(false);
+    expect(worthSplitting(MB, 64, 100 * MB)).toBe(true);
   });
 
   test('an answer that sent nothing during the probe is slow, and is split', () => {
@@ -29,7 +40,30 @@ describe('worthSplitting', () => {
 
   test('nothing left, nothing to split; a 0 ms probe is read as 1 ms, never a division by zero', () => {
     expect(worthSplitting(MB, 10, 0)).toBe(false);
-    expect(worthSplitting(MB, 0, 100 * MB)).toBe(false);
-    expect(worthSplitting(MB, 0, 600 * MB)).toBe(true);
+    expect(worthSplitting(100_000, 0, 100 * MB)).toBe(false); // 100 MB/s: fast
+    expect(worthSplitting(10_000, 0, 100 * MB)).toBe(true); // 10 MB/s, 10 s for the rest
+  });
+});
+
+describe('partSize', () => {
+  test('the rest is cut into whole waves of `concurrency` parts, none over the chunk', () => {
+    // The realistic bench's video: 36 MiB after the open answer, 8 connections. 1 MiB parts made
+    // 4.5 waves; 0.9 MiB parts make 5 whole ones.
+    const rest = 36 * MB;
+    const size = partSize(rest, RANGE_CHUNK_BYTES, 8);
+    expect(size).toBeLessThanOrEqual(RANGE_CHUNK_BYTES);
+    expect(Math.ceil(rest / size)).toBe(40);
+  });
+
+  test('a rest that already makes whole waves keeps the chunk size', () => {
+    expect(partSize(32 * MB, RANGE_CHUNK_BYTES, 8)).toBe(RANGE_CHUNK_BYTES);
+  });
+
+  test('a rest smaller than one wave is shared by all the connections', () => {
+    expect(partSize(4 * MB, RANGE_CHUNK_BYTES, 8)).toBe(MB / 2);
+  });
+
+  test('never zero, however small the rest', () => {
+    expect(partSize(3, RANGE_CHUNK_BYTES, 8)).toBe(1);
   });
 });

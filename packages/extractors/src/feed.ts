@@ -5,7 +5,6 @@ import { COLLECTION_PAGE_SIZE, ReelayError } from '@reelay/contracts';
 import { fetchDocument, type FetchedDocument } from './document.js';
 import { parseFeed, looksLikeFeed } from './feed-parse.js';
 import { sameResource } from './manifest-limits.js';
-import { HTML_TYPES } from './media-types.js';
 import type { DocumentExtractor, ExtractContext, ResultDraft } from './types.js';
 
 /** Content types feeds are served as; generic XML types are read only when the root is a feed. */
@@ -18,10 +17,14 @@ interface FeedState {
   o: number;
 }
 
+// A feed served as text/html (a static host that types files by a .html name, a CMS's default) is
+// still read as one when its root element is a feed's: a page's root is <html>, so no page a browser
+// shows is taken for a feed. Refusing it sent such feeds to the yt-dlp bridge, which lists them
+// without their files, so every entry had to be extracted again (a round trip per entry).
 function detect(doc: FetchedDocument): boolean {
-  if (HTML_TYPES.has(doc.contentType) || /^(video|audio|image)\//.test(doc.contentType)) return false;
-  const head = doc.head.toString('utf8');
-  return FEED_TYPES.has(doc.contentType) ? true : looksLikeFeed(head);
+  if (/^(video|audio|image)\//.test(doc.contentType)) return false;
+  if (FEED_TYPES.has(doc.contentType)) return true;
+  return looksLikeFeed(doc.head.toString('utf8'));
 }
 
 async function page(doc: FetchedDocument, collectionUrl: URL, state: FeedState): Promise<ResultDraft> {

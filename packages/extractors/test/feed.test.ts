@@ -1,6 +1,8 @@
 // The feed reader alone: RSS 1.0, CDATA, Atom's media:group title, reading a window of a long feed
 // (and stopping after it), and the refusals (no feed root, depth, entities, item count).
 import { describe, expect, test } from '@jest/globals';
+import type { FetchedDocument } from '../src/document.js';
+import { feedDocument } from '../src/feed.js';
 import { parseFeed } from '../src/feed-parse.js';
 
 const BASE = new URL('https://feeds.example/show.xml');
@@ -47,5 +49,20 @@ describe('reading feeds', () => {
     expect(() => parseFeed('<html><body>hi</body></html>', BASE)).toThrow(/root element is not rss/);
     expect(() => parseFeed('<?xml version="1.0"?><!DOCTYPE rss [<!ELEMENT rss ANY>]><rss/>', BASE)).toThrow(/entities/);
     expect(() => parseFeed(rss('<item/>'.repeat(10_001)), BASE)).toThrow(/more than 10000 items/);
+  });
+});
+
+describe('which documents are read as feeds', () => {
+  const doc = (contentType: string, body: string): FetchedDocument => {
+    const head = Buffer.from(body);
+    return { url: BASE, finalUrl: BASE, status: 200, headers: {}, contentType, head, text: async () => body, close: () => undefined };
+  };
+
+  test('a feed served as text/html (a static host typing it by name) is still a feed; a page is not', () => {
+    expect(feedDocument.detect(doc('text/html', rss(items(2))))).toBe(true);
+    expect(feedDocument.detect(doc('text/html', '<!DOCTYPE html><html><head><title>rss</title></head><body><rss></rss></body></html>'))).toBe(false);
+    expect(feedDocument.detect(doc('application/xml', rss(items(1))))).toBe(true);
+    expect(feedDocument.detect(doc('application/rss+xml', 'not even xml'))).toBe(true);
+    expect(feedDocument.detect(doc('audio/mpeg', rss(items(1))))).toBe(false);
   });
 });

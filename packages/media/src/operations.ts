@@ -55,6 +55,11 @@ export interface ConvertOperation extends OutputExtras {
   aes128?: boolean;
   /** Subtitle tracks to embed (a video format only). */
   subtitles?: SubtitleTrack[];
+  /**
+   * The streams are known to fit the format whatever their codecs (a whole file written again in its
+   * own container): copied, unless a clip re-encodes. wav is always written as PCM.
+   */
+  streamsFit?: boolean;
 }
 
 interface RemuxCommon extends OutputExtras {
@@ -197,7 +202,7 @@ function convertArgs(op: ConvertOperation): Parts {
   if (format === 'vtt' || format === 'srt') throw new TypeError(`media cannot be converted to ${format}: that is a subtitle operation`);
   if (!isContainer(format)) {
     const spec = AUDIO_ENCODE[format];
-    const copy = spec.copyable !== undefined && normaliseCodec(op.audioCodec) === spec.copyable && !reencodes(op.clip);
+    const copy = spec.copyable !== undefined && (op.streamsFit === true || normaliseCodec(op.audioCodec) === spec.copyable) && !reencodes(op.clip);
     // The first audio stream only; -vn keeps the input's pictures out (a cover, if any, is mapped
     // from its own input after, and -vn would drop it too).
     const maps = representation ?? ['-map', '0:a:0'];
@@ -208,7 +213,7 @@ function convertArgs(op: ConvertOperation): Parts {
   // data and subtitle streams (e.g. ID3 in MPEG-TS) would make some muxers fail. A fast clip copies
   // what it can: streams of unknown codec into mp4 or mkv too, as a remux would.
   const maps = representation ?? ['-map', '0:v:0?', '-map', '0:a:0?'];
-  const codecs = reencodes(op.clip) ? encodeAll(format) : codecArgs(format, op.videoCodec, op.audioCodec, op.clip && format !== 'webm' ? 'copy' : 'encode');
+  const codecs = reencodes(op.clip) ? encodeAll(format) : op.streamsFit ? ['-c', 'copy'] : codecArgs(format, op.videoCodec, op.audioCodec, op.clip && format !== 'webm' ? 'copy' : 'encode');
   return { inputs: 1, inputArgs: input, outputArgs: [...maps, ...codecs] };
 }
 

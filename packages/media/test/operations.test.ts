@@ -89,6 +89,15 @@ describe('convert to an audio format', () => {
     expect(convert('opus', 'opus')).toEqual([...GLOBAL, ...NET(V), ...AUDIO, '-c:a', 'copy', '-f', 'opus', `file:${OUT}`]);
   });
 
+  test('streams known to fit (a whole file in its own format) are copied whatever the codec name says', () => {
+    expect(argv({ type: 'convert', input: V, format: 'm4a', streamsFit: true })).toEqual([
+      ...GLOBAL, ...NET(V), ...AUDIO, '-c:a', 'copy', '-movflags', '+faststart', '-f', 'ipod', `file:${OUT}`,
+    ]);
+    expect(argv({ type: 'convert', input: V, format: 'mp3', audioCodec: 'opus', streamsFit: true })).toEqual([...GLOBAL, ...NET(V), ...AUDIO, '-c:a', 'copy', '-f', 'mp3', `file:${OUT}`]);
+    // wav has nothing to copy into: PCM is written.
+    expect(argv({ type: 'convert', input: V, format: 'wav', streamsFit: true })).toEqual([...GLOBAL, ...NET(V), ...AUDIO, '-c:a', 'pcm_s16le', '-f', 'wav', `file:${OUT}`]);
+  });
+
   test('wav always writes 16-bit PCM', () => {
     expect(convert('wav', 'pcm_s16le')).toEqual([...GLOBAL, ...NET(V), ...AUDIO, '-c:a', 'pcm_s16le', '-f', 'wav', `file:${OUT}`]);
   });
@@ -122,6 +131,12 @@ describe('convert to a container', () => {
   test('mp4 encodes both streams when the codecs are unknown', () => {
     expect(convert('mp4')).toEqual([
       ...GLOBAL, ...FILE('/in/x'), ...MAPS, ...X264, '-c:a', 'aac', '-b:a', '192k', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
+    ]);
+  });
+
+  test('streams known to fit (a whole file in its own format) are copied though the codecs are unknown', () => {
+    expect(argv({ type: 'convert', input: '/in/x', format: 'mp4', streamsFit: true })).toEqual([
+      ...GLOBAL, ...FILE('/in/x'), ...MAPS, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${OUT}`,
     ]);
   });
 

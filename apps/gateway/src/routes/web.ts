@@ -43,7 +43,9 @@ const I18NEXT_MODULE = path.join(path.dirname(createRequire(import.meta.url).res
 // its scope is its own folder (and it is built with the shell's version).
 const ROOT_FILES = new Set(['manifest.webmanifest', 'sw.js']);
 /** The pages the service worker keeps for offline use (the API reference's renderer is too large). */
-const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/settings/api-keys': 'settings.html' };
+const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/advanced': 'advanced.html', '/settings/api-keys': 'settings.html' };
+/** Message catalogs live at /locales/<language>/<namespace>.json (the i18n module's contract). */
+const LOCALE_FILE = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?\/[a-z][a-z0-9-]{0,31}\.json$/;
 
 export interface WebFile {
   body: Buffer;
@@ -103,7 +105,8 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
   const manifest = read('manifest.webmanifest');
   const worker = serviceWorker(dir, assets, catalogs);
   return [
-    page('/', 'index.html', 'The playground'),
+    page('/', 'index.html', 'The front page: a link in, the file out'),
+    page('/advanced', 'advanced.html', 'The playground: sources, merges, clips and subtitles'),
     {
       method: 'get',
       path: '/manifest.webmanifest',
@@ -182,9 +185,9 @@ export function localeCatalogs(dir: string): Map<string, WebFile> {
   const catalogs = new Map<string, WebFile>();
   if (!fs.existsSync(root)) return catalogs;
   for (const language of fs.readdirSync(root).sort()) {
-    if (!/^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$/.test(language)) continue;
+    if (!fs.statSync(path.join(root, language)).isDirectory()) continue;
     for (const file of fs.readdirSync(path.join(root, language)).sort()) {
-      if (/^[a-z][a-z0-9-]*\.json$/.test(file)) catalogs.set(`/locales/${language}/${file}`, load(path.join(root, language), file));
+      if (LOCALE_FILE.test(`${language}/${file}`)) catalogs.set(`/locales/${language}/${file}`, load(path.join(root, language), file));
     }
   }
   return catalogs;

@@ -185,7 +185,9 @@ export class DownloadService {
     // A subscription's entry is always a job (nobody is there to take a stream): the file as it is.
     if (plan.kind === 'direct' && options.job) {
       const src = plan.source;
-      plan = { kind: 'job', payload: this.payload('convert', [src], sameFormat(src), plan.basename, body, await this.embedded(body, src)) };
+      const subtitles = await this.embedded(body, src);
+      const payload = this.payload('convert', [src], sameFormat(src), plan.basename, body, subtitles);
+      plan = { kind: 'job', payload: subtitles ? payload : { ...payload, whole_file: true } };
     }
     if (plan.kind === 'job' && chosen) {
       // The request key names the choice too, so a job reused for it always shows what was chosen.
@@ -202,7 +204,8 @@ export class DownloadService {
   async planJob(body: DownloadRequest, chosen?: ChosenSource): Promise<JobPayload> {
     const plan = await this.plan(body, chosen);
     if (plan.kind === 'job') return plan.payload;
-    const payload = this.payload('convert', [plan.source], sameFormat(plan.source), plan.basename, body);
+    // A file that needs no conversion: kept in its own format, so the worker may fetch it whole first.
+    const payload = { ...this.payload('convert', [plan.source], sameFormat(plan.source), plan.basename, body), whole_file: true as const };
     return JobPayloadSchema.parse(chosen ? { ...payload, source: chosen } : payload);
   }
 

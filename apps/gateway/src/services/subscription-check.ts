@@ -1,6 +1,6 @@
-// A subscription's check (DESIGN.md "Subscriptions"): list the collection's first page fresh through
-// the egress guard, start a one-step job for each entry not yet in the archive (at most
-// MAX_ITEMS_PER_CHECK), record them. It runs in the gateway, where listCollection and the download
+// A subscription's check (DESIGN.md "Subscriptions"): list the collection fresh through the egress
+// guard, page by page until a page holds an entry already in the archive (bounded), start a one-step
+// job for each entry not yet in it (at most MAX_ITEMS_PER_CHECK, the oldest first), record them. It runs in the gateway, where listCollection and the download
 // planner live: each replica runs a BullMQ worker on SUBSCRIPTION_QUEUE, and the queue's job
 // scheduler hands each due check to exactly one of them. Entries are claimed with HSETNX, so even a
 // "check now" racing a scheduled check starts each entry once.
@@ -19,7 +19,18 @@ export interface CheckDeps {
   extracts: Pick<ExtractService, 'listCollection' | 'extract'>;
   downloads: Pick<DownloadService, 'plan' | 'enqueue'>;
   maxItemsPerCheck: number;
+  /** MAX_COLLECTION_ENTRIES: most entries one check lists across its pages (default 200). */
+  maxEntries?: number;
   logger: Logger;
+}
+
+/** Most pages one check lists (each page of a listing is at most 100 entries; some sites give 20). */
+export const MAX_CHECK_PAGES = 10;
+
+/** An entry not yet in the archive, with the extraction its page's files were recorded under. */
+interface FreshEntry {
+  entry: CollectionEntry;
+  extractionId: string;
 }
 
 /** The archive's key of an entry: its id on the site when it has one, else its URL. */
@@ -42,17 +53,16 @@ export class SubscriptionChecker {
     const record = await store.get(id);
     if (!record || (record.status === 'paused' && !options.manual)) return { started: 0, seen: 0 };
     try {
-      const page = await this.deps.extracts.listCollection(record.url, undefined, undefined, { fresh: true });
-      if (!page) throw new ReelayError('invalid_request', 'The URL no longer lists a collection.');
-      const keys = page.entries.map(entryKey);
-      const known = await store.known(id, keys);
-      const fresh = page.entries.filter((_, i) => !known[i]).slice(0, this.deps.maxItemsPerCheck);
+      const { fresh: all, listed } = await this.list(record);
+      // The oldest first (listings are newest first): what is left for the next check is then always
+      // above what is in the archive, so the next check's listing, which stops at the archive, reaches it.
+      const fresh = all.slice(-this.deps.maxItemsPerCheck).reverse();
       let started = 0;
-      for (const entry of fresh) {
+      for (const { entry, extractionId } of fresh) {
         const key = entryKey(entry);
         if (!(await store.claim(id, key, entry))) continue;
         try {
-          const jobId = await this.start(record, entry, page.extraction_id);
+          const jobId = await this.start(record, entry, extractionId);
           await store.recordItem(id, key, { url: entry.url, title: entry.title, seen_at: Date.now(), job_id: jobId });
           started++;
         } catch (err) {
@@ -63,7 +73,7 @@ export class SubscriptionChecker {
         }
       }
       await store.checked(record);
-      return { started, seen: page.entries.length };
+      return { started, seen: listed };
     } catch (err) {
       const message = describe(err);
       const after = await store.checked(record, message);
@@ -71,6 +81,31 @@ export class SubscriptionChecker {
       if (options.manual) throw err;
       return { started: 0, seen: 0 };
     }
+  }
+
+  /**
+   * The entries not yet in the archive, in listing order: pages are listed until one holds an entry
+   * already in the archive (past it, a newest-first listing holds what earlier checks saw), the
+   * listing ends, or MAX_COLLECTION_ENTRIES entries or MAX_CHECK_PAGES pages are listed. `listed`:
+   * how many entries were read. A listing that adds its entries at its end is read as far as its
+   * first page, as before paging: its first page is already in the archive.
+   */
+  private async list(record: SubscriptionRecord): Promise<{ fresh: FreshEntry[]; listed: number }> {
+    const maxEntries = this.deps.maxEntries ?? 200;
+    const fresh: FreshEntry[] = [];
+    let listed = 0;
+    let cursor: string | undefined;
+    for (let pages = 0; pages < MAX_CHECK_PAGES && listed < maxEntries; pages++) {
+      const page = await this.deps.extracts.listCollection(record.url, cursor, undefined, { fresh: true });
+      if (!page) throw new ReelayError('invalid_request', 'The URL no longer lists a collection.');
+      const entries = page.entries.slice(0, maxEntries - listed);
+      listed += entries.length;
+      const known = await this.deps.store.known(record.id, entries.map(entryKey));
+      entries.forEach((entry, i) => known[i] || fresh.push({ entry, extractionId: page.extraction_id }));
+      cursor = page.collection.next_cursor;
+      if (!cursor || known.some(Boolean)) break;
+    }
+    return { fresh, listed };
   }
 
   /** Starts the entry's job with the preset: the collection's own files when it names them, else the entry's page. */

@@ -1,5 +1,6 @@
-// The front page and the 404 page held to the audit (axe-core, 360 px, both sizes and themes, with
-// screenshots) in each state a visitor sees: idle, after an extract, with a finished job, and lost.
+// More options (the playground, /advanced) and the 404 page held to the audit (axe-core, 360 px, both
+// sizes and themes, with screenshots) in each state a visitor sees: idle, after an extract, with a
+// finished job, and lost. The front page's own states are audited in front.test.ts.
 import { beforeEach, expect, test } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { describeBrowser, usePlaygroundStack } from './browser.js';
 
 let page: Page;
 
-describeBrowser('the front page and the 404 page pass the audit', () => {
+describeBrowser('More options and the 404 page pass the audit', () => {
   const stack = usePlaygroundStack('a11y-front', (origin, media) => {
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     origin.file('/media/poster.png', media.png, 'image/png');
@@ -27,7 +28,7 @@ describeBrowser('the front page and the 404 page pass the audit', () => {
   });
 
   async function extract(url: string): Promise<void> {
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     const field = page.getByLabel('Page or media URL');
     await field.fill(url);
     await field.press('Enter');
@@ -37,16 +38,16 @@ describeBrowser('the front page and the 404 page pass the audit', () => {
   }
 
   test('idle, after an extract, and with a finished job', async () => {
-    await page.goto(`${stack.served.base}/`);
-    const problems = await auditPage(page, 'front-idle');
+    await page.goto(`${stack.served.base}/advanced`);
+    const problems = await auditPage(page, 'advanced-idle');
 
     await extract(stack.origin.url('/watch.html'));
-    problems.push(...(await auditPage(page, 'front-extracted')));
+    problems.push(...(await auditPage(page, 'advanced-extracted')));
 
     await extract(stack.origin.url('/hls/index.m3u8'));
     await page.getByRole('button', { name: /^Download / }).first().click();
     await page.locator('#job-list li .job-status', { hasText: 'Completed' }).waitFor({ timeout: 20_000 });
-    problems.push(...(await auditPage(page, 'front-job')));
+    problems.push(...(await auditPage(page, 'advanced-job')));
     expect(problems).toEqual([]);
   });
 

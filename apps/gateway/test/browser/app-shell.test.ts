@@ -1,6 +1,7 @@
 // The web app as an installable app in a real browser: the manifest a browser reads, the service
 // worker that takes control and serves the shell offline (and nothing from the API), the theme switch
-// that is remembered and applied before the first paint, a shared link that fills the URL field, and
+// that is remembered and applied before the first paint, a shared link that reaches the front page and
+// More options, and
 // the 404 page a browser gets where an API client gets JSON.
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
@@ -65,19 +66,20 @@ describeBrowser('the installable web app shell', () => {
     const cached = (await page.evaluate(`caches.open('reelay-shell-${version}').then((c) => c.keys()).then((keys) => keys.map((r) => new URL(r.url).pathname))`)) as string[];
     expect(cached).toEqual(expect.arrayContaining(['/', '/settings/api-keys', '/assets/app.css', '/assets/playground.js', '/assets/icon-192.png']));
     expect(cached).toEqual(expect.arrayContaining(['/assets/i18n.js', '/assets/i18next.js', '/locales/de/common.json']));
-    expect(cached.filter((p) => !p.startsWith('/assets/') && !p.startsWith('/locales/') && p !== '/' && p !== '/settings/api-keys')).toEqual([]);
+    expect(cached).toEqual(expect.arrayContaining(['/advanced', '/assets/front.js', '/locales/en/front.json', '/locales/de/front.json']));
+    expect(cached.filter((p) => !p.startsWith('/assets/') && !p.startsWith('/locales/') && !['/', '/advanced', '/settings/api-keys'].includes(p))).toEqual([]);
 
     await browser.context.setOffline(true);
     try {
       await page.reload();
-      await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
-      await page.getByLabel('Page or media URL').waitFor();
+      await page.getByRole('heading', { level: 1, name: 'Save a video or its sound' }).waitFor();
+      await page.getByLabel('Link', { exact: true }).waitFor();
       // The stylesheet came from the cache too: the header is laid out as a flex row.
       await expect(page.evaluate("getComputedStyle(document.querySelector('.site-header')).display")).resolves.toBe('flex');
       await screenshot(page, 'shell-offline');
       // Extracting offline says so plainly (the API is never answered from a cache).
-      await page.getByLabel('Page or media URL').fill('https://example.com/watch/1');
-      await page.getByLabel('Page or media URL').press('Enter');
+      await page.getByLabel('Link', { exact: true }).fill('https://example.com/watch/1');
+      await page.getByLabel('Link', { exact: true }).press('Enter');
       await page.getByRole('status').filter({ hasText: 'The server could not be reached' }).waitFor();
       await page.goto(`${served.base}/settings/api-keys`);
       await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
@@ -98,7 +100,7 @@ describeBrowser('the installable web app shell', () => {
     await page.evaluate(controlled);
     const version = /"version":"([^"]+)"/.exec(await (await page.request.get(`${served.base}/sw.js`)).text())![1];
     await eventually(async () => expect(((await page.evaluate('caches.keys()')) as string[]).sort()).toEqual([`reelay-shell-${version}`, 'someone-elses-cache']), 5000);
-    await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Save a video or its sound' }).waitFor();
   });
 
   test('the theme switch changes the colours at once, is remembered, and is applied before the first paint', async () => {
@@ -130,26 +132,44 @@ describeBrowser('the installable web app shell', () => {
     await expect(page.evaluate("localStorage.getItem('reelay-theme')")).resolves.toBe('system');
   });
 
-  test('a shared link (/?u=, or a link inside shared text) fills the URL field and focuses it', async () => {
+  test('on More options, a shared link (/?u=, or a link inside shared text) fills the URL field and focuses it', async () => {
     const link = 'https://example.com/watch/42?t=1&x=y';
-    await page.goto(`${served.base}/?u=${encodeURIComponent(link)}`);
+    await page.goto(`${served.base}/advanced?u=${encodeURIComponent(link)}`);
     const field = page.getByLabel('Page or media URL');
     await expect(field.inputValue()).resolves.toBe(link);
     await expect(page.evaluate('document.activeElement.id')).resolves.toBe('url');
 
-    await page.goto(`${served.base}/?title=Look&text=${encodeURIComponent(`watch this ${link} now`)}`);
+    await page.goto(`${served.base}/advanced?title=Look&text=${encodeURIComponent(`watch this ${link} now`)}`);
     await expect(field.inputValue()).resolves.toBe(link);
 
-    await page.goto(`${served.base}/?u=`);
+    await page.goto(`${served.base}/advanced?u=`);
     await expect(field.inputValue()).resolves.toBe('');
   });
 
+  test('the front page takes a link inside shared text too, and links it on to More options', async () => {
+    // The gateway has no such asset: the download fails (404 from the origin), and says so.
+    const link = `${served.base}/assets/nothing-here.mp4`;
+    await page.goto(`${served.base}/?title=Look&text=${encodeURIComponent(`watch this ${link} now`)}`);
+    await expect(page.getByLabel('Link', { exact: true }).inputValue()).resolves.toBe(link);
+    await page.getByRole('status').and(page.locator('[data-kind="error"]')).waitFor();
+    await expect(page.getByRole('link', { name: /^More options: / }).getAttribute('href')).resolves.toBe(`/advanced?u=${encodeURIComponent(link)}`);
+  });
+
   test('Enter on the Extract button keeps the focus on it through the request', async () => {
-    await page.goto(`${served.base}/?u=${encodeURIComponent(`${served.base}/assets/nothing-here.mp4`)}`);
+    await page.goto(`${served.base}/advanced?u=${encodeURIComponent(`${served.base}/assets/nothing-here.mp4`)}`);
     await page.getByRole('button', { name: 'Extract' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('status').and(page.locator('[data-kind="error"]')).waitFor();
     await expect(page.evaluate('document.activeElement.id')).resolves.toBe('extract-button');
+  });
+
+  test('Enter on the front page\'s Download button keeps the focus on it through the request', async () => {
+    await page.goto(`${served.base}/`);
+    await page.getByLabel('Link', { exact: true }).fill(`${served.base}/assets/nothing-here.mp4`);
+    await page.getByRole('button', { name: 'Download', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').and(page.locator('[data-kind="error"]')).waitFor();
+    await expect(page.evaluate('document.activeElement.id')).resolves.toBe('go');
   });
 
   test('a browser at an unknown page or /login sees a page; an API client gets the JSON envelope', async () => {
@@ -157,7 +177,7 @@ describeBrowser('the installable web app shell', () => {
     expect(answer?.status()).toBe(404);
     await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
     await page.getByRole('link', { name: 'Go to the front page' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Save a video or its sound' }).waitFor();
 
     const json = await page.request.get(`${served.base}/this/is/not/here`, { headers: { accept: 'application/json' } });
     expect(json.status()).toBe(404);

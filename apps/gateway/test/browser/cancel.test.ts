@@ -26,7 +26,7 @@ describeBrowser('cancelling a job in the playground', () => {
   });
 
   test('a running job has a Cancel button; it cancels the job, which then shows Cancelled', async () => {
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     await page.getByLabel('Page or media URL').fill(stack.origin.url('/held.html'));
     await page.getByLabel('Page or media URL').press('Enter');
     const merge = page.getByRole('group', { name: 'Merge video and audio' });

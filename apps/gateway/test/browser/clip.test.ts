@@ -49,7 +49,7 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   });
 
   async function extract(url: string): Promise<void> {
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     await page.getByLabel('Page or media URL').fill(url);
     await page.getByLabel('Page or media URL').press('Enter');
     await page.getByRole('group', { name: 'Clip (optional)' }).waitFor();

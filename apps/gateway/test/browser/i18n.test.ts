@@ -56,24 +56,24 @@ describeBrowser('the web app in two languages', () => {
 
   test('a German browser gets every page and state in German, and each passes the audit', async () => {
     const problems: string[] = [];
-    await page.goto(`${stack.served.base}/`);
-    await page.getByRole('heading', { level: 1, name: 'Spielwiese' }).waitFor();
-    problems.push(...(await check('front-idle')));
+    await page.goto(`${stack.served.base}/advanced`);
+    await page.getByRole('heading', { level: 1, name: 'Weitere Optionen' }).waitFor();
+    problems.push(...(await check('advanced-idle')));
 
     await extract(stack.origin.url('/split.html'), 'Untertitel');
     // A wrong clip range is told in German beside the fields.
     await page.getByLabel('Start').fill('abc');
     await page.getByRole('button', { name: 'Ton speichern' }).click();
     await page.getByRole('alert').filter({ hasText: 'Start: Sekunden (90)' }).waitFor();
-    problems.push(...(await check('front-extracted', ['Lavfi test card', 'original'])));
+    problems.push(...(await check('advanced-extracted', ['Lavfi test card', 'original'])));
 
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     await extract(stack.origin.url('/hls/index.m3u8'), 'Medium');
     await page.getByRole('button', { name: / herunterladen$/ }).first().click();
     await page.locator('#job-list li .job-status', { hasText: 'Fertig.' }).waitFor({ timeout: 30_000 });
     // The page's status line no longer says the job started once it has finished.
     await page.getByRole('status').filter({ hasText: 'fertig, die Datei liegt unten bereit.' }).waitFor();
-    problems.push(...(await check('front-job', ['index'])));
+    problems.push(...(await check('advanced-job', ['index'])));
 
     const lost = await page.goto(`${stack.served.base}/no/such/page`);
     expect(lost?.status()).toBe(404);
@@ -112,24 +112,24 @@ describeBrowser('the web app in two languages', () => {
   test('the switch in the header changes the words at once, sets <html lang>, and is remembered on every page', async () => {
     await stack.browser.fresh({ locale: 'en-GB' });
     page = stack.browser.page;
-    await page.goto(`${stack.served.base}/`);
-    await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+    await page.goto(`${stack.served.base}/advanced`);
+    await page.getByRole('heading', { level: 1, name: 'More options' }).waitFor();
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('en');
     await page.getByLabel('Page or media URL').fill(stack.origin.url('/split.html'));
     await page.getByLabel('Page or media URL').press('Enter');
     await page.getByRole('columnheader', { name: 'Quality' }).waitFor();
 
     await page.locator('#language-select').selectOption('de');
-    await page.getByRole('heading', { level: 1, name: 'Spielwiese' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Weitere Optionen' }).waitFor();
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('de');
-    await expect(page.title()).resolves.toBe('Spielwiese · reelay');
+    await expect(page.title()).resolves.toBe('Weitere Optionen · reelay');
     await expect(page.getByRole('navigation').getByRole('link', { name: 'API-Schlüssel' }).count()).resolves.toBe(1);
     // What the page had built is built again in German.
     await page.getByRole('columnheader', { name: 'Qualität' }).waitFor();
     await expect(page.evaluate("localStorage.getItem('reelay-language')")).resolves.toBe('de');
 
     await page.reload();
-    await page.getByRole('heading', { level: 1, name: 'Spielwiese' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Weitere Optionen' }).waitFor();
     for (const [url, heading] of [['/settings/api-keys', 'API-Schlüssel'], ['/no/such/page', 'Seite nicht gefunden']]) {
       await page.goto(`${stack.served.base}${url}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
@@ -151,7 +151,7 @@ describeBrowser('the web app in two languages', () => {
         return [m.formatNumber(1234.5), m.formatDate('2026-03-04T05:06:00Z', { dateStyle: 'long', timeZone: 'UTC' }), m.t('playground:job.completed'),
           m.t('playground:found', { count: 1234, n: 1234, title: 'x' }), probe.textContent, probe.getAttribute('aria-label')];
       })`);
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     await expect(formats('de')).resolves.toEqual(['1.234,5', '4. März 2026', 'Fertig.', '1.234 Medien in „x“ gefunden.', 'Zum Inhalt springen', 'Hauptmenü']);
     await expect(formats('en')).resolves.toEqual(['1,234.5', 'March 4, 2026', 'Completed.', 'Found 1,234 media items in “x”.', 'Skip to content', 'Main']);
 

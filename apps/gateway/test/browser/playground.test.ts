@@ -36,7 +36,7 @@ describeBrowser('the playground page', () => {
   });
 
   async function extract(url: string): Promise<void> {
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     await page.getByLabel('Page or media URL').fill(url);
     await page.getByLabel('Page or media URL').press('Enter');
   }

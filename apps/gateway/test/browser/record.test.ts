@@ -31,7 +31,7 @@ describeBrowser('recording in the playground', () => {
     await live!.listed(2);
     await stack.browser.fresh();
     const page = stack.browser.page;
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     await page.getByLabel('Page or media URL').fill(stack.origin.url('/live/index.m3u8'));
     await page.getByRole('button', { name: /^Extract/ }).click();
     const record = page.getByRole('button', { name: /^Record / }).first();

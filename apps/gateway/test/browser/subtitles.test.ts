@@ -33,7 +33,7 @@ describeBrowser('subtitle choices in the playground', () => {
   beforeEach(async () => {
     await stack.browser.fresh();
     page = stack.browser.page;
-    await page.goto(`${stack.served.base}/`);
+    await page.goto(`${stack.served.base}/advanced`);
     await page.getByLabel('Page or media URL').fill(stack.origin.url('/tracks.html'));
     await page.getByLabel('Page or media URL').press('Enter');
     await page.getByRole('heading', { level: 4, name: 'Subtitles' }).waitFor();

@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe('web app routes', () => {
-  test.each(['/', '/settings/api-keys'])('%s is an HTML page with a strict CSP and anti-framing headers', async (page) => {
+  test.each(['/', '/advanced', '/settings/api-keys'])('%s is an HTML page with a strict CSP and anti-framing headers', async (page) => {
     const res = await request(gw.app).get(page).expect(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
@@ -113,7 +113,7 @@ describe('installable: manifest, icons and service worker', () => {
     }
   });
 
-  test.each(['/', '/settings/api-keys', '/docs'])('%s links the manifest and loads the shell script before the body', async (page) => {
+  test.each(['/', '/advanced', '/settings/api-keys', '/docs'])('%s links the manifest and loads the shell script before the body', async (page) => {
     const res = await request(gw.app).get(page).expect(200);
     expect(res.text).toContain('<link rel="manifest" href="/manifest.webmanifest">');
     expect(res.text.indexOf('<script src="/assets/shell.js"></script>')).toBeLessThan(res.text.indexOf('<body>'));
@@ -127,9 +127,10 @@ describe('installable: manifest, icons and service worker', () => {
     const line = /^const SHELL = (.*);$/m.exec(res.text);
     const shell = JSON.parse(line![1]) as { version: string; pages: string[]; assets: string[] };
     expect(shell.version).toMatch(/^[\w-]{16}$/);
-    expect(shell.pages).toEqual(['/', '/settings/api-keys']);
+    expect(shell.pages).toEqual(['/', '/advanced', '/settings/api-keys']);
     expect(shell.assets).toEqual(expect.arrayContaining(['/assets/app.css', '/assets/shell.js', '/assets/playground.js', '/assets/icon-192.png']));
-    expect(shell.assets).toEqual(expect.arrayContaining(['/assets/i18n.js', '/assets/i18next.js', '/locales/en/common.json', '/locales/de/common.json']));
+    // The message catalogs too, so the shell speaks the visitor's language offline.
+    expect(shell.assets).toEqual(expect.arrayContaining(['/assets/i18n.js', '/assets/i18next.js', '/locales/en/common.json', '/locales/de/common.json', '/locales/en/front.json', '/locales/de/front.json']));
     expect(shell.assets.every((url) => url.startsWith('/assets/') || url.startsWith('/locales/'))).toBe(true);
     // Not among the assets: the worker and the manifest live at the root only.
     await request(gw.app).get('/assets/sw.js').expect(404);
@@ -141,7 +142,7 @@ describe('installable: manifest, icons and service worker', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-web-'));
     try {
       fs.copyFileSync(path.join(WEB_DIR, 'sw.js'), path.join(dir, 'sw.js'));
-      for (const page of ['index.html', 'settings.html']) fs.writeFileSync(path.join(dir, page), '<!doctype html>');
+      for (const page of ['index.html', 'advanced.html', 'settings.html']) fs.writeFileSync(path.join(dir, page), '<!doctype html>');
       const asset = (text: string) => new Map([['app.css', { body: Buffer.from(text), type: 'text/css', etag: '"x"' }]]);
       const version = (text: string) => /"version":"([^"]+)"/.exec(serviceWorker(dir, asset(text)).body.toString())![1];
       expect(version('a {}')).toBe(version('a {}'));
@@ -161,7 +162,7 @@ describe('languages: i18next and the catalogs', () => {
   });
 
   test.each(['en', 'de'])('/locales/%s/<namespace>.json is each catalog as JSON', async (lng) => {
-    for (const ns of ['common', 'playground', 'settings']) {
+    for (const ns of ['common', 'front', 'playground', 'settings']) {
       const res = await request(gw.app).get(`/locales/${lng}/${ns}.json`).expect(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
@@ -208,6 +209,34 @@ describe('unknown pages', () => {
   test('/login leads to the sign-in form on the API keys page', async () => {
     const res = await request(gw.app).get('/login').set('accept', browserAccept).expect(303);
     expect(res.headers.location).toBe('/settings/api-keys');
+  });
+});
+
+describe('message catalogs', () => {
+  test('each is served as JSON from /locales/<language>/<namespace>.json; anything else there is 404', async () => {
+    const res = await request(gw.app).get('/locales/de/front.json').expect(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body.download).toBe('Herunterladen');
+    await request(gw.app).get('/locales/xx/front.json').expect(404);
+    await request(gw.app).get('/locales/en/..%2F..%2Fpackage.json').expect(404);
+  });
+
+  test('German has every English key and no other; every key the front page uses is in them', () => {
+    const catalog = (lng: string) => JSON.parse(fs.readFileSync(path.join(WEB_DIR, 'locales', lng, 'front.json'), 'utf8')) as Record<string, string>;
+    const en = catalog('en');
+    const de = catalog('de');
+    expect(Object.keys(de).sort()).toEqual(Object.keys(en).sort());
+    expect(Object.entries(de).filter(([, text]) => !text.trim())).toEqual([]);
+    const used = new Set<string>();
+    for (const file of ['index.html', 'front.js', 'front-queue.js', 'front-choice.js']) {
+      const text = fs.readFileSync(path.join(WEB_DIR, file), 'utf8');
+      for (const m of text.matchAll(/front:([A-Za-z]+)/g)) used.add(m[1]);
+    }
+    // Keys built at run time: the status badges and collection kinds.
+    for (const key of used) {
+      const known = key in en || `${key}_other` in en || Object.keys(en).some((k) => k.startsWith(key) && /^(status|kind)$/.test(key));
+      expect({ key, known }).toEqual({ key, known: true });
+    }
   });
 });
 

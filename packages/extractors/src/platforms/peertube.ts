@@ -62,6 +62,13 @@ export function peertubeVideoApi(url: URL): string | undefined {
 const isVideo = (v: Json | undefined): v is Json => Boolean(v && typeof v.uuid === 'string' && (Array.isArray(v.files) || Array.isArray(v.streamingPlaylists)));
 
 /** PeerTube explains failures as problem details ({status, detail, code}); older versions as {error}. */
+/** What an instance's error answer means: gone or private (worded by `missing`) or a failure of its own. */
+function peertubeFailure(status: number, body: Json | undefined, missing: (detail: string) => string): ReelayError {
+  const detail = str(body?.detail) ?? str(body?.error) ?? `HTTP ${status}`;
+  if ([401, 403, 404, 410].includes(status)) return new ReelayError('content_not_found', missing(detail));
+  return new ReelayError('upstream_error', `The PeerTube instance failed (${detail}).`);
+}
+
 function isPeerTubeError(answer: { contentType: string }, body: Json | undefined): boolean {
   return Boolean(body && (answer.contentType === 'application/problem+json' || str(body.detail) || str(body.error)));
 }
@@ -124,13 +131,11 @@ export const peertube: UrlExtractor = {
     if (answer.status < 400 || !isPeerTubeError(answer, body)) {
       throw new NotMyUrl('peertube', `${api} answered ${answer.status} ${answer.contentType || 'without a type'}, not a PeerTube video`);
     }
-    const detail = str(body?.detail) ?? str(body?.error) ?? `HTTP ${answer.status}`;
-    if (answer.status === 404 || answer.status === 410) throw new ReelayError('content_not_found', `The video was deleted or never existed (${detail}).`);
-    if (answer.status === 401 || answer.status === 403) {
+    throw peertubeFailure(answer.status, body, (detail) => {
+      if (answer.status === 404 || answer.status === 410) return `The video was deleted or never existed (${detail}).`;
       const why = body?.code === 'video_requires_password' ? 'is password-protected' : 'is private or internal to the instance';
-      throw new ReelayError('content_not_found', `The video ${why} (${detail}).`);
-    }
-    throw new ReelayError('upstream_error', `The PeerTube instance failed (${detail}).`);
+      return `The video ${why} (${detail}).`;
+    });
   },
 };
 
@@ -210,11 +215,8 @@ export const peertubeCollections: UrlExtractor = {
     const isList = answer.status === 200 && body && typeof body.total === 'number' && Array.isArray(body.data);
     if (!isList) {
       if (answer.status < 400 || !isPeerTubeError(answer, body)) throw new NotMyUrl('peertube_collection', `${listing.videos} answered ${answer.status}, not a PeerTube list`);
-      const detail = str(body?.detail) ?? str(body?.error) ?? `HTTP ${answer.status}`;
-      if (answer.status === 404 || answer.status === 410 || answer.status === 401 || answer.status === 403) {
-        throw new ReelayError('content_not_found', `The PeerTube ${listing.kind === 'profile' ? 'account' : listing.kind} does not exist or is not public (${detail}).`);
-      }
-      throw new ReelayError('upstream_error', `The PeerTube instance failed (${detail}).`);
+      const what = listing.kind === 'profile' ? 'account' : listing.kind;
+      throw peertubeFailure(answer.status, body, (detail) => `The PeerTube ${what} does not exist or is not public (${detail}).`);
     }
     const rows = arr(body!.data).slice(0, PAGE);
     // A playlist's rows wrap the video ({position, video}); a deleted or private one is null.

@@ -160,7 +160,9 @@ describe('PeerTube', () => {
   });
 
   test('an account that does not exist is content_not_found', async () => {
-    expect((await failure(extract(origin.url('/a/nobody')))).code).toBe('content_not_found');
+    const error = await failure(extract(origin.url('/a/nobody')));
+    expect(error.code).toBe('content_not_found');
+    expect(error.message).toBe('The PeerTube account does not exist or is not public (Account not found).');
   });
 });
 

@@ -1,0 +1,234 @@
+// The front page in a real browser: a link in, the file out, in one action. A direct stream reaches
+// the browser's downloads with the origin's bytes; a job (the remembered preference "Sound only, MP3")
+// follows its event stream and saves its artifact when done; /?u= starts at once; the queue survives a
+// reload and reattaches to a running job, which can be cancelled; a feed shows its entries to pick;
+// a live stream is recorded and stopped; a failure says why. Every state passes the audit.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeEach, expect, test } from '@jest/globals';
+import type { Download, Page } from 'playwright-core';
+import { startLiveHls, type LiveStream } from '@reelay/testkit';
+import { auditPage } from './audit.js';
+import { describeBrowser, usePlaygroundStack } from './browser.js';
+
+let page: Page;
+let live: LiveStream | undefined;
+
+const sha = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
+const bytesOf = async (download: Download) => fs.readFileSync((await download.path())!);
+
+describeBrowser('the front page', () => {
+  const stack = usePlaygroundStack('front', (origin, media) => {
+    origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
+    origin.body('/watch.html', `<!doctype html><html><head><title>Test card</title></head><body>
+      <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`, 'text/html');
+    origin.body('/two.html', `<!doctype html><html><head><title>Two clips</title></head><body>
+      <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video>
+      <video><source src="/media/held.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"></video></body></html>`, 'text/html');
+    // A merge whose video the origin holds back: the job stays processing until it is cancelled.
+    const video = fs.readFileSync(media.videoOnlyMp4);
+    origin.route('/media/held.mp4', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': video.length });
+      res.write(video.subarray(0, Math.floor(video.length / 3)));
+    });
+    origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
+    origin.body('/held.html', `<!doctype html><html><head><title>Held tracks</title></head><body>
+      <video><source src="/media/held.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>
+      </body></html>`, 'text/html');
+    // A podcast feed of three episodes (the same tone under three names).
+    for (const n of [1, 2, 3]) origin.file(`/audio/${n}.m4a`, media.audioOnlyM4a, 'audio/mp4');
+    const items = [1, 2, 3].map((n) => `<item><title>Episode ${n}</title><guid isPermaLink="false">front-ep-${n}</guid><enclosure url="${origin.url(`/audio/${n}.m4a`)}" length="1000" type="audio/mp4"/></item>`);
+    origin.body('/feed.xml', `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Three Tones</title><link>${origin.url('/')}</link>${items.join('')}</channel></rss>`, 'application/rss+xml');
+    // A live HLS stream that ffmpeg writes in real time.
+    const stream = (live = startLiveHls());
+    origin.route('/live/index.m3u8', (_req, res) => res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(fs.readFileSync(path.join(stream.dir, 'index.m3u8'))));
+    for (let i = 0; i < 600; i++) {
+      origin.route(`/live/seg${i}.ts`, (_req, res) => {
+        const file = path.join(stream.dir, `seg${i}.ts`);
+        if (!fs.existsSync(file)) return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-type': 'video/mp2t' }).end(fs.readFileSync(file));
+      });
+    }
+  });
+
+  afterAll(() => {
+    live?.kill();
+    if (live) fs.rmSync(live.dir, { recursive: true, force: true });
+  });
+
+  beforeEach(async () => {
+    await stack.browser.fresh();
+    page = stack.browser.page;
+  });
+
+  const field = () => page.getByLabel('Link', { exact: true });
+  const queueRow = (title: string) => page.locator('#queue-list li', { hasText: title });
+
+  async function submit(url: string): Promise<void> {
+    await field().fill(url);
+    await page.getByRole('button', { name: 'Download', exact: true }).click();
+  }
+
+  test('a direct stream: one click, and the browser saves the origin\'s bytes', async () => {
+    await page.goto(`${stack.served.base}/`);
+    const problems = await auditPage(page, 'front-idle');
+    const download = page.waitForEvent('download');
+    await submit(stack.origin.url('/watch.html'));
+    const saved = await download;
+    expect(saved.suggestedFilename()).toBe('Test card.mp4');
+    expect(sha(await bytesOf(saved))).toBe(sha(fs.readFileSync(stack.media.muxedMp4)));
+    // The browser fetched it by the link, never the page: the queue says where it went.
+    expect(saved.url()).toContain('/api/v1/download/stream?');
+    await queueRow('Test card').locator('.job-status', { hasText: 'Test card.mp4' }).waitFor();
+    problems.push(...(await auditPage(page, 'front-saved')));
+    expect(problems).toEqual([]);
+  });
+
+  test('a page with several items saves the first and says where the others are', async () => {
+    await page.goto(`${stack.served.base}/`);
+    const download = page.waitForEvent('download');
+    await submit(stack.origin.url('/two.html'));
+    expect(sha(await bytesOf(await download))).toBe(sha(fs.readFileSync(stack.media.muxedMp4)));
+    await page.getByRole('status').filter({ hasText: 'This page has 1 more item: choose it under More options.' }).waitFor();
+    await expect(page.getByRole('link', { name: /^More options: / }).getAttribute('href')).resolves.toBe(`/advanced?u=${encodeURIComponent(stack.origin.url('/two.html'))}`);
+  });
+
+  test('/?u= downloads at once and leaves the address clean, so a reload does not download again', async () => {
+    const download = page.waitForEvent('download');
+    await page.goto(`${stack.served.base}/?u=${encodeURIComponent(stack.origin.url('/watch.html'))}`);
+    expect(sha(await bytesOf(await download))).toBe(sha(fs.readFileSync(stack.media.muxedMp4)));
+    expect(new URL(page.url()).search).toBe('');
+    await expect(field().inputValue()).resolves.toBe(stack.origin.url('/watch.html'));
+  });
+
+  test('remembered preferences make a job; it follows its events, saves the file when ready, and survives a reload', async () => {
+    await page.goto(`${stack.served.base}/`);
+    await page.getByText('Preferences', { exact: true }).click();
+    await page.getByLabel('Sound only').check();
+    await page.getByLabel('File type').selectOption('mp3');
+    await page.reload();
+    await expect(page.getByLabel('Sound only').isChecked()).resolves.toBe(true);
+    await expect(page.getByLabel('File type').inputValue()).resolves.toBe('mp3');
+
+    const download = page.waitForEvent('download', { timeout: 30_000 });
+    await submit(stack.origin.url('/watch.html'));
+    const saved = await download;
+    expect(saved.suggestedFilename()).toBe('Test card.mp3');
+    const row = queueRow('Test card');
+    await row.locator('.badge', { hasText: 'Ready' }).waitFor();
+    const id = (await row.getAttribute('data-job-id'))!;
+    // The same bytes as the job's artifact, and an MP3 (an ID3 tag or an MPEG frame first).
+    const artifact = Buffer.from(await (await fetch(`${stack.served.base}/api/v1/jobs/${id}/artifact`)).arrayBuffer());
+    const bytes = await bytesOf(saved);
+    expect(sha(bytes)).toBe(sha(artifact));
+    expect(bytes.subarray(0, 3).toString('latin1') === 'ID3' || bytes[0] === 0xff).toBe(true);
+    await expect(row.getByRole('link', { name: 'Save Test card.mp3' }).getAttribute('href')).resolves.toBe(`/api/v1/jobs/${id}/artifact`);
+
+    // After a reload the finished job is still listed, with its file offered, and not saved again.
+    let again = false;
+    page.on('download', () => (again = true));
+    await page.reload();
+    await queueRow('Test card').getByRole('link', { name: 'Save Test card.mp3' }).waitFor();
+    expect(again).toBe(false);
+  });
+
+  test('a running job is followed again after a reload, and Cancel ends it', async () => {
+    await page.goto(`${stack.served.base}/`);
+    await submit(stack.origin.url('/held.html'));
+    const row = queueRow('Held tracks');
+    await row.locator('.badge', { hasText: 'Working' }).waitFor({ timeout: 15_000 });
+    await expect(row.locator('progress').count()).resolves.toBe(1);
+    const problems = await auditPage(page, 'front-running');
+
+    await page.reload();
+    await row.locator('.badge', { hasText: 'Working' }).waitFor();
+    await row.getByRole('button', { name: 'Cancel “Held tracks”' }).click();
+    await row.locator('.badge', { hasText: 'Cancelled' }).waitFor({ timeout: 15_000 });
+    await expect(row.locator('.job-status').innerText()).resolves.toBe('Cancelled. Nothing was saved.');
+    const id = await row.getAttribute('data-job-id');
+    const job = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as { data: { status: string } };
+    expect(job.data.status).toBe('cancelled');
+    problems.push(...(await auditPage(page, 'front-cancelled')));
+    expect(problems).toEqual([]);
+  });
+
+  test('a feed shows its entries; the picked ones become one collection job whose ZIP is saved', async () => {
+    await page.goto(`${stack.served.base}/`);
+    await submit(stack.origin.url('/feed.xml'));
+    const choice = page.getByRole('region', { name: 'Three Tones' });
+    await choice.getByLabel('Episode 2').waitFor();
+    const problems = await auditPage(page, 'front-collection');
+    await choice.getByLabel('Episode 2').uncheck();
+    const download = page.waitForEvent('download', { timeout: 60_000 });
+    await choice.getByRole('button', { name: 'Download 2 selected' }).click();
+    const saved = await download;
+    expect(saved.suggestedFilename()).toMatch(/\.zip$/);
+    const zip = await bytesOf(saved);
+    expect(zip.subarray(0, 2).toString('latin1')).toBe('PK');
+    const row = queueRow('Three Tones');
+    await expect(row.locator('.job-status').innerText()).resolves.toContain('2 of 2 done');
+    const id = await row.getAttribute('data-job-id');
+    const children = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}/children`)).json()) as { data: { children: Array<{ index: number; status: string }> } };
+    expect(children.data.children.map((c) => [c.index, c.status])).toEqual([[1, 'completed'], [3, 'completed']]);
+    expect(problems).toEqual([]);
+  }, 90_000);
+
+  test('a live stream offers Record; Stop in the queue ends it with the recording saved', async () => {
+    await live!.listed(2);
+    await page.goto(`${stack.served.base}/`);
+    await submit(stack.origin.url('/live/index.m3u8'));
+    await page.getByRole('button', { name: 'Record' }).waitFor();
+    const problems = await auditPage(page, 'front-live');
+    await page.getByRole('button', { name: 'Record' }).click();
+    const row = page.locator('#queue-list li').first();
+    await row.locator('.job-status', { hasText: /Recording: [2-9] seconds so far/ }).waitFor({ timeout: 20_000 });
+    problems.push(...(await auditPage(page, 'front-recording')));
+    const download = page.waitForEvent('download', { timeout: 20_000 });
+    await row.getByRole('button', { name: /^Stop recording/ }).click();
+    const saved = await download;
+    expect(saved.suggestedFilename()).toMatch(/\.(mp4|mkv|ts)$/);
+    expect((await bytesOf(saved)).length).toBeGreaterThan(1000);
+    await row.locator('.job-status', { hasText: /^Recorded \d+ seconds/ }).waitFor();
+    expect(problems).toEqual([]);
+  }, 90_000);
+
+  test('a failure says why in plain words, and nothing joins the queue', async () => {
+    await page.goto(`${stack.served.base}/`);
+    await submit(stack.origin.url('/no-such-page.html'));
+    const status = page.getByRole('status').and(page.locator('[data-kind="error"]'));
+    await status.waitFor();
+    await expect(status.innerText()).resolves.not.toMatch(/started|job/i);
+    await expect(page.locator('#queue-list li').count()).resolves.toBe(0);
+    await submit('not a link');
+    await expect(status.innerText()).resolves.toBe('Enter a full link, starting with http:// or https://.');
+    await expect(page.evaluate('document.activeElement.id')).resolves.toBe('link');
+    expect(await auditPage(page, 'front-error')).toEqual([]);
+  });
+
+  test('a stored download whose file has passed its time says it expired, and offers no dead link', async () => {
+    await page.goto(`${stack.served.base}/`);
+    const old = { id: 'gone-job', title: 'Old talk', kind: 'job', status: 'completed', created: 1, artifact: { url: '/api/v1/jobs/gone-job/artifact', filename: 'Old talk.mp4', size: 10, expires_at: '2020-01-01T00:00:00Z' } };
+    await page.evaluate(`localStorage.setItem('reelay-queue', ${JSON.stringify(JSON.stringify([old]))})`);
+    await page.reload();
+    const row = queueRow('Old talk');
+    await row.locator('.badge', { hasText: 'Expired' }).waitFor();
+    await expect(row.getByRole('link').count()).resolves.toBe(0);
+    await row.getByRole('button', { name: 'Remove “Old talk” from the list' }).click();
+    await expect(page.locator('#queue').isHidden()).resolves.toBe(true);
+    await expect(page.evaluate("localStorage.getItem('reelay-queue')")).resolves.toBe('[]');
+  });
+
+  test('a German browser gets the page in German', async () => {
+    const context = await page.context().browser()!.newContext({ locale: 'de-DE' });
+    try {
+      const german = await context.newPage();
+      await german.goto(`${stack.served.base}/`);
+      await german.getByRole('heading', { level: 1, name: 'Video oder Ton speichern' }).waitFor();
+      await expect(german.locator('html').getAttribute('lang')).resolves.toBe('de');
+      await expect(german.getByRole('button', { name: 'Herunterladen', exact: true }).count()).resolves.toBe(1);
+    } finally {
+      await context.close();
+    }
+  });
+});

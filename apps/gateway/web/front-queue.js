@@ -1,0 +1,322 @@
+// @ts-check
+// The front page's queue of downloads: kept in localStorage so it survives a reload, each running job
+// followed on its event stream (GET /api/v1/jobs/{id}/events, the Job as JSON on every change) with a
+// progress bar and an estimate of the time left. A finished job's file is saved at once when this page
+// saw it finish, and offered with a button; a failure shows the server's reason. Running jobs can be
+// cancelled, recordings stopped.
+import { api, el, formatBytes } from './api.js';
+import { t } from './i18n.js';
+
+const STORAGE_KEY = 'reelay-queue';
+const MAX_ENTRIES = 30;
+const TERMINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
+/**
+ * One line of the queue, as stored.
+ * @typedef {{ id: string, title: string, kind: 'job' | 'collection' | 'record' | 'direct', status: string,
+ *   progress?: number, filename?: string, size?: number, artifact?: { url: string, filename: string, size: number, expires_at: string },
+ *   error?: string, saved?: boolean, detail?: string, recording?: number, created: number }} Entry
+ */
+
+/** @returns {Entry[]} */
+function load() {
+  try {
+    const parsed = JSON.parse(window.localStorage.getItem(STORAGE_KEY) ?? '[]');
+    return Array.isArray(parsed) ? parsed.filter((e) => e && typeof e.id === 'string' && typeof e.title === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Seconds as "12 s" or "3 min", in the visitor's language. @param {number} seconds */
+export function duration(seconds) {
+  const s = Math.max(1, Math.round(seconds));
+  return s < 90 ? t('front:seconds', { count: s }) : t('front:minutes', { count: Math.round(s / 60) });
+}
+
+/**
+ * Time left from how fast progress has moved since the job started processing: null until it has
+ * moved (a guess from one sample would swing wildly).
+ * @param {{ at: number, progress: number } | undefined} first @param {number} progress @param {number} now
+ */
+export function timeLeft(first, progress, now) {
+  if (!first || progress <= first.progress || progress >= 100) return null;
+  const perPercent = (now - first.at) / (progress - first.progress);
+  return (perPercent * (100 - progress)) / 1000;
+}
+
+export class Queue {
+  /** @param {{ section: HTMLElement, list: HTMLElement, clear: HTMLButtonElement, announce: (message: string, kind?: 'info' | 'error' | 'success') => void }} parts */
+  constructor(parts) {
+    this.parts = parts;
+    /** @type {Entry[]} */
+    this.entries = load();
+    /** @type {Map<string, EventSource>} */
+    this.streams = new Map();
+    /** @type {Map<string, { at: number, progress: number }>} when each job's progress started moving */
+    this.firstSample = new Map();
+    /** @type {Map<string, HTMLElement>} */
+    this.rows = new Map();
+    parts.clear.addEventListener('click', () => {
+      this.entries = this.entries.filter((e) => !TERMINAL.has(e.status) && e.status !== 'saved');
+      this.save();
+      this.render();
+    });
+    // The time left moves on between events (and grows while a job stalls): say it anew every few seconds.
+    setInterval(() => {
+      for (const entry of this.entries) {
+        if (entry.status !== 'processing' || entry.kind === 'record') continue;
+        const line = this.rows.get(entry.id)?.querySelector('.job-status');
+        if (line) line.textContent = this.statusText(entry);
+      }
+    }, 3000);
+    // Another tab added or finished a download: show the same queue.
+    window.addEventListener('storage', (event) => {
+      if (event.key !== STORAGE_KEY) return;
+      this.entries = load();
+      this.render();
+      this.followRunning();
+    });
+  }
+
+  save() {
+    try {
+      window.localStorage.setItem(STORAGE_KEY, JSON.stringify(this.entries.slice(0, MAX_ENTRIES)));
+    } catch {
+      // Storage full or refused: the queue lives until the page is closed.
+    }
+  }
+
+  /** Shows the stored queue and reattaches to the event streams of the jobs still running. */
+  start() {
+    // A finished job's file is kept only so long (ARTIFACT_TTL_SECONDS): past its time, say so.
+    for (const entry of this.entries) {
+      if (entry.status === 'completed' && entry.artifact && Date.parse(entry.artifact.expires_at) < Date.now()) entry.status = 'expired';
+    }
+    this.save();
+    this.render();
+    this.followRunning();
+  }
+
+  followRunning() {
+    for (const entry of this.entries) if (entry.kind !== 'direct' && !TERMINAL.has(entry.status)) this.follow(entry);
+  }
+
+  /** Adds a download at the top (a job already listed is moved up, not doubled). @param {Omit<Entry, 'created'>} fields */
+  add(fields) {
+    const existing = this.entries.find((e) => e.id === fields.id);
+    this.entries = [{ ...existing, ...fields, created: Date.now() }, ...this.entries.filter((e) => e.id !== fields.id)].slice(0, MAX_ENTRIES);
+    this.save();
+    this.render();
+    const entry = this.entries[0];
+    if (entry.kind !== 'direct' && !TERMINAL.has(entry.status)) this.follow(entry);
+    this.rows.get(entry.id)?.scrollIntoView({ block: 'nearest' });
+  }
+
+  /** @param {Entry} entry */
+  follow(entry) {
+    if (this.streams.has(entry.id)) return;
+    const source = new EventSource(`/api/v1/jobs/${encodeURIComponent(entry.id)}/events`);
+    this.streams.set(entry.id, source);
+    source.addEventListener('job', (event) => {
+      let job;
+      try {
+        job = JSON.parse(/** @type {MessageEvent} */ (event).data);
+      } catch {
+        return;
+      }
+      this.update(entry.id, job);
+      if (TERMINAL.has(job.status)) this.unfollow(entry.id);
+    });
+    source.addEventListener('error', () => {
+      // The browser reconnects by itself (from the last event id) unless the answer was not a stream:
+      // then ask once what became of the job.
+      if (source.readyState !== EventSource.CLOSED) return;
+      this.unfollow(entry.id);
+      api(`/api/v1/jobs/${encodeURIComponent(entry.id)}`)
+        .then((job) => {
+          this.update(entry.id, job);
+          if (!TERMINAL.has(job.status)) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 2000);
+        })
+        .catch((err) => {
+          // Offline or the server restarting: the job may well be running; look again later.
+          if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
+          else this.patch(entry.id, { status: 'failed', error: err.status === 404 ? t('front:jobUnknown') : err.message });
+        });
+    });
+  }
+
+  unfollow(id) {
+    this.streams.get(id)?.close();
+    this.streams.delete(id);
+  }
+
+  entry(id) {
+    return this.entries.find((e) => e.id === id);
+  }
+
+  /** @param {string} id @param {Partial<Entry>} fields */
+  patch(id, fields) {
+    const entry = this.entry(id);
+    if (!entry) return;
+    Object.assign(entry, fields);
+    this.save();
+    this.renderRow(entry);
+  }
+
+  /** A Job from the server, onto its entry. @param {string} id @param {any} job */
+  update(id, job) {
+    const entry = this.entry(id);
+    if (!entry) return;
+    const before = entry.status;
+    const progress = Math.round(job.status === 'completed' ? 100 : job.progress ?? 0);
+    if (job.status === 'processing' && !this.firstSample.has(id)) this.firstSample.set(id, { at: Date.now(), progress });
+    /** @type {Partial<Entry>} */
+    const fields = { status: job.status, progress, error: job.error?.message };
+    if (job.recording) fields.recording = job.recording.seconds;
+    if (job.entries) fields.detail = [t('front:entriesDone', { done: job.entries.completed, total: job.entries.total }), job.entries.failed ? t('front:entriesFailed', { count: job.entries.failed }) : null].filter(Boolean).join(', ');
+    if (job.artifact) fields.artifact = job.artifact;
+    this.patch(id, fields);
+    if (job.status === before) return;
+    if (job.status === 'completed') {
+      this.parts.announce(t('front:announceReady', { title: entry.title }), 'success');
+      // Seen finishing here (not on a reload of a long-finished job): save it without another click.
+      if (entry.artifact && !entry.saved && before && !TERMINAL.has(before)) {
+        saveLink(entry.artifact.url, entry.artifact.filename);
+        this.patch(id, { saved: true });
+      }
+    } else if (job.status === 'failed') this.parts.announce(t('front:announceFailed', { title: entry.title, reason: job.error?.message ?? t('front:noReason') }), 'error');
+  }
+
+  render() {
+    this.parts.section.hidden = this.entries.length === 0;
+    const rows = this.entries.map((entry) => this.renderRow(entry, false));
+    this.parts.list.replaceChildren(...rows);
+    for (const id of [...this.rows.keys()]) if (!this.entry(id)) this.rows.delete(id);
+    this.parts.clear.hidden = !this.entries.some((e) => TERMINAL.has(e.status) || e.status === 'saved');
+  }
+
+  /** Builds (or rebuilds in place) one entry's row. @param {Entry} entry */
+  renderRow(entry, replace = true) {
+    const id = `q-${entry.id.replace(/[^A-Za-z0-9_-]/g, '')}`;
+    const running = !TERMINAL.has(entry.status) && entry.status !== 'saved';
+    const statusText = this.statusText(entry);
+    const kind = entry.status === 'failed' || entry.status === 'expired' ? 'error' : entry.status === 'completed' || entry.status === 'saved' ? 'success' : 'info';
+    const bar = running && entry.kind !== 'direct'
+      ? el(
+          'div',
+          { class: 'progress-row' },
+          el('progress', { max: 100, value: entry.kind === 'record' ? null : entry.progress ?? 0, 'aria-labelledby': `${id}-title`, 'aria-describedby': `${id}-status` }),
+          entry.kind === 'record' ? null : el('span', { class: 'percent', 'aria-hidden': 'true' }, `${entry.progress ?? 0}%`),
+        )
+      : null;
+    const row = el(
+      'li',
+      { class: 'card job', 'data-job-id': entry.id, 'data-status': entry.status },
+      el('div', { class: 'job-head' }, el('strong', { id: `${id}-title`, class: 'job-title' }, entry.title), el('span', { class: 'badge', 'data-status': entry.status }, badgeText(entry))),
+      bar,
+      el('p', { id: `${id}-status`, class: 'job-status', 'data-kind': kind }, statusText),
+      this.actions(entry),
+    );
+    const old = this.rows.get(entry.id);
+    this.rows.set(entry.id, row);
+    if (replace && old?.isConnected) {
+      // Keep the keyboard where it was: a focused button is found again by its role in the new row.
+      const focused = old.contains(document.activeElement) ? document.activeElement?.getAttribute('data-action') : null;
+      old.replaceWith(row);
+      if (focused) /** @type {HTMLElement | null} */ (row.querySelector(`[data-action="${focused}"]`))?.focus();
+      this.parts.clear.hidden = !this.entries.some((e) => TERMINAL.has(e.status) || e.status === 'saved');
+    }
+    return row;
+  }
+
+  /** @param {Entry} entry */
+  statusText(entry) {
+    switch (entry.status) {
+      case 'saved':
+        return t('front:savedByBrowser', { filename: entry.filename ?? '' });
+      case 'queued':
+        return t('front:waiting');
+      case 'processing': {
+        if (entry.kind === 'record') return t('front:recordingFor', { time: duration(entry.recording ?? 0) });
+        const left = timeLeft(this.firstSample.get(entry.id), entry.progress ?? 0, Date.now());
+        const parts = [entry.detail ?? t('front:making')];
+        if (left !== null) parts.push(t('front:timeLeft', { time: duration(left) }));
+        return parts.join(' · ');
+      }
+      case 'completed': {
+        if (entry.kind === 'record') return t('front:recorded', { time: duration(entry.recording ?? 0) });
+        const size = entry.artifact ? formatBytes(entry.artifact.size) : '';
+        return [entry.detail, t('front:ready', { size })].filter(Boolean).join(' · ');
+      }
+      case 'failed':
+        return t('front:failed', { reason: entry.error ?? t('front:noReason') });
+      case 'expired':
+        return t('front:expired');
+      case 'cancelled':
+        return t('front:cancelled');
+      default:
+        return entry.status;
+    }
+  }
+
+  /** @param {Entry} entry */
+  actions(entry) {
+    const box = el('div', { class: 'job-actions' });
+    const label = (key) => t(key, { title: entry.title });
+    if (entry.status === 'completed' && entry.artifact) {
+      box.append(el('a', { class: 'button primary', href: entry.artifact.url, download: entry.artifact.filename, 'data-action': 'save' }, t('front:save', { filename: entry.artifact.filename })));
+    }
+    if (entry.kind === 'record' && entry.status === 'processing') {
+      const stop = el('button', { type: 'button', class: 'small', 'data-action': 'stop', 'aria-label': label('front:stopLabel') }, t('front:stop'));
+      stop.addEventListener('click', () => this.control(entry, stop, 'stop'));
+      box.append(stop);
+    }
+    if (entry.kind !== 'direct' && !TERMINAL.has(entry.status)) {
+      const cancel = el('button', { type: 'button', class: 'small', 'data-action': 'cancel', 'aria-label': label('front:cancelLabel') }, t('front:cancel'));
+      cancel.addEventListener('click', () => this.control(entry, cancel, 'cancel'));
+      box.append(cancel);
+    }
+    if (TERMINAL.has(entry.status) || entry.status === 'saved') {
+      const remove = el('button', { type: 'button', class: 'small', 'data-action': 'remove', 'aria-label': label('front:removeLabel') }, t('front:remove'));
+      remove.addEventListener('click', () => {
+        this.entries = this.entries.filter((e) => e.id !== entry.id);
+        this.save();
+        this.render();
+        /** @type {HTMLElement | null} */ (this.parts.list.querySelector('button, a'))?.focus();
+      });
+      box.append(remove);
+    }
+    return box;
+  }
+
+  /** Cancels a job (DELETE) or stops a recording (POST …/stop); the event stream shows the end. */
+  async control(entry, button, what) {
+    button.disabled = true;
+    const url = `/api/v1/jobs/${encodeURIComponent(entry.id)}`;
+    try {
+      if (what === 'cancel') await api(url, { method: 'DELETE' });
+      else {
+        await api(`${url}/stop`, { method: 'POST' });
+        button.textContent = t('front:stopping');
+      }
+    } catch (err) {
+      this.parts.announce(err.message, 'error');
+      button.disabled = false;
+    }
+  }
+}
+
+/** The badge's word: the status, and "Recording" for a recording that runs. @param {Entry} entry */
+function badgeText(entry) {
+  if (entry.kind === 'record' && entry.status === 'processing') return t('front:statusRecording');
+  return t(`front:status${entry.status.charAt(0).toUpperCase()}${entry.status.slice(1)}`);
+}
+
+/** Hands a same-origin URL to the browser's own download (streamed to disk, never held here). */
+export function saveLink(href, filename) {
+  const link = el('a', { href, download: filename ?? '', hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+}
