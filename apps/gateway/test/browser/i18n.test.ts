@@ -30,6 +30,10 @@ describeBrowser('the web app in two languages', () => {
     origin.body('/split.html', `<!doctype html><html><head><title>Lavfi test card</title></head><body>
       <video poster="/media/poster.png"><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'>
         <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English"></video></body></html>`, 'text/html');
+    // A podcast feed of two episodes: the front page's collection choice.
+    origin.body('/feed.xml', `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Zwei Töne</title><link>${origin.url('/')}</link>${[1, 2]
+      .map((n) => `<item><title>Folge ${n}</title><guid isPermaLink="false">i18n-ep-${n}</guid><enclosure url="${origin.url('/media/audio-only.m4a')}" length="1000" type="audio/mp4"/></item>`)
+      .join('')}</channel></rss>`, 'application/rss+xml');
     for (const name of fs.readdirSync(media.hlsDir)) {
       origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
     }
@@ -54,8 +58,54 @@ describeBrowser('the web app in two languages', () => {
     await page.getByRole('heading', { name: waitFor }).first().waitFor();
   }
 
+  /** The front page's one action: the link, then its Download button. */
+  async function download(url: string): Promise<void> {
+    await page.getByLabel('Link', { exact: true }).fill(url);
+    await page.getByRole('button', { name: 'Herunterladen', exact: true }).click();
+  }
+
   test('a German browser gets every page and state in German, and each passes the audit', async () => {
     const problems: string[] = [];
+    // The front page: idle (preferences open), a refused link and a server's failure, a job, a collection.
+    await page.goto(`${stack.served.base}/`);
+    await page.getByRole('heading', { level: 1, name: 'Video oder Ton speichern' }).waitFor();
+    await page.locator('#front-form[data-ready]').waitFor();
+    await page.getByText('Einstellungen', { exact: true }).click();
+    await page.getByLabel('Dateityp').waitFor();
+    problems.push(...(await check('front-idle')));
+
+    await download('kein Link');
+    await page.getByRole('status').filter({ hasText: 'Geben Sie einen vollständigen Link ein' }).waitFor();
+    await download(stack.origin.url('/no-such-page.html'));
+    await page.getByRole('status').filter({ hasText: 'Der Server meldet:' }).waitFor();
+    problems.push(...(await check('front-failure')));
+
+    const saved = page.waitForEvent('download', { timeout: 60_000 });
+    await download(stack.origin.url('/hls/index.m3u8'));
+    await saved;
+    const jobRow = page.locator('#queue-list li').first();
+    await jobRow.locator('.badge', { hasText: /^(Fertig|Gespeichert)$/ }).waitFor({ timeout: 30_000 });
+    problems.push(...(await check('front-job', ['index'])));
+
+    await download(stack.origin.url('/feed.xml'));
+    await page.getByRole('region', { name: 'Zwei Töne' }).getByLabel('Folge 2').waitFor();
+    problems.push(...(await check('front-collection', ['Zwei Töne', 'Folge 1', 'Folge 2'])));
+
+    // The queue with a row in each end state (as a reload finds them), beside the finished job.
+    const stored = [
+      { id: 'i18n-old', title: 'Alter Vortrag', kind: 'job', status: 'completed', created: 1, artifact: { url: '/api/v1/jobs/i18n-old/artifact', filename: 'Alter Vortrag.mp4', size: 10, expires_at: '2020-01-01T00:00:00Z' } },
+      { id: 'i18n-failed', title: 'Kaputter Vortrag', kind: 'job', status: 'failed', created: 2, error: 'The origin answered 404.' },
+      { id: 'i18n-cancelled', title: 'Abgebrochener Vortrag', kind: 'job', status: 'cancelled', created: 3 },
+      { id: 'i18n-gone', title: 'Vergessener Vortrag', kind: 'job', status: 'processing', created: 4 },
+    ];
+    await page.evaluate(`localStorage.setItem('reelay-queue', JSON.stringify([...JSON.parse(localStorage.getItem('reelay-queue')), ...${JSON.stringify(stored)}]))`);
+    await page.reload();
+    for (const badge of ['Abgelaufen', 'Abgebrochen']) await page.locator('#queue-list .badge', { hasText: badge }).waitFor();
+    // A running job the server no longer knows turns into a failure that says so.
+    await page.locator('#queue-list li', { hasText: 'Vergessener Vortrag' }).getByText('Der Server kennt diesen Download nicht mehr', { exact: false }).waitFor();
+    problems.push(...(await check('front-queue', ['index', ...stored.map((entry) => entry.title), 'The origin answered 404.'])));
+
+    // More options (the playground).
     await page.goto(`${stack.served.base}/advanced`);
     await page.getByRole('heading', { level: 1, name: 'Weitere Optionen' }).waitFor();
     problems.push(...(await check('advanced-idle')));
@@ -130,7 +180,7 @@ describeBrowser('the web app in two languages', () => {
 
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Weitere Optionen' }).waitFor();
-    for (const [url, heading] of [['/settings/api-keys', 'API-Schlüssel'], ['/no/such/page', 'Seite nicht gefunden']]) {
+    for (const [url, heading] of [['/', 'Video oder Ton speichern'], ['/settings/api-keys', 'API-Schlüssel'], ['/no/such/page', 'Seite nicht gefunden']]) {
       await page.goto(`${stack.served.base}${url}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
       await expect(page.locator('#language-select').inputValue()).resolves.toBe('de');
@@ -138,6 +188,15 @@ describeBrowser('the web app in two languages', () => {
     await page.locator('#language-select').selectOption('en');
     await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('en');
+
+    // The front page's switch: its words and what its script wrote (the preferences' summary) change.
+    await page.goto(`${stack.served.base}/`);
+    await page.getByRole('heading', { level: 1, name: 'Save a video or its sound' }).waitFor();
+    await page.locator('#front-form[data-ready]').waitFor();
+    await expect(page.locator('#prefs-summary').innerText()).resolves.toBe('(Best available)');
+    await page.locator('#language-select').selectOption('de');
+    await page.getByRole('heading', { level: 1, name: 'Video oder Ton speichern' }).waitFor();
+    await expect(page.locator('#prefs-summary').innerText()).resolves.toBe('(Beste verfügbare)');
   }, 120_000);
 
   test('numbers and dates are written the way the language writes them', async () => {
