@@ -2,9 +2,9 @@
 // The account parts of the settings page beside the keys: social sign-in buttons, the forgotten-
 // password and reset forms, mailed links (#verify=…, #reset=…: the token stays in the fragment and
 // is posted once, then removed from the address bar), sign-in methods, sessions, password change,
-// deletion and each key's usage chart. Strings come from account-text.js.
+// deletion and each key's usage chart. Words come from the settings catalog (settings:account.*).
 import { ApiError, api, el, say, timeEl } from './api.js';
-import { text } from './account-text.js';
+import { formatNumber, t } from './i18n.js';
 import { usageChart } from './usage-chart.js';
 import { passkeyList, passkeysSupported, signInWithPasskey } from './passkeys.js';
 
@@ -40,11 +40,11 @@ export async function signedOutExtras(status) {
         } catch (err) {
           say(status, err.message, 'error');
         }
-      } }, text.signInWithPasskey)
+      } }, t('settings:account.signInWithPasskey'))
     : null;
   box.replaceChildren(
-    el('p', {}, text.orSocial),
-    ...providers.map((p) => el('a', { class: 'button', href: `/account/oauth/${encodeURIComponent(p.id)}/start?return_to=/settings/api-keys`, 'data-provider': p.id }, text.signInWith(p.name))),
+    el('p', {}, t('settings:account.orSocial')),
+    ...providers.map((p) => el('a', { class: 'button', href: `/account/oauth/${encodeURIComponent(p.id)}/start?return_to=/settings/api-keys`, 'data-provider': p.id }, t('settings:account.signInWith', { name: p.name }))),
     passkeyButton,
   );
   box.hidden = !providers.length && !passkeyButton;
@@ -52,17 +52,17 @@ export async function signedOutExtras(status) {
   forgot.hidden = !mail;
   if (!mail) return;
   forgot.replaceChildren(
-    el('h2', {}, text.forgotTitle),
-    el('p', { class: 'hint' }, text.forgotHint),
-    el('div', { class: 'field' }, el('label', { for: 'forgot-email' }, 'E-mail'), el('input', { id: 'forgot-email', type: 'email', required: true, autocomplete: 'email' })),
+    el('h2', {}, t('settings:account.forgotTitle')),
+    el('p', { class: 'hint' }, t('settings:account.forgotHint')),
+    el('div', { class: 'field' }, el('label', { for: 'forgot-email' }, t('settings:email')), el('input', { id: 'forgot-email', type: 'email', required: true, autocomplete: 'email' })),
     el('p', { class: 'form-error', role: 'alert' }),
-    el('button', { type: 'submit' }, text.forgotButton),
+    el('button', { type: 'submit' }, t('settings:account.forgotButton')),
   );
   forgot.onsubmit = async (event) => {
     event.preventDefault();
     try {
       await api('/account/password/forgot', { method: 'POST', body: { email: byId('forgot-email').value } });
-      say(status, text.forgotSent, 'success');
+      say(status, t('settings:account.forgotSent'), 'success');
     } catch (err) {
       forgot.querySelector('.form-error').textContent = err.message;
     }
@@ -75,7 +75,7 @@ export async function handleMailedLink(status) {
   const returned = new URLSearchParams(location.hash.slice(1));
   if (returned.has('sign-in-error')) {
     history.replaceState(null, '', location.pathname + location.search);
-    say(status, returned.get('message') || text.signInFailed, 'error');
+    say(status, returned.get('message') || t('settings:account.signInFailed'), 'error');
     return;
   }
   const link = takeLinkToken();
@@ -83,7 +83,7 @@ export async function handleMailedLink(status) {
   if (link.kind === 'verify') {
     try {
       await api('/account/verify', { method: 'POST', body: { token: link.token } });
-      say(status, text.verifyDone, 'success');
+      say(status, t('settings:account.verifyDone'), 'success');
     } catch (err) {
       say(status, err.message, 'error');
     }
@@ -92,17 +92,17 @@ export async function handleMailedLink(status) {
   const form = byId('reset-form');
   form.hidden = false;
   form.replaceChildren(
-    el('h2', {}, text.resetTitle),
-    el('div', { class: 'field' }, el('label', { for: 'reset-password' }, text.newPassword), el('input', { id: 'reset-password', type: 'password', required: true, minlength: 10, autocomplete: 'new-password' })),
+    el('h2', {}, t('settings:account.resetTitle')),
+    el('div', { class: 'field' }, el('label', { for: 'reset-password' }, t('settings:account.newPassword')), el('input', { id: 'reset-password', type: 'password', required: true, minlength: 10, autocomplete: 'new-password' })),
     el('p', { class: 'form-error', role: 'alert' }),
-    el('button', { type: 'submit', class: 'primary' }, text.resetButton),
+    el('button', { type: 'submit', class: 'primary' }, t('settings:account.resetButton')),
   );
   form.onsubmit = async (event) => {
     event.preventDefault();
     try {
       await api('/account/password/reset', { method: 'POST', body: { token: link.token, password: byId('reset-password').value } });
       form.hidden = true;
-      say(status, text.resetDone, 'success');
+      say(status, t('settings:account.resetDone'), 'success');
     } catch (err) {
       form.querySelector('.form-error').textContent = err.message;
     }
@@ -141,20 +141,20 @@ export async function accountPanel(me, status, onGone) {
   const refresh = async () => accountPanel(await api('/account/me'), status, onGone);
 
   const verify = me.email_verified === false
-    ? el('p', { class: 'warning', id: 'verify-notice' }, text.unverified, ' ', el('button', { type: 'button', class: 'small', onclick: async () => {
+    ? el('p', { class: 'warning', id: 'verify-notice' }, t('settings:account.unverified'), ' ', el('button', { type: 'button', class: 'small', onclick: async () => {
         try {
           await api('/account/verify/resend', { method: 'POST' });
-          say(status, text.resent, 'success');
+          say(status, t('settings:account.resent'), 'success');
         } catch (err) {
           say(status, err.message, 'error');
         }
-      } }, text.resend))
+      } }, t('settings:account.resend')))
     : null;
 
   const methods = el(
     'ul',
     { id: 'sign-in-methods' },
-    el('li', {}, `${text.password}: ${me.has_password ? text.passwordSet : text.passwordNone}`),
+    el('li', {}, t('settings:account.passwordState', { state: me.has_password ? t('settings:account.passwordSet') : t('settings:account.passwordNone') })),
     ...providers.map((p) => {
       const identity = linked.get(p.id);
       const action = identity
@@ -165,59 +165,60 @@ export async function accountPanel(me, status, onGone) {
             } catch (err) {
               say(status, err.message, 'error');
             }
-          } }, text.unlink(p.name))
+          } }, t('settings:account.unlink', { name: p.name }))
         : el('button', { type: 'button', class: 'small', onclick: async () => {
             const { url } = await api(`/account/oauth/${encodeURIComponent(p.id)}/link`, { method: 'POST' });
             location.assign(url);
-          } }, text.link(p.name));
-      return el('li', { 'data-provider': p.id }, identity ? text.linkedAs(p.name, identity.email) : p.name, ' ', action);
+          } }, t('settings:account.link', { name: p.name }));
+      return el('li', { 'data-provider': p.id }, identity?.email ? t('settings:account.linkedAs', { name: p.name, email: identity.email }) : p.name, ' ', action);
     }),
   );
 
   const sessionList = el(
     'ul',
     { id: 'session-list' },
-    ...sessions.map((s) => el('li', { 'data-current': String(s.current) }, `${s.device}${s.current ? ` (${text.thisDevice})` : ''} · ${s.ip ?? ''} · ${text.lastSeen} `, timeEl(s.last_seen_at))),
+    ...sessions.map((s) => el('li', { 'data-current': String(s.current) }, el('span', { translate: 'no' }, s.device), ' ', t(s.current ? 'settings:account.sessionCurrent' : 'settings:account.session', { ip: s.ip ?? '' }), ' ', timeEl(s.last_seen_at))),
   );
   const endOthers = el('button', { type: 'button', id: 'end-others', onclick: async () => {
     const { ended } = await api('/account/sessions', { method: 'DELETE' });
-    say(status, text.othersEnded(ended), 'success');
+    say(status, t('settings:account.othersEnded', { count: ended, n: formatNumber(ended) }), 'success');
     await refresh();
-  } }, text.signOutOthers);
+  } }, t('settings:account.signOutOthers'));
 
   const change = miniForm(
     'password-form',
-    text.changePasswordTitle,
-    [...(me.has_password ? [{ name: 'current_password', label: text.currentPassword, autocomplete: 'current-password' }] : []), { name: 'password', label: text.newPassword, autocomplete: 'new-password' }],
-    text.changePasswordButton,
+    t('settings:account.changePasswordTitle'),
+    [...(me.has_password ? [{ name: 'current_password', label: t('settings:account.currentPassword'), autocomplete: 'current-password' }] : []), { name: 'password', label: t('settings:account.newPassword'), autocomplete: 'new-password' }],
+    t('settings:account.changePasswordButton'),
     async (v) => {
       await api('/account/password', { method: 'POST', body: v.current_password === undefined ? { password: v.password } : v });
-      say(status, text.passwordChanged, 'success');
+      say(status, t('settings:account.passwordChanged'), 'success');
       await refresh();
     },
   );
   const remove = miniForm(
     'delete-account-form',
-    text.deleteTitle,
-    me.has_password ? [{ name: 'password', label: text.currentPassword, autocomplete: 'current-password' }] : [],
-    text.deleteButton,
+    t('settings:account.deleteTitle'),
+    me.has_password ? [{ name: 'password', label: t('settings:account.currentPassword'), autocomplete: 'current-password' }] : [],
+    t('settings:account.deleteButton'),
     async (v) => {
-      if (!window.confirm(text.deleteConfirm)) return;
+      if (!window.confirm(t('settings:account.deleteConfirm'))) return;
       await api('/account', { method: 'DELETE', body: v.password ? { password: v.password } : {} });
-      say(status, text.deleted, 'success');
+      say(status, t('settings:account.deleted'), 'success');
       onGone();
     },
     'danger',
   );
-  remove.prepend(el('p', { class: 'hint' }, text.deleteHint));
+  // The explanation under the form's heading, before its field (not above the heading).
+  remove.querySelector('h3').after(el('p', { class: 'hint' }, t('settings:account.deleteHint')));
 
   panel.replaceChildren(
-    el('h2', {}, text.accountTitle),
+    el('h2', {}, t('settings:account.accountTitle')),
     verify,
-    el('h3', {}, text.linkedTitle),
+    el('h3', {}, t('settings:account.linkedTitle')),
     methods,
     passkeys && passkeysSupported() ? await passkeyList(status, refresh).catch(() => '') : '',
-    el('h3', {}, text.sessionsTitle),
+    el('h3', {}, t('settings:account.sessionsTitle')),
     sessionList,
     endOthers,
     change,
@@ -231,7 +232,8 @@ export async function showUsage(key, status) {
   const box = byId('usage-panel');
   try {
     const days = await api(`/account/keys/${encodeURIComponent(key.id)}/usage?days=30`);
-    box.replaceChildren(el('h3', {}, text.usageTitle(key.name)), usageChart(days), el('button', { type: 'button', class: 'small', onclick: () => (box.hidden = true) }, text.close));
+    const quiet = days.every((d) => d.requests === 0);
+    box.replaceChildren(el('h3', {}, t('settings:account.usageTitle', { name: key.name })), quiet ? el('p', { class: 'muted' }, t('settings:account.usageNone')) : usageChart(days), el('button', { type: 'button', class: 'small', onclick: () => (box.hidden = true) }, t('settings:account.close')));
     box.hidden = false;
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

@@ -1,6 +1,8 @@
 // @ts-check
 // Same-origin JSON calls to the gateway, and the small DOM helpers both pages share. Failures become
-// ApiError with the envelope's readable message, so pages only ever show `error.message`.
+// ApiError with the envelope's readable message, so pages only ever show `error.message`. The server's
+// messages are English: in another language they come with a translated lead-in (common:error.server).
+import { formatDate, formatNumber, t } from './i18n.js';
 
 export class ApiError extends Error {
   /** @param {number} status @param {string} code @param {string} message */
@@ -31,7 +33,7 @@ export async function send(path, { method = 'GET', body, signal } = {}) {
     return await fetch(path, init);
   } catch (err) {
     if (err instanceof DOMException && err.name === 'AbortError') throw err;
-    throw new ApiError(0, 'network_error', 'The server could not be reached. Check your connection and try again.');
+    throw new ApiError(0, 'network_error', t('common:error.network'));
   }
 }
 
@@ -39,8 +41,8 @@ export async function send(path, { method = 'GET', body, signal } = {}) {
 export async function errorOf(res) {
   const payload = await res.json().catch(() => null);
   const error = payload && payload.error;
-  if (error && typeof error.message === 'string') return new ApiError(res.status, error.code ?? 'error', error.message);
-  return new ApiError(res.status, 'http_error', `The server answered ${res.status} ${res.statusText}.`.replace(' .', '.'));
+  if (error && typeof error.message === 'string') return new ApiError(res.status, error.code ?? 'error', t('common:error.server', { message: error.message }));
+  return new ApiError(res.status, 'http_error', t('common:error.http', { status: `${res.status} ${res.statusText}`.trim() }));
 }
 
 /**
@@ -81,29 +83,31 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** 1536 → "1.5 KB". @param {number | null | undefined} bytes */
+/** 1536 → "1.5 KB" ("1,5 KB" in German). @param {number | null | undefined} bytes */
 export function formatBytes(bytes) {
-  if (typeof bytes !== 'number' || !Number.isFinite(bytes)) return '—';
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  if (typeof bytes !== 'number' || !Number.isFinite(bytes)) return t('common:none');
+  const units = ['common:bytes.B', 'common:bytes.KB', 'common:bytes.MB', 'common:bytes.GB', 'common:bytes.TB'];
   let value = bytes;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
     value /= 1024;
     unit += 1;
   }
-  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+  const digits = unit === 0 ? 0 : value < 10 ? 1 : 0;
+  const shown = formatNumber(value, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return t(units[unit], { value: shown });
 }
 
-const thisYear = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
-const otherYear = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' });
+const THIS_YEAR = /** @type {Intl.DateTimeFormatOptions} */ ({ day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+const OTHER_YEAR = /** @type {Intl.DateTimeFormatOptions} */ ({ ...THIS_YEAR, year: 'numeric' });
 
-/** A <time> element for an ISO date (the year only when it is not this one), or the fallback text. */
-export function timeEl(iso, fallback = '—') {
+/** A <time> element for an ISO date in the page's language (the year only when it is not this one), or the fallback text. */
+export function timeEl(iso, fallback = t('common:none')) {
   if (!iso) return document.createTextNode(fallback);
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return document.createTextNode(fallback);
-  const format = date.getFullYear() === new Date().getFullYear() ? thisYear : otherYear;
-  return el('time', { datetime: date.toISOString(), title: date.toLocaleString() }, format.format(date));
+  const options = date.getFullYear() === new Date().getFullYear() ? THIS_YEAR : OTHER_YEAR;
+  return el('time', { datetime: date.toISOString(), title: formatDate(date, { dateStyle: 'medium', timeStyle: 'medium' }) }, formatDate(date, options));
 }
 
 /**

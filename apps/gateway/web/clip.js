@@ -3,6 +3,7 @@
 // mode, checked in the page so a mistake is told beside the fields before any request. The item's
 // source downloads, conversions and merge read it; subtitle tracks never do (the server refuses it).
 import { el } from './api.js';
+import { t } from './i18n.js';
 
 /** Seconds from "90", "90.5", "1:30" or "1:02:03.5"; null when empty, NaN when unreadable. @param {string} text */
 export function parseTime(text) {
@@ -38,16 +39,16 @@ export function clipBox(item) {
   const known = typeof item.duration === 'number' && item.duration > 0 ? item.duration : null;
   const input = (part, placeholder) => /** @type {HTMLInputElement} */ (el('input', { id: id(part), type: 'text', inputmode: 'decimal', autocomplete: 'off', spellcheck: 'false', placeholder, 'aria-describedby': `${id('hint')} ${id('error')}` }));
   const start = input('start', '0:00');
-  const end = input('end', known ? showTime(known) : 'e.g. 1:30');
-  const mode = /** @type {HTMLSelectElement} */ (el('select', { id: id('mode') }, el('option', { value: 'fast' }, 'Fast (from a keyframe)'), el('option', { value: 'precise' }, 'Precise (re-encoded)')));
+  const end = input('end', known ? showTime(known) : t('playground:clip.endPlaceholder'));
+  const mode = /** @type {HTMLSelectElement} */ (el('select', { id: id('mode') }, el('option', { value: 'fast' }, t('playground:clip.fast')), el('option', { value: 'precise' }, t('playground:clip.precise'))));
   const error = el('p', { id: id('error'), class: 'form-error', role: 'alert' });
   const field = (text, control) => el('div', { class: 'field' }, el('label', { for: control.id }, text), control);
   const node = el(
     'fieldset',
     { class: 'clip' },
-    el('legend', {}, 'Clip (optional)'),
-    el('p', { id: id('hint'), class: 'hint' }, 'For this item’s downloads, conversions and merge: seconds (90) or minutes:seconds (1:30), both empty for the whole media. Fast starts at the keyframe before the start; precise re-encodes for an exact cut.'),
-    el('div', { class: 'clip-fields' }, field('Start', start), field('End', end), field('Cut', mode)),
+    el('legend', {}, t('playground:clip.title')),
+    el('p', { id: id('hint'), class: 'hint' }, t('playground:clip.hint')),
+    el('div', { class: 'clip-fields' }, field(t('playground:clip.start'), start), field(t('playground:clip.end'), end), field(t('playground:clip.cut'), mode)),
     error,
   );
 
@@ -67,15 +68,15 @@ export function clipBox(item) {
       show('');
       return null;
     }
-    if (Number.isNaN(from)) return fail('Start: write seconds (90) or minutes:seconds (1:30).', start);
-    if (Number.isNaN(to)) return fail('End: write seconds (90) or minutes:seconds (1:30).', end);
+    if (Number.isNaN(from)) return fail(t('playground:clip.badStart'), start);
+    if (Number.isNaN(to)) return fail(t('playground:clip.badEnd'), end);
     if (to === null) {
-      if (known === null) return fail('Enter an end time too: the length of this media is not known.', end);
+      if (known === null) return fail(t('playground:clip.needEnd'), end);
       to = known;
     }
     const s = from ?? 0;
-    if (known !== null && s >= known) return fail(`The start is at or past the end of the media (${showTime(known)}).`, start);
-    if (to <= s) return fail('The end must be after the start.', end);
+    if (known !== null && s >= known) return fail(t('playground:clip.pastEnd', { length: showTime(known) }), start);
+    if (to <= s) return fail(t('playground:clip.endBeforeStart'), end);
     show('');
     return { start: s, end: to, mode: mode.value === 'precise' ? 'precise' : 'fast' };
   };
@@ -83,6 +84,6 @@ export function clipBox(item) {
     show(message, culprit);
     return /** @type {false} */ (false);
   };
-  const label = (/** @type {Clip} */ clip) => `${showTime(clip.start)}–${showTime(clip.end)}${clip.mode === 'precise' ? ' precise' : ''}`;
+  const label = (/** @type {Clip} */ clip) => t(clip.mode === 'precise' ? 'playground:clip.labelPrecise' : 'playground:clip.label', { start: showTime(clip.start), end: showTime(clip.end) });
   return { node, read, show: (message) => show(message, null), label };
 }

@@ -1,5 +1,7 @@
 // @ts-check
 // The API reference (/docs): Swagger UI, loaded from the gateway itself, renders /api/openapi.json.
+// The reference itself is in English in every language (it is the OpenAPI document's own text); the
+// page around it is translated by i18n.js.
 // No validator badge (it would call an outside service) and no "try it out" by default: the examples
 // show each request and answer; a reader may still turn it on per operation.
 // Two accessibility repairs of Swagger UI's markup (axe-core finds them otherwise): the document's one
@@ -38,8 +40,8 @@ fetch('/api/openapi.json')
     });
   })
   .catch((err) => {
-    const p = document.createElement('p');
-    p.className = 'docs-loading';
-    p.textContent = `The API reference could not be loaded (${err.message}); the raw document is at /api/openapi.json.`;
-    root.replaceChildren(p);
+    // The page's own (translated) words, and the technical reason as it came.
+    root.replaceChildren();
+    document.getElementById('docs-failed-reason').textContent = `(${err.message})`;
+    document.getElementById('docs-failed').hidden = false;
   });

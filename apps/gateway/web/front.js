@@ -8,7 +8,7 @@ import { api, errorOf, say, send } from './api.js';
 import { filenameFrom } from './disposition.js';
 import { showCollection, showLive } from './front-choice.js';
 import { Queue, saveLink } from './front-queue.js';
-import { ready, t } from './i18n.js';
+import { LANGUAGE_EVENT, ready, t } from './i18n.js';
 import { linkIn } from './share.js';
 
 const PREFS_KEY = 'reelay-preferences';
@@ -205,6 +205,11 @@ format.value = prefs.format;
 audioOnly.checked = prefs.audio_only;
 showPrefs();
 queue.start();
+// The header's language switch: the rows and the preferences' summary were built in the old language.
+window.addEventListener(LANGUAGE_EVENT, () => {
+  showPrefs();
+  queue.render();
+});
 // The page is ready for its one action (the speed benchmark and the tests wait for this mark).
 form.dataset.ready = 'true';
 

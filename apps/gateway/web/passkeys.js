@@ -2,7 +2,7 @@
 // Passkeys in the browser with navigator.credentials directly: the server's JSON options are parsed
 // by PublicKeyCredential.parse*OptionsFromJSON and the answer sent back as credential.toJSON().
 import { api, el, say, timeEl } from './api.js';
-import { text } from './account-text.js';
+import { t } from './i18n.js';
 
 const PKC = /** @type {any} */ (globalThis.PublicKeyCredential);
 export const passkeysSupported = () => Boolean(PKC && PKC.parseCreationOptionsFromJSON && PKC.parseRequestOptionsFromJSON);
@@ -28,30 +28,31 @@ export async function passkeyList(status, refresh) {
     el(
       'li',
       { 'data-passkey': p.name },
-      `${p.name} · ${text.passkeyAdded} `,
+      el('span', { translate: 'no' }, p.name),
+      ` · ${t('settings:account.passkeyAdded')} `,
       timeEl(p.created_at),
       ' ',
       el('button', { type: 'button', class: 'small', onclick: async () => {
-        const name = window.prompt(text.passkeyRenamePrompt, p.name);
+        const name = window.prompt(t('settings:account.passkeyRenamePrompt'), p.name);
         if (!name) return;
         await api(`/account/passkeys/${encodeURIComponent(p.id)}/name`, { method: 'POST', body: { name } }).catch((err) => say(status, err.message, 'error'));
         await refresh();
-      } }, text.rename),
-      el('button', { type: 'button', class: 'small danger', 'aria-label': text.passkeyRemove(p.name), onclick: async () => {
+      } }, t('settings:account.rename')),
+      el('button', { type: 'button', class: 'small danger', 'aria-label': t('settings:account.passkeyRemove', { name: p.name }), onclick: async () => {
         await api(`/account/passkeys/${encodeURIComponent(p.id)}`, { method: 'DELETE' }).catch((err) => say(status, err.message, 'error'));
         await refresh();
-      } }, text.remove),
+      } }, t('settings:account.remove')),
     ),
   );
-  const nameInput = el('input', { id: 'passkey-name', type: 'text', maxlength: 64, placeholder: text.passkeyNamePlaceholder, autocomplete: 'off' });
+  const nameInput = el('input', { id: 'passkey-name', type: 'text', maxlength: 64, placeholder: t('settings:account.passkeyNamePlaceholder'), autocomplete: 'off' });
   const add = el('button', { type: 'button', id: 'add-passkey', onclick: async () => {
     try {
       await addPasskey(nameInput.value.trim());
-      say(status, text.passkeyAddedDone, 'success');
+      say(status, t('settings:account.passkeyAddedDone'), 'success');
       await refresh();
     } catch (err) {
       say(status, err.message, 'error');
     }
-  } }, text.addPasskey);
-  return el('div', { id: 'passkeys' }, el('h3', {}, text.passkeysTitle), el('ul', { id: 'passkey-list' }, ...rows), el('label', { for: 'passkey-name' }, text.passkeyName), ' ', nameInput, ' ', add);
+  } }, t('settings:account.addPasskey'));
+  return el('div', { id: 'passkeys' }, el('h3', {}, t('settings:account.passkeysTitle')), el('ul', { id: 'passkey-list' }, ...rows), el('label', { for: 'passkey-name' }, t('settings:account.passkeyName')), ' ', nameInput, ' ', add);
 }

@@ -4,6 +4,7 @@
 // source, convert a source to another format or to audio only, cut a clip of an item (clip.js), save
 // or embed subtitles (subtitles.js), and follow each job until its artifact can be saved.
 import { ApiError, api, el, errorOf, formatBytes, say, send } from './api.js';
+import { LANGUAGE_EVENT, formatDate, formatNumber, ready, t } from './i18n.js';
 import { clipBox } from './clip.js';
 import { filenameFrom } from './disposition.js';
 import { languageChoices, renderSubtitles } from './subtitles.js';
@@ -16,20 +17,32 @@ const result = /** @type {HTMLElement} */ (document.getElementById('result'));
 const jobsSection = /** @type {HTMLElement} */ (document.getElementById('jobs'));
 const jobList = /** @type {HTMLElement} */ (document.getElementById('job-list'));
 
+// Catalog keys of the stream profiles: as a heading, and inside a sentence ("720p video only").
 const PROFILE_LABELS = {
-  muxed_progressive: 'Video + audio',
-  video_only: 'Video only',
-  audio_only: 'Audio only',
-  image: 'Image',
-  hls: 'HLS stream',
-  dash: 'DASH stream',
+  muxed_progressive: 'playground:profile.muxed_progressive',
+  video_only: 'playground:profile.video_only',
+  audio_only: 'playground:profile.audio_only',
+  image: 'playground:profile.image',
+  hls: 'playground:profile.hls',
+  dash: 'playground:profile.dash',
 };
+const PROFILE_INLINE = {
+  muxed_progressive: 'playground:profileInline.muxed_progressive',
+  video_only: 'playground:profileInline.video_only',
+  audio_only: 'playground:profileInline.audio_only',
+  image: 'playground:profileInline.image',
+  hls: 'playground:profileInline.hls',
+  dash: 'playground:profileInline.dash',
+};
+const ITEM_TYPES = { video: 'playground:type.video', audio: 'playground:type.audio', image: 'playground:type.image' };
 const SEGMENTED = new Set(['hls', 'dash']);
 const MERGE_FORMATS = ['mp4', 'webm', 'mkv'];
 const AUDIO_FORMATS = ['mp3', 'm4a', 'opus', 'wav'];
 const POLL_MS = 1000;
 
-const profileLabel = (source) => PROFILE_LABELS[source.stream_profile] ?? source.stream_profile;
+const profileLabel = (source) => (PROFILE_LABELS[source.stream_profile] ? t(PROFILE_LABELS[source.stream_profile]) : source.stream_profile);
+/** "720p video only": how sentences and labels name a source. */
+const sourceName = (source) => t('playground:sourceName', { quality: source.quality, profile: PROFILE_INLINE[source.stream_profile] ? t(PROFILE_INLINE[source.stream_profile]) : source.stream_profile });
 // A merge pair is one video and one audio source of the same item (DESIGN.md, invalid_merge_pair).
 const isVideoOnly = (s) => s.stream_profile === 'video_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === true && s.has_audio === false);
 const isAudioOnly = (s) => s.stream_profile === 'audio_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === false);
@@ -52,35 +65,37 @@ function validUrl(value) {
 
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
+  await ready.catch(() => undefined); // (a shared link may be sent before the words are loaded)
   const url = urlInput.value.trim();
   if (!validUrl(url)) {
     urlInput.setAttribute('aria-invalid', 'true');
-    say(status, 'Enter a full http:// or https:// address.', 'error');
+    say(status, t('playground:url.invalid'), 'error');
     urlInput.focus();
     return;
   }
   urlInput.removeAttribute('aria-invalid');
   extractButton.disabled = true;
-  extractButton.textContent = 'Extracting…';
+  extractButton.textContent = t('playground:extracting');
   result.setAttribute('aria-busy', 'true');
-  say(status, 'Looking for media…');
+  say(status, t('playground:looking'));
   try {
     const data = await extract(url);
     renderResult(data);
     const count = data.media.length;
-    say(status, `Found ${count} media item${count === 1 ? '' : 's'} in “${data.title}”.`, 'success');
+    say(status, t('playground:found', { count, n: formatNumber(count), title: data.title }), 'success');
   } catch (err) {
     result.hidden = true;
     say(status, err.message, 'error');
   } finally {
     extractButton.disabled = false;
-    extractButton.textContent = 'Extract';
+    extractButton.textContent = t('playground:extract');
     result.removeAttribute('aria-busy');
   }
 });
 
+/** A term and its value; the value is the API's own word (translate="no": not ours to translate). */
 function fact(term, value) {
-  return el('div', {}, el('dt', {}, term), el('dd', {}, value));
+  return el('div', {}, el('dt', {}, term), el('dd', { translate: 'no' }, value));
 }
 
 function formatDuration(seconds) {
@@ -94,22 +109,25 @@ function formatDuration(seconds) {
 
 /** The shown result's extraction: downloads name it, so they get its page's title and headers. */
 let extractionId;
+/** The shown result, drawn again in another language. */
+let shown = null;
 
 function renderResult(data) {
   extractionId = data.extraction_id;
+  shown = data;
   const head = el(
     'header',
     { class: 'card result-head' },
-    el('h2', { id: 'result-title' }, data.title),
+    el('h2', { id: 'result-title', translate: 'no' }, data.title),
     el(
       'dl',
       { class: 'facts' },
-      fact('Platform', data.platform),
-      fact('Extract profile', data.extract_profile),
-      fact('Content', data.content_type),
-      fact('Items', String(data.media.length)),
+      fact(t('playground:fact.platform'), data.platform),
+      fact(t('playground:fact.profile'), data.extract_profile),
+      fact(t('playground:fact.content'), data.content_type),
+      fact(t('playground:fact.items'), formatNumber(data.media.length)),
     ),
-    el('p', { class: 'source-link' }, el('a', { href: data.url, rel: 'noopener noreferrer', target: '_blank' }, data.url)),
+    el('p', { class: 'source-link', translate: 'no' }, el('a', { href: data.url, rel: 'noopener noreferrer', target: '_blank' }, data.url)),
   );
   result.replaceChildren(head, ...data.media.map((item) => renderItem(item, data)));
   result.hidden = false;
@@ -119,12 +137,13 @@ function renderItem(item, data) {
   const n = item.index + 1;
   const titleId = `item-${item.index}-title`;
   const count = data.media.length;
-  const name = item.title || (count > 1 ? `Item ${n}` : 'Media');
+  const name = item.title || (count > 1 ? t('playground:itemN', { n: formatNumber(n) }) : t('playground:media'));
   // Job labels outlive the result on screen, so they carry the page title.
   const jobName = count > 1 ? `${data.title} (${name})` : data.title;
-  const details = [item.type, formatDuration(item.duration), `${item.sources.length} source${item.sources.length === 1 ? '' : 's'}`].filter(Boolean).join(' · ');
+  const type = ITEM_TYPES[item.type] ? t(ITEM_TYPES[item.type]) : item.type;
+  const details = [type, formatDuration(item.duration), t('playground:sourceCount', { count: item.sources.length, n: formatNumber(item.sources.length) })].filter(Boolean).join(' · ');
   const thumb = item.thumbnail
-    ? el('img', { class: 'thumb', src: item.thumbnail, alt: `Thumbnail of ${name}`, loading: 'lazy', referrerpolicy: 'no-referrer', onerror: (e) => e.target.replaceWith(placeholder(item.type)) })
+    ? el('img', { class: 'thumb', src: item.thumbnail, alt: t('playground:thumbnail', { name }), loading: 'lazy', referrerpolicy: 'no-referrer', onerror: (e) => e.target.replaceWith(placeholder(item.type)) })
     : placeholder(item.type);
 
   // Images cannot be cut; anything else shares the item's clip range.
@@ -133,11 +152,11 @@ function renderItem(item, data) {
   const table = el(
     'table',
     { class: 'sources' },
-    el('caption', { class: 'visually-hidden' }, `Sources of ${name}, best first`),
+    el('caption', { class: 'visually-hidden' }, t('playground:sourcesCaption', { name })),
     el(
       'thead',
       {},
-      el('tr', {}, ...['Quality', 'Profile', 'Size', 'Codecs'].map((h) => el('th', { scope: 'col' }, h)), el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'Actions'))),
+      el('tr', {}, ...[t('playground:col.quality'), t('playground:col.profile'), t('playground:col.size'), t('playground:col.codecs')].map((h) => el('th', { scope: 'col' }, h)), el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, t('playground:col.actions')))),
     ),
     el('tbody', {}, ...rows),
   );
@@ -154,7 +173,7 @@ function renderItem(item, data) {
   return el(
     'article',
     { class: 'card media-item', 'aria-labelledby': titleId },
-    el('div', { class: 'media-head' }, thumb, el('div', {}, el('h3', { id: titleId }, name), el('p', { class: 'muted' }, details))),
+    el('div', { class: 'media-head' }, thumb, el('div', {}, el('h3', { id: titleId, translate: item.title ? 'no' : null }, name), el('p', { class: 'muted' }, details))),
     clip ? el('div', { class: 'item-choices' }, clip.node, renderAudio(item, name, jobName, clip)) : null,
     el('div', { class: 'table-wrap' }, table),
     videos.length && audios.length ? renderMerge(item, jobName, videos, audios, clip) : null,
@@ -180,65 +199,66 @@ function renderAudio(item, itemName, jobName, clip) {
   const source = item.sources.find(isAudioOnly) ?? item.sources.find(hasAudio);
   if (!source) return null;
   const id = (part) => `audio-${item.index}-${part}`;
-  const from = `${source.quality} ${profileLabel(source).toLowerCase()}`;
+  const from = sourceName(source);
   const format = el('select', { id: id('format'), 'aria-describedby': id('hint') }, ...AUDIO_FORMATS.map((f) => el('option', { value: f }, f)));
-  const button = el('button', { type: 'button', 'aria-describedby': id('hint') }, 'Save audio');
+  const button = el('button', { type: 'button', 'aria-describedby': id('hint') }, t('playground:audio.save'));
   button.addEventListener('click', () => {
     const range = clipOf(clip);
     if (range === false) return;
     const body = { url: source.url, format: format.value, clip: range };
-    const job = `Audio of ${jobName} as ${body.format}${range ? ` (${clip.label(range)})` : ''}`;
-    download(body, { label: `the audio of ${itemName}`, job, fallback: `audio.${body.format}` }, button, null, clip);
+    const job = t('playground:audio.job', { name: jobName, format: body.format }) + (range ? ` (${clip.label(range)})` : '');
+    download(body, { label: t('playground:audio.label', { name: itemName }), job, fallback: `audio.${body.format}` }, button, null, clip);
   });
   return el(
     'fieldset',
     { class: 'audio-only' },
-    el('legend', {}, 'Audio only'),
-    el('p', { id: id('hint'), class: 'hint' }, `The sound of the ${from} source${isAudioOnly(source) ? '' : ', without its picture'}.`),
-    el('label', { for: id('format') }, 'Format'),
+    el('legend', {}, t('playground:audio.title')),
+    el('p', { id: id('hint'), class: 'hint' }, t(isAudioOnly(source) ? 'playground:audio.hint' : 'playground:audio.hintPicture', { source: from })),
+    el('label', { for: id('format') }, t('playground:format')),
     el('div', { class: 'input-row' }, format, button),
   );
 }
 
 function renderSource(source, itemName, jobName, clip) {
   const dims = source.width && source.height ? `${source.width}×${source.height}` : null;
-  const label = `${source.quality} ${profileLabel(source).toLowerCase()}`;
-  const progress = el('progress', { class: 'row-progress', max: 100, hidden: true, 'aria-label': `Download progress of ${label}` });
+  const label = sourceName(source);
+  const progress = el('progress', { class: 'row-progress', max: 100, hidden: true, 'aria-label': t('playground:source.progress', { source: label }) });
   // A live source is recorded (operation record) until it ends or the job's Stop button is pressed.
   const live = source.is_live === true;
-  const button = el('button', { type: 'button', class: 'small', 'aria-label': `${live ? 'Record' : 'Download'} ${label} of ${itemName}` }, live ? 'Record' : 'Download');
+  const button = el('button', { type: 'button', class: 'small', 'aria-label': t(live ? 'playground:source.recordLabel' : 'playground:source.downloadLabel', { source: label, name: itemName }) }, t(live ? 'playground:source.record' : 'playground:source.download'));
   // Any source may be converted (a job): audio formats from anything with sound, video formats from video.
   const video = source.stream_profile !== 'image' && !isAudioOnly(source);
   const audio = hasAudio(source);
-  const option = (f, note) => el('option', { value: f }, note ? `${f} (${note})` : f);
+  const option = (f, note) => el('option', { value: f }, note ? t('playground:source.formatNote', { format: f, note }) : f);
   const format = !live && (video || audio)
     ? el(
         'select',
-        { class: 'small', 'aria-label': `Format of ${label} of ${itemName}` },
-        el('option', { value: '' }, SEGMENTED.has(source.stream_profile) ? 'Automatic' : 'Original'),
-        video ? el('optgroup', { label: 'Video' }, ...MERGE_FORMATS.map((f) => option(f))) : null,
-        audio ? el('optgroup', { label: 'Audio only' }, ...AUDIO_FORMATS.map((f) => option(f, video ? 'audio only' : null))) : null,
+        { class: 'small', 'aria-label': t('playground:source.formatLabel', { source: label, name: itemName }) },
+        el('option', { value: '' }, t(SEGMENTED.has(source.stream_profile) ? 'playground:automatic' : 'playground:original')),
+        video ? el('optgroup', { label: t('playground:video') }, ...MERGE_FORMATS.map((f) => option(f))) : null,
+        audio ? el('optgroup', { label: t('playground:audio.title') }, ...AUDIO_FORMATS.map((f) => option(f, video ? t('playground:audio.note') : null))) : null,
       )
     : null;
   button.addEventListener('click', () => {
     if (live) {
-      download({ url: source.url, live: {} }, { label, job: `recording of ${jobName}`, fallback: 'recording.mp4' }, button, progress, clip);
+      download({ url: source.url, live: {} }, { label, job: t('playground:source.recordJob', { name: jobName }), fallback: 'recording.mp4' }, button, progress, clip);
       return;
     }
     const range = source.stream_profile === 'image' ? undefined : clipOf(clip);
     if (range === false) return;
     const body = { url: source.url, clip: range };
     if (format?.value) body.format = format.value;
-    const names = { label, job: `${source.quality} ${profileLabel(source).toLowerCase()} of ${jobName}${body.format ? ` as ${body.format}` : ''}${range ? ` (${clip.label(range)})` : ''}`, fallback: `download${source.ext ? `.${source.ext}` : ''}` };
+    const job = t(body.format ? 'playground:source.jobAs' : 'playground:source.job', { source: label, name: jobName, format: body.format }) + (range ? ` (${clip.label(range)})` : '');
+    const names = { label, job, fallback: `download${source.ext ? `.${source.ext}` : ''}` };
     download(body, names, button, progress, clip);
   });
   return el(
     'tr',
     {},
-    el('th', { scope: 'row' }, source.quality, dims ? el('span', { class: 'muted block' }, dims) : null),
-    el('td', { 'data-label': 'Profile' }, profileLabel(source), source.ext ? el('span', { class: 'muted' }, ` · ${source.ext}`) : null, SEGMENTED.has(source.stream_profile) ? el('span', { class: 'muted block' }, 'saved as a file by a job') : null),
-    el('td', { 'data-label': 'Size' }, formatBytes(source.size)),
-    el('td', { 'data-label': 'Codecs' }, source.codecs ? el('code', {}, source.codecs) : '—'),
+    el('th', { scope: 'row' }, el('span', { translate: 'no' }, source.quality), dims ? el('span', { class: 'muted block' }, dims) : null),
+    el('td', { 'data-label': t('playground:col.profile') }, profileLabel(source), source.ext ? el('span', { class: 'muted' }, ` · ${source.ext}`) : null, SEGMENTED.has(source.stream_profile) ? el('span', { class: 'muted block' }, t('playground:source.byJob')) : null),
+    el('td', { 'data-label': t('playground:col.size') }, formatBytes(source.size)),
+    el('td', { 'data-label': t('playground:col.codecs') }, source.codecs ? el('code', {}, source.codecs) : t('common:none')),
     el('td', { class: 'actions' }, format, button, progress),
   );
 }
@@ -248,20 +268,20 @@ function renderMerge(item, name, videos, audios, clip) {
   const option = (s) => el('option', { value: s.url }, [s.quality, profileLabel(s), s.size ? formatBytes(s.size) : null].filter(Boolean).join(' · '));
   const video = el('select', { id: id('video'), name: 'video_url' }, ...videos.map(option));
   const audio = el('select', { id: id('audio'), name: 'audio_url' }, ...audios.map(option));
-  const format = el('select', { id: id('format'), name: 'format' }, el('option', { value: '' }, 'Automatic'), ...MERGE_FORMATS.map((f) => el('option', { value: f }, f)));
-  const button = el('button', { type: 'submit', class: 'primary' }, 'Merge');
+  const format = el('select', { id: id('format'), name: 'format' }, el('option', { value: '' }, t('playground:automatic')), ...MERGE_FORMATS.map((f) => el('option', { value: f }, f)));
+  const button = el('button', { type: 'submit', class: 'primary' }, t('playground:merge.button'));
   const field = (labelText, control) => el('div', { class: 'field' }, el('label', { for: control.id }, labelText), control);
-  const subtitles = languageChoices(item, 'Subtitles to embed in the merge');
+  const subtitles = languageChoices(item, t('playground:merge.subtitles'));
   const mergeForm = el(
     'form',
     { class: 'merge' },
     el(
       'fieldset',
       {},
-      el('legend', {}, 'Merge video and audio'),
-      el('p', { class: 'hint' }, 'Combine a video-only and an audio-only source of this item into one file.'),
+      el('legend', {}, t('playground:merge.title')),
+      el('p', { class: 'hint' }, t('playground:merge.hint')),
       subtitles?.node ?? null,
-      el('div', { class: 'merge-fields' }, field('Video', video), field('Audio', audio), field('Format', format), button),
+      el('div', { class: 'merge-fields' }, field(t('playground:video'), video), field(t('playground:audio'), audio), field(t('playground:format'), format), button),
     ),
   );
   mergeForm.addEventListener('submit', async (event) => {
@@ -274,14 +294,14 @@ function renderMerge(item, name, videos, audios, clip) {
     if (languages.length) body.subtitles = languages;
     if (range && languages.length) {
       // The server refuses it too (the tracks would drift from the cut); say so before asking.
-      clip.show('A clip cannot embed subtitles: clear the clip or uncheck the languages.');
+      clip.show(t('playground:clip.noSubtitles'));
       return;
     }
     button.disabled = true;
     try {
       const res = await send('/api/v1/download', { method: 'POST', body: { ...body, extraction_id: extractionId } });
       if (res.status !== 202) throw await errorOf(res);
-      trackJob((await res.json()).data, `Merge of ${name}${range ? ` (${clip.label(range)})` : ''}`);
+      trackJob((await res.json()).data, t('playground:merge.job', { name }) + (range ? ` (${clip.label(range)})` : ''));
     } catch (err) {
       if (err instanceof ApiError && err.code === 'invalid_clip') clip?.show(err.message);
       say(status, err.message, 'error');
@@ -298,7 +318,7 @@ function renderMerge(item, name, videos, audios, clip) {
  */
 async function download(body, names, button, progress, clip) {
   button.disabled = true;
-  say(status, `Starting the download of ${names.label}…`);
+  say(status, t('playground:starting', { name: names.label }));
   try {
     // The sources as this page's extract returned them (its title and headers), not another page's.
     const res = await send('/api/v1/download', { method: 'POST', body: { ...body, extraction_id: extractionId } });
@@ -315,7 +335,7 @@ async function download(body, names, button, progress, clip) {
       else progress.value = Math.round(fraction * 100);
     });
     saveBlob(blob, filename);
-    say(status, `Saved ${filename} (${formatBytes(blob.size)}).`, 'success');
+    say(status, t('playground:saved', { file: filename, size: formatBytes(blob.size) }), 'success');
   } catch (err) {
     // The server's own words on a refused range, beside the fields that set it.
     if (err instanceof ApiError && err.code === 'invalid_clip') clip?.show(err.message);
@@ -359,28 +379,38 @@ function saveBlob(blob, filename) {
 }
 
 const STATUS_TEXT = {
-  queued: 'Queued, waiting for a worker.',
-  processing: 'Processing.',
-  completed: 'Completed.',
-  failed: 'Failed.',
-  expired: 'Expired: the file was removed. Start the download again.',
-  cancelled: 'Cancelled.',
+  queued: 'playground:job.queued',
+  processing: 'playground:job.processing',
+  completed: 'playground:job.completed',
+  failed: 'playground:job.failed',
+  expired: 'playground:job.expired',
+  cancelled: 'playground:job.cancelled',
 };
+const BADGES = {
+  queued: 'playground:badge.queued',
+  processing: 'playground:badge.processing',
+  completed: 'playground:badge.completed',
+  failed: 'playground:badge.failed',
+  expired: 'playground:badge.expired',
+  cancelled: 'playground:badge.cancelled',
+};
+const statusText = (status) => (STATUS_TEXT[status] ? t(STATUS_TEXT[status]) : status);
+const badgeText = (status) => (BADGES[status] ? t(BADGES[status]) : status);
 
 /** Adds a job to the list and polls it until it ends. `accepted` is the 202 body's data. */
 function trackJob(accepted, label) {
   jobsSection.hidden = false;
   const existing = jobList.querySelector(`[data-job-id="${CSS.escape(accepted.job_id)}"]`);
   if (existing) {
-    say(status, `${label}: this job is already in the list.`);
+    say(status, t('playground:job.already', { name: label }));
     existing.scrollIntoView({ block: 'nearest' });
     return;
   }
   const id = `job-${jobList.children.length + 1}`;
-  const badge = el('span', { class: 'badge', 'data-status': accepted.status }, accepted.status);
+  const badge = el('span', { class: 'badge', 'data-status': accepted.status }, badgeText(accepted.status));
   const progress = el('progress', { max: 100, value: 0, 'aria-labelledby': `${id}-label`, 'aria-describedby': `${id}-status` });
   const percent = el('span', { class: 'percent', 'aria-hidden': 'true' }, '0%');
-  const statusLine = el('p', { id: `${id}-status`, class: 'job-status', 'aria-live': 'polite' }, STATUS_TEXT[accepted.status] ?? accepted.status);
+  const statusLine = el('p', { id: `${id}-status`, class: 'job-status', 'aria-live': 'polite' }, statusText(accepted.status));
   const actions = el('div', { class: 'job-actions' });
   const item = el(
     'li',
@@ -391,15 +421,16 @@ function trackJob(accepted, label) {
     actions,
   );
   jobList.prepend(item);
-  say(status, `${label}: job started.`);
+  const started = t('playground:job.started', { name: label });
+  say(status, started);
 
   // Cancel (DELETE /api/v1/jobs/{id}) while the job is queued or processing; the poll shows the end.
-  const cancel = el('button', { type: 'button', class: 'small', 'aria-label': `Cancel ${label}` }, 'Cancel');
+  const cancel = el('button', { type: 'button', class: 'small', 'aria-label': t('playground:job.cancelLabel', { name: label }) }, t('common:cancel'));
   cancel.addEventListener('click', async () => {
     cancel.disabled = true;
     try {
       await api(accepted.status_url, { method: 'DELETE' });
-      statusLine.textContent = STATUS_TEXT.cancelled;
+      statusLine.textContent = statusText('cancelled');
       statusLine.dataset.kind = 'info';
       cancel.remove();
     } catch (err) {
@@ -424,7 +455,7 @@ function trackJob(accepted, label) {
         statusLine.dataset.kind = 'error';
         return;
       }
-      statusLine.textContent = failures < 5 ? `${err.message} Retrying…` : err.message;
+      statusLine.textContent = failures < 5 ? t('playground:job.retrying', { message: err.message }) : err.message;
       statusLine.dataset.kind = 'error';
       if (failures < 5) setTimeout(poll, POLL_MS * 2 ** failures);
       return;
@@ -432,15 +463,19 @@ function trackJob(accepted, label) {
     if (job.operation === 'record' && job.status === 'processing') showRecording(job, accepted, actions, statusLine, label);
     const value = Math.round(job.status === 'completed' ? 100 : job.progress ?? 0);
     progress.value = value;
-    percent.textContent = `${value}%`;
-    badge.textContent = job.status;
+    percent.textContent = formatNumber(value / 100, { style: 'percent' });
+    badge.textContent = badgeText(job.status);
     badge.dataset.status = job.status;
     if (job.status !== lastStatus) {
       lastStatus = job.status;
       statusLine.dataset.kind = job.status === 'failed' ? 'error' : job.status === 'completed' ? 'success' : 'info';
-      statusLine.textContent = job.status === 'failed' && job.error ? `Failed: ${job.error.message}` : STATUS_TEXT[job.status] ?? job.status;
-      if (job.status === 'completed' && job.recording) statusLine.textContent = `Recorded ${Math.round(job.recording.seconds)} s (${job.ended}).`;
+      statusLine.textContent = job.status === 'failed' && job.error ? t('playground:job.failedBecause', { message: job.error.message }) : statusText(job.status);
+      if (job.status === 'completed' && job.recording) statusLine.textContent = t('playground:job.recorded', { seconds: formatNumber(Math.round(job.recording.seconds)), ended: job.ended });
       if (job.status === 'completed' && job.artifact) showArtifact(actions, job.artifact);
+      // The page's status line still saying "job started" would be wrong once the job has ended.
+      if (status.textContent === started && (job.status === 'completed' || job.status === 'failed')) {
+        say(status, job.status === 'completed' ? t('playground:job.doneStatus', { name: label }) : t('playground:job.failedStatus', { name: label, message: job.error?.message ?? '' }), job.status === 'completed' ? 'success' : 'error');
+      }
     }
     if (job.status === 'queued' || job.status === 'processing') setTimeout(poll, POLL_MS);
     else {
@@ -455,14 +490,14 @@ function trackJob(accepted, label) {
 function showRecording(job, accepted, actions, statusLine, label) {
   const seconds = Math.round(job.recording?.seconds ?? 0);
   const gaps = job.recording?.gaps.length ?? 0;
-  statusLine.textContent = `Recording: ${seconds} s${gaps ? `, ${gaps} gap${gaps === 1 ? '' : 's'}` : ''}.`;
+  statusLine.textContent = gaps ? t('playground:job.recordingGaps', { seconds: formatNumber(seconds), count: gaps, gaps: formatNumber(gaps) }) : t('playground:job.recording', { seconds: formatNumber(seconds) });
   if (actions.querySelector('[data-stop]')) return;
-  const stop = el('button', { type: 'button', class: 'small', 'data-stop': '', 'aria-label': `Stop ${label} and keep what was recorded` }, 'Stop');
+  const stop = el('button', { type: 'button', class: 'small', 'data-stop': '', 'aria-label': t('playground:job.stopLabel', { name: label }) }, t('playground:job.stop'));
   stop.addEventListener('click', async () => {
     stop.disabled = true;
     try {
       await api(`${accepted.status_url}/stop`, { method: 'POST' });
-      stop.textContent = 'Stopping…';
+      stop.textContent = t('playground:job.stopping');
     } catch (err) {
       statusLine.textContent = err.message;
       statusLine.dataset.kind = 'error';
@@ -475,7 +510,13 @@ function showRecording(job, accepted, actions, statusLine, label) {
 function showArtifact(actions, artifact) {
   const expires = new Date(artifact.expires_at);
   actions.replaceChildren(
-    el('a', { class: 'button primary', href: artifact.url, download: artifact.filename }, `Save ${artifact.filename}`),
-    el('span', { class: 'muted' }, ` ${formatBytes(artifact.size)}`, Number.isNaN(expires.getTime()) ? null : ` · available until ${expires.toLocaleTimeString()}`),
+    el('a', { class: 'button primary', href: artifact.url, download: artifact.filename }, t('playground:job.save', { file: artifact.filename })),
+    el('span', { class: 'muted' }, ` ${formatBytes(artifact.size)}`, ...(Number.isNaN(expires.getTime()) ? [] : [' · ', t('playground:job.until', { time: formatDate(expires, { timeStyle: 'medium' }) })])),
   );
 }
+
+// Another language: the static words are translated already; the shown result is drawn again (the
+// clip fields start empty), while the job list keeps its lines until each job's next change.
+window.addEventListener(LANGUAGE_EVENT, () => {
+  if (shown && !result.hidden) renderResult(shown);
+});

@@ -3,8 +3,8 @@
 // (its secret is shown once, in memory only), disable, enable and delete with a confirmation.
 import { ApiError, api, el, say, timeEl } from './api.js';
 import { accountPanel, handleMailedLink, showUsage, signedOutExtras } from './account.js';
-import { text } from './account-text.js';
-import { loadSubscriptions, setUpSubscriptionForm } from './subscriptions.js';
+import { LANGUAGE_EVENT, formatNumber, ready, t } from './i18n.js';
+import { fillIntervals, loadSubscriptions, setUpSubscriptionForm } from './subscriptions.js';
 
 const byId = (id) => /** @type {any} */ (document.getElementById(id));
 const status = byId('status');
@@ -29,7 +29,7 @@ async function account(path, options) {
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_signed_in' && path !== '/account/me') {
       showSignedOut();
-      say(status, 'Your session has ended. Sign in again.', 'error');
+      say(status, t('settings:sessionEnded'), 'error');
     }
     throw err;
   }
@@ -49,6 +49,7 @@ function showSignedOut() {
 }
 
 async function showSignedIn(me) {
+  current = me;
   accountEmail.textContent = me.email;
   signedOut.hidden = true;
   signedIn.hidden = false;
@@ -76,9 +77,9 @@ function authForm(form, path, { minPassword }) {
     const email = form.elements.email;
     const password = form.elements.password;
     const problem = !email.value.trim() || !email.checkValidity()
-      ? [email, 'Enter a valid e-mail address.']
+      ? [email, t('settings:invalidEmail')]
       : password.value.length < minPassword
-        ? [password, minPassword > 1 ? `The password needs at least ${minPassword} characters.` : 'Enter your password.']
+        ? [password, minPassword > 1 ? t('settings:passwordTooShort', { count: minPassword }) : t('settings:passwordMissing')]
         : null;
     for (const input of [email, password]) input.removeAttribute('aria-invalid');
     if (problem) {
@@ -111,7 +112,7 @@ byId('logout-button').addEventListener('click', async () => {
   try {
     await api('/account/logout', { method: 'POST' });
     showSignedOut();
-    say(status, 'You have signed out.', 'success');
+    say(status, t('settings:signedOut'), 'success');
     byId('login-email').focus();
   } catch (err) {
     say(status, err.message, 'error');
@@ -120,12 +121,10 @@ byId('logout-button').addEventListener('click', async () => {
 
 // ---- keys
 
-const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 });
-
 /** From the counts themselves, so it reads the same whatever scale success_rate uses. */
 function successRate(usage) {
   const total = usage?.total_requests ?? 0;
-  return total ? percent.format((usage.successful_requests ?? 0) / total) : '—';
+  return total ? formatNumber((usage.successful_requests ?? 0) / total, { style: 'percent', maximumFractionDigits: 1 }) : t('common:none');
 }
 
 async function loadKeys(focusAfter) {
@@ -140,25 +139,25 @@ function keyRow(key) {
   const usage = key.usage ?? {};
   const toggle = el(
     'button',
-    { type: 'button', class: 'small', 'data-key-id': key.id, 'data-action': 'toggle', 'aria-label': `${key.enabled ? 'Disable' : 'Enable'} key ${key.name}` },
-    key.enabled ? 'Disable' : 'Enable',
+    { type: 'button', class: 'small', 'data-key-id': key.id, 'data-action': 'toggle', 'aria-label': t(key.enabled ? 'settings:keys.disableLabel' : 'settings:keys.enableLabel', { name: key.name }) },
+    t(key.enabled ? 'settings:keys.disable' : 'settings:keys.enable'),
   );
   toggle.addEventListener('click', () => setEnabled(key, !key.enabled));
-  const remove = el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete key ${key.name}` }, 'Delete');
+  const remove = el('button', { type: 'button', class: 'small danger', 'aria-label': t('settings:keys.deleteLabel', { name: key.name }) }, t('settings:keys.delete'));
   remove.addEventListener('click', () => deleteKey(key));
-  const usageButton = el('button', { type: 'button', class: 'small', 'aria-label': `${text.usage}: ${key.name}` }, text.usage);
+  const usageButton = el('button', { type: 'button', class: 'small', 'aria-label': t('settings:keys.usageLabel', { name: key.name }) }, t('settings:account.usage'));
   usageButton.addEventListener('click', () => showUsage(key, status));
   return el(
     'tr',
     { 'data-key-id': key.id },
-    el('th', { scope: 'row' }, key.name),
-    el('td', { 'data-label': 'Key' }, el('code', {}, `${key.prefix}…`)),
-    el('td', { 'data-label': 'Status' }, el('span', { class: 'badge', 'data-status': key.enabled ? 'enabled' : 'disabled' }, key.enabled ? 'Enabled' : 'Disabled')),
-    el('td', { 'data-label': 'Created' }, timeEl(key.created_at)),
-    el('td', { 'data-label': 'Last used' }, timeEl(key.last_used_at, 'Never')),
-    el('td', { class: 'num', 'data-label': 'Requests' }, String(usage.total_requests ?? 0)),
-    el('td', { class: 'num', 'data-label': 'Successful' }, String(usage.successful_requests ?? 0)),
-    el('td', { class: 'num', 'data-label': 'Success rate' }, successRate(usage)),
+    el('th', { scope: 'row', translate: 'no' }, key.name),
+    el('td', { 'data-label': t('settings:keys.col.key') }, el('code', {}, `${key.prefix}…`)),
+    el('td', { 'data-label': t('settings:keys.col.status') }, el('span', { class: 'badge', 'data-status': key.enabled ? 'enabled' : 'disabled' }, t(key.enabled ? 'settings:keys.enabled' : 'settings:keys.disabled'))),
+    el('td', { 'data-label': t('settings:keys.col.created') }, timeEl(key.created_at)),
+    el('td', { 'data-label': t('settings:keys.col.lastUsed') }, timeEl(key.last_used_at, t('common:never'))),
+    el('td', { class: 'num', 'data-label': t('settings:keys.col.requests') }, formatNumber(usage.total_requests ?? 0)),
+    el('td', { class: 'num', 'data-label': t('settings:keys.col.successful') }, formatNumber(usage.successful_requests ?? 0)),
+    el('td', { class: 'num', 'data-label': t('settings:keys.col.rate') }, successRate(usage)),
     el('td', { class: 'actions' }, usageButton, toggle, remove),
   );
 }
@@ -168,7 +167,7 @@ createForm.addEventListener('submit', async (event) => {
   const name = keyName.value.trim();
   if (!name) {
     keyName.setAttribute('aria-invalid', 'true');
-    formError(createForm, 'Give the key a name, for example the application that will use it.');
+    formError(createForm, t('settings:keys.needName'));
     keyName.focus();
     return;
   }
@@ -210,13 +209,13 @@ byId('secret-done').addEventListener('click', () => {
 byId('copy-button').addEventListener('click', async () => {
   try {
     await navigator.clipboard.writeText(secretValue.value);
-    copyStatus.textContent = 'Copied to the clipboard.';
+    copyStatus.textContent = t('settings:secret.copied');
   } catch {
     // No clipboard API (an insecure origin) or permission refused: select it for the user.
     secretValue.focus();
     secretValue.select();
     const copied = document.execCommand?.('copy');
-    copyStatus.textContent = copied ? 'Copied to the clipboard.' : 'The key is selected: press Ctrl+C (⌘C on a Mac) to copy it.';
+    copyStatus.textContent = copied ? t('settings:secret.copied') : t('settings:secret.selected');
   }
 });
 
@@ -224,7 +223,7 @@ async function setEnabled(key, enabled) {
   try {
     await account(`/account/keys/${encodeURIComponent(key.id)}/${enabled ? 'enable' : 'disable'}`, { method: 'POST' });
     await loadKeys(`button[data-key-id="${CSS.escape(key.id)}"][data-action="toggle"]`);
-    say(status, `Key “${key.name}” is now ${enabled ? 'enabled' : 'disabled'}.`, 'success');
+    say(status, t(enabled ? 'settings:keys.nowEnabled' : 'settings:keys.nowDisabled', { name: key.name }), 'success');
   } catch (err) {
     say(status, err.message, 'error');
   }
@@ -232,7 +231,7 @@ async function setEnabled(key, enabled) {
 
 /** Resolves true when the user confirms in the dialog; Escape and Cancel resolve false. */
 function confirmDelete(key) {
-  byId('delete-text').textContent = `“${key.name}” (${key.prefix}…) will stop working at once for every application using it. This cannot be undone.`;
+  byId('delete-text').textContent = t('settings:deleteKey.text', { name: key.name, prefix: key.prefix });
   deleteDialog.returnValue = '';
   deleteDialog.showModal();
   byId('delete-cancel').focus();
@@ -248,12 +247,23 @@ async function deleteKey(key) {
   try {
     await account(`/account/keys/${encodeURIComponent(key.id)}`, { method: 'DELETE' });
     await loadKeys();
-    say(status, `Key “${key.name}” was deleted.`, 'success');
+    say(status, t('settings:keys.deleted', { name: key.name }), 'success');
     keyName.focus();
   } catch (err) {
     say(status, err.message, 'error');
   }
 }
 
+/** The signed-in view as the server has it now (after a sign-in, or in another language). */
+let current = null;
+
+// Another language: the static words are translated already; the lists are built again.
+window.addEventListener(LANGUAGE_EVENT, () => {
+  fillIntervals();
+  if (current && !signedIn.hidden) showSignedIn(current).catch((err) => say(status, err.message, 'error'));
+  else if (!signedOut.hidden) signedOutExtras(status).catch((err) => say(status, err.message, 'error'));
+});
+
+await ready.catch(() => undefined);
 setUpSubscriptionForm();
 start();

@@ -1,7 +1,9 @@
 // @ts-check
 // What every page shares, loaded as a classic script in <head> so the theme is set before the first
 // paint (no flash of the wrong colours): the light/dark/system theme and its switch in the top nav, and
-// the service worker that makes the app installable and its shell work offline.
+// the service worker that makes the app installable and its shell work offline. The language itself
+// is i18n.js's (a module, so it runs later): here a page that will not be in English is only hidden
+// until its words are in, so no English flashes first.
 
 const THEME_KEY = 'reelay-theme';
 const CHOICES = ['system', 'light', 'dark'];
@@ -27,6 +29,24 @@ function applyTheme(choice) {
 }
 
 applyTheme(themeChoice());
+
+// The same choice as i18n.js's detectLanguage (remembered, else the browser's first language we have).
+(() => {
+  let lng = null;
+  try {
+    lng = window.localStorage.getItem('reelay-language');
+  } catch {
+    // Storage refused: the browser's languages decide.
+  }
+  const ours = ['en', 'de'];
+  if (!ours.includes(lng)) lng = (navigator.languages ?? []).map((tag) => String(tag).toLowerCase().split('-')[0]).find((tag) => ours.includes(tag)) ?? 'en';
+  if (lng === 'en') return;
+  const root = document.documentElement;
+  root.lang = lng;
+  root.classList.add('i18n-pending');
+  // Never a blank page: if the catalogs cannot be had, the English page shows after a moment.
+  setTimeout(() => root.classList.remove('i18n-pending'), 3000);
+})();
 darkQuery.addEventListener('change', () => applyTheme(themeChoice()));
 
 document.addEventListener('DOMContentLoaded', () => {

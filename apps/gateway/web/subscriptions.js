@@ -1,31 +1,18 @@
 // @ts-check
 // Subscriptions on the settings page: list the account's, add one (a collection URL, an interval,
 // audio only), pause or resume, delete after a confirmation. It speaks /api/v1/subscriptions with the
-// session cookie. Every user-facing string is in STRINGS, for the translation pass.
+// session cookie. Its static words are data-i18n in settings.html; the rest come from the settings
+// catalog (namespace settings:subs.*).
 import { api, el, say, timeEl } from './api.js';
+import { formatNumber, t } from './i18n.js';
 
-export const STRINGS = {
-  title: 'Subscriptions',
-  lead: 'Watch a podcast feed, playlist or channel: each new entry is downloaded as it appears.',
-  urlLabel: 'Feed, playlist or channel address',
-  everyLabel: 'How often',
-  audioOnly: 'Audio only',
-  subscribe: 'Subscribe',
-  columns: { name: 'Name', status: 'Status', every: 'Checked', checked: 'Last check', items: 'Items' },
-  none: 'You have no subscriptions yet.',
-  added: (name) => `Subscribed to “${name}”. New entries will be downloaded as they appear.`,
-  paused: (name) => `“${name}” is paused.`,
-  resumed: (name) => `“${name}” is active again.`,
-  deleted: (name) => `Stopped watching “${name}”.`,
-  confirmDelete: (name) => `Stop watching “${name}”? Downloads already started go on.`,
-  needUrl: 'Enter the address of a feed, playlist or channel.',
-  pause: 'Pause',
-  resume: 'Resume',
-  remove: 'Delete',
-  status: { active: 'Active', paused: 'Paused', failing: 'Failing' },
-  every: { 900: 'Every 15 minutes', 3600: 'Every hour', 21600: 'Every 6 hours', 86400: 'Every day', 604800: 'Every week' },
-  items: (completed, failed) => `${completed} downloaded${failed ? `, ${failed} failed` : ''}`,
-};
+const STATUS = { active: 'settings:subs.status.active', paused: 'settings:subs.status.paused', failing: 'settings:subs.status.failing' };
+const EVERY = { 900: 'settings:subs.every.900', 3600: 'settings:subs.every.3600', 21600: 'settings:subs.every.21600', 86400: 'settings:subs.every.86400', 604800: 'settings:subs.every.604800' };
+
+function itemsText(completed, failed) {
+  const done = t('settings:subs.items', { count: completed, n: formatNumber(completed) });
+  return failed ? `${done}${t('settings:subs.itemsFailed', { count: failed, n: formatNumber(failed) })}` : done;
+}
 
 const byId = (id) => /** @type {any} */ (document.getElementById(id));
 
@@ -38,7 +25,6 @@ export async function loadSubscriptions() {
   body.replaceChildren(...list.map(row));
   table.hidden = list.length === 0;
   none.hidden = list.length !== 0;
-  none.textContent = STRINGS.none;
 }
 
 function row(sub) {
@@ -49,43 +35,40 @@ function row(sub) {
       const next = sub.status === 'paused' ? 'active' : 'paused';
       try {
         await api(`/api/v1/subscriptions/${encodeURIComponent(sub.id)}`, { method: 'PATCH', body: { status: next } });
-        say(status, next === 'paused' ? STRINGS.paused(sub.name) : STRINGS.resumed(sub.name), 'success');
+        say(status, next === 'paused' ? t('settings:subs.paused', { name: sub.name }) : t('settings:subs.resumed', { name: sub.name }), 'success');
         await loadSubscriptions();
       } catch (err) {
         say(status, err.message, 'error');
       }
     },
-  }, sub.status === 'paused' ? STRINGS.resume : STRINGS.pause);
+  }, sub.status === 'paused' ? t('settings:subs.resume') : t('settings:subs.pause'));
   const remove = el('button', {
     type: 'button',
     class: 'danger',
     onclick: async () => {
-      if (!window.confirm(STRINGS.confirmDelete(sub.name))) return;
+      if (!window.confirm(t('settings:subs.confirmDelete', { name: sub.name }))) return;
       try {
         await api(`/api/v1/subscriptions/${encodeURIComponent(sub.id)}`, { method: 'DELETE' });
-        say(status, STRINGS.deleted(sub.name), 'success');
+        say(status, t('settings:subs.deleted', { name: sub.name }), 'success');
         await loadSubscriptions();
       } catch (err) {
         say(status, err.message, 'error');
       }
     },
-  }, STRINGS.remove);
+  }, t('settings:subs.remove'));
   return el('tr', {},
-    el('td', {}, el('strong', {}, sub.name), el('br'), el('span', { class: 'muted' }, sub.url)),
-    el('td', { title: sub.last_error ?? '' }, STRINGS.status[sub.status] ?? sub.status),
-    el('td', {}, STRINGS.every[sub.every] ?? `${sub.every} s`),
+    el('td', { translate: 'no' }, el('strong', {}, sub.name), el('br'), el('span', { class: 'muted' }, sub.url)),
+    el('td', { title: sub.last_error ?? '' }, STATUS[sub.status] ? t(STATUS[sub.status]) : sub.status),
+    el('td', {}, EVERY[sub.every] ? t(EVERY[sub.every]) : t('settings:subs.everySeconds', { n: formatNumber(sub.every) })),
     el('td', {}, timeEl(sub.last_checked_at)),
-    el('td', {}, STRINGS.items(sub.items.completed, sub.items.failed)),
+    el('td', {}, itemsText(sub.items.completed, sub.items.failed)),
     el('td', { class: 'actions' }, toggle, ' ', remove),
   );
 }
 
 /** The add form: a collection URL, how often, audio only. */
 export function setUpSubscriptionForm() {
-  const text = { 'subs-title': STRINGS.title, 'subs-lead': STRINGS.lead, 'subs-url-label': STRINGS.urlLabel, 'subs-every-label': STRINGS.everyLabel, 'subs-audio-label': STRINGS.audioOnly, 'subs-submit': STRINGS.subscribe };
-  for (const [id, value] of Object.entries(text)) byId(id).textContent = value;
-  for (const [key, value] of Object.entries(STRINGS.columns)) byId(`subs-col-${key}`).textContent = value;
-  byId('subs-every').replaceChildren(...Object.entries(STRINGS.every).map(([seconds, label]) => el('option', { value: seconds, selected: seconds === '3600' }, label)));
+  fillIntervals();
   const form = byId('subs-form');
   const box = form.querySelector('.form-error');
   form.addEventListener('submit', async (event) => {
@@ -93,7 +76,7 @@ export function setUpSubscriptionForm() {
     const url = form.elements.url.value.trim();
     box.textContent = '';
     if (!url) {
-      box.textContent = STRINGS.needUrl;
+      box.textContent = t('settings:subs.needUrl');
       form.elements.url.focus();
       return;
     }
@@ -103,7 +86,7 @@ export function setUpSubscriptionForm() {
     button.disabled = true;
     try {
       const sub = await api('/api/v1/subscriptions', { method: 'POST', body: { url, every, preset } });
-      say(byId('subs-status'), STRINGS.added(sub.name), 'success');
+      say(byId('subs-status'), t('settings:subs.added', { name: sub.name }), 'success');
       form.reset();
       await loadSubscriptions();
     } catch (err) {
@@ -112,4 +95,11 @@ export function setUpSubscriptionForm() {
       button.disabled = false;
     }
   });
+}
+
+/** The interval choices in the page's language, keeping the one chosen (hourly at first). */
+export function fillIntervals() {
+  const select = byId('subs-every');
+  const chosen = select.value || '3600';
+  select.replaceChildren(...Object.entries(EVERY).map(([seconds, key]) => el('option', { value: seconds, selected: seconds === chosen }, t(key))));
 }

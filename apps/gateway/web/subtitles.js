@@ -2,11 +2,12 @@
 // The playground's subtitle choices for one media item: each track saved as it is or converted to
 // WebVTT or SRT, and a video of the item saved with chosen languages embedded (a job).
 import { el, errorOf, say, send } from './api.js';
+import { t } from './i18n.js';
 
 const EMBED_FORMATS = ['mp4', 'webm', 'mkv'];
 // What the server can convert and embed: sidecar WebVTT and SRT files and HLS tracks.
 const CONVERTIBLE = new Set(['vtt', 'srt', 'hls']);
-const FORMAT_LABELS = { vtt: 'WebVTT', srt: 'SRT', ttml: 'TTML', hls: 'HLS track', dash: 'DASH track' };
+const FORMAT_LABELS = { vtt: 'playground:subs.format.vtt', srt: 'playground:subs.format.srt', ttml: 'playground:subs.format.ttml', hls: 'playground:subs.format.hls', dash: 'playground:subs.format.dash' };
 
 /**
  * @typedef {{ language: string, label?: string, url: string, format: string, auto_generated?: boolean }} Track
@@ -28,13 +29,13 @@ const FORMAT_LABELS = { vtt: 'WebVTT', srt: 'SRT', ttml: 'TTML', hls: 'HLS track
 export function languageChoices(item, label) {
   const languages = [...new Set((item.subtitles ?? []).filter((t) => CONVERTIBLE.has(t.format)).map((t) => t.language))];
   if (languages.length === 0) return null;
-  const boxes = languages.map((lang) => el('label', { class: 'check' }, el('input', { type: 'checkbox', name: 'subtitles', value: lang }), ` ${lang}`));
-  const node = el('div', { class: 'languages', role: 'group', 'aria-label': label }, el('span', { class: 'languages-label', 'aria-hidden': 'true' }, `${label}:`), ...boxes);
+  const boxes = languages.map((lang) => el('label', { class: 'check' }, el('input', { type: 'checkbox', name: 'subtitles', value: lang }), ' ', el('span', { translate: 'no' }, lang)));
+  const node = el('div', { class: 'languages', role: 'group', 'aria-label': label }, el('span', { class: 'languages-label', 'aria-hidden': 'true' }, t('playground:subs.choicesLabel', { label })), ...boxes);
   const chosen = () => [...node.querySelectorAll('input[name="subtitles"]:checked')].map((box) => /** @type {HTMLInputElement} */ (box).value);
   return { node, chosen };
 }
 
-const trackName = (/** @type {Track} */ t) => [t.label || t.language, t.auto_generated ? '(automatic)' : null].filter(Boolean).join(' ');
+const trackName = (/** @type {Track} */ track) => (track.auto_generated ? t('playground:subs.automaticName', { name: track.label || track.language }) : track.label || track.language);
 
 /** The subtitles block of an item, or null when it has no tracks. @param {{ index: number, subtitles?: Track[] }} item @param {SubtitleContext} ctx */
 export function renderSubtitles(item, ctx) {
@@ -44,15 +45,15 @@ export function renderSubtitles(item, ctx) {
   const table = el(
     'table',
     { class: 'sources subtitle-tracks' },
-    el('caption', { class: 'visually-hidden' }, `Subtitles of ${ctx.itemName}`),
-    el('thead', {}, el('tr', {}, ...['Language', 'Name', 'Format'].map((h) => el('th', { scope: 'col' }, h)), el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'Actions')))),
+    el('caption', { class: 'visually-hidden' }, t('playground:subs.of', { name: ctx.itemName })),
+    el('thead', {}, el('tr', {}, ...[t('playground:subs.col.language'), t('playground:subs.col.name'), t('playground:format')].map((h) => el('th', { scope: 'col' }, h)), el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, t('playground:col.actions'))))),
     el('tbody', {}, ...rows),
   );
-  const choices = languageChoices(item, 'Languages to embed');
+  const choices = languageChoices(item, t('playground:subs.toEmbed'));
   return el(
     'section',
-    { class: 'subtitles', 'aria-label': `Subtitles of ${ctx.itemName}` },
-    el('h4', {}, 'Subtitles'),
+    { class: 'subtitles', 'aria-label': t('playground:subs.of', { name: ctx.itemName }) },
+    el('h4', {}, t('playground:subs.title')),
     el('div', { class: 'table-wrap' }, table),
     choices && ctx.videos.length ? embedForm(item.index, choices, ctx) : null,
   );
@@ -63,18 +64,18 @@ function trackRow(track, id, ctx) {
   const name = trackName(track);
   const actions = el('td', { class: 'actions' });
   if (track.format === 'dash') {
-    actions.append(el('span', { class: 'muted' }, 'listed only: segmented DASH text cannot be converted'));
+    actions.append(el('span', { class: 'muted' }, t('playground:subs.dashOnly')));
   } else {
     // A file can be saved as it is; an HLS track is always joined into a file, as WebVTT by default.
     const choices = track.format === 'hls' ? ['vtt', 'srt'] : track.format === 'ttml' ? [''] : ['', ...['vtt', 'srt'].filter((f) => f !== track.format)];
-    const format = el('select', { id: `${id}-format`, 'aria-label': `Format of the ${name} subtitles` }, ...choices.map((f) => el('option', { value: f }, f ? `as ${f}` : 'as it is')));
-    const button = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'small', 'aria-label': `Download the ${name} subtitles` }, 'Download'));
+    const format = el('select', { id: `${id}-format`, 'aria-label': t('playground:subs.formatLabel', { name }) }, ...choices.map((f) => el('option', { value: f }, f ? t('playground:subs.as', { format: f }) : t('playground:subs.asIs'))));
+    const button = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'small', 'aria-label': t('playground:subs.downloadLabel', { name }) }, t('playground:source.download')));
     button.addEventListener('click', () => {
       const body = { url: track.url };
       const chosen = /** @type {HTMLSelectElement} */ (format).value;
       if (chosen) body.format = chosen;
       const ext = chosen || (track.format === 'hls' ? 'vtt' : track.format);
-      ctx.download(body, { label: `the ${name} subtitles`, job: `${name} subtitles of ${ctx.jobName}`, fallback: `subtitles.${track.language}.${ext}` }, button);
+      ctx.download(body, { label: t('playground:subs.label', { name }), job: t('playground:subs.job', { name, item: ctx.jobName }), fallback: `subtitles.${track.language}.${ext}` }, button);
     });
     if (choices.length > 1) actions.append(format);
     actions.append(button);
@@ -83,8 +84,8 @@ function trackRow(track, id, ctx) {
     'tr',
     {},
     el('th', { scope: 'row' }, el('code', {}, track.language)),
-    el('td', { 'data-label': 'Name' }, track.label || '—', track.auto_generated ? el('span', { class: 'muted block' }, 'automatic') : null),
-    el('td', { 'data-label': 'Format' }, FORMAT_LABELS[track.format] ?? track.format),
+    el('td', { 'data-label': t('playground:subs.col.name') }, track.label ? el('span', { translate: 'no' }, track.label) : t('common:none'), track.auto_generated ? el('span', { class: 'muted block' }, t('playground:subs.automatic')) : null),
+    el('td', { 'data-label': t('playground:format') }, FORMAT_LABELS[track.format] ? t(FORMAT_LABELS[track.format]) : track.format),
     actions,
   );
 }
@@ -93,8 +94,8 @@ function trackRow(track, id, ctx) {
 function embedForm(index, choices, /** @type {SubtitleContext} */ ctx) {
   const id = (part) => `embed-${index}-${part}`;
   const video = el('select', { id: id('video'), name: 'url' }, ...ctx.videos.map((s) => el('option', { value: s.url }, s.quality)));
-  const format = el('select', { id: id('format'), name: 'format' }, el('option', { value: '' }, 'Automatic'), ...EMBED_FORMATS.map((f) => el('option', { value: f }, f)));
-  const button = /** @type {HTMLButtonElement} */ (el('button', { type: 'submit', class: 'primary' }, 'Save with subtitles'));
+  const format = el('select', { id: id('format'), name: 'format' }, el('option', { value: '' }, t('playground:automatic')), ...EMBED_FORMATS.map((f) => el('option', { value: f }, f)));
+  const button = /** @type {HTMLButtonElement} */ (el('button', { type: 'submit', class: 'primary' }, t('playground:subs.embedButton')));
   const field = (text, control) => el('div', { class: 'field' }, el('label', { for: control.id }, text), control);
   const form = el(
     'form',
@@ -102,17 +103,17 @@ function embedForm(index, choices, /** @type {SubtitleContext} */ ctx) {
     el(
       'fieldset',
       {},
-      el('legend', {}, 'Embed subtitles'),
-      el('p', { class: 'hint' }, 'Save a video of this item with the chosen subtitles inside: mov_text in mp4, WebVTT in mkv and webm.'),
+      el('legend', {}, t('playground:subs.embedTitle')),
+      el('p', { class: 'hint' }, t('playground:subs.embedHint')),
       choices.node,
-      el('div', { class: 'merge-fields' }, field('Video', video), field('Format', format), button),
+      el('div', { class: 'merge-fields' }, field(t('playground:video'), video), field(t('playground:format'), format), button),
     ),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const chosen = choices.chosen();
     if (chosen.length === 0) {
-      say(ctx.status, 'Choose at least one subtitle language to embed.', 'error');
+      say(ctx.status, t('playground:subs.chooseOne'), 'error');
       return;
     }
     const body = { url: /** @type {HTMLSelectElement} */ (video).value, subtitles: chosen };
@@ -121,7 +122,7 @@ function embedForm(index, choices, /** @type {SubtitleContext} */ ctx) {
     try {
       const res = await send('/api/v1/download', { method: 'POST', body });
       if (res.status !== 202) throw await errorOf(res);
-      ctx.trackJob((await res.json()).data, `${ctx.jobName} with subtitles (${chosen.join(', ')})`);
+      ctx.trackJob((await res.json()).data, t('playground:subs.embedJob', { name: ctx.jobName, languages: chosen.join(', ') }));
     } catch (err) {
       say(ctx.status, err.message, 'error');
     } finally {

@@ -1,7 +1,7 @@
 // @ts-check
 // A key's requests per day as a plain SVG bar chart: one bar per day (successful requests in a
 // darker part), no library, readable by screen readers through its title and each bar's title.
-import { text } from './account-text.js';
+import { formatDate, formatNumber, t } from './i18n.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -26,12 +26,12 @@ export function usageChart(days) {
   const total = days.reduce((sum, d) => sum + d.requests, 0);
   const ok = days.reduce((sum, d) => sum + d.successful, 0);
   const title = svg('title', {});
-  title.textContent = text.usageChartLabel(total, ok);
+  title.textContent = t('settings:account.usageChartLabel', { count: total, requests: formatNumber(total), successful: formatNumber(ok) });
   const bars = days.map((d, i) => {
     const h = (d.requests / top) * (height - 20);
     const hOk = (d.successful / top) * (height - 20);
     const label = svg('title', {});
-    label.textContent = text.usageDay(d.date, d.requests, d.successful);
+    label.textContent = t('settings:account.usageDay', { count: d.requests, date: formatDate(`${d.date}T00:00:00Z`, { dateStyle: 'medium', timeZone: 'UTC' }), requests: formatNumber(d.requests), successful: formatNumber(d.successful) });
     return svg(
       'g',
       { 'data-date': d.date, 'data-requests': d.requests },

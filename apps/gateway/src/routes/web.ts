@@ -2,8 +2,10 @@
 // apps/gateway/web/ and served with a strict CSP. Internal routes: they stay out of the OpenAPI document.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
@@ -31,7 +33,11 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
   '.webmanifest': 'application/manifest+json',
+  '.json': 'application/json; charset=utf-8',
 };
+
+/** i18next's ES module, served as /assets/i18next.js (gzipped once: it is the largest asset). */
+const I18NEXT_MODULE = path.join(path.dirname(createRequire(import.meta.url).resolve('i18next/package.json')), 'dist/esm/i18next.js');
 
 // Served at the root rather than under /assets/: the manifest by convention, the service worker because
 // its scope is its own folder (and it is built with the shell's version).
@@ -40,23 +46,6 @@ const ROOT_FILES = new Set(['manifest.webmanifest', 'sw.js']);
 const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/advanced': 'advanced.html', '/settings/api-keys': 'settings.html' };
 /** Message catalogs live at /locales/<language>/<namespace>.json (the i18n module's contract). */
 const LOCALE_FILE = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?\/[a-z][a-z0-9-]{0,31}\.json$/;
-
-/** Every catalog under web/locales, by its path below /locales/ (the map is the allow-list). */
-export function loadLocales(dir: string): Map<string, WebFile> {
-  const root = path.join(dir, 'locales');
-  const found = new Map<string, WebFile>();
-  if (!fs.existsSync(root)) return found;
-  for (const lng of fs.readdirSync(root)) {
-    if (!fs.statSync(path.join(root, lng)).isDirectory()) continue;
-    for (const file of fs.readdirSync(path.join(root, lng))) {
-      const name = `${lng}/${file}`;
-      if (!LOCALE_FILE.test(name)) continue;
-      const body = fs.readFileSync(path.join(root, name));
-      found.set(name, { body, type: 'application/json; charset=utf-8', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
-    }
-  }
-  return found;
-}
 
 export interface WebFile {
   body: Buffer;
@@ -98,6 +87,9 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       .filter((name) => !name.endsWith('.html') && !ROOT_FILES.has(name) && TYPES[path.extname(name)] !== undefined)
       .map((name) => [name, read(name)] as const),
   );
+  const i18nextModule = load(path.dirname(I18NEXT_MODULE), path.basename(I18NEXT_MODULE));
+  assets.set('i18next.js', { ...i18nextModule, gzip: gzipSync(i18nextModule.body) });
+  const catalogs = localeCatalogs(dir);
   const page = (routePath: string, file: string, summary: string): RouteSpec => {
     const content = read(file);
     return {
@@ -111,30 +103,10 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
     };
   };
   const manifest = read('manifest.webmanifest');
-  const locales = loadLocales(dir);
-  const worker = serviceWorker(dir, assets, locales);
+  const worker = serviceWorker(dir, assets, catalogs);
   return [
     page('/', 'index.html', 'The front page: a link in, the file out'),
     page('/advanced', 'advanced.html', 'The playground: sources, merges, clips and subtitles'),
-    {
-      method: 'get',
-      path: '/locales/{lng}/{file}',
-      tag: 'web',
-      summary: "A message catalog of the web app (flat JSON, one per language and namespace)",
-      internal: true,
-      responses: {
-        200: { description: 'JSON catalog', contentType: 'application/json' },
-        304: { description: 'Not modified (If-None-Match matched)' },
-        400: { description: 'invalid_request: malformed percent-encoding in the name', schema: ErrorEnvelopeSchema },
-        404: { description: 'not_found: no such catalog', schema: ErrorEnvelopeSchema },
-      },
-      handler: (req, res) => {
-        const name = `${String(req.params.lng)}/${String(req.params.file)}`;
-        const catalog = locales.get(name);
-        if (!catalog) throw new ReelayError('not_found', `No message catalog named ${name}.`);
-        send(req, res, catalog);
-      },
-    },
     {
       method: 'get',
       path: '/manifest.webmanifest',
@@ -166,6 +138,25 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
     page('/settings/api-keys', 'settings.html', 'API key settings'),
     {
       method: 'get',
+      path: '/locales/{language}/{namespace}',
+      tag: 'web',
+      summary: "A message catalog of the web app (flat JSON, one language's one namespace)",
+      internal: true,
+      responses: {
+        200: { description: 'The catalog: keys to translated strings', contentType: 'application/json' },
+        304: { description: 'Not modified (If-None-Match matched)' },
+        400: { description: 'invalid_request: malformed percent-encoding in the name', schema: ErrorEnvelopeSchema },
+        404: { description: 'not_found: no such catalog', schema: ErrorEnvelopeSchema },
+      },
+      handler: (req, res) => {
+        const name = `/locales/${String(req.params.language)}/${String(req.params.namespace)}`;
+        const catalog = catalogs.get(name);
+        if (!catalog) throw new ReelayError('not_found', `No catalog at ${name}.`);
+        send(req, res, catalog);
+      },
+    },
+    {
+      method: 'get',
       path: '/assets/{file}',
       tag: 'web',
       summary: 'A static asset of the web app',
@@ -186,17 +177,34 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
 }
 
 /**
+ * Every catalog under web/locales/<language>/<namespace>.json, by the path it is served at. The map is
+ * the allow-list: a request names a key of it or gets a 404, so no path reaches the disk.
+ */
+export function localeCatalogs(dir: string): Map<string, WebFile> {
+  const root = path.join(dir, 'locales');
+  const catalogs = new Map<string, WebFile>();
+  if (!fs.existsSync(root)) return catalogs;
+  for (const language of fs.readdirSync(root).sort()) {
+    if (!fs.statSync(path.join(root, language)).isDirectory()) continue;
+    for (const file of fs.readdirSync(path.join(root, language)).sort()) {
+      if (LOCALE_FILE.test(`${language}/${file}`)) catalogs.set(`/locales/${language}/${file}`, load(path.join(root, language), file));
+    }
+  }
+  return catalogs;
+}
+
+/**
  * sw.js with the shell written into it: its pages and assets, and a version hashed from all their
  * bytes (and the worker's own), so any change to the shell is a new worker with a new cache.
  */
-export function serviceWorker(dir: string, assets: Map<string, WebFile>, locales: Map<string, WebFile> = new Map()): WebFile {
+export function serviceWorker(dir: string, assets: Map<string, WebFile>, catalogs: Map<string, WebFile> = new Map()): WebFile {
   const source = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8');
   const hash = createHash('sha256').update(source);
   for (const file of Object.values(SHELL_PAGES)) hash.update(fs.readFileSync(path.join(dir, file)));
-  for (const [name, file] of [...assets].sort(([a], [b]) => a.localeCompare(b))) hash.update(name).update(file.body);
-  for (const [name, file] of [...locales].sort(([a], [b]) => a.localeCompare(b))) hash.update(name).update(file.body);
-  const files = [...[...assets.keys()].sort().map((name) => `/assets/${name}`), ...[...locales.keys()].sort().map((name) => `/locales/${name}`)];
-  const shell = { version: hash.digest('base64url').slice(0, 16), pages: Object.keys(SHELL_PAGES), assets: files };
+  const files = [...[...assets].map(([name, file]) => [`/assets/${name}`, file] as const), ...catalogs].sort(([a], [b]) => a.localeCompare(b));
+  for (const [name, file] of files) hash.update(name).update(file.body);
+  // The catalogs are kept like the assets: the shell offline is the shell in the visitor's language.
+  const shell = { version: hash.digest('base64url').slice(0, 16), pages: Object.keys(SHELL_PAGES), assets: files.map(([name]) => name) };
   const line = /^const SHELL = .*;$/m;
   if (!line.test(source)) throw new Error('sw.js has no "const SHELL = …;" line to fill in');
   const body = Buffer.from(source.replace(line, `const SHELL = ${JSON.stringify(shell)};`));

@@ -65,6 +65,7 @@ describeBrowser('the installable web app shell', () => {
     await expect(page.evaluate("fetch('/api/v1/platforms').then((res) => res.status)")).resolves.toBe(200);
     const cached = (await page.evaluate(`caches.open('reelay-shell-${version}').then((c) => c.keys()).then((keys) => keys.map((r) => new URL(r.url).pathname))`)) as string[];
     expect(cached).toEqual(expect.arrayContaining(['/', '/settings/api-keys', '/assets/app.css', '/assets/playground.js', '/assets/icon-192.png']));
+    expect(cached).toEqual(expect.arrayContaining(['/assets/i18n.js', '/assets/i18next.js', '/locales/de/common.json']));
     expect(cached).toEqual(expect.arrayContaining(['/advanced', '/assets/front.js', '/locales/en/front.json', '/locales/de/front.json']));
     expect(cached.filter((p) => !p.startsWith('/assets/') && !p.startsWith('/locales/') && !['/', '/advanced', '/settings/api-keys'].includes(p))).toEqual([]);
 

@@ -75,3 +75,49 @@ export async function auditPage(page: Page, name: string, { fullPage = true } = 
   await chooseTheme(page, 'system');
   return problems;
 }
+
+/**
+ * Words on the page that are not from the language's catalogs: every visible text node (and the
+ * aria-label, placeholder, title and alt attributes, the options of selects and the document's title)
+ * must match one of the catalog's strings, with any {{placeholder}} standing for any text, or be
+ * only numbers, codes and format names. Left out: what the page marks translate="no" (the API's own
+ * words, people's names for things, the API reference), <code>, <time> (checked by locale instead)
+ * and `data` (strings the test itself put there, such as a page title or a key name).
+ */
+export async function untranslated(page: Page, catalogs: Array<Record<string, string>>, data: string[] = []): Promise<string[]> {
+  const templates = catalogs
+    .flatMap((catalog) => Object.values(catalog))
+    .flatMap((text) => text.split(/<\/?\d+\/?>/))
+    .map((piece) => piece.replace(/\s+/g, ' ').trim())
+    .filter((piece) => /\p{L}{2}/u.test(piece.replace(/\{\{\s*\w+\s*\}\}/g, '')))
+    .map((piece) => new RegExp(`^${piece.split(/\{\{\s*\w+\s*\}\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*?')}$`, 'su'));
+  const texts = await page.evaluate<string[]>(`(() => {
+    const skip = 'script, style, noscript, code, time, [translate="no"], [hidden]';
+    const shown = (el) => !el.closest(skip) && (el.closest('.visually-hidden, select, svg') || el.checkVisibility());
+    const found = [document.title];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement && shown(node.parentElement)) found.push(node.textContent);
+    }
+    for (const el of document.querySelectorAll('[aria-label], [placeholder], [title], [alt], optgroup[label]')) {
+      if (!shown(el)) continue;
+      for (const name of ['aria-label', 'placeholder', 'title', 'alt', 'label']) if (el.hasAttribute(name) && (name !== 'label' || el.tagName === 'OPTGROUP')) found.push(el.getAttribute(name));
+    }
+    return found;
+  })()`);
+  // Whole catalog strings, longest first, for texts that put a data value beside one ("720p · Nur Ton").
+  const literals = [...new Set(catalogs.flatMap((catalog) => Object.values(catalog)).flatMap((text) => text.split(/<\/?\d+\/?>|\{\{\s*\w+\s*\}\}/)).map((piece) => piece.trim()))]
+    .filter((piece) => /\p{L}{3}/u.test(piece))
+    .sort((a, b) => b.length - a.length);
+  const formats = /\b(?:mp4|webm|mkv|mp3|m4a|opus|wav|vtt|srt|reelay)\b/gi;
+  const problems = new Set<string>();
+  for (const raw of texts) {
+    const text = raw.replace(/\s+/g, ' ').trim();
+    if (!text || templates.some((template) => template.test(text))) continue;
+    let rest = text;
+    for (const value of [...data, ...literals]) rest = rest.split(value).join(' ');
+    rest = rest.replace(/https?:\/\/\S+/g, ' ').replace(/\S*\d\S*/g, ' ').replace(formats, ' ');
+    if (/\p{L}{3}/u.test(rest)) problems.add(text);
+  }
+  return [...problems];
+}

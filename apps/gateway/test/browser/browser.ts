@@ -31,7 +31,7 @@ export interface TestBrowser {
    * Replaces the context with a new, empty one (no cookies, storage or history) and one page, so a
    * test never depends on what an earlier test left behind. Headers apply to every request of it.
    */
-  fresh(options?: { headers?: Record<string, string>; permissions?: { names: string[]; origin: string } }): Promise<void>;
+  fresh(options?: { headers?: Record<string, string>; permissions?: { names: string[]; origin: string }; locale?: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,7 +43,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
     const context = await browser.newContext({
       acceptDownloads: true,
       viewport: { width: 1200, height: 900 },
-      locale: 'en-GB',
+      locale: options.locale ?? 'en-GB',
       timezoneId: 'UTC',
       extraHTTPHeaders: options.headers,
     });

@@ -69,7 +69,7 @@ describe('the API reference (/docs)', () => {
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     const loaded = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, url]) => url).filter((url) => /\.(?:js|css)$/.test(url));
-    expect(loaded).toEqual(['/assets/shell.js', '/docs/swagger-ui.css', '/assets/app.css', '/docs/docs.css', '/docs/swagger-ui-bundle.js', '/docs/docs.js']);
+    expect(loaded).toEqual(['/assets/shell.js', '/docs/swagger-ui.css', '/assets/app.css', '/assets/i18n.js', '/docs/docs.css', '/docs/swagger-ui-bundle.js', '/docs/docs.js']);
     for (const url of loaded) {
       const file = await request(gw.app).get(url).expect(200);
       expect(file.headers['content-type']).toMatch(url.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
@@ -130,7 +130,7 @@ describe('installable: manifest, icons and service worker', () => {
     expect(shell.pages).toEqual(['/', '/advanced', '/settings/api-keys']);
     expect(shell.assets).toEqual(expect.arrayContaining(['/assets/app.css', '/assets/shell.js', '/assets/playground.js', '/assets/icon-192.png']));
     // The message catalogs too, so the shell speaks the visitor's language offline.
-    expect(shell.assets).toEqual(expect.arrayContaining(['/locales/en/front.json', '/locales/de/front.json']));
+    expect(shell.assets).toEqual(expect.arrayContaining(['/assets/i18n.js', '/assets/i18next.js', '/locales/en/common.json', '/locales/de/common.json', '/locales/en/front.json', '/locales/de/front.json']));
     expect(shell.assets.every((url) => url.startsWith('/assets/') || url.startsWith('/locales/'))).toBe(true);
     // Not among the assets: the worker and the manifest live at the root only.
     await request(gw.app).get('/assets/sw.js').expect(404);
@@ -153,6 +153,31 @@ describe('installable: manifest, icons and service worker', () => {
   });
 });
 
+describe('languages: i18next and the catalogs', () => {
+  test('i18next is served from node_modules as an ES module, gzipped to a client that accepts it', async () => {
+    const zipped = await request(gw.app).get('/assets/i18next.js').set('accept-encoding', 'gzip').buffer(true).parse(binary).expect(200);
+    expect(zipped.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect((zipped.body as Buffer).toString('utf8')).toMatch(/^export \{[^}]*\bdefault\b/m);
+  });
+
+  test.each(['en', 'de'])('/locales/%s/<namespace>.json is each catalog as JSON', async (lng) => {
+    for (const ns of ['common', 'front', 'playground', 'settings']) {
+      const res = await request(gw.app).get(`/locales/${lng}/${ns}.json`).expect(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+      expect(res.body).toEqual(JSON.parse(fs.readFileSync(path.join(WEB_DIR, 'locales', lng, `${ns}.json`), 'utf8')));
+    }
+    const again = await request(gw.app).get(`/locales/${lng}/common.json`).expect(200);
+    await request(gw.app).get(`/locales/${lng}/common.json`).set('if-none-match', again.headers.etag).expect(304);
+  });
+
+  test.each(['/locales/fr/common.json', '/locales/en/nothing.json', '/locales/en/common', '/locales/..%2Fpackage.json/x.json', '/locales/en/..%2F..%2Fpackage.json'])('%s is a 404 envelope', async (url) => {
+    const res = await request(gw.app).get(url).set('accept', 'application/json').expect(404);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'not_found' } });
+  });
+});
+
 describe('unknown pages', () => {
   const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 
@@ -160,7 +185,7 @@ describe('unknown pages', () => {
     const res = await request(gw.app).get('/no/such/page').set('accept', browserAccept).expect(404);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
-    expect(res.text).toContain('<h1>Page not found</h1>');
+    expect(res.text).toContain('<h1 data-i18n="common:notFound.heading">Page not found</h1>');
     expect(res.text).toContain('href="/"');
   });
 
