@@ -208,6 +208,8 @@ describeBrowser('the front page', () => {
 
   test('a stored download whose file has passed its time says it expired, and offers no dead link', async () => {
     await page.goto(`${stack.served.base}/`);
+    // Only once the page has started its queue: starting, it writes the queue it read over the stored one.
+    await page.locator('form[data-ready="true"]').waitFor({ state: 'attached' });
     const old = { id: 'gone-job', title: 'Old talk', kind: 'job', status: 'completed', created: 1, artifact: { url: '/api/v1/jobs/gone-job/artifact', filename: 'Old talk.mp4', size: 10, expires_at: '2020-01-01T00:00:00Z' } };
     await page.evaluate(`localStorage.setItem('reelay-queue', ${JSON.stringify(JSON.stringify([old]))})`);
     await page.reload();
