@@ -139,7 +139,7 @@ describeBrowser('passkeys and the account card', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     // The secret is filled in once the key is made: read it only then (read at once it was sometimes
     // still empty, and the three requests went out without a key).
-    await page.waitForFunction(() => ((document.querySelector('#secret-value') as HTMLInputElement | null)?.value ?? '') !== '');
+    await page.waitForFunction("(document.querySelector('#secret-value')?.value ?? '') !== ''");
     const secret = await page.locator('#secret-value').inputValue();
     for (let i = 0; i < 3; i++) {
       const answer = await page.request.post(`${base}/api`, { headers: { 'X-API-Key': secret }, data: { url: 'not a url' } });
@@ -150,7 +150,7 @@ describeBrowser('passkeys and the account card', () => {
     // a time (the panel is emptied before each click and its heading awaited), so that no earlier
     // click's answer, drawn late, can stand for the last one.
     for (let i = 0; i < 50; i++) {
-      await page.evaluate(() => document.querySelector('#usage-panel')?.replaceChildren());
+      await page.evaluate("document.querySelector('#usage-panel')?.replaceChildren()");
       await page.getByRole('button', { name: 'Usage: chart' }).click();
       await page.locator('#usage-panel h3').waitFor();
       if ((await page.locator('#usage-panel svg g[data-requests="3"]').count()) === 1) break;
