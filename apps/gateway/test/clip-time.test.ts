@@ -1,10 +1,10 @@
-// How the playground reads and writes clip times (web/clip.js): the forms a person types, and the
+// How the playground reads and writes clip times (web/clip-time.js, used by web/clip.js): the forms a person types, and the
 // ones it refuses before a request is made.
 import { expect, test } from '@jest/globals';
 
 // The page's modules are plain JS typechecked on their own (tsc -p apps/gateway/web), with no
 // declarations for this project: a specifier in a variable keeps tsc from resolving it.
-const page = '../web/clip.js';
+const page = '../web/clip-time.js';
 const { parseTime, showTime } = (await import(page)) as { parseTime: (text: string) => number | null; showTime: (seconds: number) => string };
 
 test('seconds, minutes:seconds and hours:minutes:seconds are read, with fractions', () => {
