@@ -23,10 +23,15 @@ function originOf(value: string): string | undefined {
   }
 }
 
-export const sameOrigin: RequestHandler = (req, _res, next) => {
-  const site = req.get('sec-fetch-site');
-  const origin = req.get('origin');
-  const crossSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && (originOf(origin) ?? 'null') !== ownOrigin(req));
-  if (crossSite) return next(new ReelayError('cross_site_request', 'Cross-site requests to account routes are refused; use the reelay web app.'));
-  next();
-};
+/** Refuses a browser's request from another site with `message` (403 cross_site_request). */
+export function refuseCrossSite(message: string): RequestHandler {
+  return (req, _res, next) => {
+    const site = req.get('sec-fetch-site');
+    const origin = req.get('origin');
+    const crossSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && (originOf(origin) ?? 'null') !== ownOrigin(req));
+    if (crossSite) return next(new ReelayError('cross_site_request', message));
+    next();
+  };
+}
+
+export const sameOrigin: RequestHandler = refuseCrossSite('Cross-site requests to account routes are refused; use the reelay web app.');

@@ -9,6 +9,7 @@ import type { RequestHandler } from 'express';
 import type { Egress } from '@reelay/egress';
 import { DownloadRequestSchema, ErrorEnvelopeSchema, ReelayError, type ChosenSource, type DownloadRequest } from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
+import { refuseCrossSite } from '../http/same-origin.js';
 import { withRateLimitHeaders } from '../http/surface-gate.js';
 import { streamSource } from '../http/stream.js';
 import type { GatewayMetrics } from '../metrics.js';
@@ -41,17 +42,11 @@ export function requestFromQuery(query: Record<string, unknown>): DownloadReques
 }
 
 /**
- * Browsers say where a request comes from (Sec-Fetch-Site). This link is for the web app itself (and a
- * link typed or bookmarked: "none"); another site embedding it in a <video> or <img> would use the
- * gateway as its media proxy on its visitors' rate limits. Clients without the header (curl) pass.
+ * This link is for the web app itself (or typed, or bookmarked); another site embedding it in a
+ * <video> or <img> would use the gateway as its media proxy on its visitors' rate limits. Clients
+ * that say nothing of where they come from (curl) pass.
  */
-const ownSiteOnly: RequestHandler = (req, _res, next) => {
-  const site = req.get('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    return next(new ReelayError('cross_site_request', 'This download link works from the reelay web app, not from another site.'));
-  }
-  next();
-};
+const ownSiteOnly = refuseCrossSite('This download link works from the reelay web app, not from another site.');
 
 export function downloadStreamRoute(deps: { downloads: DownloadService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; extracts?: ExtractService; limit?: RequestHandler }): RouteSpec {
   return {
