@@ -35,6 +35,7 @@ class Picker {
     this.rows = [];
     /** How rows listed later start: ticked, unless "Select none" was the last word. */
     this.ticked = true;
+    this.pictures = false;
     this.list = el('ol', { class: 'entry-list' });
     this.legend = el('legend', { class: 'visually-hidden' });
     this.fieldset = el('fieldset', { class: 'entries' }, this.legend, this.list);
@@ -54,14 +55,21 @@ class Picker {
    * @param {boolean} ticked
    */
   add(items, ticked) {
+    // Once one row has a picture, every row keeps its place (an empty one), so the words line up.
+    this.pictures ||= items.some((item) => item.thumbnail);
     const added = items.map(({ value, describe, thumbnail }) => {
       const id = `${this.prefix}-${value}`;
       const box = el('input', { type: 'checkbox', id, value: String(value), checked: ticked });
       box.addEventListener('change', () => this.refresh());
       const label = el('label', { for: id });
       label.replaceChildren(...describe().filter((part) => part !== null));
-      // The picture is decoration beside the words (which name the row); one that fails is dropped.
-      const thumb = thumbnail ? el('img', { class: 'entry-thumb', src: thumbnail, alt: '', loading: 'lazy', referrerpolicy: 'no-referrer', onerror: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (e.target).remove() }) : null;
+      // The picture is decoration beside the words (which name the row); one that fails leaves its place empty.
+      const blank = () => el('span', { class: 'entry-thumb' });
+      const thumb = thumbnail
+        ? el('img', { class: 'entry-thumb', src: thumbnail, alt: '', loading: 'lazy', referrerpolicy: 'no-referrer', onerror: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (e.target).replaceWith(blank()) })
+        : this.pictures
+          ? blank()
+          : null;
       this.list.append(el('li', {}, box, thumb, label));
       this.rows.push({ box, label, describe });
       return box;
