@@ -110,7 +110,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   try {
     if (smart && operation.type !== 'subtitle' && (format === 'mp4' || format === 'mkv')) {
       const end = inputSeconds !== undefined ? Math.min(smart.end, inputSeconds) : smart.end;
-      clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress }, { operation, format, clip: smart, end, tags: operation.tags, output });
+      clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress, phases }, { operation, format, clip: smart, end, tags: operation.tags, output });
     } else {
       const ffmpeg = (argv: string[]) =>
         runFfmpeg({
