@@ -33,15 +33,18 @@ export interface PreciseClipJob {
   operation: Exclude<MediaOperation, { type: 'subtitle' }>;
   format: Container;
   clip: ClipRange;
-  /** Where the clip ends: its end, or the media's end when that comes first. */
-  end: number;
+  /**
+   * The media's duration, when known: the clip ends at it if that comes first. A rejection (the
+   * caller's invalid_clip: a start past the end) stops the fetch and fails the clip with it.
+   */
+  mediaSeconds?: Promise<number | undefined>;
   tags?: TagPlan;
   output: string;
 }
 
 /** Runs the clip's steps and tells how it was cut. ffmpeg failures are thrown as by runFfmpeg. */
 export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJob): Promise<PreciseMethod> {
-  const { clip, end } = job;
+  const { clip } = job;
   const remaining = () => {
     const left = ctx.deadline - Date.now();
     if (left <= 0) throw new FfmpegError('timeout', 'no time left for ffmpeg', undefined, '');
@@ -71,8 +74,16 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
     );
   const range = path.join(ctx.dir, 'range.nut');
   const maxOutputBytes = ctx.maxOutputBytes;
-  // 1. The only network step: the covering range, copied (only its segments are fetched).
-  await run('fetch', fetchRangeArgs(rangeInputs(job.operation), clip.start, end, range, { progressUrl: 'pipe:1', maxOutputBytes }));
+  // 1. The only network step: the covering range, copied (only its segments are fetched), while the
+  // caller's ffprobe finds the media's duration (a clip.end past it reads to the end either way).
+  let end = clip.end;
+  await together(ctx.signal, [
+    (signal) => run('fetch', fetchRangeArgs(rangeInputs(job.operation), clip.start, clip.end, range, { progressUrl: 'pipe:1', maxOutputBytes }), { signal }),
+    async () => {
+      const seconds = await job.mediaSeconds;
+      if (seconds !== undefined) end = Math.min(end, seconds);
+    },
+  ]);
   const { size } = await fs.stat(range);
   if (size >= maxOutputBytes) throw new OutputError('The clip\'s range is larger than the media size limit.');
   // 2. Where its keyframes are, and what the head must match.
