@@ -20,6 +20,9 @@ import type { ProgressWriter } from './progress-writer.js';
 import type { JobProxySession } from './proxy-session.js';
 import { fetchWholeFile, WHOLE_FILE_RANGE_THRESHOLD } from './whole-file.js';
 
+/** The formats a precise clip can be cut smart into (smart-clip.ts); others are re-encoded whole. */
+const SMART_FORMATS = new Set(['mp4', 'mkv']);
+
 export interface RunDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'>;
   artifacts: ArtifactStore;
@@ -69,10 +72,18 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   };
   // A clip needs the input's duration before the run: a start past the end is the client's error
   // (invalid_clip), which ffmpeg would not report (it copies the last keyframe's stretch instead).
-  const inputSeconds = payload.clip && payload.duration === undefined ? await probeDuration(deps, ctx.plan, session, ctx) : payload.duration;
-  if (payload.clip && inputSeconds !== undefined && payload.clip.start >= inputSeconds) {
-    throw new ReelayError('invalid_clip', `clip.start (${payload.clip.start} s) is at or past the end of the media (${inputSeconds.toFixed(3)} s).`);
-  }
+  // A precise clip cut smart fetches its range while ffprobe reads the duration, and checks it before
+  // anything reads the range (smart-clip.ts): the probe is a process start and a request it no
+  // longer waits for.
+  const smart = payload.clip?.mode === 'precise' && ctx.plan.operation.type !== 'subtitle' && SMART_FORMATS.has(outputFormat(ctx.plan.operation)) ? payload.clip : undefined;
+  const checkedSeconds = (payload.clip && payload.duration === undefined ? probeDuration(deps, ctx.plan, session, ctx) : Promise.resolve(payload.duration)).then((seconds) => {
+    if (payload.clip && seconds !== undefined && payload.clip.start >= seconds) {
+      throw new ReelayError('invalid_clip', `clip.start (${payload.clip.start} s) is at or past the end of the media (${seconds.toFixed(3)} s).`);
+    }
+    return seconds;
+  });
+  checkedSeconds.catch(() => undefined); // awaited below on every path; this only keeps an early failure from counting as unhandled
+  let inputSeconds = smart ? undefined : await checkedSeconds;
   const covered = await withCover(deps, ctx);
   lap('prepare'); // the clip's duration probe and the cover art, when the job has them
   // A whole file kept in its own format is fetched first; ffmpeg then copies from the local file.
@@ -104,13 +115,12 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   // A precise clip into mp4 or mkv is cut smart where the source allows (smart-clip.ts); a fast
   // clip is a copy, and any other precise clip is re-encoded as before.
   let clipMethod: ClipMethod | undefined = payload.clip ? (payload.clip.mode === 'fast' ? 'copy' : 'reencode') : undefined;
-  const smart = payload.clip?.mode === 'precise' ? payload.clip : undefined;
   const ffmpegStarted = Date.now();
   let ffmpegEnded = ffmpegStarted;
   try {
     if (smart && operation.type !== 'subtitle' && (format === 'mp4' || format === 'mkv')) {
-      const end = inputSeconds !== undefined ? Math.min(smart.end, inputSeconds) : smart.end;
-      clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress }, { operation, format, clip: smart, end, tags: operation.tags, output });
+      clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress, phases }, { operation, format, clip: smart, mediaSeconds: checkedSeconds, tags: operation.tags, output });
+      inputSeconds = await checkedSeconds; // settled: the steps waited for it
     } else {
       const ffmpeg = (argv: string[]) =>
         runFfmpeg({
@@ -155,7 +165,7 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   if (size === 0) throw new OutputError('ffmpeg produced an empty file.');
   if (size >= config.MAX_MEDIA_BYTES) throw new OutputError('The result is larger than the media size limit.');
   // A clip of an input of unknown length may end anywhere before its end: no duration to expect.
-  const expected = expectedOutput(payload, plan.operation, payload.clip && inputSeconds === undefined ? undefined : await duration);
+  const expected = expectedOutput(payload, plan.operation, payload.clip && inputSeconds === undefined ? undefined : smart ? clipLength(smart, inputSeconds) : await duration);
   const problems = await verifyOutput(output, expected, { binary: deps.binaries.ffprobe, kind: plan.operation.type === 'subtitle' ? 'subtitles' : undefined, signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(config) });
   lap('verify');
   if (problems.length > 0) throw new IncompleteOutputError(problems);

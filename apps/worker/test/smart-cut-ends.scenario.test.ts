@@ -44,7 +44,7 @@ async function cut(codec: string, end: number, format: 'mp4' | 'mkv' = 'mp4'): P
       log: createLogger({ name: 'smart-ends-test', level: 'silent' }),
       progress: { report: () => undefined },
     },
-    { operation: { type: 'convert', input: sources[codec], format }, format, clip: { start: START, end, mode: 'precise' }, end, output },
+    { operation: { type: 'convert', input: sources[codec], format }, format, clip: { start: START, end, mode: 'precise' }, output },
   );
   return { file: output, method };
 }

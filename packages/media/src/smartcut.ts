@@ -1,7 +1,8 @@
 // Smart cut: a precise clip that re-encodes only the stretch from `start` to the next keyframe (the
 // head) and copies the rest, so it costs little more than a copy. The decision (which keyframe, or
 // why not) and every ffmpeg argument vector are pure here; apps/worker runs them in four steps:
-// fetch the covering range once (copy), read its packets, encode the head, join head and body.
+// fetch the covering range once (copy), read its packets, then encode the head, copy the body and
+// encode the audio side by side, and join them.
 // docs/clips.md explains the splice: H.264 as avc3, parameter sets in-band.
 import type { Container, OutputFormat } from '@reelay/contracts';
 import { seconds, seekArgs } from './clip.js';
@@ -406,7 +407,7 @@ function audioEncoder(format: Container): string[] {
   return all.slice(all.indexOf('-c:a'));
 }
 
-function muxTail(format: Container, opts: FinishOptions, output: string): string[] {
+function muxTail(format: Container, opts: Pick<FinishOptions, 'tags' | 'maxOutputBytes'>, output: string): string[] {
   const faststart = format === 'mp4' ? ['-movflags', '+faststart'] : [];
   return [
     ...metadataArgs(format, opts.tags),
@@ -418,22 +419,38 @@ function muxTail(format: Container, opts: FinishOptions, output: string): string
 }
 
 /**
- * Step 4: the video from the concat script (copied; in MP4 tagged avc3 or hev1, whose sample
- * entries allow parameter sets in the samples), the audio from the range, re-encoded and cut at the
- * sample.
+ * Step 3d, beside the head and the body: the audio of the range cut at the sample and encoded once,
+ * into an M4A whose edit list keeps the encoder's priming (the join copies it with the same
+ * timestamps as when it encoded the audio itself, checked packet for packet).
  */
-export function joinArgs(script: string, range: string, start: number, end: number, output: string, opts: FinishOptions & { codec: string }): string[] {
+export function audioArgs(range: string, start: number, end: number, output: string, format: Container): string[] {
+  return [
+    ...QUIET,
+    '-nostats',
+    '-copyts',
+    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
+    '-map', '0:a:0', ...audioTrim(start, end), ...audioEncoder(format),
+    '-vn', '-f', 'mp4', localPath(output, 'output'),
+  ];
+}
+
+/**
+ * Step 4: the video from the concat script (copied; in MP4 tagged avc3 or hev1, whose sample
+ * entries allow parameter sets in the samples) and the audio from audioArgs's file, both copied:
+ * nothing is encoded here.
+ */
+export function joinArgs(script: string, audio: string | undefined, output: string, opts: Omit<FinishOptions, 'audio'> & { codec: string }): string[] {
   const tag = opts.format === 'mp4' ? ['-tag:v', opts.codec === 'hevc' ? 'hev1' : 'avc3'] : [];
   return [
     ...QUIET,
     ...progress(opts.progressUrl),
     '-copyts',
     '-protocol_whitelist', 'file', '-format_whitelist', 'concat,nut', '-f', 'concat', '-safe', '0', '-i', localPath(script, 'input'),
-    ...(opts.audio ? ['-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input')] : []),
+    ...(audio !== undefined ? ['-protocol_whitelist', 'file', '-format_whitelist', 'mov', '-i', localPath(audio, 'input')] : []),
     '-map', '0:v:0',
-    ...(opts.audio ? ['-map', '1:a:0'] : []),
+    ...(audio !== undefined ? ['-map', '1:a:0'] : []),
     '-c:v', 'copy', ...tag,
-    ...(opts.audio ? [...audioTrim(start, end), ...audioEncoder(opts.format)] : []),
+    ...(audio !== undefined ? ['-c:a', 'copy'] : []),
     ...muxTail(opts.format, opts, output),
   ];
 }

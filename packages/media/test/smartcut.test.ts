@@ -1,7 +1,7 @@
 // Smart cut's decisions and argument vectors, as pure functions: where the copy begins and ends,
 // when the clip is re-encoded whole instead, and what each step asks of ffmpeg.
 import { describe, expect, test } from '@jest/globals';
-import { bodyArgs, fetchRangeArgs, headEncodeArgs, joinArgs, joinScript, MAX_HEAD_SECONDS, planSmartCut, rangeInputs, tailArgs, unsplicable, type RangePacket, type VideoParams } from '../src/index.js';
+import { audioArgs, bodyArgs, fetchRangeArgs, headEncodeArgs, joinArgs, joinScript, MAX_HEAD_SECONDS, planSmartCut, rangeInputs, tailArgs, unsplicable, type RangePacket, type VideoParams } from '../src/index.js';
 
 const F = 1 / 30;
 /**
@@ -134,18 +134,32 @@ describe('arguments', () => {
     );
   });
 
-  test('the body is chosen by packet times, the join reads local files only and tags H.264 avc3', () => {
+  test('the body is chosen by packet times, the join reads local files only, copies both streams and tags H.264 avc3', () => {
     expect(bodyArgs('/j/range.nut', H264, 3.0, 5.4, '/j/body.nut')).toContain('noise=drop=lt(pts*tb\\,2.999500)+gte(dts*tb\\,5.399500)');
     expect(joinScript('head.nut', 'body.nut', 2.5, 3.0)).toBe("ffconcat version 1.0\nfile 'head.nut'\ninpoint 2.500000\nduration 0.500000\nfile 'body.nut'\ninpoint 3.000000\n");
-    const join = joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mp4', audio: true, codec: 'h264' });
+    const join = joinArgs('/j/join.ffconcat', '/j/audio.m4a', '/j/out.part', { format: 'mp4', codec: 'h264' });
     expect(join.filter((_, i) => join[i - 1] === '-protocol_whitelist')).toEqual(['file', 'file']);
-    expect(join).toEqual(expect.arrayContaining(['-tag:v', 'avc3', '-c:v', 'copy', '-c:a', 'aac']));
-    expect(joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mkv', audio: false, codec: 'h264' })).not.toContain('-tag:v');
+    expect(join.filter((_, i) => join[i - 1] === '-format_whitelist')).toEqual(['concat,nut', 'mov']);
+    expect(join).toEqual(expect.arrayContaining(['-map', '1:a:0', '-tag:v', 'avc3', '-c:v', 'copy', '-c:a', 'copy']));
+    expect(join.some((a) => a === '-af' || a === 'aac')).toBe(false); // nothing encoded in the join
+    const silent = joinArgs('/j/join.ffconcat', undefined, '/j/out.part', { format: 'mkv', codec: 'h264' });
+    expect(silent).not.toContain('-tag:v');
+    expect(silent).not.toContain('-c:a');
+    expect(silent.filter((a) => a === '-i')).toHaveLength(1);
+  });
+
+  test('the audio is cut at the sample from the range and encoded once, beside the head, into an M4A the join copies', () => {
+    expect(audioArgs('/j/range.nut', 2.5, 7.5, '/j/audio.m4a', 'mkv')).toEqual([
+      '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-copyts',
+      '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', 'file:/j/range.nut',
+      '-map', '0:a:0', '-af', 'aselect=isnan(prev_selected_t)+gte(t-prev_selected_t\\,0.5*samples_n/sample_rate),atrim=start=2.500:end=7.500,asetpts=PTS-STARTPTS',
+      '-c:a', 'aac', '-b:a', '192k', '-vn', '-f', 'mp4', 'file:/j/audio.m4a',
+    ]);
   });
 
   test('an HEVC body turns Annex B in the copy (the concat demuxer does it for H.264 only), and the join tags it hev1', () => {
     expect(bodyArgs('/j/range.nut', HEVC, 3.0, undefined, '/j/body.nut')).toContain('noise=drop=lt(pts*tb\\,2.999500),hevc_mp4toannexb');
-    expect(joinArgs('/j/join.ffconcat', '/j/range.nut', 2.5, 7.5, '/j/out.part', { format: 'mp4', audio: true, codec: 'hevc' })).toEqual(expect.arrayContaining(['-tag:v', 'hev1']));
+    expect(joinArgs('/j/join.ffconcat', '/j/audio.m4a', '/j/out.part', { format: 'mp4', codec: 'hevc' })).toEqual(expect.arrayContaining(['-tag:v', 'hev1']));
   });
 
   test('a tail: its packets set aside by the body\'s read, encoded without B-frames with its own parameter sets, joined after the body', () => {
