@@ -48,19 +48,19 @@ const mpd = (video: string, audio: string) => `<?xml version="1.0"?>
 </MPD>`;
 /** `count` one-second segments from `firstMs`. */
 const run1s = (firstMs: number, count: number) => `<S t="${firstMs}" d="1000" r="${count - 1}"/>`;
-/** The window of a clock started at t0: a new one-second segment each second, five listed. */
-const clock = (t0: number, offsetMs = 0) => run1s(Math.floor((Date.now() - t0) / 1000) * 1000 + 100_000 + offsetMs, 5);
+/** The window of a clock started at t0: a new one-second segment each second, `count` listed (the newest `lag` s behind). */
+const clock = (t0: number, offsetMs = 0, count = 5, lag = 0) => run1s(Math.floor((Date.now() - t0) / 1000) * 1000 + 100_000 + offsetMs - (count - 5 + lag) * 1000, count);
 
 const segmentRequests = () => (origin.hits.get('/media/v.m4s') ?? 0) + (origin.hits.get('/media/a.m4s') ?? 0);
 
-async function take(route: string, options: { id?: string; duration?: number; maxBytes?: number; stopAt?: number } = {}) {
+async function take(route: string, options: { id?: string; duration?: number; maxBytes?: number; stopAt?: number; fromStart?: boolean } = {}) {
   const id = options.id ?? `av${++n}`;
   const av = await AvTake.open(dataDir, id, [
     { url: origin.url(route), stream_profile: 'dash', representation: 'v', representation_type: 'video' },
     { url: origin.url(route), stream_profile: 'dash', representation: 'a', representation_type: 'audio' },
   ]);
   const stop = new AbortController();
-  const recording = av.record({ egress, ffprobe: process.env.FFPROBE_PATH || 'ffprobe', fromStart: false, duration: options.duration, maxSeconds: 60, maxBytes: options.maxBytes ?? 10 * 1024 * 1024, stop: stop.signal, signal: new AbortController().signal, log });
+  const recording = av.record({ egress, ffprobe: process.env.FFPROBE_PATH || 'ffprobe', fromStart: options.fromStart ?? false, duration: options.duration, maxSeconds: 60, maxBytes: options.maxBytes ?? 10 * 1024 * 1024, stop: stop.signal, signal: new AbortController().signal, log });
   if (options.stopAt !== undefined) {
     await until(() => av.view().seconds >= options.stopAt!, 15_000, `${options.stopAt} s recorded`);
     stop.abort();
@@ -121,4 +121,15 @@ test('a second attempt continues both tracks of the first at their very next seg
     expect(track.spans[1][0]).toBe(track.spans[0][1]);
   }
   expect(second.video.spans[0][0]).toBe(second.audio.spans[0][0]);
+});
+
+test('windows of other depths and edges: both tracks start at the same moment, at the live edge and from the start', async () => {
+  const t0 = Date.now();
+  // Video lists 8 segments; audio 3, its newest a second behind the video's.
+  origin.texts.set('/depths.mpd', () => mpd(clock(t0, 0, 8), clock(t0, 0, 3, 1)));
+  for (const fromStart of [false, true]) {
+    const { ended, video, audio } = await take('/depths.mpd', { fromStart, duration: 2 });
+    expect(ended).toBe('duration');
+    expect(video.spans[0][0]).toBe(audio.spans[0][0]);
+  }
 });
