@@ -44,6 +44,15 @@ describe('the file timeline of a video and an audio track', () => {
     expect(t.gaps).toEqual([{ at: 0, seconds: 5, track: 'video' }]);
   });
 
+  test('a track that began seconds after the other (nothing of it recorded before a worker died) lost the file\'s beginning: a gap at 0', () => {
+    const t = avTimeline([track('video', [[5, 8], [20, 24]], [{ at: 3, seconds: 12 }]), track('audio', [[20.01, 24]])]);
+    expect(t.tracks[1].offset).toBe(3.01);
+    expect(t.gaps).toEqual([
+      { at: 0, seconds: 3.01, track: 'audio' },
+      { at: 3, seconds: 12, track: 'video' },
+    ]);
+  });
+
   test('a timeline that restarted (a part before the previous one) follows on instead of overlapping; distant times stay finite', () => {
     const t = avTimeline([track('video', [[1e9, 1e9 + 10], [0, 5]]), track('audio', [[1e9, 1e9 + 10], [3, 8]])]);
     expect(t.seconds).toBe(15);

@@ -34,6 +34,8 @@ export interface AvTimeline {
 
 /** Stretches closer than this are one: video and audio segments never end at exactly the same time. */
 const TOUCH = 0.05;
+/** A track that starts this much after the file does is missing its beginning (a gap at 0). */
+const LEAD = 0.5;
 const ms = (s: number) => Math.round(s * 1000) / 1000;
 
 /**
@@ -94,6 +96,11 @@ export function avTimeline(tracks: readonly (TrackLayout & { name: 'video' | 'au
       const at = before === 0 ? fileTime(t.spans[0]?.[0] ?? 0) : fileTime(t.spans[before - 1][1]);
       return { at: ms(at), seconds: g.seconds, track: t.name };
     });
+  });
+  // A track that began well after the other (it listed nothing yet, or only a later attempt recorded
+  // it) lost the file's beginning: that is a gap too. The usual offset is a few milliseconds.
+  placed.forEach((t, i) => {
+    if (t.spans.length > 0 && plans[i].offset > LEAD) gaps.push({ at: 0, seconds: plans[i].offset, track: t.name });
   });
   gaps.sort((a, b) => a.at - b.at);
   return { seconds: ms(length), tracks: plans, gaps: gaps.slice(0, 1000) };
