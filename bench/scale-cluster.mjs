@@ -18,6 +18,31 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const WORKER_ENTRY = path.join(root, 'apps/worker/test/fixtures/worker-process.mjs');
 const GATEWAY_ENTRY = path.join(root, 'apps/gateway/dist/main.js');
 
+/** The machine's CPU time so far, busy and all, in seconds (from /proc/stat). */
+function machineCpu() {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const tick = 100; // USER_HZ
+  const idle = fields[3] + (fields[4] ?? 0);
+  const all = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: (all - idle) / tick, all: all / tick };
+}
+
+/** CPU seconds used so far by every redis-server on the machine (the cluster's six nodes). */
+function redisCpu() {
+  let ticks = 0;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(redis-server)')) continue;
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(rest[11]) + Number(rest[12]); // utime, stime
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks / 100;
+}
+
 async function drain({ testkit, cluster, origin, processes, tag }) {
   const dirs = [];
   const apps = [];
@@ -55,6 +80,8 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
       }),
     );
     const load = os.loadavg();
+    const cpu0 = machineCpu();
+    const redis0 = redisCpu();
     for (let i = 0; i < processes; i++) apps.push(spawnApp([WORKER_ENTRY, JSON.stringify({ metricsPort: 0 })], { ...common, WORKER_CONCURRENCY: '2' }));
     // Wait for every job through the gateways (one poll loop per gateway).
     const ends = new Map();
@@ -70,11 +97,16 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
         }
       }),
     );
+    const cpu1 = machineCpu();
+    const redisSeconds = redisCpu() - redis0;
     const views = [...ends.values()];
     const first = Math.min(...views.map((v) => Date.parse(v.started_at ?? v.finished_at)));
     const last = Math.max(...views.map((v) => Date.parse(v.finished_at)));
     const failed = views.filter((v) => v.status !== 'completed').length;
-    return { jobs: views.length, failed, seconds: (last - first) / 1000, rate: views.length / ((last - first) / 1000), load, loadAfter: os.loadavg() };
+    // Busy share of every core while the queue drained (the gateways' polling included), and the CPU
+    // time per job of the whole machine and of the Redis Cluster alone.
+    const busy = (cpu1.busy - cpu0.busy) / (cpu1.all - cpu0.all);
+    return { jobs: views.length, failed, seconds: (last - first) / 1000, rate: views.length / ((last - first) / 1000), load, loadAfter: os.loadavg(), busy, cpuPerJob: (cpu1.busy - cpu0.busy) / views.length, redisPerJob: redisSeconds / views.length };
   } finally {
     for (const app of apps) if (app.child.exitCode === null) app.child.kill('SIGKILL');
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
@@ -93,6 +125,8 @@ export async function benchScaleCluster() {
       const wide = await drain({ testkit, cluster, origin, processes: WIDE, tag: `wide${run}` });
       const efficiency = wide.rate / (WIDE * one.rate);
       results.push({ one, wide, efficiency });
+      const cpu = (r) => `CPU busy ${(r.busy * 100).toFixed(0)}%, ${(r.cpuPerJob * 1000).toFixed(0)} ms CPU per job (Redis ${(r.redisPerJob * 1000).toFixed(1)} ms)`;
+      console.log(`scale-cluster run ${run}: 1+1 ${cpu(one)}; ${WIDE}+${WIDE} ${cpu(wide)}`);
       console.log(`scale-cluster run ${run}: ${JOBS} jobs, 1+1: ${one.rate.toFixed(1)} jobs/s (${one.seconds.toFixed(1)} s, load ${formatLoad(one.load)}), ${WIDE}+${WIDE}: ${wide.rate.toFixed(1)} jobs/s (${wide.seconds.toFixed(1)} s, load ${formatLoad(wide.load)}); speed-up ${(wide.rate / one.rate).toFixed(2)}×, scaling efficiency ${(efficiency * 100).toFixed(0)}%; failed ${one.failed + wide.failed}; ${os.cpus().length} cores`);
     }
   } finally {

@@ -136,11 +136,13 @@ function miniForm(id, title, fields, button, onSubmit, buttonClass = '') {
 /** The account card of a signed-in person. `onGone` runs once the account is deleted. */
 export async function accountPanel(me, status, onGone) {
   const panel = byId('account-panel');
-  const [{ providers, passkeys }, { sessions }] = await Promise.all([features(), api('/account/sessions')]);
+  const [{ providers, passkeys, mail }, { sessions }] = await Promise.all([features(), api('/account/sessions')]);
   const linked = new Map((me.identities ?? []).map((i) => [i.provider, i]));
   const refresh = async () => accountPanel(await api('/account/me'), status, onGone);
 
-  const verify = me.email_verified === false
+  // Only a deployment that mails asks for the address to be confirmed (without SMTP keys need no
+  // confirmed address, and no link was ever sent).
+  const verify = mail && me.email_verified === false
     ? el('p', { class: 'warning', id: 'verify-notice' }, t('settings:account.unverified'), ' ', el('button', { type: 'button', class: 'small', onclick: async () => {
         try {
           await api('/account/verify/resend', { method: 'POST' });

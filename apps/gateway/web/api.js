@@ -5,13 +5,32 @@
 import { formatDate, formatNumber, t } from './i18n.js';
 
 export class ApiError extends Error {
-  /** @param {number} status @param {string} code @param {string} message */
-  constructor(status, code, message) {
+  /**
+   * @param {number} status @param {string} code @param {string} message
+   * @param {() => string} [words] the message again in the language of the moment (after a switch)
+   */
+  constructor(status, code, message, words = () => message) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
+    this.words = words;
   }
+}
+
+/**
+ * An error's message as a function of the language: an ApiError's words, else its fixed message.
+ * @param {unknown} err @returns {() => string}
+ */
+export function wordsOf(err) {
+  if (err instanceof ApiError) return err.words;
+  const message = err instanceof Error ? err.message : String(err);
+  return () => message;
+}
+
+/** An ApiError whose message is a catalog key's text. @param {number} status @param {string} code @param {string} key */
+export function keyedError(status, code, key) {
+  return new ApiError(status, code, t(key), () => t(key));
 }
 
 /**
@@ -33,7 +52,7 @@ export async function send(path, { method = 'GET', body, signal } = {}) {
     return await fetch(path, init);
   } catch (err) {
     if (err instanceof DOMException && err.name === 'AbortError') throw err;
-    throw new ApiError(0, 'network_error', t('common:error.network'));
+    throw keyedError(0, 'network_error', 'common:error.network');
   }
 }
 
@@ -41,8 +60,12 @@ export async function send(path, { method = 'GET', body, signal } = {}) {
 export async function errorOf(res) {
   const payload = await res.json().catch(() => null);
   const error = payload && payload.error;
-  if (error && typeof error.message === 'string') return new ApiError(res.status, error.code ?? 'error', t('common:error.server', { message: error.message }));
-  return new ApiError(res.status, 'http_error', t('common:error.http', { status: `${res.status} ${res.statusText}`.trim() }));
+  if (error && typeof error.message === 'string') {
+    const words = () => t('common:error.server', { message: error.message });
+    return new ApiError(res.status, error.code ?? 'error', words(), words);
+  }
+  const words = () => t('common:error.http', { status: `${res.status} ${res.statusText}`.trim() });
+  return new ApiError(res.status, 'http_error', words(), words);
 }
 
 /**

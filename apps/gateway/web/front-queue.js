@@ -4,7 +4,7 @@
 // progress bar and an estimate of the time left. A finished job's file is saved at once when this page
 // saw it finish, and offered with a button; a failure shows the server's reason. Running jobs can be
 // cancelled, recordings stopped.
-import { api, el, formatBytes } from './api.js';
+import { api, el, formatBytes, wordsOf } from './api.js';
 import { t } from './i18n.js';
 
 const STORAGE_KEY = 'reelay-queue';
@@ -15,7 +15,10 @@ const TERMINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
  * One line of the queue, as stored.
  * @typedef {{ id: string, title: string, kind: 'job' | 'collection' | 'record' | 'direct', status: string,
  *   progress?: number, filename?: string, size?: number, artifact?: { url: string, filename: string, size: number, expires_at: string },
- *   error?: string, saved?: boolean, detail?: string, recording?: number, created: number }} Entry
+ *   error?: string, unknown?: boolean, saved?: boolean, counts?: { done: number, total: number, failed: number },
+ *   detail?: string, recording?: number, created: number }} Entry
+ * (`counts`: a collection's entries, worded when shown; `detail` is the same as words stored by
+ * earlier versions. `unknown`: the server no longer knows the job.)
  */
 
 /** @returns {Entry[]} */
@@ -46,7 +49,7 @@ export function timeLeft(first, progress, now) {
 }
 
 export class Queue {
-  /** @param {{ section: HTMLElement, list: HTMLElement, clear: HTMLButtonElement, announce: (message: string, kind?: 'info' | 'error' | 'success') => void }} parts */
+  /** @param {{ section: HTMLElement, list: HTMLElement, clear: HTMLButtonElement, announce: (words: () => string, kind?: 'info' | 'error' | 'success') => void }} parts */
   constructor(parts) {
     this.parts = parts;
     /** @type {Entry[]} */
@@ -141,7 +144,7 @@ export class Queue {
         .catch((err) => {
           // Offline or the server restarting: the job may well be running; look again later.
           if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
-          else this.patch(entry.id, { status: 'failed', error: err.status === 404 ? t('front:jobUnknown') : err.message });
+          else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: err.message });
         });
     });
   }
@@ -174,18 +177,18 @@ export class Queue {
     /** @type {Partial<Entry>} */
     const fields = { status: job.status, progress, error: job.error?.message };
     if (job.recording) fields.recording = job.recording.seconds;
-    if (job.entries) fields.detail = [t('front:entriesDone', { done: job.entries.completed, total: job.entries.total }), job.entries.failed ? t('front:entriesFailed', { count: job.entries.failed }) : null].filter(Boolean).join(', ');
+    if (job.entries) fields.counts = { done: job.entries.completed, total: job.entries.total, failed: job.entries.failed ?? 0 };
     if (job.artifact) fields.artifact = job.artifact;
     this.patch(id, fields);
     if (job.status === before) return;
     if (job.status === 'completed') {
-      this.parts.announce(t('front:announceReady', { title: entry.title }), 'success');
+      this.parts.announce(() => t('front:announceReady', { title: entry.title }), 'success');
       // Seen finishing here (not on a reload of a long-finished job): save it without another click.
       if (entry.artifact && !entry.saved && before && !TERMINAL.has(before)) {
         saveLink(entry.artifact.url, entry.artifact.filename);
         this.patch(id, { saved: true });
       }
-    } else if (job.status === 'failed') this.parts.announce(t('front:announceFailed', { title: entry.title, reason: job.error?.message ?? t('front:noReason') }), 'error');
+    } else if (job.status === 'failed') this.parts.announce(() => t('front:announceFailed', { title: entry.title, reason: job.error?.message ?? t('front:noReason') }), 'error');
   }
 
   render() {
@@ -240,17 +243,17 @@ export class Queue {
       case 'processing': {
         if (entry.kind === 'record') return t('front:recordingFor', { time: duration(entry.recording ?? 0) });
         const left = timeLeft(this.firstSample.get(entry.id), entry.progress ?? 0, Date.now());
-        const parts = [entry.detail ?? t('front:making')];
+        const parts = [detail(entry) ?? t('front:making')];
         if (left !== null) parts.push(t('front:timeLeft', { time: duration(left) }));
         return parts.join(' · ');
       }
       case 'completed': {
         if (entry.kind === 'record') return t('front:recorded', { time: duration(entry.recording ?? 0) });
         const size = entry.artifact ? formatBytes(entry.artifact.size) : '';
-        return [entry.detail, t('front:ready', { size })].filter(Boolean).join(' · ');
+        return [detail(entry), t('front:ready', { size })].filter(Boolean).join(' · ');
       }
       case 'failed':
-        return t('front:failed', { reason: entry.error ?? t('front:noReason') });
+        return t('front:failed', { reason: entry.unknown ? t('front:jobUnknown') : entry.error ?? t('front:noReason') });
       case 'expired':
         return t('front:expired');
       case 'cancelled':
@@ -301,10 +304,17 @@ export class Queue {
         button.textContent = t('front:stopping');
       }
     } catch (err) {
-      this.parts.announce(err.message, 'error');
+      this.parts.announce(wordsOf(err), 'error');
       button.disabled = false;
     }
   }
+}
+
+/** A collection's "3 of 5 done, 1 failed", in the language of the moment. @param {Entry} entry */
+function detail(entry) {
+  const counts = entry.counts;
+  if (!counts) return entry.detail;
+  return [t('front:entriesDone', { done: counts.done, total: counts.total }), counts.failed ? t('front:entriesFailed', { count: counts.failed }) : null].filter(Boolean).join(', ');
 }
 
 /** The badge's word: the status, and "Recording" for a recording that runs. @param {Entry} entry */

@@ -1,12 +1,14 @@
 // @ts-check
 // The front page (/): a link in, the file out, in one action. The page is extracted first (so a
 // collection can show its entries and a live stream can offer to record); anything else is one
-// POST /api/v1/download with page_url and the visitor's remembered preferences. A direct stream is
-// then saved by the browser itself, following GET /api/v1/download/stream (the bytes go to disk, not
-// into this page); a job joins the queue (front-queue.js), which follows its event stream.
-import { api, errorOf, say, send } from './api.js';
+// POST /api/v1/download with page_url and the visitor's remembered preferences. A page with several
+// items shows them to pick (front-choice.js), each picked one then downloaded the same way with its
+// `item`. A direct stream is saved by the browser itself, following GET /api/v1/download/stream (the
+// bytes go to disk, not into this page); a job joins the queue (front-queue.js), which follows its
+// event stream. What the page says is kept as words, not text, so a language switch says it again.
+import { api, errorOf, keyedError, say, send, wordsOf } from './api.js';
 import { filenameFrom } from './disposition.js';
-import { showCollection, showLive } from './front-choice.js';
+import { showCollection, showItems, showLive } from './front-choice.js';
 import { Queue, saveLink } from './front-queue.js';
 import { LANGUAGE_EVENT, ready, t } from './i18n.js';
 import { linkIn } from './share.js';
@@ -28,7 +30,25 @@ const audioOnly = /** @type {HTMLInputElement} */ (byId('pref-audio'));
 const prefsSummary = /** @type {HTMLElement} */ (byId('prefs-summary'));
 const moreLink = /** @type {HTMLAnchorElement} */ (byId('more-link'));
 
-const queue = new Queue({ section: byId('queue'), list: byId('queue-list'), clear: byId('clear-finished'), announce: (message, kind) => say(status, message, kind) });
+/** @type {{ words: () => string, kind: 'info' | 'error' | 'success' } | null} what the status line says */
+let statusLine = null;
+/** @type {{ reword: () => void } | null} the choice on show (a collection, a page's items, a live stream) */
+let panel = null;
+
+/** Says `words()` in the status line, and again in the new language after a switch. */
+function tell(/** @type {() => string} */ words, /** @type {'info' | 'error' | 'success'} */ kind = 'info') {
+  statusLine = { words, kind };
+  say(status, words(), kind);
+}
+
+function closeChoice() {
+  choice.hidden = true;
+  panel = null;
+}
+
+const queue = new Queue({ section: byId('queue'), list: byId('queue-list'), clear: byId('clear-finished'), announce: tell });
+/** Ids for direct downloads, unique even when a gallery's items start within one millisecond. */
+let directCount = 0;
 
 /** @returns {{ quality: string, format: string, audio_only: boolean }} */
 function loadPrefs() {
@@ -100,41 +120,58 @@ async function busy(button, work) {
     await ready;
     await work();
   } catch (err) {
-    say(status, err.code === 'network_error' ? t('front:offline') : err.message, 'error');
+    tell(err.code === 'network_error' ? () => t('front:offline') : wordsOf(err), 'error');
   } finally {
     button.disabled = false;
   }
 }
 
 async function start(link) {
-  choice.hidden = true;
-  say(status, t('front:looking'));
+  closeChoice();
+  tell(() => t('front:looking'));
   const info = await api('/api/v1/extract', { method: 'POST', body: { url: link } });
   const title = info.title || link;
+  const host = { run: busy, announce: tell };
   if (info.content_type === 'collection') {
-    say(status, t('front:collectionFound', { title }));
-    showCollection(choice, info, (entries, button) => busy(button, () => downloadCollection(link, title, entries)));
+    tell(() => t('front:collectionFound', { title }));
+    panel = showCollection(choice, info, { ...host, more: (cursor) => nextPage(link, cursor), download: (entries) => downloadCollection(link, title, entries) });
     return;
   }
   const item = info.media?.[0];
   const live = item?.sources.find((s) => s.is_live === true);
   if (live) {
-    say(status, t('front:liveFound', { title }));
-    showLive(choice, info, (button) => busy(button, () => record(link, title)));
+    tell(() => t('front:liveFound', { title }));
+    panel = showLive(choice, info, { ...host, record: () => record(link, title) });
     return;
   }
-  // A gallery: the first item in one action; the rest are a click away under More options.
-  const others = (info.media?.length ?? 1) - 1;
-  await downloadPage(link, title, others > 0 ? t('front:otherItems', { count: others }) : '');
+  // Several items (a gallery, a post with several videos): which of them is the person's to say.
+  const count = info.media?.length ?? 0;
+  if (count > 1) {
+    tell(() => t('front:itemsFound', { title, count }));
+    panel = showItems(choice, info, { ...host, download: (items) => downloadItems(link, title, items, count) });
+    return;
+  }
+  tell(() => t('front:starting', { title }));
+  const outcome = await downloadPage(link, title);
+  if (outcome.job) tell(() => t('front:jobStarted', { title }));
+  else tell(() => t('front:savingStarted', { filename: outcome.filename }), 'success');
+}
+
+/** The next page of a collection, by the cursor its last page gave. */
+async function nextPage(link, cursor) {
+  const page = await api('/api/v1/extract', { method: 'POST', body: { url: link, cursor } });
+  if (page?.content_type !== 'collection') throw keyedError(0, 'unexpected', 'front:unexpected');
+  return page;
 }
 
 /**
- * One-step download of the page; a stream goes to the browser's downloads, a job to the queue.
- * `note` is said after the outcome (that the page has more items).
+ * One-step download of the page (of its media item `item`, when given): a stream goes to the
+ * browser's downloads, a job to the queue. Answers which it was.
+ * @param {string} link @param {string} title @param {number} [item]
+ * @returns {Promise<{ job: boolean, filename: string }>}
  */
-async function downloadPage(link, title, note) {
-  const fields = preset();
-  say(status, t('front:starting', { title }));
+async function downloadPage(link, title, item) {
+  const fields = { ...(item === undefined ? {} : { item }), ...preset() };
   // Only the first byte is asked for: if the answer is a stream, its bytes come again by the link
   // below (a stream read here would sit whole in this page's memory).
   const res = await fetch('/api/v1/download', {
@@ -143,13 +180,12 @@ async function downloadPage(link, title, note) {
     body: JSON.stringify({ page_url: link, ...fields }),
     credentials: 'same-origin',
   }).catch(() => {
-    throw new Error(t('front:offline'));
+    throw keyedError(0, 'network_error', 'front:offline');
   });
   if (res.status === 202) {
     const accepted = (await res.json()).data;
     queue.add({ id: accepted.job_id, title, kind: 'job', status: accepted.status });
-    say(status, [t('front:jobStarted', { title }), note].filter(Boolean).join(' '));
-    return;
+    return { job: true, filename: title };
   }
   if (!res.ok) throw await errorOf(res);
   const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? undefined;
@@ -157,15 +193,30 @@ async function downloadPage(link, title, note) {
   const query = new URLSearchParams({ page_url: link });
   for (const [name, value] of Object.entries(fields)) query.set(name, String(value));
   saveLink(`/api/v1/download/stream?${query}`, filename);
-  queue.add({ id: `direct-${Date.now().toString(36)}`, title, kind: 'direct', status: 'saved', filename });
-  say(status, [t('front:savingStarted', { filename: filename ?? title }), note].filter(Boolean).join(' '), 'success');
+  queue.add({ id: `direct-${Date.now().toString(36)}-${(directCount += 1)}`, title, kind: 'direct', status: 'saved', filename });
+  return { job: false, filename: filename ?? title };
+}
+
+/**
+ * The picked items of a page, one after another, each as its own one-step download. A failure stops
+ * the rest and is said; the items started before it stay in the queue.
+ * @param {string} link @param {string} title @param {number[]} items from 0 @param {number} count the page's items
+ */
+async function downloadItems(link, title, items, count) {
+  for (const item of items) {
+    const name = `${title} · ${item + 1}/${count}`;
+    tell(() => t('front:starting', { title: name }));
+    await downloadPage(link, name, item);
+  }
+  closeChoice();
+  tell(() => t('front:itemsStarted', { count: items.length, title }), 'success');
 }
 
 async function downloadCollection(link, title, entries) {
   const accepted = await startJob({ collection_url: link, entries, ...preset() });
   queue.add({ id: accepted.job_id, title, kind: 'collection', status: accepted.status });
-  choice.hidden = true;
-  say(status, t('front:collectionStarted', { title }));
+  closeChoice();
+  tell(() => t('front:collectionStarted', { title }));
 }
 
 /**
@@ -178,14 +229,14 @@ async function record(link, title) {
   const choose = prefs.audio_only ? { audio_only: true } : prefs.quality !== 'best' ? { quality: prefs.quality } : {};
   const accepted = await startJob({ page_url: link, live: {}, ...choose });
   queue.add({ id: accepted.job_id, title, kind: 'record', status: accepted.status });
-  choice.hidden = true;
-  say(status, t('front:recordingStarted', { title }));
+  closeChoice();
+  tell(() => t('front:recordingStarted', { title }));
 }
 
 /** A download that must be a job: its 202 body's data, or the server's refusal as an error. */
 async function startJob(body) {
   const res = await send('/api/v1/download', { method: 'POST', body });
-  if (res.status !== 202) throw res.ok ? new Error(t('front:unexpected')) : await errorOf(res);
+  if (res.status !== 202) throw res.ok ? keyedError(res.status, 'unexpected', 'front:unexpected') : await errorOf(res);
   return (await res.json()).data;
 }
 
@@ -194,7 +245,7 @@ form.addEventListener('submit', (event) => {
   const link = input.value.trim();
   if (!validUrl(link)) {
     input.setAttribute('aria-invalid', 'true');
-    say(status, t('front:badLink'), 'error');
+    tell(() => t('front:badLink'), 'error');
     input.focus();
     return;
   }
@@ -212,10 +263,12 @@ format.value = prefs.format;
 audioOnly.checked = prefs.audio_only;
 showPrefs();
 queue.start();
-// The header's language switch: the rows and the preferences' summary were built in the old language.
+// The header's language switch: what this page's scripts wrote is in the old language; say it again.
 window.addEventListener(LANGUAGE_EVENT, () => {
   showPrefs();
   queue.render();
+  panel?.reword();
+  if (statusLine) say(status, statusLine.words(), statusLine.kind);
 });
 // The page is ready for its one action (the speed benchmark and the tests wait for this mark).
 form.dataset.ready = 'true';

@@ -8,6 +8,13 @@ export type JobOutcome = 'completed' | 'failed' | 'retried' | 'handed_back' | 'l
 /** The error_code label of a job that did not fail (completed, handed back). */
 export const NO_ERROR = 'none';
 
+/**
+ * A worker waits on Redis, ffmpeg and origins; a 10 ms lag sampler (prom-client's default) woke it
+ * 100 times a second, about 0.18 s of CPU a minute on an idle worker (docs/benchmarks.md, "Live
+ * recording CPU"). Every 100 ms still shows a blocked loop in the lag histogram.
+ */
+export const EVENT_LOOP_PRECISION_MS = 100;
+
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized'] as const;
 
 export class WorkerMetrics {
@@ -23,7 +30,8 @@ export class WorkerMetrics {
   readonly healthy: prom.Gauge;
 
   constructor(jobCounts: () => Promise<Record<string, number>>, logger: Logger) {
-    this.registry = createRegistry({ app: 'worker' });
+    // The event-loop lag histogram samples every EVENT_LOOP_PRECISION_MS, not prom-client's 10 ms.
+    this.registry = createRegistry({ app: 'worker' }, { eventLoopPrecisionMs: EVENT_LOOP_PRECISION_MS });
     const registers = [this.registry];
     this.jobs = new prom.Counter({ name: 'reelay_jobs_total', help: 'Job attempts by operation, outcome (completed, failed for good, retried, handed_back at shutdown, cancelled by DELETE /api/v1/jobs/{id}) and error_code (the contract\'s error code of a failed or retried attempt; none otherwise).', labelNames: ['operation', 'outcome', 'error_code'], registers });
     this.jobDuration = new prom.Histogram({ name: 'reelay_job_duration_seconds', help: 'Time a job attempt took, by operation, outcome and error_code.', labelNames: ['operation', 'outcome', 'error_code'], buckets: JOB_BUCKETS, registers });

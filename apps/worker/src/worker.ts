@@ -225,6 +225,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       concurrency: 4,
       lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
       stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
+      drainDelay: IDLE_POLL_SECONDS, // like the other two: BullMQ's 5 s re-polled an empty queue twice as often
     });
     collections.on('error', (err) => logger.error({ err: err.message }, 'collection worker error'));
     opened.push(() => collections.close());

@@ -91,6 +91,30 @@ test('a playlist that advances on every request is still read at the target-dura
   expect(origin.hits.get('/eager.m3u8')!).toBeLessThanOrEqual(Math.ceil(seconds / 0.5) + 1);
 });
 
+test('a playlist that lists one more segment each second is read about once per segment, and each segment is recorded within a segment of being listed', async () => {
+  // Segment k is listed from t0 + k s on, in a window of three, as a live packager lists them.
+  const t0 = Date.now();
+  const listedAt = (seq: number) => t0 + seq * 1000;
+  origin.texts.set('/clock.m3u8', () => {
+    const newest = Math.floor((Date.now() - t0) / 1000);
+    return playlist(Math.max(0, newest - 2), Math.min(3, newest + 1));
+  });
+  const { store } = await RecordingStore.open(dataDir, `job${++n}`);
+  const recordedAt = new Map<number, number>();
+  const onProgress = () => {
+    const seq = store.state.lastSeq;
+    if (seq !== undefined && !recordedAt.has(seq)) recordedAt.set(seq, Date.now());
+  };
+  const ended = await record({ egress, url: origin.url('/clock.m3u8'), store, resumed: false, fromStart: false, duration: 8, maxSeconds: 60, maxBytes: 10 * 1024 * 1024, stop: new AbortController().signal, signal: new AbortController().signal, onProgress, log });
+  await store.closePart();
+  expect([ended, store.state.seconds, store.state.gaps]).toEqual(['duration', 8, []]);
+  // Half-segment polling made 2 reads a segment; RFC 8216's reload rule let the lag creep to a segment.
+  expect(origin.hits.get('/clock.m3u8')!).toBeLessThanOrEqual(8 * 1.3 + 2);
+  const lags = [...recordedAt].slice(1).map(([seq, at]) => at - listedAt(seq)).sort((a, b) => a - b);
+  expect(lags).toHaveLength(7);
+  expect(lags[3]).toBeLessThan(700);
+});
+
 test('a media sequence that jumps backwards lists nothing new: the recording ends as stalled, bounded in time and requests', async () => {
   let k = 0;
   origin.texts.set('/back.m3u8', () => (k++ === 0 ? playlist(100, 3) : playlist(5, 3)));

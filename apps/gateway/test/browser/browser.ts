@@ -117,13 +117,14 @@ export interface PlaygroundStack {
 
 /**
  * The whole stack behind the playground, for the describe it is called in: an origin the test fills
- * (`routes`), the real gateway and a real worker on a queue and data folder of their own, and
- * chromium. After each test the page must have logged no errors; after all, everything stops.
+ * (`routes`), the real gateway and a real worker on a queue and data folder of their own (with
+ * `settings` beside the tests' own), and chromium. After each test the page must have logged
+ * no errors; after all, everything stops.
  */
-export function usePlaygroundStack(name: string, routes: (origin: Origin, media: TestMedia) => void): PlaygroundStack {
+export function usePlaygroundStack(name: string, routes: (origin: Origin, media: TestMedia) => void, settings: Record<string, string> = {}): PlaygroundStack {
   const stack = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), `reelay-browser-${name}-`)) } as PlaygroundStack;
   const queuePrefix = `test-web-${name}-${randomBytes(4).toString('hex')}`;
-  const env = { DATA_DIR: stack.dataDir };
+  const env = { ...settings, DATA_DIR: stack.dataDir };
   let worker: RunningWorker | undefined;
 
   beforeAll(async () => {

@@ -34,6 +34,12 @@ describeBrowser('the web app in two languages', () => {
     origin.body('/feed.xml', `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Zwei Töne</title><link>${origin.url('/')}</link>${[1, 2]
       .map((n) => `<item><title>Folge ${n}</title><guid isPermaLink="false">i18n-ep-${n}</guid><enclosure url="${origin.url('/media/audio-only.m4a')}" length="1000" type="audio/mp4"/></item>`)
       .join('')}</channel></rss>`, 'application/rss+xml');
+    // A feed longer than a page (100 entries), and a page with two items: the front page's other choices.
+    origin.body('/long.xml', `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Viele Töne</title><link>${origin.url('/')}</link>${Array.from({ length: 120 }, (_, i) =>
+      `<item><title>Folge ${i + 1}</title><guid isPermaLink="false">i18n-long-${i + 1}</guid><enclosure url="${origin.url(`/media/${i + 1}.m4a`)}" length="1000" type="audio/mp4"/></item>`).join('')}</channel></rss>`, 'application/rss+xml');
+    origin.body('/two.html', `<!doctype html><html><head><title>Zwei Spuren</title></head><body>
+      <video poster="/media/poster.png"><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"></video>
+      <audio><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio></body></html>`, 'text/html');
     for (const name of fs.readdirSync(media.hlsDir)) {
       origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
     }
@@ -90,6 +96,17 @@ describeBrowser('the web app in two languages', () => {
     await download(stack.origin.url('/feed.xml'));
     await page.getByRole('region', { name: 'Zwei Töne' }).getByLabel('Folge 2').waitFor();
     problems.push(...(await check('front-collection', ['Zwei Töne', 'Folge 1', 'Folge 2'])));
+
+    await download(stack.origin.url('/long.xml'));
+    const long = page.getByRole('region', { name: 'Viele Töne' });
+    await long.getByRole('button', { name: 'Mehr anzeigen' }).waitFor();
+    problems.push(...(await check('front-collection-paged', ['Viele Töne', 'Folge'])));
+    await long.getByRole('button', { name: 'Mehr anzeigen' }).click();
+    await page.getByRole('status').filter({ hasText: '120 von 120 Einträgen sind aufgeführt.' }).waitFor();
+
+    await download(stack.origin.url('/two.html'));
+    await page.getByRole('region', { name: 'Zwei Spuren' }).getByLabel('Element 2 · Ton', { exact: true }).waitFor();
+    problems.push(...(await check('front-items', ['Zwei Spuren'])));
 
     // The queue with a row in each end state (as a reload finds them), beside the finished job.
     const stored = [

@@ -10,11 +10,9 @@ import { UNKNOWN_CODECS } from './codecs.js';
 import { fetchSegment, type LiveEgress } from './live-fetch.js';
 import type { LiveSegment } from './live-playlist.js';
 import type { RecordingStore } from './recording-store.js';
+import { RefreshCadence } from './refresh.js';
 import { HlsSource, type SegmentSource, type SegmentWindow } from './segment-source.js';
 
-/** Refresh bounds whatever the playlist claims: never faster than twice a second, never slower than 30 s. */
-export const MIN_REFRESH_MS = 500;
-export const MAX_REFRESH_MS = 30_000;
 /** How much of the first part is read to learn the recording's codecs (its init section and first segments). */
 export const PROBE_HEAD_BYTES = 2 * 1024 * 1024;
 /** Refreshes in a row that may fail before the stall rule decides. */
@@ -56,6 +54,8 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
   /** Seconds between two positions of the window (a gap): times convert, counts are segments of `each`. */
   const span = (from: number, to: number, w: SegmentWindow, each = w.targetDuration) => (w.unitSeconds !== undefined ? (to - from) * w.unitSeconds : (to - from) * each);
 
+  const cadence = new RefreshCadence();
+  let readAt = Date.now();
   let current = await source.read(fetchOpts(10_000));
   if (current.encrypted) throw new Error('the live stream is encrypted (EXT-X-KEY or ContentProtection), which the recorder does not read');
   store.state.playlist = source.url;
@@ -118,13 +118,15 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     if (Date.now() - lastAdvance > STALL_TARGETS * targetMs) return 'stalled';
     if (Date.now() - started > o.maxSeconds * 1000) return 'max_duration';
     o.onProgress();
-    // Half a target duration between reads (Streamlink waits a whole one after a change): a new
-    // segment is seen within half a target duration, which keeps the lag under one (bench/record.mjs).
-    const wait = Math.min(MAX_REFRESH_MS, Math.max(MIN_REFRESH_MS, targetMs / 2));
-    await delay(wait, undefined, { signal: halt }).catch(() => undefined);
+    // About one read per segment, timed from the start of the last one (refresh.ts).
+    const newest = listed.at(-1)?.duration ?? 0;
+    const segmentMs = newest > 0 ? Math.min(newest * 1000, targetMs) : targetMs;
+    const wait = readAt + cadence.next(fresh.length, segmentMs) - Date.now();
+    if (wait > 0) await delay(wait, undefined, { signal: halt }).catch(() => undefined);
     if (o.stop.aborted) return 'stopped';
     o.signal.throwIfAborted();
     try {
+      readAt = Date.now();
       current = await source.read(fetchOpts(10_000));
     } catch (err) {
       if (halt.aborted) continue;
