@@ -33,6 +33,16 @@ const dynamic = `<?xml version="1.0"?>
   </Period>
 </MPD>`;
 
+// ffmpeg's and most packagers' layout: video and audio in adaptation sets of their own.
+const dynamicAv = dynamic.replace(
+  '  </Period>',
+  `    <AdaptationSet mimeType="audio/mp4" codecs="mp4a.40.2">
+      <SegmentTemplate timescale="1000" duration="2000" startNumber="1" media="a-$Number$.m4s" initialization="a-init.mp4"/>
+      <Representation id="a1" bandwidth="64000"/>
+    </AdaptationSet>
+  </Period>`,
+);
+
 beforeAll(async () => {
   origin = await startOrigin();
   stream = startLiveHls();
@@ -41,6 +51,7 @@ beforeAll(async () => {
   origin.body('/live/index.m3u8', live, 'application/vnd.apple.mpegurl');
   origin.body('/vod/index.m3u8', vod, 'application/vnd.apple.mpegurl');
   origin.body('/live/manifest.mpd', dynamic, 'application/dash+xml');
+  origin.body('/live/av.mpd', dynamicAv, 'application/dash+xml');
   origin.body('/live/master.m3u8', ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'index.m3u8', ''].join('\n'), 'application/vnd.apple.mpegurl');
   origin.body('/flaky/master.m3u8', ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'index.m3u8', ''].join('\n'), 'application/vnd.apple.mpegurl');
   let flakyReads = 0;
@@ -165,6 +176,24 @@ test('a dynamic DASH manifest extracts as is_live, and a download of one represe
   expect(job.operation).toBe('record');
   await request(gw.app).delete(`/api/v1/jobs/${id}`).expect(204);
 });
+
+test('a live DASH manifest with separate video and audio: page_url picks the pair and records both in one job, as does the pair by hand; a live pair of other kinds is refused', async () => {
+  const [item] = (await extract('/live/av.mpd')).media as unknown as { sources: { url: string; has_video?: boolean }[] }[];
+  const video = item.sources.find((s) => s.has_video)!;
+  const audio = item.sources.find((s) => s.has_video === false)!;
+  const view = async (id: string) => (await request(gw.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data;
+  const oneStep = await request(gw.app).post('/api/v1/download').send({ page_url: origin.url('/live/av.mpd'), live: { duration: 60 } }).expect(202);
+  const chosen = await view(oneStep.body.data.job_id);
+  expect(chosen).toMatchObject({ operation: 'record', source: { video_url: video.url, audio_url: audio.url } });
+  await request(gw.app).delete(`/api/v1/jobs/${chosen.id}`).expect(204);
+  const byHand = await request(gw.app).post('/api/v1/download').send({ video_url: video.url, audio_url: audio.url, live: { duration: 60 } }).expect(202);
+  expect(await view(byHand.body.data.job_id)).toMatchObject({ operation: 'record' });
+  await request(gw.app).delete(`/api/v1/jobs/${byHand.body.data.job_id}`).expect(204);
+  // A live HLS playlist beside a DASH audio representation is no such pair.
+  const [hls] = (await extract('/live/index.m3u8')).media;
+  const refused = await request(gw.app).post('/api/v1/download').send({ video_url: hls.sources[0].url, audio_url: audio.url });
+  expect([refused.status, refused.body.error?.code, refused.body.error?.message]).toEqual([400, 'invalid_request', expect.stringMatching(/only a video and an audio representation of one live DASH manifest/)]);
+}, 30_000);
 
 test('a finished playlist is not live: it has its duration and no is_live', async () => {
   const [item] = (await extract('/vod/index.m3u8')).media;

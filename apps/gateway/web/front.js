@@ -141,7 +141,7 @@ async function start(link) {
   const live = item?.sources.find((s) => s.is_live === true);
   if (live) {
     tell(() => t('front:liveFound', { title }));
-    panel = showLive(choice, info, { ...host, record: () => record(info, live, title) });
+    panel = showLive(choice, info, { ...host, record: () => record(link, title) });
     return;
   }
   // Several items (a gallery, a post with several videos): which of them is the person's to say.
@@ -219,8 +219,15 @@ async function downloadCollection(link, title, entries) {
   tell(() => t('front:collectionStarted', { title }));
 }
 
-async function record(info, source, title) {
-  const accepted = await startJob({ url: source.url, extraction_id: info.extraction_id, live: {} });
+/**
+ * Records the page's live stream by the one-step download, so the server picks what to record as for
+ * any download (a live DASH stream's video and its audio together). Only the quality and audio-only
+ * preferences apply: a recording is an mp4 (or mkv) of the stream as it is.
+ */
+async function record(link, title) {
+  const prefs = currentPrefs();
+  const choose = prefs.audio_only ? { audio_only: true } : prefs.quality !== 'best' ? { quality: prefs.quality } : {};
+  const accepted = await startJob({ page_url: link, live: {}, ...choose });
   queue.add({ id: accepted.job_id, title, kind: 'record', status: accepted.status });
   closeChoice();
   tell(() => t('front:recordingStarted', { title }));

@@ -61,6 +61,27 @@ test('a SegmentTimeline stream: the video representation for live.duration, a se
   expect(fs.existsSync(path.join(stack.dataDir, 'recordings', job.id))).toBe(false);
 });
 
+test('a segment lost well into the broadcast takes no time in the file: its length is what was recorded', async () => {
+  await timeline.listed(8);
+  let first: number | undefined;
+  origin.fail = (p) => {
+    const n = Number(/^\/timeline\/chunk-0-(\d+)\.m4s$/.exec(p)?.[1] ?? NaN);
+    if (!Number.isFinite(n)) return undefined;
+    first ??= n;
+    return n === first + 2 ? 404 : undefined;
+  };
+  try {
+    const job = recording({ url: origin.url('/timeline/manifest.mpd'), representation: '0' }, { live: { duration: 4 } });
+    await stack.queue.add(job);
+    const { result, file } = await completed(job.id);
+    expect(result.recording!.gaps).toHaveLength(1);
+    expect(result.recording!.gaps[0].seconds).toBe(1);
+    expect(Math.abs((await probe(file)).durationSeconds! - result.recording!.seconds)).toBeLessThanOrEqual(0.5);
+  } finally {
+    origin.fail = undefined;
+  }
+});
+
 test('the audio representation, chosen by type, stopped through Redis: completed as stopped with what it had', async () => {
   const job = recording({ url: origin.url('/timeline/manifest.mpd'), representation: '1', representation_type: 'audio' });
   await stack.queue.add(job);

@@ -58,7 +58,7 @@ export interface JobView {
   /** What a page_url download chose. */
   source?: { quality: string; url?: string; video_url?: string; audio_url?: string };
   /** A recording of a live stream (operation record): how far it got, and why it ended. */
-  recording?: { seconds: number; bytes: number; gaps: { at: number; seconds: number }[] };
+  recording?: { seconds: number; bytes: number; gaps: { at: number; seconds: number; track?: 'video' | 'audio' }[] };
   ended?: string;
 }
 

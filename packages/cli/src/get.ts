@@ -90,7 +90,7 @@ async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: 
     stopped.hint = `collection job ${id} goes on on the server.`;
     return followCollection(api, id, { output: options.output, dir: options.dir }, say);
   }
-  if (job.ended) say(`recording ended (${job.ended}): ${job.recording?.seconds ?? 0} s${job.recording?.gaps.length ? `, gaps at ${job.recording.gaps.map((g) => `${g.at} s (${g.seconds} s lost)`).join(', ')}` : ''}`);
+  if (job.ended) say(`recording ended (${job.ended}): ${job.recording?.seconds ?? 0} s${job.recording?.gaps.length ? `, gaps at ${job.recording.gaps.map((g) => `${g.at} s (${g.seconds} s${g.track ? ` of ${g.track}` : ''} lost)`).join(', ')}` : ''}`);
   stopped.hint = 'the part file is kept; the same command again downloads only the rest.';
   return saveArtifact(api, job, options.output, progress, options.dir);
 }

@@ -107,7 +107,9 @@ export type RecordingEnd = z.infer<typeof RecordingEndSchema>;
 export const RecordingGapSchema = z.object({
   at: z.number().nonnegative().describe('Seconds into the recording where media is missing'),
   seconds: z.number().nonnegative().describe('How much media (seconds of the stream) is missing there'),
+  track: z.enum(['video', 'audio']).optional().describe('A recording of a video and an audio representation (live DASH): the track that lost it'),
 });
+export type RecordingGap = z.infer<typeof RecordingGapSchema>;
 export const RecordingSchema = z
   .object({
     seconds: z.number().nonnegative().describe('Seconds of media recorded so far'),

@@ -22,6 +22,11 @@ export interface LiveDashSegment {
   url: string;
   /** Seconds. */
   duration: number;
+  /**
+   * Seconds of presentation time where the segment starts. Every representation of the MPD shares
+   * this timeline, so it is how a recording of a video and an audio representation lines them up.
+   */
+  start: number;
 }
 
 export interface LiveDashWindow {
@@ -117,10 +122,18 @@ interface Run {
   count: number;
 }
 
-export function liveDashWindow(text: string, url: URL, options: LiveDashOptions = {}): LiveDashWindow {
+/** An MPD read once (bounded as at extract), for the windows of several of its representations. */
+export type LiveMpd = { readonly mpd: XmlNode };
+
+export function readLiveMpd(text: string, maxSegments = DEFAULT_MAX_SEGMENTS): LiveMpd {
+  return { mpd: readMpd(text, maxSegments) };
+}
+
+/** `text`: the MPD, or one read by readLiveMpd (a recording of two representations reads it once). */
+export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDashOptions = {}): LiveDashWindow {
   const maxListed = options.maxListed ?? 2_000;
   const now = options.now ?? Date.now();
-  const mpd = readMpd(text, options.maxSegments ?? DEFAULT_MAX_SEGMENTS);
+  const mpd = typeof text === 'string' ? readMpd(text, options.maxSegments ?? DEFAULT_MAX_SEGMENTS) : text.mpd;
   const manifest = new URL(url.href);
   manifest.hash = '';
   const found = findRepresentation(mpd, manifest, options);
@@ -178,7 +191,7 @@ export function liveDashWindow(text: string, url: URL, options: LiveDashOptions 
       const run = runs[k];
       for (let j = run.count - 1; j >= 0 && segments.length < kept; j--) {
         const time = run.t + j * run.d;
-        segments.push({ seq: ms(time), next: ms(time + run.d), url: resolve({ number: startNumber + index - (run.count - j), time }), duration: run.d / timescale });
+        segments.push({ seq: ms(time), next: ms(time + run.d), url: resolve({ number: startNumber + index - (run.count - j), time }), duration: run.d / timescale, start: found.periodStart + (time - pto) / timescale });
       }
       index -= run.count;
     }
@@ -210,7 +223,7 @@ export function liveDashWindow(text: string, url: URL, options: LiveDashOptions 
   const segments: LiveDashSegment[] = [];
   for (let i = available - kept; i < available; i++) {
     const number = startNumber + i;
-    segments.push({ seq: number, next: number + 1, url: resolve({ number, time: pto + i * duration }), duration: seconds });
+    segments.push({ seq: number, next: number + 1, url: resolve({ number, time: pto + i * duration }), duration: seconds, start: found.periodStart + i * seconds });
   }
   return { ...common, maxSegmentDuration: seconds, unit: 'number', segments, dropped: listed - kept, droppedSeconds: (listed - kept) * seconds };
 }

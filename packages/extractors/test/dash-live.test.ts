@@ -2,7 +2,7 @@
 // segments, with positions that hold from one refresh to the next, built under the DASH parser's
 // bounds. Hostile timelines (10^8 repeats, an open-ended repeat) cost only the newest segments.
 import { describe, expect, test } from '@jest/globals';
-import { liveDashWindow } from '../src/dash-live.js';
+import { liveDashWindow, readLiveMpd } from '../src/dash-live.js';
 
 const URL_ = new URL('http://127.0.0.1:9/live/manifest.mpd');
 const AST = '2026-11-27T00:00:00Z';
@@ -56,6 +56,14 @@ describe('a SegmentTemplate with a SegmentTimeline', () => {
     }
   });
 
+  test('each segment says where it starts on the presentation timeline the representations share (period start and presentationTimeOffset applied), from one read of the MPD', () => {
+    const video = '<SegmentTemplate timescale="90000" presentationTimeOffset="900000" media="v-$Time$.m4s"><SegmentTimeline><S t="900000" d="180000" r="1"/></SegmentTimeline></SegmentTemplate>';
+    const audio = '<SegmentTemplate timescale="48000" media="a-$Time$.m4s"><SegmentTimeline><S t="0" d="96256"/><S d="95744"/></SegmentTimeline></SegmentTemplate>';
+    const read = readLiveMpd(mpd(DYNAMIC, video, audio).replace('start="PT0S"', 'start="PT100S"'));
+    expect(liveDashWindow(read, URL_, { representation: 'v' }).segments.map((s) => s.start)).toEqual([100, 102]);
+    expect(liveDashWindow(read, URL_, { representation: 'a' }).segments.map((s) => Math.round(s.start * 1000) / 1000)).toEqual([100, 102.005]);
+  });
+
   test('r="-1" repeats up to the live edge: the complete segments before now', () => {
     const text = mpd(DYNAMIC, timeline('$Number$.m4s', '<S t="0" d="2000" r="-1"/>'));
     expect(liveDashWindow(text, URL_, { now: at(9) }).segments.map((s) => s.url.split('/').pop())).toEqual(['1.m4s', '2.m4s', '3.m4s', '4.m4s']);
@@ -85,6 +93,7 @@ describe('a SegmentTemplate with a fixed duration (segments from the clock)', ()
   test('the complete segments before now, timeShiftBufferDepth of them, numbered from startNumber', () => {
     const w = liveDashWindow(mpd(`${DYNAMIC} timeShiftBufferDepth="PT3S"`, fixed), URL_, { representation: 'v', now: at(10.5) });
     expect(w.unit).toBe('number');
+    expect(w.segments.map((s) => s.start)).toEqual([7, 8, 9]);
     expect(w.segments.map((s) => [s.seq, s.next, s.url.split('/').pop()])).toEqual([
       [8, 9, 'c-v-00008.m4s'],
       [9, 10, 'c-v-00009.m4s'],

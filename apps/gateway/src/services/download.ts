@@ -127,11 +127,18 @@ function tagsOf(source: StoredSource): JobPayload['tags'] {
 
 /**
  * A live source is recorded from its one url (operation record); as half of a merge pair it is
- * refused. Sources of an HLS master are not known to be live here (the extract reads no variant):
- * the worker refuses those when it reads the playlist.
+ * refused, except for the pair a live DASH manifest offers (below). Sources of an HLS master are not
+ * known to be live here (the extract reads no variant): the worker refuses those when it reads the playlist.
  */
 function refuseLive(source: StoredSource): void {
-  if (source.is_live) throw new ReelayError('invalid_request', 'This source is a live stream: record it on its own, with its url (and live options), not as part of a merge pair.');
+  if (source.is_live) throw new ReelayError('invalid_request', 'This source is a live stream: record it on its own, with its url (and live options), not as part of a merge pair (only a video and an audio representation of one live DASH manifest are recorded together).');
+}
+
+/** A video and an audio representation of one live DASH manifest: recorded together into one file. */
+function isLiveDashPair(video: StoredSource, audio: StoredSource): boolean {
+  if (!video.is_live || !audio.is_live || video.stream_profile !== 'dash' || audio.stream_profile !== 'dash') return false;
+  const [v, a] = [parseDashFragment(video.url), parseDashFragment(audio.url)];
+  return v !== undefined && a !== undefined && v.url === a.url && video.item_key === audio.item_key && hasVideo(video) && isAudioOnly(audio);
 }
 
 /** What a download of a live source may ask for besides `live`. */
@@ -216,7 +223,7 @@ export class DownloadService {
       if (found?.kind === 'subtitle') return this.planSubtitle(found.subtitle, body);
       if (found === undefined) throw unknownSource('url', body.extraction_id);
       const source = found.source;
-      if (source.is_live) return this.planRecording(source, body);
+      if (source.is_live) return this.planRecording([source], body);
       if (body.live !== undefined) throw new ReelayError('invalid_request', 'live options go with a live source (is_live in the extract); this one is on demand.');
       const basename = sanitizeBasename(body.filename ?? source.title);
       if (format !== undefined && SUBTITLE_FORMATS.has(format)) throw new ReelayError('invalid_request', `${format} is a subtitle format: give a subtitle track's url from the extract.`);
@@ -237,6 +244,7 @@ export class DownloadService {
     }
 
     const [video, audio] = await Promise.all([this.lookup(body.video_url!, 'video_url', body.extraction_id), this.lookup(body.audio_url!, 'audio_url', body.extraction_id)]);
+    if (isLiveDashPair(video, audio)) return this.planRecording([video, audio], body);
     refuseLive(video);
     refuseLive(audio);
     if (body.live !== undefined) throw new ReelayError('invalid_request', 'live options go with the url of a live source.');
@@ -253,12 +261,16 @@ export class DownloadService {
     return { kind: 'job', payload: this.payload(operation, [video, audio], format, sanitizeBasename(body.filename ?? video.title), body, subtitles) };
   }
 
-  /** A live source (HLS, or one DASH representation): a recording job from the live edge (or the oldest listed segment). */
-  private planRecording(source: StoredSource, body: DownloadRequest): DownloadPlan {
+  /**
+   * A live source (HLS, or one DASH representation), or a live DASH manifest's video and audio
+   * representations: a recording job from the live edge (or the oldest listed segment).
+   */
+  private planRecording(sources: [StoredSource] | [StoredSource, StoredSource], body: DownloadRequest): DownloadPlan {
     checkRecording(body, this.deps.maxRecordSeconds ?? 14_400);
+    const [source] = sources;
     // A live DASH source is one representation (its url names it): the recording holds that one.
     if (source.stream_profile !== 'hls' && source.stream_profile !== 'dash') throw new ReelayError('invalid_request', 'This live source is neither HLS nor DASH, which is all a recording reads.');
-    const payload = this.payload('record', [source], body.format, sanitizeBasename(body.filename ?? source.title), body);
+    const payload = this.payload('record', sources, body.format, sanitizeBasename(body.filename ?? source.title), body);
     const live = body.live ?? {};
     // The live options are part of the request's identity: another duration is another recording.
     const request_key = createHash('sha256').update(`${payload.request_key}:live:${JSON.stringify([live.duration ?? null, live.from_start === true])}`).digest('base64url');

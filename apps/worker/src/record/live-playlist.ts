@@ -12,6 +12,8 @@ export interface LiveSegment {
   init?: string;
   /** An EXT-X-DISCONTINUITY comes before it: a new part starts there. */
   discontinuity: boolean;
+  /** Seconds of presentation time where it starts, when the source says (DASH): what lines the tracks of an A/V recording up. */
+  at?: number;
 }
 
 export interface LivePlaylist {

@@ -31,6 +31,8 @@ export interface RecorderOptions {
   duration?: number;
   maxSeconds: number;
   maxBytes: number;
+  /** The bytes that count against maxBytes (default: this store's): the two tracks of an A/V recording share one budget. */
+  bytesUsed?: () => number;
   /** Stop: end gracefully with what was recorded. */
   stop: AbortSignal;
   /** Cancel or shutdown: end now (throws). */
@@ -48,6 +50,7 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
   const halt = AbortSignal.any([o.signal, o.stop]);
   const fetchOpts = (deadlineMs: number) => ({ headers: o.headers, signal: halt, deadlineMs });
   const source: SegmentSource = o.source ?? new HlsSource(o.egress, store.state.playlist ?? o.url);
+  const used = o.bytesUsed ?? (() => store.state.bytes);
   /** Seconds between two positions of the window (a gap): times convert, counts are segments of `each`. */
   const span = (from: number, to: number, w: SegmentWindow, each = w.targetDuration) => (w.unitSeconds !== undefined ? (to - from) * w.unitSeconds : (to - from) * each);
 
@@ -100,7 +103,7 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     for (const seg of fresh) {
       o.signal.throwIfAborted();
       if (o.stop.aborted) return 'stopped';
-      if (store.state.bytes >= o.maxBytes) return 'max_bytes';
+      if (used() >= o.maxBytes) return 'max_bytes';
       const outcome = await take(seg, pl);
       if (outcome === 'codec_change') return 'codec_change';
       if (outcome === 'ended') return 'stream_end';
@@ -144,7 +147,7 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
         init = got;
       } else return lost(seg, pl, got.failed);
     }
-    const body = await fetchSegment(o.egress, seg.url, Math.max(1, o.maxBytes - store.state.bytes), fetchOpts(deadline));
+    const body = await fetchSegment(o.egress, seg.url, Math.max(1, o.maxBytes - used()), fetchOpts(deadline));
     if (!Buffer.isBuffer(body)) return lost(seg, pl, body.failed);
     // Parts of other codecs cannot be joined into one file: at a discontinuity (or a resume) the
     // segment's codecs are compared with the recording's, and a change ends it before that segment.

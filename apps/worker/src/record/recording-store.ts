@@ -21,6 +21,11 @@ export interface RecordingState extends Recording {
   codecs?: string;
   /** The variant playlist being recorded (a master is resolved once). */
   playlist?: string;
+  /**
+   * Each part's stretch of presentation time, [start, end) in seconds, when its segments say where
+   * they are (DASH): how the tracks of an A/V recording are lined up when the file is made.
+   */
+  spans?: [number, number][];
   /** Bytes of the last part that hold whole segments (a dead attempt may have written more). */
   partBytes: number;
   updatedAt: number;
@@ -56,8 +61,9 @@ export class RecordingStore {
   }
 
   /** Appends one whole segment and saves the state, so the state never names bytes not on disk. */
-  async append(segment: { seq: number; next?: number; duration: number; init?: string }, body: Buffer, initBody?: Buffer): Promise<void> {
+  async append(segment: { seq: number; next?: number; duration: number; init?: string; at?: number }, body: Buffer, initBody?: Buffer): Promise<void> {
     if (this.out && segment.init !== this.outInit) await this.closePart();
+    const opened = !this.out;
     if (!this.out) {
       const name = `part-${String(this.state.parts.length).padStart(4, '0')}.${segment.init ? 'mp4' : 'ts'}`;
       this.out = createWriteStream(path.join(this.dir, name), { flags: 'w' });
@@ -65,6 +71,12 @@ export class RecordingStore {
       this.state.parts.push(name);
       this.state.partBytes = 0;
       if (initBody) await this.write(initBody);
+    }
+    if (segment.at !== undefined) {
+      const end = Math.round((segment.at + segment.duration) * 1000) / 1000;
+      const spans = (this.state.spans ??= []);
+      if (opened) spans.push([Math.round(segment.at * 1000) / 1000, end]);
+      else if (spans.length > 0) spans[spans.length - 1][1] = end;
     }
     await this.write(body);
     this.state.seconds = Math.round((this.state.seconds + segment.duration) * 1000) / 1000;

@@ -8,12 +8,9 @@ import { ReelayError, type JobPayload, type JobResult, type RecordingProgress } 
 import type { ChildLimits } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { onStorage } from '../failure.js';
-import { segmentCodecs } from './codecs.js';
-import { DashSource } from './dash-source.js';
-import { finalize } from './finalize.js';
+import { AvTake, avInputs } from './dash-av.js';
 import type { LiveEgress } from './live-fetch.js';
-import { record } from './recorder.js';
-import { RecordingStore } from './recording-store.js';
+import { OneTake, type Take } from './take.js';
 
 /**
  * The Job's recording is written every RECORDING_BEAT_MS (the contract: at most every second, at
@@ -47,60 +44,52 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
   const { payload, log } = ctx;
   const input = payload.inputs[0];
   if (!input) throw new ReelayError('invalid_request', 'A recording needs one live source.');
-  const { store, resumed } = await onStorage('temp', () => RecordingStore.open(deps.dataDir, payload.id));
+  // Two DASH inputs are a video and an audio representation of one manifest, recorded together.
+  const av = avInputs(payload.inputs);
+  const take = await onStorage<Take>('temp', () => (av ? AvTake.open(deps.dataDir, payload.id, av) : OneTake.open(deps.dataDir, payload.id, input)));
   const maxSeconds = Math.min(payload.live?.duration ?? Infinity, deps.config.MAX_RECORD_SECONDS);
   let chain: Promise<unknown> = Promise.resolve();
   const write = () => {
-    const { seconds, bytes, gaps } = store.state;
-    const percent = payload.live?.duration ? Math.min(99, (100 * seconds) / payload.live.duration) : 0;
-    const progress: RecordingProgress = { percent, recording: { seconds, bytes, gaps: gaps.map((g) => ({ ...g })) } };
+    const recording = take.view();
+    const percent = payload.live?.duration ? Math.min(99, (100 * recording.seconds) / payload.live.duration) : 0;
+    const progress: RecordingProgress = { percent, recording };
     chain = chain.then(() => ctx.job.updateProgress(progress)).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not record progress'));
   };
   const beat = setInterval(write, RECORDING_BEAT_MS);
   try {
-    if (resumed) log.info({ seconds: store.state.seconds, parts: store.state.parts.length }, 'continuing a recording an earlier attempt began');
+    if (take.resumed) log.info({ recording: take.view() }, 'continuing a recording an earlier attempt began');
     write();
-    // A DASH source names its representation; an HLS one is read from the variant an earlier attempt resolved.
-    const source = input.stream_profile === 'dash' ? new DashSource(deps.egress, store.state.playlist ?? input.url, { representation: input.representation, type: input.representation_type }) : undefined;
-    const ended = await record({
+    const ended = await take.record({
       egress: deps.egress,
-      url: input.url,
-      source,
-      headers: input.headers,
-      store,
-      resumed,
+      ffprobe: deps.binaries.ffprobe,
+      limits: deps.limits,
       fromStart: payload.live?.from_start === true,
       duration: payload.live?.duration,
       maxSeconds,
       maxBytes: deps.config.MAX_MEDIA_BYTES,
       stop: ctx.stop,
       signal: ctx.signal,
-      codecsOf: (body, init) => segmentCodecs(body, init, { dir: store.dir, ffprobe: deps.binaries.ffprobe, signal: ctx.signal, limits: deps.limits }),
-      onProgress: () => undefined, // the beat writes it
       log,
     });
     clearInterval(beat);
-    await store.closePart();
-    await store.save();
+    await take.close();
     write();
     await chain;
-    if (store.state.parts.length === 0 || store.state.bytes === 0) {
-      throw new ReelayError('upstream_error', `The recording ended (${ended}) before any segment of the stream could be recorded.`);
-    }
-    log.info({ ended, seconds: store.state.seconds, bytes: store.state.bytes, gaps: store.state.gaps.length }, 'recording ended: making the file');
+    const recording = take.view();
+    log.info({ ended, seconds: recording.seconds, bytes: recording.bytes, gaps: recording.gaps.length }, 'recording ended: making the file');
     const format = payload.format === 'mkv' || payload.format === 'mp4' ? payload.format : undefined;
-    const made = await finalize({ ffmpeg: deps.binaries.ffmpeg, dir: store.dir, parts: store.state.parts, format, signal: ctx.signal, killSignal: ctx.cancel, timeoutMs: FINALIZE_TIMEOUT_MS, limits: deps.limits });
+    const made = await take.make({ ffmpeg: deps.binaries.ffmpeg, format, signal: ctx.signal, killSignal: ctx.cancel, timeoutMs: FINALIZE_TIMEOUT_MS, limits: deps.limits });
+    if (!made) throw new ReelayError('upstream_error', `The recording ended (${ended}) before any segment of the stream could be recorded.`);
     const expiresAt = Date.now() + deps.config.ARTIFACT_TTL_SECONDS * 1000;
     const contentType = made.container === 'mp4' ? 'video/mp4' : 'video/x-matroska';
     const stored = await onStorage('artifacts', () => deps.artifacts.put(payload.id, made.file, { filename: `${payload.basename}.${made.container}`, content_type: contentType, expires_at: expiresAt }));
-    const { seconds, bytes, gaps } = store.state;
-    await store.remove();
-    return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, recording: { seconds, bytes, gaps }, ended };
+    await take.remove();
+    return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, recording, ended };
   } catch (err) {
     // A cancel keeps nothing; anything else keeps the parts for the next attempt (process.ts removes
     // them when no attempt follows).
-    if (ctx.cancel.aborted) await store.remove().catch(() => undefined);
-    else await store.closePart().catch(() => undefined);
+    if (ctx.cancel.aborted) await take.remove().catch(() => undefined);
+    else await take.close().catch(() => undefined);
     throw err;
   } finally {
     clearInterval(beat);
