@@ -2,7 +2,7 @@
 // fetched again at each refresh (bounded like a playlist) and read by the extractors' DASH parser
 // (dash-live.ts), which lists the newest MAX_LISTED segments of a SegmentTemplate with a timeline
 // ($Number$ or $Time$) or a fixed duration on the clock. The MPD turning static ends the recording.
-// Reads come at the recorder's cadence (half a segment duration, like HLS).
+// Reads come at the recorder's cadence (record/refresh.ts: about once per segment, like HLS).
 //
 // A recording of video AND audio (dash-av.ts) reads two representations of one MPD: their sources
 // share one MpdReader, so a fetch (and its parse) made for one track serves the other's read that
