@@ -1,5 +1,6 @@
-// The web app: two hand-written pages and their static assets (no build step, no CDN), read once from
-// apps/gateway/web/ and served with a strict CSP. Internal routes: they stay out of the OpenAPI document.
+// The web app: hand-written pages and their static assets (no build step, no CDN), read once from
+// apps/gateway/web/ and served with a strict CSP; the pages are put together in web-page.ts (the shared
+// top bar, the inlined catalogs). Internal routes: they stay out of the OpenAPI document.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
+import { HEADER_PARTIAL, webPage, type WebPage } from './web-page.js';
 
 /** The same folder from src/routes (tests) and dist/routes (pnpm start, the image). */
 export const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
@@ -78,6 +80,12 @@ export function send(req: Request, res: Response, file: WebFile, status = 200): 
   res.type(file.type).send(file.body);
 }
 
+/** A page in the variant the request's Accept-Language picks (see web-page.ts), which caches must key on. */
+export function sendPage(req: Request, res: Response, page: WebPage, status = 200): void {
+  res.vary('Accept-Language');
+  send(req, res, page.variant(req), status);
+}
+
 export function webRoutes(dir = WEB_DIR): RouteSpec[] {
   const read = (file: string) => load(dir, file);
   // Only files with a known type are assets; the map is the allow-list, so no path reaches the disk.
@@ -91,7 +99,7 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
   assets.set('i18next.js', { ...i18nextModule, gzip: gzipSync(i18nextModule.body) });
   const catalogs = localeCatalogs(dir);
   const page = (routePath: string, file: string, summary: string): RouteSpec => {
-    const content = read(file);
+    const content = webPage(dir, file, catalogs, routePath);
     return {
       method: 'get',
       path: routePath,
@@ -99,7 +107,7 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       summary,
       internal: true,
       responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 304: { description: 'Not modified (If-None-Match matched)' } },
-      handler: (req, res) => send(req, res, content),
+      handler: (req, res) => sendPage(req, res, content),
     };
   };
   const manifest = read('manifest.webmanifest');
@@ -200,7 +208,9 @@ export function localeCatalogs(dir: string): Map<string, WebFile> {
 export function serviceWorker(dir: string, assets: Map<string, WebFile>, catalogs: Map<string, WebFile> = new Map()): WebFile {
   const source = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8');
   const hash = createHash('sha256').update(source);
-  for (const file of Object.values(SHELL_PAGES)) hash.update(fs.readFileSync(path.join(dir, file)));
+  for (const file of [...Object.values(SHELL_PAGES), HEADER_PARTIAL]) {
+    if (fs.existsSync(path.join(dir, file))) hash.update(fs.readFileSync(path.join(dir, file)));
+  }
   const files = [...[...assets].map(([name, file]) => [`/assets/${name}`, file] as const), ...catalogs].sort(([a], [b]) => a.localeCompare(b));
   for (const [name, file] of files) hash.update(name).update(file.body);
   // The catalogs are kept like the assets: the shell offline is the shell in the visitor's language.
@@ -216,10 +226,10 @@ export function serviceWorker(dir: string, assets: Map<string, WebFile>, catalog
  * gets the app's 404 page; everyone else falls through to the JSON envelope.
  */
 export function notFoundPage(dir = WEB_DIR): RequestHandler {
-  const page = load(dir, '404.html');
+  const page = webPage(dir, '404.html', localeCatalogs(dir));
   return (req, res, next) => {
     const wantsHtml = (req.method === 'GET' || req.method === 'HEAD') && !/^\/api(?:\/|$)/.test(req.path) && req.accepts(['application/json', 'text/html']) === 'text/html';
     if (!wantsHtml) return next();
-    send(req, res, page, 404);
+    sendPage(req, res, page, 404);
   };
 }
