@@ -2,6 +2,7 @@
 // allow-list, revalidation, no inline code (the CSP forbids it) and nothing fetched from elsewhere.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -237,11 +238,16 @@ describe("the page's catalogs inlined in it", () => {
 });
 
 describe('languages: i18next and the catalogs', () => {
-  test('i18next is served from node_modules as an ES module, gzipped to a client that accepts it', async () => {
+  test('i18next is served from node_modules as an ES module of its minified build, gzipped to a client that accepts it', async () => {
     const zipped = await request(gw.app).get('/assets/i18next.js').set('accept-encoding', 'gzip').buffer(true).parse(binary).expect(200);
     expect(zipped.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(zipped.headers['content-encoding']).toBe('gzip');
-    expect((zipped.body as Buffer).toString('utf8')).toMatch(/^export \{[^}]*\bdefault\b/m);
+    const text = (zipped.body as Buffer).toString('utf8');
+    expect(text).toMatch(/^export \{[^}]*\bdefault\b/m);
+    // The package's own minified file, whole, inside the wrapper (not a copy of our making).
+    const i18nextDir = path.dirname(createRequire(import.meta.url).resolve('i18next/package.json'));
+    expect(text).toContain(fs.readFileSync(path.join(i18nextDir, 'i18next.min.js'), 'utf8'));
+    expect(text.length).toBeLessThan(fs.statSync(path.join(i18nextDir, 'dist/esm/i18next.js')).size * 0.6);
   });
 
   test.each(['en', 'de'])('/locales/%s/<namespace>.json is each catalog as JSON', async (lng) => {
