@@ -108,6 +108,10 @@ function report({ events, timing, profile }) {
     console.log(`| ${fmt(ms(task.ts), 0)} | ${fmt(task.dur / 1000, 1)} | ${top.join('; ')} |`);
   }
   console.log(`\n${tasks.length} tasks, ${fmt(busy, 0)} ms busy`);
+  // Thread time (tdur) is the CPU the main thread really got: less swayed by the machine's load than
+  // wall time, and unscaled by the slowdown. Summed over every task up to the marks.
+  const cpuUntil = (at) => main.filter((e) => e.name === 'RunTask' && e.ts >= start.ts && ms(e.ts) < at).reduce((n, e) => n + (e.tdur ?? 0) / 1000, 0);
+  console.log(`main-thread CPU (thread time): ${fmt(cpuUntil(timing.dcl), 0)} ms to DOMContentLoaded, ${fmt(cpuUntil(Math.max(timing.dcl, timing.ready ?? 0)), 0)} ms to ready, ${fmt(cpuUntil(Infinity), 0)} ms in all`);
   console.log('\n## resources (request start → response end, ms)\n');
   for (const r of timing.resources) console.log(`${fmt(r.start, 0).padStart(6)} → ${fmt(r.end, 0).padStart(6)}  ${r.name} (${r.size} B)`);
   console.log(`\nDOMContentLoaded end ${fmt(timing.dcl, 0)} ms; ready mark ${timing.ready === undefined ? '—' : fmt(timing.ready, 0)} ms; load end ${fmt(timing.load, 0)} ms`);
