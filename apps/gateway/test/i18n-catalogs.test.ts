@@ -42,7 +42,9 @@ function markers(text: string): string[] {
 function usedKeys(): Map<string, string[]> {
   const used = new Map<string, string[]>();
   const add = (key: string, file: string) => used.set(key, [...(used.get(key) ?? []), file]);
-  for (const file of fs.readdirSync(WEB_DIR).filter((f) => /\.(js|html)$/.test(f))) {
+  // The pages, their scripts and the partials the gateway puts into every page (the top bar).
+  const files = [...fs.readdirSync(WEB_DIR), ...fs.readdirSync(path.join(WEB_DIR, 'partials')).map((f) => `partials/${f}`)];
+  for (const file of files.filter((f) => /\.(js|html)$/.test(f))) {
     const text = fs.readFileSync(path.join(WEB_DIR, file), 'utf8');
     for (const m of text.matchAll(/['"`]((?:common|front|playground|settings):[A-Za-z0-9_.-]+)['"`]/g)) add(m[1], file);
     for (const m of text.matchAll(/data-i18n-attr="([^"]+)"/g)) {

@@ -4,6 +4,9 @@
 // remembered choice, else the first of the browser's languages that the app has, else English; the
 // header's language switch changes it without a reload (pages listen for 'reelay:language').
 // Keys are 'namespace:key'; the catalogs are flat (dots in keys are part of the name).
+// The gateway puts the page's catalogs for English and the browser's language into the page itself
+// (<script type="application/json" id="i18n-catalogs">), so the usual visitor's words need no request;
+// only another language (a remembered choice, a switch) is fetched.
 import i18next from './i18next.js';
 
 /** The languages with complete catalogs (a test holds every catalog to English's keys). */
@@ -34,6 +37,15 @@ export function detectLanguage() {
 function pageNamespaces() {
   const declared = document.documentElement.dataset.i18nNs?.split(/\s+/).filter((ns) => NAMESPACES.includes(ns));
   return declared?.length ? declared : NAMESPACES;
+}
+
+/** The catalogs the gateway inlined in the page, as i18next's `resources` ({} when there are none). */
+function inlinedCatalogs() {
+  try {
+    return JSON.parse(document.getElementById('i18n-catalogs')?.textContent ?? '{}') ?? {};
+  } catch {
+    return {}; // Unreadable: fetched like any other language.
+  }
 }
 
 /** One language's catalogs; a namespace this build has not got (404) is left out, English fills in. */
@@ -93,26 +105,56 @@ const templates = new WeakMap();
 function fillRich(target, text) {
   const children = templates.get(target);
   const nodes = [];
+  for (const part of richParts(text)) {
+    if (typeof part === 'string') nodes.push(part);
+    else if (children[part[0]]) {
+      if (part[1] !== undefined) children[part[0]].textContent = part[1];
+      nodes.push(children[part[0]]);
+    }
+  }
+  target.replaceChildren(...nodes);
+}
+
+/** A rich string's parts in order: text, or [child index, its text (undefined for <n/>)]. */
+function richParts(text) {
+  const parts = [];
   const tag = /<(\d+)>(.*?)<\/\1>|<(\d+)\/>/gs;
   let last = 0;
   for (let match = tag.exec(text); match; match = tag.exec(text)) {
-    if (match.index > last) nodes.push(text.slice(last, match.index));
-    const child = children[Number(match[1] ?? match[3])];
-    if (child) {
-      if (match[1] !== undefined) child.textContent = match[2];
-      nodes.push(child);
-    }
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    parts.push([Number(match[1] ?? match[3]), match[2]]);
     last = match.index + match[0].length;
   }
-  if (last < text.length) nodes.push(text.slice(last));
-  target.replaceChildren(...nodes);
+  if (last < text.length) parts.push(text.slice(last));
+  return parts;
+}
+
+/** Whether `target` already shows `text` as fillRich would build it (the English page in English). */
+function showsRich(target, text) {
+  const children = templates.get(target);
+  const parts = richParts(text).filter((part) => typeof part === 'string' || children[part[0]]);
+  const nodes = target.childNodes;
+  return (
+    nodes.length === parts.length &&
+    parts.every((part, i) =>
+      typeof part === 'string'
+        ? nodes[i].nodeType === Node.TEXT_NODE && nodes[i].textContent === part
+        : nodes[i] === children[part[0]] && (part[1] === undefined || nodes[i].textContent === part[1]),
+    )
+  );
+}
+
+/** Sets an attribute only when it changes (a write costs style work even when the value is the same). */
+function setAttr(node, attr, value) {
+  if (node.getAttribute(attr) !== value) node.setAttribute(attr, value);
 }
 
 /**
  * Translates `root` and everything in it: `data-i18n="ns:key"` sets the text (keeping child elements
  * as numbered tags, see fillRich); attributes come from `data-i18n-attr="aria-label:ns:key;
- * placeholder:ns:key"`, or from `[attr]ns:key` parts in data-i18n ("[aria-label]front:navLabel; …",
- * the form the front page was written with). A key no catalog has leaves the page's own text.
+ * placeholder:ns:key"`, or from `[attr]ns:key` parts in data-i18n ("[label]front:formatVideo; …",
+ * the form the front page was written with). A key no catalog has leaves the page's own text. Text
+ * that is already right (the English page in English) is not written again.
  * @param {ParentNode} [root]
  */
 export function applyTranslations(root = document) {
@@ -122,17 +164,19 @@ export function applyTranslations(root = document) {
       const [, attr, key] = /^(?:\[([^\]]+)\])?\s*(.*)$/.exec(part.trim());
       if (!key || !i18next.exists(key)) continue;
       if (attr) {
-        node.setAttribute(attr, t(key));
+        setAttr(node, attr, t(key));
         continue;
       }
+      const text = t(key);
       if (!templates.has(node) && node.children.length) templates.set(node, [...node.children]);
-      if (templates.has(node)) fillRich(node, t(key));
-      else node.textContent = t(key);
+      if (templates.has(node)) {
+        if (!showsRich(node, text)) fillRich(node, text);
+      } else if (node.textContent !== text) node.textContent = text;
     }
     for (const pair of (node.getAttribute('data-i18n-attr') ?? '').split(';')) {
       const [attr, ...rest] = pair.trim().split(':');
       const attrKey = rest.join(':');
-      if (attr && i18next.exists(attrKey)) node.setAttribute(attr, t(attrKey));
+      if (attr && i18next.exists(attrKey)) setAttr(node, attr, t(attrKey));
     }
   }
 }
@@ -152,7 +196,7 @@ function remember(lng) {
 async function show(lng) {
   await loadLanguage(lng);
   await i18next.changeLanguage(lng);
-  document.documentElement.lang = language();
+  if (document.documentElement.lang !== language()) document.documentElement.lang = language();
   applyTranslations(document);
   /** @type {HTMLSelectElement | null} */
   const select = document.querySelector('#language-select');
@@ -180,7 +224,7 @@ export const ready = (async () => {
     defaultNS: 'common',
     keySeparator: false,
     interpolation: { escapeValue: false }, // text goes into textContent, never into HTML
-    resources: {},
+    resources: inlinedCatalogs(),
   });
   await Promise.all([loadLanguage(FALLBACK), lng === FALLBACK ? null : loadLanguage(lng)]);
   await show(lng);

@@ -38,7 +38,10 @@ worker.addEventListener('fetch', (/** @type {any} */ event) => {
   if (request.method !== 'GET' || url.origin !== worker.location.origin) return;
   if (request.mode === 'navigate' && PAGES.has(url.pathname)) {
     // The network first, so an online visitor always sees the current page; the shell when offline.
-    event.respondWith(fetch(request).catch(() => caches.open(CACHE).then((cache) => cache.match(url.pathname)).then((hit) => hit ?? Response.error())));
+    // (Pages vary by Accept-Language, for the catalogs inlined in them: the one kept was fetched in
+    // this browser's languages, and a page in another language fetches its catalogs, kept below.)
+    const kept = () => caches.open(CACHE).then((cache) => cache.match(url.pathname, { ignoreVary: true }));
+    event.respondWith(fetch(request).catch(() => kept().then((hit) => hit ?? Response.error())));
   } else if (ASSETS.has(url.pathname)) {
     event.respondWith(caches.open(CACHE).then((cache) => cache.match(url.pathname)).then((hit) => hit ?? fetch(request)));
   }

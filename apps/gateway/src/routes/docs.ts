@@ -7,12 +7,13 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
-import { load, send, WEB_DIR, type WebFile } from './web.js';
+import { webPage } from './web-page.js';
+import { load, localeCatalogs, send, sendPage, WEB_DIR, type WebFile } from './web.js';
 
 const SWAGGER_UI_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 export function docsRoutes(dir = WEB_DIR): RouteSpec[] {
-  const page = load(dir, 'docs.html');
+  const page = webPage(dir, 'docs.html', localeCatalogs(dir), '/docs');
   const vendor = (file: string): WebFile => {
     const loaded = load(SWAGGER_UI_DIR, file);
     return { ...loaded, gzip: gzipSync(loaded.body) };
@@ -32,7 +33,7 @@ export function docsRoutes(dir = WEB_DIR): RouteSpec[] {
       summary: 'The API reference, rendered from /api/openapi.json',
       internal: true,
       responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 304: { description: 'Not modified (If-None-Match matched)' } },
-      handler: (req, res) => send(req, res, page),
+      handler: (req, res) => sendPage(req, res, page),
     },
     {
       method: 'get',

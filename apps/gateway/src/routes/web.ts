@@ -1,5 +1,6 @@
-// The web app: two hand-written pages and their static assets (no build step, no CDN), read once from
-// apps/gateway/web/ and served with a strict CSP. Internal routes: they stay out of the OpenAPI document.
+// The web app: hand-written pages and their static assets (no build step, no CDN), read once from
+// apps/gateway/web/ and served with a strict CSP; the pages are put together in web-page.ts (the shared
+// top bar, the inlined catalogs). Internal routes: they stay out of the OpenAPI document.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
+import { HEADER_PARTIAL, webPage, type WebPage } from './web-page.js';
 
 /** The same folder from src/routes (tests) and dist/routes (pnpm start, the image). */
 export const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
@@ -36,8 +38,7 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
 };
 
-/** i18next's ES module, served as /assets/i18next.js (gzipped once: it is the largest asset). */
-const I18NEXT_MODULE = path.join(path.dirname(createRequire(import.meta.url).resolve('i18next/package.json')), 'dist/esm/i18next.js');
+const I18NEXT_PACKAGE = path.dirname(createRequire(import.meta.url).resolve('i18next/package.json'));
 
 // Served at the root rather than under /assets/: the manifest by convention, the service worker because
 // its scope is its own folder (and it is built with the shell's version).
@@ -78,6 +79,12 @@ export function send(req: Request, res: Response, file: WebFile, status = 200): 
   res.type(file.type).send(file.body);
 }
 
+/** A page in the variant the request's Accept-Language picks (see web-page.ts), which caches must key on. */
+export function sendPage(req: Request, res: Response, page: WebPage, status = 200): void {
+  res.vary('Accept-Language');
+  send(req, res, page.variant(req), status);
+}
+
 export function webRoutes(dir = WEB_DIR): RouteSpec[] {
   const read = (file: string) => load(dir, file);
   // Only files with a known type are assets; the map is the allow-list, so no path reaches the disk.
@@ -87,11 +94,10 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       .filter((name) => !name.endsWith('.html') && !ROOT_FILES.has(name) && TYPES[path.extname(name)] !== undefined)
       .map((name) => [name, read(name)] as const),
   );
-  const i18nextModule = load(path.dirname(I18NEXT_MODULE), path.basename(I18NEXT_MODULE));
-  assets.set('i18next.js', { ...i18nextModule, gzip: gzipSync(i18nextModule.body) });
+  assets.set('i18next.js', i18nextModule());
   const catalogs = localeCatalogs(dir);
   const page = (routePath: string, file: string, summary: string): RouteSpec => {
-    const content = read(file);
+    const content = webPage(dir, file, catalogs, routePath);
     return {
       method: 'get',
       path: routePath,
@@ -99,7 +105,7 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       summary,
       internal: true,
       responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 304: { description: 'Not modified (If-None-Match matched)' } },
-      handler: (req, res) => send(req, res, content),
+      handler: (req, res) => sendPage(req, res, content),
     };
   };
   const manifest = read('manifest.webmanifest');
@@ -177,6 +183,21 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
 }
 
 /**
+ * /assets/i18next.js: i18next's own minified build as an ES module with i18next as its default export.
+ * The package's ES module build is not minified (93 KB to parse on every first visit, at a phone's
+ * speed); its minified build (i18next.min.js, 50 KB) is UMD, which takes `module.exports` when it
+ * finds one, so it is wrapped with one. Gzipped once: it is the largest asset.
+ */
+export function i18nextModule(): WebFile {
+  const { version } = JSON.parse(fs.readFileSync(path.join(I18NEXT_PACKAGE, 'package.json'), 'utf8')) as { version: string };
+  const umd = fs.readFileSync(path.join(I18NEXT_PACKAGE, 'i18next.min.js'), 'utf8');
+  const body = Buffer.from(
+    `// i18next ${version} (MIT), its minified build i18next.min.js as an ES module.\nconst module = { exports: {} };\nconst exports = module.exports;\n${umd}\nconst i18next = module.exports;\nexport { i18next as default };\n`,
+  );
+  return { body, type: TYPES['.js'], etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`, gzip: gzipSync(body) };
+}
+
+/**
  * Every catalog under web/locales/<language>/<namespace>.json, by the path it is served at. The map is
  * the allow-list: a request names a key of it or gets a 404, so no path reaches the disk.
  */
@@ -200,7 +221,9 @@ export function localeCatalogs(dir: string): Map<string, WebFile> {
 export function serviceWorker(dir: string, assets: Map<string, WebFile>, catalogs: Map<string, WebFile> = new Map()): WebFile {
   const source = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8');
   const hash = createHash('sha256').update(source);
-  for (const file of Object.values(SHELL_PAGES)) hash.update(fs.readFileSync(path.join(dir, file)));
+  for (const file of [...Object.values(SHELL_PAGES), HEADER_PARTIAL]) {
+    if (fs.existsSync(path.join(dir, file))) hash.update(fs.readFileSync(path.join(dir, file)));
+  }
   const files = [...[...assets].map(([name, file]) => [`/assets/${name}`, file] as const), ...catalogs].sort(([a], [b]) => a.localeCompare(b));
   for (const [name, file] of files) hash.update(name).update(file.body);
   // The catalogs are kept like the assets: the shell offline is the shell in the visitor's language.
@@ -216,10 +239,10 @@ export function serviceWorker(dir: string, assets: Map<string, WebFile>, catalog
  * gets the app's 404 page; everyone else falls through to the JSON envelope.
  */
 export function notFoundPage(dir = WEB_DIR): RequestHandler {
-  const page = load(dir, '404.html');
+  const page = webPage(dir, '404.html', localeCatalogs(dir));
   return (req, res, next) => {
     const wantsHtml = (req.method === 'GET' || req.method === 'HEAD') && !/^\/api(?:\/|$)/.test(req.path) && req.accepts(['application/json', 'text/html']) === 'text/html';
     if (!wantsHtml) return next();
-    send(req, res, page, 404);
+    sendPage(req, res, page, 404);
   };
 }

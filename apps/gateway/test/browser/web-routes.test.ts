@@ -2,6 +2,7 @@
 // allow-list, revalidation, no inline code (the CSP forbids it) and nothing fetched from elsewhere.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -153,12 +154,100 @@ describe('installable: manifest, icons and service worker', () => {
   });
 });
 
+describe('one top bar for every page', () => {
+  const browserAccept = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8';
+  const pages: Array<[string, string | null]> = [
+    ['/', '/'],
+    ['/advanced', '/advanced'],
+    ['/settings/api-keys', '/settings/api-keys'],
+    ['/docs', '/docs'],
+    ['/no/such/page', null],
+  ];
+  const header = fs.readFileSync(path.join(WEB_DIR, 'partials', 'header.html'), 'utf8').trim();
+
+  test.each(pages)('%s has the shared top bar, with its own nav link (%s) marked as the current page', async (url, current) => {
+    const res = await request(gw.app).get(url).set('accept', browserAccept);
+    expect(res.text).not.toContain('<!--#include');
+    const served = /<a class="skip-link"[\s\S]*?<\/header>/.exec(res.text)![0];
+    // The partial as it is, but for the one aria-current, which is on a nav link and nowhere else.
+    expect(served.replace(' aria-current="page"', '')).toBe(header);
+    const marked = [...res.text.matchAll(/<a href="([^"]*)" aria-current="page"/g)].map(([, href]) => href);
+    expect(marked).toEqual(current ? [current] : []);
+    expect(/<nav\b[\s\S]*<\/nav>/.exec(served)![0]).toContain(current ? `<a href="${current}" aria-current="page" data-i18n="common:nav.` : '<nav');
+  });
+
+  test('the pages on disk carry no top bar of their own, only the include', () => {
+    for (const file of ['index.html', 'advanced.html', 'settings.html', 'docs.html', '404.html']) {
+      const html = fs.readFileSync(path.join(WEB_DIR, file), 'utf8');
+      expect({ file, includes: html.split('<!--#include header-->').length - 1, headers: html.match(/<header\b|<nav\b|id="theme-select"/g) }).toEqual({ file, includes: 1, headers: null });
+    }
+  });
+});
+
+describe("the page's catalogs inlined in it", () => {
+  const disk = (lng: string, ns: string) => JSON.parse(fs.readFileSync(path.join(WEB_DIR, 'locales', lng, `${ns}.json`), 'utf8')) as Record<string, string>;
+  const inlined = (html: string) => {
+    const block = /<script type="application\/json" id="i18n-catalogs">([^<]*)<\/script>/.exec(html);
+    return block ? (JSON.parse(block[1]) as Record<string, Record<string, Record<string, string>>>) : null;
+  };
+
+  test.each([
+    ['no Accept-Language', undefined, ['en']],
+    ['English', 'en-GB,en;q=0.9', ['en']],
+    ['German', 'de-DE,de;q=0.9,en;q=0.8', ['en', 'de']],
+    ['Swiss German after French', 'fr-CH, fr;q=0.9, de-CH;q=0.8', ['en', 'de']],
+    ['a language the app has not got', 'ja', ['en']],
+  ])('the front page for %s holds English (the fallback) and the best match: %s → %j', async (_who, accept, languages) => {
+    const req = request(gw.app).get('/');
+    if (accept) req.set('accept-language', accept);
+    const res = await req.expect(200);
+    expect(res.headers.vary).toMatch(/Accept-Language/);
+    const resources = inlined(res.text)!;
+    expect(Object.keys(resources).sort()).toEqual([...languages].sort());
+    // Exactly the namespaces the page declares (<html data-i18n-ns="common front">), as on disk.
+    for (const lng of languages) expect(resources[lng]).toEqual({ common: disk(lng, 'common'), front: disk(lng, 'front') });
+    // In <head>, before any script of the page could want it.
+    expect(res.text.indexOf('id="i18n-catalogs"')).toBeLessThan(res.text.indexOf('</head>'));
+  });
+
+  test('each language is its own variant: its own ETag, revalidated per language', async () => {
+    const en = await request(gw.app).get('/advanced').set('accept-language', 'en').expect(200);
+    const de = await request(gw.app).get('/advanced').set('accept-language', 'de').expect(200);
+    expect(en.headers.etag).not.toBe(de.headers.etag);
+    expect(Object.keys(inlined(de.text)!)).toEqual(['en', 'de']);
+    expect(Object.keys(inlined(de.text)!.de)).toEqual(['common', 'playground']);
+    await request(gw.app).get('/advanced').set('accept-language', 'de').set('if-none-match', de.headers.etag).expect(304);
+    await request(gw.app).get('/advanced').set('accept-language', 'en').set('if-none-match', de.headers.etag).expect(200);
+  });
+
+  test('every page gets its catalogs, the 404 and the API reference included', async () => {
+    for (const url of ['/settings/api-keys', '/docs', '/no/such/page']) {
+      const res = await request(gw.app).get(url).set('accept', 'text/html').set('accept-language', 'de');
+      expect({ url, de: Object.keys(inlined(res.text)?.de ?? {}) }).toEqual({ url, de: url === '/settings/api-keys' ? ['common', 'settings'] : ['common'] });
+    }
+  });
+
+  test("no catalog text can end the data block: every '<' in it is escaped", async () => {
+    const res = await request(gw.app).get('/').set('accept-language', 'de').expect(200);
+    const block = /<script type="application\/json" id="i18n-catalogs">([\s\S]*?)<\/script>/.exec(res.text)![1];
+    expect(block).not.toContain('<');
+    // (The catalogs do hold '<' — the numbered tags of rich strings — so the escape is exercised.)
+    expect(JSON.stringify(disk('de', 'common'))).toContain('<0>');
+    expect(inlined(res.text)!.de.common['docs.raw']).toBe(disk('de', 'common')['docs.raw']);
+  });
+});
+
 describe('languages: i18next and the catalogs', () => {
-  test('i18next is served from node_modules as an ES module, gzipped to a client that accepts it', async () => {
+  test('i18next is served from node_modules as an ES module of its minified build, gzipped to a client that accepts it', async () => {
     const zipped = await request(gw.app).get('/assets/i18next.js').set('accept-encoding', 'gzip').buffer(true).parse(binary).expect(200);
     expect(zipped.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(zipped.headers['content-encoding']).toBe('gzip');
-    expect((zipped.body as Buffer).toString('utf8')).toMatch(/^export \{[^}]*\bdefault\b/m);
+    const text = (zipped.body as Buffer).toString('utf8');
+    expect(text).toMatch(/^export \{[^}]*\bdefault\b/m);
+    // The package's own minified file, whole, inside the wrapper (not a copy of our making).
+    const i18nextDir = path.dirname(createRequire(import.meta.url).resolve('i18next/package.json'));
+    expect(text).toContain(fs.readFileSync(path.join(i18nextDir, 'i18next.min.js'), 'utf8'));
+    expect(text.length).toBeLessThan(fs.statSync(path.join(i18nextDir, 'dist/esm/i18next.js')).size * 0.6);
   });
 
   test.each(['en', 'de'])('/locales/%s/<namespace>.json is each catalog as JSON', async (lng) => {
