@@ -151,7 +151,7 @@ export async function accountPanel(me, status, onGone) {
           say(status, err.message, 'error');
         }
       } }, t('settings:account.resend')))
-    : null;
+    : ''; // replaceChildren would write null as the text "null"
 
   const methods = el(
     'ul',

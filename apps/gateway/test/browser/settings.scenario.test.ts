@@ -96,6 +96,7 @@ describeBrowser('the API key settings page', () => {
     // This deployment mails nothing (no SMTP_URL): no "confirm your address" notice for a link never sent.
     await page.locator('#sign-in-methods').waitFor();
     expect(await page.locator('#verify-notice').count()).toBe(0);
+    expect(await page.locator('#account-panel').innerText()).not.toMatch(/\b(null|undefined|false)\b/);
   });
 
   test("a new key's secret is shown once with a copy button, and is gone after a reload", async () => {
