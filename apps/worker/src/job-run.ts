@@ -42,8 +42,6 @@ export interface RunContext {
   deadline: number;
   /** Filled with how long each step took (ms), for the log line of a stored job (bench/ reads it). */
   phases?: Record<string, number>;
-  /** Opens the files ffmpeg will read from their first byte as ffmpeg starts (early-inputs.ts). */
-  openInputs?: (plan: JobPlan) => void;
 }
 
 /** As long as the least time between two progress writes: a job shorter than this needs no percentage. */
@@ -114,9 +112,6 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
       const end = inputSeconds !== undefined ? Math.min(smart.end, inputSeconds) : smart.end;
       clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress }, { operation, format, clip: smart, end, tags: operation.tags, output });
     } else {
-      // Opened as ffmpeg's process starts, not before: the 50 ms pace probe of a large file must not
-      // share the event loop with the spawn (blocked, it read a loopback origin as slow and split it).
-      ctx.openInputs?.(plan);
       const ffmpeg = (argv: string[]) =>
         runFfmpeg({
           binary: deps.binaries.ffmpeg,

@@ -9,7 +9,6 @@ import { CANCELLED_CODE, CANCELLED_MESSAGE, encodeJobError, JobPayloadSchema, Re
 import { FfmpegError } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import type { ActiveJobs } from './active-jobs.js';
-import { openInputsEarly } from './early-inputs.js';
 import type { JobSignalListener } from './job-signals.js';
 import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
 import { runJob, type RunDeps } from './job-run.js';
@@ -28,8 +27,7 @@ export interface ProcessorDeps {
   config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'> & Partial<Pick<Config, 'MAX_RECORD_SECONDS'>>;
   /** The shared data dir where recordings keep their parts (recordings need it and egress). */
   dataDir?: string;
-  /** openEarly: a merge's files are opened as the job starts (early-inputs.ts). */
-  proxy: Pick<JobProxy, 'openSession' | 'closeSession'> & Partial<Pick<JobProxy, 'openEarly'>>;
+  proxy: Pick<JobProxy, 'openSession' | 'closeSession'>;
   /** The guard the cover art's fetch goes through; without it jobs embed no cover. */
   egress?: RunDeps['egress'] & Partial<LiveEgress>;
   artifacts: ArtifactStore;
@@ -130,7 +128,6 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
         cancel: cancel.signal,
         deadline: started + timeoutMs,
         phases,
-        openInputs: (planned) => openInputsEarly(deps.proxy, session, payload, planned),
       });
       // A cancel that came as the job finished (the message may lag the key): the cancel wins while
       // the job is still ours to finish, and its artifact goes with it.

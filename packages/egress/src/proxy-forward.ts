@@ -28,105 +28,70 @@ export interface ForwardContext {
   blocked(session: ProxySession, error: ReelayError, where: string): void;
 }
 
-/**
- * An upstream answer made ready for the client: the response to send, or the bare status the client
- * gets instead (`body` absent), or nothing when the request was given up before the answer came.
- */
-export type Opened = ProxiedResponse | { status: number; body?: undefined } | undefined;
-
 export async function forward(ctx: ForwardContext, session: ProxySession, req: http.IncomingMessage, res: http.ServerResponse, target: URL): Promise<void> {
   // One controller per request: it follows the session (cut off, ended) and the client (which
   // closes connections when it seeks or has read enough), so no upstream transfer outlives its reader.
-  const abort = followSession(session);
-  res.once('close', () => abort.abort());
-  const opened = await openUpstream(ctx, session, target, { method: req.method === 'HEAD' ? 'HEAD' : 'GET', headers: session.forwardHeaders(req.headers), fromMiddle: rangeFromMiddle(req) }, abort.signal);
-  await send(ctx, session, res, target, opened);
-}
-
-/** A controller aborted with the session (cut off, ended); abort() it when its request is done with. */
-export function followSession(session: ProxySession): AbortController {
   const abort = new AbortController();
   const onSessionAbort = () => abort.abort();
   session.signal.addEventListener('abort', onSessionAbort, { once: true });
-  abort.signal.addEventListener('abort', () => session.signal.removeEventListener('abort', onSessionAbort), { once: true });
-  return abort;
-}
+  res.once('close', () => {
+    abort.abort();
+    session.signal.removeEventListener('abort', onSessionAbort);
+  });
 
-export interface UpstreamRequest {
-  method: 'GET' | 'HEAD';
-  /** The request headers that may go upstream (session.forwardHeaders). */
-  headers: Record<string, string>;
-  /** Whether it asks for a range that does not start at 0 (no manifest sniffing then). */
-  fromMiddle: boolean;
-}
-
-/**
- * Opens the request upstream and makes its answer ready: failures and error statuses recorded on the
- * session, the body decoded, a manifest rewritten, a large file split into parallel Range parts.
- * Nothing reaches the client here: an answer opened early (proxy-early.ts) waits for its request.
- */
-export async function openUpstream(ctx: ForwardContext, session: ProxySession, target: URL, request: UpstreamRequest, signal: AbortSignal): Promise<Opened> {
   let encoded: EgressResponse;
   try {
     encoded = await ctx.egress.open(target, {
-      method: request.method,
-      headers: request.headers,
+      method: req.method === 'HEAD' ? 'HEAD' : 'GET',
+      headers: session.forwardHeaders(req.headers),
       identity: true,
       followRedirects: false, // the client follows them itself, through the proxy, so every hop is checked
       allowErrorStatus: true,
-      signal,
+      signal: abort.signal,
     });
   } catch (err) {
-    if (signal.aborted) return undefined; // the client or its run went away first
+    if (abort.signal.aborted) return void res.destroy(); // the client or its run went away first
     const error = toReelayError(err);
     if (error.code === 'url_blocked') {
       ctx.blocked(session, error, target.host);
-      return { status: 403 };
+      return reply(res, 403);
     }
     session.recordError(error);
     ctx.logger.info({ ...session.logFields, host: target.host, code: error.code }, 'proxy: upstream failed');
-    return { status: error.code === 'upstream_timeout' ? 504 : 502 };
+    return reply(res, error.code === 'upstream_timeout' ? 504 : 502);
   }
   session.recordStatus(encoded.status, encoded.headers);
   // Errors of the body after the headers: upstream's fault unless we aborted it ourselves.
   // `released`: the parallel ranges took over and closed this answer on purpose (proxy-ranges.ts).
   let released = false;
   encoded.body.once('error', (err: Error) => {
-    if (!signal.aborted && !released) session.recordError(toReelayError(err));
+    if (!abort.signal.aborted && !released) session.recordError(toReelayError(err));
   });
-  const upstream = decodeResponse(encoded, request.method);
+  const upstream = decodeResponse(encoded, req.method);
   if (typeof upstream === 'string') {
     encoded.body.destroy();
     session.refuse(`The origin sent a body in an encoding that cannot be checked (${upstream.slice(0, 40)}).`);
-    return { status: 502 };
+    return reply(res, 502);
   }
   if (upstream.body !== encoded.body) {
     upstream.body.once('error', () => {
-      if (!signal.aborted) session.recordError(new ReelayError('upstream_error', 'The origin sent a compressed body that cannot be decoded.'));
+      if (!abort.signal.aborted) session.recordError(new ReelayError('upstream_error', 'The origin sent a compressed body that cannot be decoded.'));
     });
   }
   ctx.logger.debug({ ...session.logFields, host: target.host, status: upstream.status }, 'proxy: response');
 
   const headers = responseHeaders(upstream.headers, target, ctx.location);
   const rewriter = ctx.rewriter;
-  const sniff = rewriter && request.method === 'GET' && upstream.status >= 200 && upstream.status < 300 && !request.fromMiddle;
+  const sniff = rewriter && req.method === 'GET' && upstream.status >= 200 && upstream.status < 300 && !rangeFromMiddle(req);
   const out: ProxiedResponse | undefined = sniff ? await rewriteBody(rewriter, session, upstream, target, headers) : { status: upstream.status, headers, body: upstream.body };
-  if (out === undefined) return signal.aborted ? undefined : { status: 502 };
-  if (ctx.concurrency > 1 && request.method === 'GET' && !out.rewritten && upstream === encoded) {
-    const { range: _range, 'if-range': _ifRange, ...asked } = request.headers;
-    out.body = (await rangedBody({ egress: ctx.egress, session, concurrency: ctx.concurrency, target, headers: asked, signal, release: () => (released = true), thresholdBytes: session.rangeThresholdBytes }, upstream, out.body)) ?? out.body;
+  if (out === undefined) {
+    if (abort.signal.aborted) return void res.destroy();
+    return reply(res, 502);
   }
-  return out;
-}
-
-/** Sends an opened answer to the client, counting its bytes against the session's limit. */
-export async function send(ctx: ForwardContext, session: ProxySession, res: http.ServerResponse, target: URL, opened: Opened): Promise<void> {
-  if (opened === undefined || res.destroyed) {
-    opened?.body?.destroy();
-    return void res.destroy();
+  if (ctx.concurrency > 1 && req.method === 'GET' && !out.rewritten && upstream === encoded) {
+    const { range: _range, 'if-range': _ifRange, ...asked } = session.forwardHeaders(req.headers);
+    out.body = (await rangedBody({ egress: ctx.egress, session, concurrency: ctx.concurrency, target, headers: asked, signal: abort.signal, release: () => (released = true), thresholdBytes: session.rangeThresholdBytes }, upstream, out.body)) ?? out.body;
   }
-  if (opened.body === undefined) return reply(res, opened.status);
-  const out = opened;
   res.writeHead(out.status, out.headers);
   // Counted on 'data' beside the pipe, not in a Transform stage: one stream hop less per chunk (a
   // tenth of the proxy's CPU). Past the limit the body is destroyed, which ends the pipeline.

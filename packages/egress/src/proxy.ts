@@ -13,7 +13,6 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { isReelayError, ReelayError } from '@reelay/contracts';
 import { AheadWindow } from './proxy-ahead.js';
-import { EarlyAnswers } from './proxy-early.js';
 import { forward, reply, type ForwardContext } from './proxy-forward.js';
 import { ProxySession, type SessionInit, type SessionOptions } from './proxy-session.js';
 import { openTunnel, refuseTunnel, type TunnelPolicy } from './proxy-tunnel.js';
@@ -32,7 +31,6 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
   private readonly hooks: ProxyHooks;
   private readonly tunnels: TunnelPolicy | undefined;
   private readonly forwarding: ForwardContext;
-  private readonly early = new WeakMap<S, EarlyAnswers>();
 
   private constructor(
     private readonly server: http.Server,
@@ -89,23 +87,6 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     return session;
   }
 
-  /**
-   * Opens the file a session's client will ask for from its first byte (`requestTarget` as the client
-   * will name it, with the request headers it will send) before it asks (proxy-early.ts). False when
-   * it is not opened: a target the client could not fetch, or the session's budget spent.
-   */
-  openEarly(session: S, requestTarget: string, headers: http.IncomingHttpHeaders): boolean {
-    let target: URL;
-    try {
-      target = (this.options.target ?? absoluteTarget)(requestTarget);
-    } catch {
-      return false; // the client's own request meets it, and is refused as usual
-    }
-    let early = this.early.get(session);
-    if (!early) this.early.set(session, (early = new EarlyAnswers(this.forwarding, session)));
-    return early.open(target, headers);
-  }
-
   /** Ends a session for good. A session that was only cut off stays registered, so the client's next
    *  requests get 403 rather than 407, until its owner closes it. */
   closeSession(session: S): void {
@@ -150,8 +131,6 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     if (session.signal.aborted) return reply(res, 403);
     // A segment fetched ahead was counted against the budget when it was fetched.
     if (session.ahead && (await session.ahead.serve(target, req, res))) return;
-    // So was an answer opened early, when it was opened.
-    if (await this.early.get(session)?.serve(target, req, res)) return;
     if (!session.spendRequest()) return reply(res, 403);
     await forward(this.forwarding, session, req, res, target);
   }
