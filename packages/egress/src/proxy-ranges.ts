@@ -8,9 +8,10 @@
 // into the answer, which then goes to the client as it came. Otherwise the body the
 // client gets is assembled in order: the answer already open up to the next RANGE_CHUNK_BYTES
 // boundary, then parts of at most RANGE_CHUNK_BYTES (even, in whole waves with the open answer: partSize) fetched
-// `concurrency` at a time (`concurrency - 1` beside the open answer), each checked (a 206 for
-// exactly that range of the same total, with the same validator, asked with If-Range). Bounded: at
-// most concurrency - 1 parts are buffered, and PROBE_BYTES while probing. When a part is not right
+// `concurrency` at a time (`concurrency - 1` beside the open answer; the next is asked for a round
+// trip before one ends: PartWindow), each checked (a 206 for exactly that range of the same total,
+// with the same validator, asked with If-Range). Bounded: the parts after the one the client reads
+// next hold at most (concurrency - 1) × RANGE_CHUNK_BYTES, and PROBE_BYTES while probing. When a part is not right
 // (an origin that ignores Range, or whose file changed), the rest comes over one connection from
 // where the client is; if the file's validator changed, the transfer fails clearly instead of
 // splicing two versions. Parts spend none of the session's request budget (their number is bounded
