@@ -60,6 +60,8 @@ export class ProxySession {
   requests = 0;
   /** Range parts fetched for large files (proxy-ranges.ts), beside the client's requests. */
   rangeParts = 0;
+  /** The most bytes Range parts held at once ahead of the one the client read next (proxy-ranges.ts). */
+  rangeHeldPeak = 0;
   /** When (Date.now()) the first and the last byte reached the client: the job's log says where its time went. */
   firstByteAt: number | undefined;
   lastByteAt: number | undefined;

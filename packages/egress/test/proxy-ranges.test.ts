@@ -46,24 +46,35 @@ describe('worthSplitting', () => {
 });
 
 describe('partSize', () => {
-  test('the rest is cut into whole waves of `concurrency` parts, none over the chunk', () => {
-    // The realistic bench's video: 36 MiB after the open answer, 8 connections. 1 MiB parts made
-    // 4.5 waves; 0.9 MiB parts make 5 whole ones.
-    const rest = 36 * MB;
+  /** Transfers in all: the open answer and the parts after it. */
+  const transfers = (rest: number, size: number) => 1 + Math.ceil(rest / size);
+
+  test('the open answer and the parts make whole waves of `concurrency` transfers, no part over the chunk', () => {
+    // The realistic bench's video: 35 MiB after the open answer, 8 connections. 0.9 MiB parts
+    // (40 of them) made 41 transfers: five waves and a sixth of one part alone.
+    const rest = 37_756_436 - MB;
     const size = partSize(rest, RANGE_CHUNK_BYTES, 8);
     expect(size).toBeLessThanOrEqual(RANGE_CHUNK_BYTES);
-    expect(Math.ceil(rest / size)).toBe(40);
+    expect(transfers(rest, size)).toBe(40);
   });
 
-  test('a rest that already makes whole waves keeps the chunk size', () => {
-    expect(partSize(32 * MB, RANGE_CHUNK_BYTES, 8)).toBe(RANGE_CHUNK_BYTES);
+  test('a rest of whole chunks that would leave one part over gets smaller parts, not a wave of one', () => {
+    const size = partSize(32 * MB, RANGE_CHUNK_BYTES, 8);
+    expect(size).toBeLessThan(RANGE_CHUNK_BYTES);
+    expect(transfers(32 * MB, size) % 8).toBe(0);
   });
 
-  test('a rest smaller than one wave is shared by all the connections', () => {
-    expect(partSize(4 * MB, RANGE_CHUNK_BYTES, 8)).toBe(MB / 2);
+  test('a rest that fills whole waves beside the open answer keeps the chunk size', () => {
+    expect(partSize(31 * MB, RANGE_CHUNK_BYTES, 8)).toBe(RANGE_CHUNK_BYTES);
+  });
+
+  test('a rest smaller than one wave is shared by the connections beside the open answer', () => {
+    expect(partSize(7 * MB, RANGE_CHUNK_BYTES, 8)).toBe(MB);
+    expect(partSize(3.5 * MB, RANGE_CHUNK_BYTES, 8)).toBe(MB / 2);
   });
 
   test('never zero, however small the rest', () => {
     expect(partSize(3, RANGE_CHUNK_BYTES, 8)).toBe(1);
+    expect(partSize(1, RANGE_CHUNK_BYTES, 2)).toBe(1);
   });
 });
