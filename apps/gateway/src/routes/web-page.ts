@@ -9,7 +9,15 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Request } from 'express';
-import type { WebFile } from './web.js';
+
+/** A file the gateway serves from memory: its bytes, type and ETag (pages and assets alike). */
+export interface WebFile {
+  body: Buffer;
+  type: string;
+  etag: string;
+  /** The body gzipped once at start-up, for large files (the API docs' renderer). */
+  gzip?: Buffer;
+}
 
 const INCLUDE_HEADER = '<!--#include header-->';
 export const HEADER_PARTIAL = 'partials/header.html';

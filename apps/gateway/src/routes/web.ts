@@ -10,7 +10,9 @@ import { gzipSync } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { RouteSpec } from '../http/route.js';
-import { HEADER_PARTIAL, webPage, type WebPage } from './web-page.js';
+import { HEADER_PARTIAL, webPage, type WebFile, type WebPage } from './web-page.js';
+
+export type { WebFile } from './web-page.js';
 
 /** The same folder from src/routes (tests) and dist/routes (pnpm start, the image). */
 export const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
@@ -47,14 +49,6 @@ const ROOT_FILES = new Set(['manifest.webmanifest', 'sw.js']);
 const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/advanced': 'advanced.html', '/settings/api-keys': 'settings.html' };
 /** Message catalogs live at /locales/<language>/<namespace>.json (the i18n module's contract). */
 const LOCALE_FILE = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?\/[a-z][a-z0-9-]{0,31}\.json$/;
-
-export interface WebFile {
-  body: Buffer;
-  type: string;
-  etag: string;
-  /** The body gzipped once at start-up, for large files (the API docs' renderer). */
-  gzip?: Buffer;
-}
 
 export function load(dir: string, file: string): WebFile {
   const body = fs.readFileSync(path.join(dir, file));
