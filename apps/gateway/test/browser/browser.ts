@@ -94,6 +94,34 @@ export async function serveGateway(options: Parameters<typeof buildGateway>[0] =
   };
 }
 
+export interface ServedBrowser {
+  served: ServedGateway;
+  browser: TestBrowser;
+}
+
+/**
+ * A gateway without a worker and one chromium for a test file: started before its tests, closed after
+ * them; each test ends with no page error (those `expected` matches aside: a test that goes offline
+ * on purpose). Fields are set once beforeAll has run.
+ */
+export function useServedBrowser(expected?: RegExp): ServedBrowser {
+  const stack = {} as ServedBrowser;
+  beforeAll(async () => {
+    stack.served = await serveGateway();
+    stack.browser = await launchBrowser();
+  });
+
+  afterEach(() => {
+    expect(stack.browser.errors.splice(0).filter((e) => !expected?.test(e))).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await stack.browser?.close();
+    await stack.served?.close();
+  });
+  return stack;
+}
+
 /** Screenshots go to a temp folder (REELAY_SCREENSHOT_DIR to choose), never into the repository. */
 export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   const dir = process.env.REELAY_SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'reelay-screenshots');

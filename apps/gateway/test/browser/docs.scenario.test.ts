@@ -1,41 +1,30 @@
 // The API reference (/docs) in a real browser: Swagger UI from the gateway's own files renders the
 // OpenAPI document under the web app's Content-Security-Policy (a violation is a console error, which
 // fails the test), in the sections a user would look for, with examples; no request leaves the gateway.
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
+import { afterEach, beforeEach, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { describeBrowser, launchBrowser, screenshot, serveGateway, type ServedGateway, type TestBrowser } from './browser.js';
+import { describeBrowser, screenshot, useServedBrowser } from './browser.js';
 
-let served: ServedGateway;
-let browser: TestBrowser;
 let page: Page;
 const outside: string[] = [];
 
 describeBrowser('the API reference page', () => {
-  beforeAll(async () => {
-    served = await serveGateway();
-    browser = await launchBrowser();
-  });
+  const stack = useServedBrowser();
 
   beforeEach(async () => {
-    await browser.fresh();
-    page = browser.page;
+    await stack.browser.fresh();
+    page = stack.browser.page;
     page.on('request', (req) => {
-      if (!req.url().startsWith(served.base) && !req.url().startsWith('data:')) outside.push(req.url());
+      if (!req.url().startsWith(stack.served.base) && !req.url().startsWith('data:')) outside.push(req.url());
     });
   });
 
   afterEach(() => {
-    expect(browser.errors.splice(0)).toEqual([]);
     expect(outside.splice(0)).toEqual([]);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await served?.close();
-  });
-
   test('lists the sections by the names a user would look for, and shows the extract operation with an example', async () => {
-    await page.goto(`${served.base}/docs`);
+    await page.goto(`${stack.served.base}/docs`);
     const sections = page.locator('.opblock-tag-section h3');
     await sections.first().waitFor();
     expect(await sections.allInnerTexts()).toEqual(['Extract and download', 'Jobs', 'API with a key', 'Account', 'Subscriptions', 'Operations'].map((name) => expect.stringContaining(name)));
@@ -51,7 +40,7 @@ describeBrowser('the API reference page', () => {
   });
 
   test('documents the event stream with its media type and Last-Event-ID', async () => {
-    await page.goto(`${served.base}/docs#/Jobs/getApiV1JobsIdEvents`);
+    await page.goto(`${stack.served.base}/docs#/Jobs/getApiV1JobsIdEvents`);
     const events = page.locator('#operations-Jobs-getApiV1JobsIdEvents');
     await events.locator('.opblock-body').waitFor();
     const text = await events.innerText();
