@@ -45,6 +45,22 @@ async function makeSource(dir, { codec, gop, size }) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** The job as the worker saw it: picked up → stored, and each clip step's ms (its phases_ms). */
+function workerSide(logFile, jobId) {
+  const out = {};
+  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes(jobId)) continue;
+    try {
+      const rec = JSON.parse(line);
+      if (rec.msg === 'job started') out.started = Date.parse(rec.time);
+      if (rec.msg === 'job output stored') Object.assign(out, { stored: Date.parse(rec.time), phases: rec.phases_ms });
+    } catch {
+      /* not a JSON line */
+    }
+  }
+  return out;
+}
+
 export async function benchSmartCut() {
   requireTool('ffmpeg', 'apt-get install ffmpeg');
   requireTool('redis-server', 'apt-get install redis-server');
@@ -58,13 +74,13 @@ export async function benchSmartCut() {
     stack = await startStack(scratch, logs);
     const names = new Map();
     for (const c of CASES) names.set(c, await makeSource(stack.filesDir, c));
-    await stack.startWorker();
+    await stack.startWorker({ LOG_LEVEL: 'info' }); // its 'job output stored' line carries the steps' times
     const api = stack.api;
     for (const c of CASES) {
       const { gop } = c;
       const file = path.join(stack.filesDir, names.get(c));
       const url = (await api.extract(stack.fileUrl(names.get(c)))).media[0].sources[0].url;
-      const rows = { ...c, smart: [], hand: [], methods: new Set() };
+      const rows = { ...c, smart: [], hand: [], methods: new Set(), sides: [] };
       for (let round = 0; round < ROUNDS; round++) {
         // The job: submitted to done, as a client sees it (a new filename each round: a new job).
         const t0 = performance.now();
@@ -72,6 +88,7 @@ export async function benchSmartCut() {
         const job = await api.waitJob(id);
         rows.smart.push(performance.now() - t0);
         rows.methods.add(job.clip?.method ?? '?');
+        rows.sides.push({ ...workerSide(logs.worker, id), submitted: t0 });
         // The hand re-encode of the same stretch, from the local file (no network: its best case).
         const out = path.join(scratch, `hand-${c.codec}-${gop}-${round}.mp4`);
         const t1 = performance.now();
@@ -95,6 +112,16 @@ export async function benchSmartCut() {
     const ratio = median(r.smart) / median(r.hand);
     const verdict = r.target === undefined ? '(reported)' : ratio <= r.target ? 'met' : 'NOT met';
     console.log(`| ${r.codec === 'hevc' ? 'HEVC' : 'H.264'} | ${r.size} | ${r.gop} s | ${[...r.methods].join(', ')} | ${r.smart.map((v) => fmt(v, 0)).join(', ')} | ${r.hand.map((v) => fmt(v, 0)).join(', ')} | ${fmt(ratio, 3)} | ${r.target === undefined ? '–' : `≤ ${r.target}`} | ${verdict} |`);
+  }
+  console.log('\nWhere a smart job\'s time went (medians over its rounds, ms; the worker\'s phases_ms; steps in one row ran side by side):\n');
+  console.log('| source | keyframe every | worker: started → stored | fetch | probe | head | body | tail | audio | join |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const med = (pick) => {
+      const xs = r.sides.map(pick).filter((v) => typeof v === 'number');
+      return xs.length ? fmt(median(xs), 0) : '–';
+    };
+    console.log(`| ${r.codec === 'hevc' ? 'HEVC' : 'H.264'} | ${r.gop} s | ${med((s) => (s.stored && s.started ? s.stored - s.started : undefined))} | ${['fetch', 'probe', 'head', 'body', 'tail', 'audio', 'join'].map((k) => med((s) => s.phases?.[`clip_${k}`])).join(' | ')} |`);
   }
   console.log('\nsmart cut: ratio smart cut job / hand re-encode printed per source and keyframe interval');
   return results;

@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ChildLimits, ClipRange, MediaOperation, TagPlan } from '@reelay/media';
-import { audioArgs, bodyArgs, fetchRangeArgs, FfmpegError, headArgs, joinArgs, joinScript, planSmartCut, probeRange, rangeInputs, reencodeRangeArgs, runFfmpeg, tailArgs, unsplicable } from '@reelay/media';
+import { audioArgs, audioCopyArgs, bodyArgs, fetchRangeArgs, FfmpegError, headArgs, joinArgs, joinScript, planAudioCopy, planSmartCut, probeRange, rangeInputs, reencodeRangeArgs, runFfmpeg, tailArgs, unsplicable } from '@reelay/media';
 import type { Container } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import { OutputError } from './failure.js';
@@ -108,19 +108,21 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
   const tailSource = plan.tail && { tail: plan.tail, output: path.join(ctx.dir, 'tail-source.nut') };
   const tail = tailSource && { file: 'tail.nut', from: tailSource.tail.from };
   const audio = info.audio ? path.join(ctx.dir, 'audio.m4a') : undefined;
+  // AAC into MP4 is copied, cut at the sample by an edit list (no encode: the slowest step otherwise).
+  const audioCopy = audio !== undefined ? planAudioCopy(info.audioCodec, info.audioPackets, clip.start, end, job.format) : undefined;
   await together(ctx.signal, [
     (signal) => (head !== undefined ? run('head', headArgs(range, video, clip.start, plan.keyframe, path.join(ctx.dir, head)), { signal }) : undefined),
     async (signal) => {
       await run('body', bodyArgs(range, video, plan.keyframe, plan.outpoint, path.join(ctx.dir, body), tailSource), { signal });
       if (tailSource !== undefined && tail !== undefined) await run('tail', tailArgs(tailSource.output, video, tailSource.tail, end, path.join(ctx.dir, tail.file)), { signal });
     },
-    (signal) => (audio !== undefined ? run('audio', audioArgs(range, clip.start, end, audio, job.format), { signal }) : undefined),
+    (signal) => (audio === undefined ? undefined : run('audio', audioCopy !== undefined ? audioCopyArgs(range, audioCopy, end, audio) : audioArgs(range, clip.start, end, audio, job.format), { signal })),
   ]);
   // 4. Head, body and tail joined, with the audio: all copied.
   const script = path.join(ctx.dir, 'join.ffconcat');
   await fs.writeFile(script, joinScript(head, body, clip.start, plan.keyframe, tail));
   await run('join', joinArgs(script, audio, job.output, { ...finish, codec: video.codec }), { progress: length });
-  ctx.log.info({ codec: info.video.codec, keyframe: plan.keyframe, head_frames: plan.headFrames, tail_frames: plan.tail?.frames ?? 0 }, 'precise clip cut smart: the head and tail re-encoded, the rest copied');
+  ctx.log.info({ codec: info.video.codec, keyframe: plan.keyframe, head_frames: plan.headFrames, tail_frames: plan.tail?.frames ?? 0, audio: audio === undefined ? 'none' : audioCopy !== undefined ? 'copied' : 'encoded' }, 'precise clip cut smart: the head and tail re-encoded, the rest copied');
   return 'smart';
 }
 

@@ -13,7 +13,7 @@ import { chromium } from 'playwright-core';
 import { FsArtifactStore } from '@reelay/artifacts';
 import { decodeJobError, jobView, type JobInput, type JobPayload } from '@reelay/contracts';
 import { describeWithTools } from '@reelay/testkit';
-import { beepTimes, decodeErrors, FLASHES, flashTimes, FPS, frameSsims, makeSmartMedia, pictureHashes, serveSmartMedia, ssim, videoPackets } from './smart-media.js';
+import { beepTimes, decodedAudio, decodeErrors, FLASHES, flashTimes, FPS, frameSsims, makeSmartMedia, pictureHashes, serveSmartMedia, ssim, videoPackets } from './smart-media.js';
 import { payload, useWorkerStack } from './helpers.js';
 
 const stack = useWorkerStack('smartcut');
@@ -133,6 +133,18 @@ describe.each(KINDS)('a precise clip of an $kind', ({ kind, codec, file: sourceF
       expect(Math.abs(beeps[i] - flashes[i])).toBeLessThanOrEqual(2 * AUDIO_FRAME);
     });
   });
+});
+
+test('AAC into MP4 is copied, not encoded: decoded, the clip\'s sound is the source\'s from start, sample for sample', async () => {
+  const file = progressiveClip ?? (await run(payload([...KINDS[0].inputs()], { operation: 'convert', format: 'mp4', duration: 7, clip: { ...CLIP, mode: 'precise' } }))).file;
+  const clip = decodedAudio(['-i', file]);
+  const source = decodedAudio(local('muxed.mp4'), `atrim=start=${CLIP.start}:end=${CLIP.end}`);
+  // Ends with the last AAC frame begun before end: at most one frame (1,024 samples, 2 bytes each) more.
+  expect(clip.length).toBeGreaterThanOrEqual(source.length);
+  expect(clip.length - source.length).toBeLessThanOrEqual(1024 * 2);
+  // An encode would change every sample; the copy, with the frame before start decoded and dropped
+  // by the edit list, gives the source's exactly (a frame off would differ too).
+  expect(clip.subarray(0, source.length).equals(source)).toBe(true);
 });
 
 describe('sources that cannot be spliced', () => {

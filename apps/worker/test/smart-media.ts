@@ -118,6 +118,13 @@ export function ffmpegLog(args: string[]): string {
   return r.stderr;
 }
 
+/** The first audio stream decoded to 16-bit PCM (optionally through a filter), as bytes. */
+export function decodedAudio(input: string[], filter?: string): Buffer {
+  const r = spawnSync(ffmpegBinary(), ['-hide_banner', '-nostdin', '-loglevel', 'error', ...input, '-map', '0:a:0', ...(filter ? ['-af', filter] : []), '-f', 's16le', '-'], { maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr.toString().slice(-500)}`);
+  return r.stdout;
+}
+
 /** SSIM (all planes) of the first frames of two inputs, each given as its ffmpeg input arguments. */
 export function ssim(a: string[], b: string[]): number {
   const log = ffmpegLog([...a, ...b, '-lavfi', '[0:v]trim=end_frame=1,setpts=0[x];[1:v]trim=end_frame=1,setpts=0[y];[x][y]ssim', '-f', 'null', '-']);

@@ -3,12 +3,15 @@
 import { z } from 'zod';
 import type { ChildLimits } from './limits.js';
 import { spawnBounded, toFfmpegError, trackDetached } from './runner.js';
-import { rangeProbeArgs, type RangePacket, type VideoParams } from './smartcut.js';
+import { rangeProbeArgs, type AudioPacket, type RangePacket, type VideoParams } from './smartcut.js';
 
 export interface RangeInfo {
   video: VideoParams | undefined;
   /** Whether the range has an audio stream. */
   audio: boolean;
+  /** The first audio stream's codec (`aac`) and packets in the order read, when there is one. */
+  audioCodec?: string;
+  audioPackets: AudioPacket[];
   /** The video's packets in decode order. */
   packets: RangePacket[];
 }
@@ -37,7 +40,7 @@ const RangeJson = z.object({
       }),
     )
     .default([]),
-  packets: z.array(z.object({ stream_index: z.number().int(), pts_time: num, dts_time: num, flags: z.string().optional() })).default([]),
+  packets: z.array(z.object({ stream_index: z.number().int(), pts_time: num, dts_time: num, duration_time: num, flags: z.string().optional() })).default([]),
 });
 
 const time = (v: string | number | undefined): number | undefined => {
@@ -55,8 +58,16 @@ function rate(v: string | undefined): number | undefined {
 export function parseRangeProbe(json: string): RangeInfo {
   const parsed = RangeJson.parse(JSON.parse(json));
   const v = parsed.streams.find((s) => s.codec_type === 'video');
-  const audio = parsed.streams.some((s) => s.codec_type === 'audio');
-  if (!v) return { video: undefined, audio, packets: [] };
+  const a = parsed.streams.find((s) => s.codec_type === 'audio');
+  const audio = a !== undefined;
+  const audioPackets: AudioPacket[] = [];
+  for (const p of a ? parsed.packets : []) {
+    const pts = time(p.pts_time);
+    const duration = time(p.duration_time);
+    if (p.stream_index === a?.index && pts !== undefined && duration !== undefined) audioPackets.push({ pts, duration });
+  }
+  const audioFacts = { audio, ...(a?.codec_name !== undefined ? { audioCodec: a.codec_name } : {}), audioPackets };
+  if (!v) return { video: undefined, ...audioFacts, packets: [] };
   const video: VideoParams = {
     codec: v.codec_name ?? 'unknown',
     profile: v.profile,
@@ -84,7 +95,7 @@ export function parseRangeProbe(json: string): RangeInfo {
     if (pts === undefined) continue;
     packets.push({ pts, dts, key: (p.flags ?? '').includes('K') });
   }
-  return { video, audio, packets };
+  return { video, ...audioFacts, packets };
 }
 
 export interface RangeProbeOptions {

@@ -243,7 +243,7 @@ export function fetchRangeArgs(inputs: readonly RangeInput[], start: number, end
 export function rangeProbeArgs(range: string): string[] {
   return [
     '-v', 'error', '-print_format', 'json', '-show_streams',
-    '-show_entries', 'packet=stream_index,pts_time,dts_time,flags',
+    '-show_entries', 'packet=stream_index,pts_time,dts_time,duration_time,flags',
     '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
   ];
 }
@@ -415,6 +415,63 @@ function muxTail(format: Container, opts: Pick<FinishOptions, 'tags' | 'maxOutpu
     ...(opts.maxOutputBytes !== undefined ? ['-fs', String(opts.maxOutputBytes)] : []),
     '-f', muxerFor(format as OutputFormat),
     localPath(output, 'output'),
+  ];
+}
+
+/** One audio packet of the range, times in seconds. */
+export interface AudioPacket {
+  pts: number;
+  duration: number;
+}
+
+/** How the audio is copied rather than encoded: its packets from `from`, shifted by `offset`. */
+export interface AudioCopyPlan {
+  /** ffmpeg's output `-ss` (in the range's times): halfway into the packet before the pre-roll one. */
+  from: number;
+  /** ffmpeg's `-output_ts_offset`: `from − start`, so `start` lands on 0 and the pre-roll before it. */
+  offset: number;
+}
+
+/**
+ * Whether the range's audio can be copied and cut at the sample by an MP4 edit list, and how. AAC
+ * packets are copied from the one before the packet holding `start` (an AAC frame decodes right only
+ * after the one before it, so that one is decoded and dropped), shifted so `start` is time 0: the
+ * packets before it get negative times, which the MP4 muxer turns into an edit list that players
+ * skip to the sample. The packets up to `end` must follow each other without a gap or an overlap
+ * (ffmpeg 5.1's DASH demuxer repeats a second's audio after a seek; see audioTrim), else undefined:
+ * the audio is encoded as before. Matroska keeps no such edit, so only MP4 copies.
+ */
+export function planAudioCopy(codec: string | undefined, packets: readonly AudioPacket[], start: number, end: number, format: Container): AudioCopyPlan | undefined {
+  if (codec !== 'aac' || format !== 'mp4') return undefined;
+  const sorted = [...packets].sort((a, b) => a.pts - b.pts);
+  const at = sorted.findIndex((p) => p.pts <= start + 1e-6 && start < p.pts + p.duration - 1e-6);
+  if (at < 1) return undefined; // start outside the audio, or no packet before it to decode first
+  for (let i = at - 1; i < sorted.length && sorted[i].pts < end; i++) {
+    const p = sorted[i];
+    if (!(p.duration > 0)) return undefined;
+    const next = sorted[i + 1];
+    if (next !== undefined && next.pts < end && Math.abs(next.pts - (p.pts + p.duration)) > 0.001) return undefined;
+  }
+  const preroll = sorted[at - 1];
+  const from = preroll.pts - preroll.duration / 2;
+  if (from < 0) return undefined; // ffmpeg's -ss takes no negative time
+  return { from, offset: from - start };
+}
+
+/**
+ * Step 3d when planAudioCopy allows it: the audio's packets copied into an M4A whose edit list starts
+ * it at `start` (decoded, the same samples as the source's from `start`); it ends with the last packet
+ * starting before `end`, at most one frame (21 ms at 48 kHz) after it.
+ */
+export function audioCopyArgs(range: string, plan: AudioCopyPlan, end: number, output: string): string[] {
+  return [
+    ...QUIET,
+    '-nostats',
+    '-copyts',
+    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
+    '-map', '0:a:0', '-c:a', 'copy',
+    '-ss', exact(plan.from), '-to', seconds(end), '-output_ts_offset', `-${exact(-plan.offset)}`,
+    '-vn', '-f', 'mp4', localPath(output, 'output'),
   ];
 }
 

@@ -1,7 +1,7 @@
 // Smart cut's decisions and argument vectors, as pure functions: where the copy begins and ends,
 // when the clip is re-encoded whole instead, and what each step asks of ffmpeg.
 import { describe, expect, test } from '@jest/globals';
-import { audioArgs, bodyArgs, fetchRangeArgs, headEncodeArgs, joinArgs, joinScript, MAX_HEAD_SECONDS, planSmartCut, rangeInputs, tailArgs, unsplicable, type RangePacket, type VideoParams } from '../src/index.js';
+import { audioArgs, audioCopyArgs, bodyArgs, fetchRangeArgs, headEncodeArgs, joinArgs, joinScript, MAX_HEAD_SECONDS, planAudioCopy, planSmartCut, rangeInputs, tailArgs, unsplicable, type AudioPacket, type RangePacket, type VideoParams } from '../src/index.js';
 
 const F = 1 / 30;
 /**
@@ -82,6 +82,36 @@ describe('planSmartCut', () => {
 
   test('an open GOP (a frame after the keyframe shown before it) is not spliced', () => {
     expect(planSmartCut(gops(3, 30, { open: true }), 0.5, 2.5)).toMatchObject({ method: 'reencode', reason: expect.stringContaining('open GOP') });
+  });
+});
+
+describe('planAudioCopy', () => {
+  const FRAME = 1024 / 48_000;
+  // AAC frames of 48 kHz from 3.989333 s, as a range fetched from 4 s holds them.
+  const aac = (n = 400, first = 3.989333): AudioPacket[] => Array.from({ length: n }, (_, i) => ({ pts: first + i * FRAME, duration: FRAME }));
+
+  test('copies from the frame before the one holding start, shifted so start is 0', () => {
+    const plan = planAudioCopy('aac', aac(), 4.2, 12, 'mp4');
+    // 4.2 lies in frame 9 (4.181333 + 0.021333); frame 8 (4.16) is decoded and dropped first.
+    const preroll = 3.989333 + 8 * FRAME;
+    expect(plan?.from).toBeCloseTo(preroll - FRAME / 2, 6);
+    expect(plan?.offset).toBeCloseTo(preroll - FRAME / 2 - 4.2, 6);
+    expect(audioCopyArgs('range.nut', plan!, 12, 'audio.m4a').join(' ')).toContain('-c:a copy -ss 4.149333 -to 12.000 -output_ts_offset -0.050667');
+  });
+
+  test('encodes instead where a copy could not start or follow on exactly', () => {
+    expect(planAudioCopy('opus', aac(), 4.2, 12, 'mp4')).toBeUndefined();
+    expect(planAudioCopy('aac', aac(), 4.2, 12, 'mkv')).toBeUndefined(); // Matroska keeps no edit list
+    expect(planAudioCopy('aac', aac(), 3.995, 12, 'mp4')).toBeUndefined(); // start in the first frame: none to decode before it
+    expect(planAudioCopy('aac', aac(), 3.5, 12, 'mp4')).toBeUndefined(); // start before the audio
+    const repeated = aac();
+    repeated.splice(100, 0, { ...repeated[100], pts: repeated[100].pts + 0.00002 }); // DASH's repeated second
+    expect(planAudioCopy('aac', repeated, 4.2, 12, 'mp4')).toBeUndefined();
+    const gap = aac().filter((_, i) => i !== 200);
+    expect(planAudioCopy('aac', gap, 4.2, 12, 'mp4')).toBeUndefined();
+    // The same gap after end does not matter: those packets are not copied.
+    expect(planAudioCopy('aac', gap, 4.2, 7, 'mp4')).toBeDefined();
+    expect(planAudioCopy('aac', aac().map((p) => ({ ...p, duration: 0 })), 4.2, 12, 'mp4')).toBeUndefined();
   });
 });
 
