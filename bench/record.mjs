@@ -48,7 +48,8 @@ export async function benchRecord() {
   let live;
   let baseline;
   try {
-    const worker = await stack.startWorker({ WORKER_CONCURRENCY: '1' });
+    // BENCH_CPU_PROF=<dir>: the worker writes a V8 CPU profile there when it stops (where the loop's time goes).
+    const worker = await stack.startWorker({ WORKER_CONCURRENCY: '1', ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}` } : {}) });
     live = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-t', String(SECONDS + 30 + (WARMUP_MS + IDLE_MS) / 1000), '-c:v', 'libx264', '-preset', 'veryfast', '-g', '25', '-keyint_min', '25', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '6', '-hls_flags', 'delete_segments', '-hls_segment_filename', path.join(liveDir, `${name}-%d.ts`), path.join(liveDir, `${name}.m3u8`)], { stdio: 'ignore' });
     const playlist = path.join(liveDir, `${name}.m3u8`);
     const deadline = Date.now() + 20_000;
@@ -145,3 +146,5 @@ export async function benchRecord() {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchRecord();

@@ -8,13 +8,16 @@ export class ApiError extends Error {
   /**
    * @param {number} status @param {string} code @param {string} message
    * @param {() => string} [words] the message again in the language of the moment (after a switch)
+   * @param {string} [serverMessage] the envelope's own message, without a lead-in: what is kept
+   *   (in localStorage) and worded again in whatever language is shown later
    */
-  constructor(status, code, message, words = () => message) {
+  constructor(status, code, message, words = () => message, serverMessage = undefined) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
     this.words = words;
+    this.serverMessage = serverMessage;
   }
 }
 
@@ -62,7 +65,7 @@ export async function errorOf(res) {
   const error = payload && payload.error;
   if (error && typeof error.message === 'string') {
     const words = () => t('common:error.server', { message: error.message });
-    return new ApiError(res.status, error.code ?? 'error', words(), words);
+    return new ApiError(res.status, error.code ?? 'error', words(), words, error.message);
   }
   const words = () => t('common:error.http', { status: `${res.status} ${res.statusText}`.trim() });
   return new ApiError(res.status, 'http_error', words(), words);

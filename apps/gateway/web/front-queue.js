@@ -15,10 +15,10 @@ const TERMINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
  * One line of the queue, as stored.
  * @typedef {{ id: string, title: string, kind: 'job' | 'collection' | 'record' | 'direct', status: string,
  *   progress?: number, filename?: string, size?: number, artifact?: { url: string, filename: string, size: number, expires_at: string },
- *   error?: string, unknown?: boolean, saved?: boolean, counts?: { done: number, total: number, failed: number },
+ *   error?: string, unknown?: boolean, saved?: boolean, stopping?: boolean, counts?: { done: number, total: number, failed: number },
  *   detail?: string, recording?: number, created: number }} Entry
  * (`counts`: a collection's entries, worded when shown; `detail` is the same as words stored by
- * earlier versions. `unknown`: the server no longer knows the job.)
+ * earlier versions. `unknown`: the server no longer knows the job. `stopping`: a stop was asked for.)
  */
 
 /** @returns {Entry[]} */
@@ -144,7 +144,8 @@ export class Queue {
         .catch((err) => {
           // Offline or the server restarting: the job may well be running; look again later.
           if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
-          else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: err.message });
+          // Kept without the lead-in of the language of the moment: the row words it in whichever is shown.
+          else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: err.serverMessage ?? err.message });
         });
     });
   }
@@ -271,7 +272,7 @@ export class Queue {
       box.append(el('a', { class: 'button primary', href: entry.artifact.url, download: entry.artifact.filename, 'data-action': 'save' }, t('front:save', { filename: entry.artifact.filename })));
     }
     if (entry.kind === 'record' && entry.status === 'processing') {
-      const stop = el('button', { type: 'button', class: 'small', 'data-action': 'stop', 'aria-label': label('front:stopLabel') }, t('front:stop'));
+      const stop = el('button', { type: 'button', class: 'small', 'data-action': 'stop', 'aria-label': label('front:stopLabel'), disabled: entry.stopping === true }, t(entry.stopping ? 'front:stopping' : 'front:stop'));
       stop.addEventListener('click', () => this.control(entry, stop, 'stop'));
       box.append(stop);
     }
@@ -301,7 +302,8 @@ export class Queue {
       if (what === 'cancel') await api(url, { method: 'DELETE' });
       else {
         await api(`${url}/stop`, { method: 'POST' });
-        button.textContent = t('front:stopping');
+        // On the entry, so a redrawn row (a language switch, an event) still says it is stopping.
+        this.patch(entry.id, { stopping: true });
       }
     } catch (err) {
       this.parts.announce(wordsOf(err), 'error');

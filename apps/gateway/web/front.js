@@ -6,7 +6,7 @@
 // `item`. A direct stream is saved by the browser itself, following GET /api/v1/download/stream (the
 // bytes go to disk, not into this page); a job joins the queue (front-queue.js), which follows its
 // event stream. What the page says is kept as words, not text, so a language switch says it again.
-import { api, errorOf, keyedError, say, send, wordsOf } from './api.js';
+import { api, ApiError, errorOf, keyedError, say, send, wordsOf } from './api.js';
 import { filenameFrom } from './disposition.js';
 import { showCollection, showItems, showLive } from './front-choice.js';
 import { Queue, saveLink } from './front-queue.js';
@@ -198,18 +198,32 @@ async function downloadPage(link, title, item) {
 }
 
 /**
- * The picked items of a page, one after another, each as its own one-step download. A failure stops
- * the rest and is said; the items started before it stay in the queue.
+ * The picked items of a page, one after another, each as its own one-step download. An item that
+ * cannot start is a failed row in the queue with its reason, and the rest still start; only when
+ * none starts is the first reason said instead (the same for all, most likely).
  * @param {string} link @param {string} title @param {number[]} items from 0 @param {number} count the page's items
  */
 async function downloadItems(link, title, items, count) {
+  let started = 0;
+  /** @type {unknown} */
+  let firstError;
   for (const item of items) {
     const name = `${title} · ${item + 1}/${count}`;
     tell(() => t('front:starting', { title: name }));
-    await downloadPage(link, name, item);
+    try {
+      await downloadPage(link, name, item);
+      started += 1;
+    } catch (err) {
+      firstError ??= err;
+      const reason = err instanceof ApiError ? err.serverMessage ?? err.message : err instanceof Error ? err.message : String(err);
+      queue.add({ id: `failed-${Date.now().toString(36)}-${(directCount += 1)}`, title: name, kind: 'direct', status: 'failed', error: reason });
+    }
   }
+  if (started === 0) throw firstError;
   closeChoice();
-  tell(() => t('front:itemsStarted', { count: items.length, title }), 'success');
+  const failed = items.length - started;
+  if (failed === 0) tell(() => t('front:itemsStarted', { count: items.length, title }), 'success');
+  else tell(() => t('front:itemsSomeFailed', { count: failed, started, total: items.length, title }), 'error');
 }
 
 async function downloadCollection(link, title, entries) {

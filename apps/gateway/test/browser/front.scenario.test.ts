@@ -35,6 +35,11 @@ describeBrowser('the front page', () => {
       <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video>
       <audio src="/media/tone.mp3"></audio>
       <audio><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio></body></html>`, 'text/html');
+    // The same with its second item gone from the origin by the time it is downloaded.
+    origin.body('/gallery-gone.html', `<!doctype html><html><head><title>Two left</title></head><body>
+      <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video>
+      <audio><source src="/media/gone.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio>
+      <audio src="/media/tone.mp3"></audio></body></html>`, 'text/html');
     // A merge whose video the origin holds back: the job stays processing until it is cancelled.
     const video = fs.readFileSync(media.videoOnlyMp4);
     origin.route('/media/held.mp4', (_req, res) => {
@@ -133,6 +138,31 @@ describeBrowser('the front page', () => {
     expect(got.sort()).toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.audioOnlyM4a))].sort());
     problems.push(...(await auditPage(page, 'front-items-saved')));
     expect(problems).toEqual([]);
+  });
+
+  test('an item of a page that cannot start is a failed row with its reason, and the items after it still start', async () => {
+    await page.goto(`${stack.served.base}/`);
+    await submit(stack.origin.url('/gallery-gone.html'));
+    const choice = page.getByRole('region', { name: 'Two left' });
+    await choice.getByLabel(/^Item 3 /).waitFor();
+    const downloads: Download[] = [];
+    const both = new Promise<void>((resolve) =>
+      page.on('download', (download) => {
+        if (downloads.push(download) === 2) resolve();
+      }),
+    );
+    await choice.getByRole('button', { name: 'Download 3 selected' }).click();
+    await page.getByRole('status').filter({ hasText: '2 of 3 items of “Two left” are on their way; 1 could not start: see Your downloads.' }).waitFor();
+    await expect(choice.isHidden()).resolves.toBe(true);
+    const gone = queueRow('Two left · 2/3');
+    await gone.locator('.badge', { hasText: 'Failed' }).waitFor();
+    // The server's reason, after the page's own lead-in (not the status line's "The server says").
+    await expect(gone.locator('.job-status').innerText()).resolves.toMatch(/^Failed: (?!The server says)\S/);
+    for (const title of ['Two left · 1/3', 'Two left · 3/3']) await queueRow(title).locator('.badge', { hasText: 'Saved' }).waitFor();
+    await both;
+    const got = await Promise.all(downloads.map(async (d) => sha(await bytesOf(d))));
+    expect(got.sort()).toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.mp3))].sort());
+    expect(await auditPage(page, 'front-items-one-failed')).toEqual([]);
   });
 
   test('/?u= downloads at once and leaves the address clean, so a reload does not download again', async () => {
