@@ -387,6 +387,25 @@ export async function startStack(scratch, logs) {
   return stack;
 }
 
+/**
+ * The worker's log lines for one job (its LOG_LEVEL must be info): when it started, and what its
+ * "job output stored" line says (phases_ms, requests, range_parts).
+ */
+export function workerLines(logFile, jobId) {
+  const out = {};
+  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes(jobId)) continue;
+    try {
+      const rec = JSON.parse(line);
+      if (rec.msg === 'job started') out.started = Date.parse(rec.time);
+      if (rec.msg === 'job output stored') Object.assign(out, { stored: Date.parse(rec.time), phases: rec.phases_ms, requests: rec.requests, rangeParts: rec.range_parts });
+    } catch {
+      /* not a JSON line */
+    }
+  }
+  return out;
+}
+
 /** Prints the last lines of the apps' logs (after a failure). */
 export function dumpLogs(logs) {
   for (const [name, file] of Object.entries(logs)) {

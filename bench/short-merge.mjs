@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Api, dumpLogs, makeOnce, percentile, run, sleep, startStack } from './jobs.mjs';
+import { Api, dumpLogs, makeOnce, percentile, run, sleep, startStack, workerLines } from './jobs.mjs';
 import { fmt, formatLoad, requireTool, sampleRss } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_SHORT_ROUNDS ?? 7);
@@ -37,22 +37,6 @@ async function makePair(dir, seconds) {
     return name;
   };
   return { page, bytes: fs.statSync(path.join(dir, video)).size + fs.statSync(path.join(dir, audio)).size };
-}
-
-/** The worker's log lines for one job: when it started and what its stored line says. */
-function workerLines(logFile, jobId) {
-  const out = {};
-  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
-    if (!line.includes(jobId)) continue;
-    try {
-      const rec = JSON.parse(line);
-      if (rec.msg === 'job started') out.started = Date.parse(rec.time);
-      if (rec.msg === 'job output stored') Object.assign(out, { stored: Date.parse(rec.time), phases: rec.phases_ms, requests: rec.requests, rangeParts: rec.range_parts });
-    } catch {
-      /* not a JSON line */
-    }
-  }
-  return out;
 }
 
 /**

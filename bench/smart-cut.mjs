@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dumpLogs, makeOnce, run, startStack } from './jobs.mjs';
+import { dumpLogs, makeOnce, run, startStack, workerLines } from './jobs.mjs';
 import { fmt, formatLoad, requireTool } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SMART_SECONDS ?? 40);
@@ -45,22 +45,6 @@ async function makeSource(dir, { codec, gop, size }) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** The job as the worker saw it: picked up → stored, and each clip step's ms (its phases_ms). */
-function workerSide(logFile, jobId) {
-  const out = {};
-  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
-    if (!line.includes(jobId)) continue;
-    try {
-      const rec = JSON.parse(line);
-      if (rec.msg === 'job started') out.started = Date.parse(rec.time);
-      if (rec.msg === 'job output stored') Object.assign(out, { stored: Date.parse(rec.time), phases: rec.phases_ms });
-    } catch {
-      /* not a JSON line */
-    }
-  }
-  return out;
-}
-
 export async function benchSmartCut() {
   requireTool('ffmpeg', 'apt-get install ffmpeg');
   requireTool('redis-server', 'apt-get install redis-server');
@@ -88,7 +72,7 @@ export async function benchSmartCut() {
         const job = await api.waitJob(id);
         rows.smart.push(performance.now() - t0);
         rows.methods.add(job.clip?.method ?? '?');
-        rows.sides.push({ ...workerSide(logs.worker, id), submitted: t0 });
+        rows.sides.push({ ...workerLines(logs.worker, id), submitted: t0 });
         // The hand re-encode of the same stretch, from the local file (no network: its best case).
         const out = path.join(scratch, `hand-${c.codec}-${gop}-${round}.mp4`);
         const t1 = performance.now();

@@ -76,6 +76,11 @@ function exact(value: number): string {
   return value.toFixed(6);
 }
 
+/** A step that reads the fetched range (a local NUT file, nothing else), quietly, its times as they are. */
+function readRange(range: string): string[] {
+  return [...QUIET, '-nostats', '-copyts', '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input')];
+}
+
 const H264_PROFILES: Record<string, string> = {
   'Constrained Baseline': 'baseline',
   Baseline: 'baseline',
@@ -306,10 +311,7 @@ export function headEncodeArgs(video: VideoParams): string[] {
 
 function encodeSpanArgs(range: string, video: VideoParams, from: number, to: number, output: string, opts: { tail?: boolean }): string[] {
   return [
-    ...QUIET,
-    '-nostats',
-    '-copyts',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
+    ...readRange(range),
     '-map', '0:v:0',
     '-vf', `trim=start=${exact(Math.max(0, from - EPSILON))}:end=${exact(to - EPSILON)}`,
     ...headEncodeArgs(video),
@@ -352,10 +354,7 @@ export function bodyArgs(range: string, video: Pick<VideoParams, 'codec'>, keyfr
   // for H.264 only (see joinScript).
   const annexB = video.codec === 'hevc' ? ',hevc_mp4toannexb' : '';
   return [
-    ...QUIET,
-    '-nostats',
-    '-copyts',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
+    ...readRange(range),
     '-map', '0:v:0', '-c', 'copy',
     '-bsf:v', `noise=drop=${packetsBetween(keyframe, outpoint, false)}${annexB}`,
     '-an', '-f', 'nut', localPath(output, 'output'),
@@ -465,10 +464,7 @@ export function planAudioCopy(codec: string | undefined, packets: readonly Audio
  */
 export function audioCopyArgs(range: string, plan: AudioCopyPlan, end: number, output: string): string[] {
   return [
-    ...QUIET,
-    '-nostats',
-    '-copyts',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
+    ...readRange(range),
     '-map', '0:a:0', '-c:a', 'copy',
     '-ss', exact(plan.from), '-to', seconds(end), '-output_ts_offset', `-${exact(-plan.offset)}`,
     '-vn', '-f', 'mp4', localPath(output, 'output'),
@@ -482,10 +478,7 @@ export function audioCopyArgs(range: string, plan: AudioCopyPlan, end: number, o
  */
 export function audioArgs(range: string, start: number, end: number, output: string, format: Container): string[] {
   return [
-    ...QUIET,
-    '-nostats',
-    '-copyts',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
+    ...readRange(range),
     '-map', '0:a:0', ...audioTrim(start, end), ...audioEncoder(format),
     '-vn', '-f', 'mp4', localPath(output, 'output'),
   ];
