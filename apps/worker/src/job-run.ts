@@ -237,7 +237,7 @@ async function withCover(deps: RunDeps, ctx: RunContext): Promise<JobPlan> {
 async function probeDuration(deps: RunDeps, plan: JobPlan, session: JobProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
   const timeout = Math.min(15_000, (deps.config.JOB_TIMEOUT_SECONDS * 1000) / 4, ctx.deadline - Date.now());
   try {
-    const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.env, signal: ctx.signal, timeoutMs: timeout, limits: childLimits(deps.config) });
+    const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.headerReadEnv, signal: ctx.signal, timeoutMs: timeout, limits: childLimits(deps.config) });
     return info.durationSeconds;
   } catch (err) {
     if (!(err instanceof FfmpegError)) throw err;

@@ -33,4 +33,9 @@ export class JobProxySession extends ProxySession {
     // a dot, and would then connect to `http://host./` directly.
     return { http_proxy: this.proxyUrl, no_proxy: undefined, NO_PROXY: undefined };
   }
+
+  /** The same for an ffprobe that reads only the start of the input (no Range parts fetched ahead). */
+  get headerReadEnv(): Record<string, string | undefined> {
+    return { http_proxy: this.headerReadProxyUrl, no_proxy: undefined, NO_PROXY: undefined };
+  }
 }

@@ -28,7 +28,8 @@ export interface ForwardContext {
   blocked(session: ProxySession, error: ReelayError, where: string): void;
 }
 
-export async function forward(ctx: ForwardContext, session: ProxySession, req: http.IncomingMessage, res: http.ServerResponse, target: URL): Promise<void> {
+/** `parts: false`: the answer goes over the one connection, never split into Range parts (a header read). */
+export async function forward(ctx: ForwardContext, session: ProxySession, req: http.IncomingMessage, res: http.ServerResponse, target: URL, opts: { parts?: boolean } = {}): Promise<void> {
   // One controller per request: it follows the session (cut off, ended) and the client (which
   // closes connections when it seeks or has read enough), so no upstream transfer outlives its reader.
   const abort = new AbortController();
@@ -88,7 +89,7 @@ export async function forward(ctx: ForwardContext, session: ProxySession, req: h
     if (abort.signal.aborted) return void res.destroy();
     return reply(res, 502);
   }
-  if (ctx.concurrency > 1 && req.method === 'GET' && !out.rewritten && upstream === encoded) {
+  if (ctx.concurrency > 1 && opts.parts !== false && req.method === 'GET' && !out.rewritten && upstream === encoded) {
     const { range: _range, 'if-range': _ifRange, ...asked } = session.forwardHeaders(req.headers);
     out.body = (await rangedBody({ egress: ctx.egress, session, concurrency: ctx.concurrency, target, headers: asked, signal: abort.signal, release: () => (released = true), thresholdBytes: session.rangeThresholdBytes }, upstream, out.body)) ?? out.body;
   }

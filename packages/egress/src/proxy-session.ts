@@ -8,6 +8,9 @@ import { rateLimitOf } from './errors.js';
 import type { AheadWindow } from './proxy-ahead.js';
 
 /** What went wrong upstream during a session, as the proxy saw it. */
+
+/** Appended to a session's user name by a client that reads only a file's start (headerReadProxyUrl). */
+export const HEADER_READ_SUFFIX = '+head';
 export interface SessionFailures {
   /** A request or tunnel named a blocked address, scheme or port (the first such message). */
   blocked?: string;
@@ -94,6 +97,15 @@ export class ProxySession {
   /** `http://user:pass@127.0.0.1:port`. Holds the credentials: never log it. */
   get proxyUrl(): string {
     return `http://${this.user}:${this.pass.toString()}@127.0.0.1:${this.proxyPort}`;
+  }
+
+  /**
+   * The same session for a client that reads only a file's start (ffprobe finding a duration): its
+   * requests are never split into Range parts, which would fetch megabytes ahead that it closes
+   * unread. The user name carries the mark (HEADER_READ_SUFFIX); the password is the session's.
+   */
+  get headerReadProxyUrl(): string {
+    return `http://${this.user}${HEADER_READ_SUFFIX}:${this.pass.toString()}@127.0.0.1:${this.proxyPort}`;
   }
 
   /** How the proxy's log lines name this session. */

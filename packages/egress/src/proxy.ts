@@ -14,7 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { isReelayError, ReelayError } from '@reelay/contracts';
 import { AheadWindow } from './proxy-ahead.js';
 import { forward, reply, type ForwardContext } from './proxy-forward.js';
-import { ProxySession, type SessionInit, type SessionOptions } from './proxy-session.js';
+import { HEADER_READ_SUFFIX, ProxySession, type SessionInit, type SessionOptions } from './proxy-session.js';
 import { openTunnel, refuseTunnel, type TunnelPolicy } from './proxy-tunnel.js';
 import { SILENT_LOGGER, type ProxyEgress, type ProxyHooks, type ProxyLogger } from './proxy-deps.js';
 import type { ProxyOptions } from './proxy-types.js';
@@ -103,17 +103,25 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
   }
 
   private authenticate(header: string | undefined): S | undefined {
+    return this.credentials(header)?.session;
+  }
+
+  /** The session the Basic credentials name, and whether its client reads only a file's start. */
+  private credentials(header: string | undefined): { session: S; headerRead: boolean } | undefined {
     const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
     if (!match) return undefined;
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return undefined;
-    const session = this.sessions.get(decoded.slice(0, colon));
-    return session?.matches(Buffer.from(decoded.slice(colon + 1))) ? session : undefined;
+    let user = decoded.slice(0, colon);
+    const headerRead = user.endsWith(HEADER_READ_SUFFIX);
+    if (headerRead) user = user.slice(0, -HEADER_READ_SUFFIX.length);
+    const session = this.sessions.get(user);
+    return session?.matches(Buffer.from(decoded.slice(colon + 1))) ? { session, headerRead } : undefined;
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const session = this.authenticate(req.headers['proxy-authorization']);
+    const { session, headerRead } = this.credentials(req.headers['proxy-authorization']) ?? {};
     if (!session) {
       // ffmpeg sends credentials only after a challenge naming the Basic scheme.
       res.writeHead(407, { 'proxy-authenticate': 'Basic realm="reelay"', 'content-length': '0', connection: 'close' }).end();
@@ -132,7 +140,7 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     // A segment fetched ahead was counted against the budget when it was fetched.
     if (session.ahead && (await session.ahead.serve(target, req, res))) return;
     if (!session.spendRequest()) return reply(res, 403);
-    await forward(this.forwarding, session, req, res, target);
+    await forward(this.forwarding, session, req, res, target, { parts: !headerRead });
   }
 
   private blocked(session: S, error: ReelayError, where: string): void {

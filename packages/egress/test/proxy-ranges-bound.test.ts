@@ -62,3 +62,51 @@ test('a client that stops reading holds the parts after its next one to (concurr
   expect(session.rangeHeldPeak).toBeLessThanOrEqual((CONCURRENCY - 1) * RANGE_CHUNK_BYTES);
   proxy.closeSession(session);
 }, 30_000);
+
+/** Reads the first 64 KiB of the big file through the proxy as `proxyUrl` says, then closes, as ffprobe does. */
+async function readStart(proxyUrl: string): Promise<number> {
+  const url = new URL(proxyUrl);
+  const auth = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${url.password}`).toString('base64')}`;
+  return new Promise<number>((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port: proxy.port, path: origin.url('/big.bin'), headers: { 'proxy-authorization': auth }, agent: false }, (res) => {
+      let got = 0;
+      res.on('data', (c: Buffer) => {
+        got += c.length;
+        if (got >= 64 * 1024) {
+          res.destroy();
+          resolve(got);
+        }
+      });
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+  });
+}
+
+test('a header read (the session\'s headerReadProxyUrl, what a duration probe uses) is never split into parts; the same read as a plain client is', async () => {
+  const session = proxy.openSession('header-read', { maxBytes: 100 * 1024 * 1024 });
+  expect(new URL(session.headerReadProxyUrl).password).toBe(new URL(session.proxyUrl).password);
+  await readStart(session.headerReadProxyUrl);
+  await new Promise((r) => setTimeout(r, 300)); // parts, had any started, would have been asked for by now
+  expect(session.rangeParts).toBe(0);
+  // The plain credentials on the same slow origin: the parts start beside the open answer (the cost
+  // the mark avoids: megabytes fetched ahead for a client that has gone).
+  await readStart(session.proxyUrl);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(session.rangeParts).toBeGreaterThan(0);
+  proxy.closeSession(session);
+}, 30_000);
+
+test('the header-read mark needs the session\'s password like any other request', async () => {
+  const session = proxy.openSession('header-read-auth', { maxBytes: 100 * 1024 * 1024 });
+  const url = new URL(session.headerReadProxyUrl);
+  const status = await new Promise<number>((resolve, reject) => {
+    const auth = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:wrong`).toString('base64')}`;
+    http.get({ host: '127.0.0.1', port: proxy.port, path: origin.url('/big.bin'), headers: { 'proxy-authorization': auth }, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }).once('error', reject);
+  });
+  expect(status).toBe(407);
+  proxy.closeSession(session);
+});
