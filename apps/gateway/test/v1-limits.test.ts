@@ -136,12 +136,12 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
     try {
       const done = (await convert(a, ip, 'done').expect(202)).body.data.job_id as string;
       const failing = (await convert(b, ip, 'failing').expect(202)).body.data.job_id as string;
-      await eventually(async () => expect([...release.keys()]).toEqual(expect.arrayContaining([done, failing])), 5000);
+      await eventually(async () => expect([...release.keys()]).toEqual(expect.arrayContaining([done, failing])), 15_000);
       expect((await request(a.app).get(`/api/v1/jobs/${done}`).expect(200)).body.data.status).toBe('processing');
       expectError(await convert(a, ip, 'third'), 429, 'too_many_jobs');
 
       release.get(done)!(false);
-      await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${done}`)).body.data.status).toMatch(/completed|expired/), 5000);
+      await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${done}`)).body.data.status).toMatch(/completed|expired/), 15_000);
       const third = (await convert(b, ip, 'third').expect(202)).body.data.job_id as string;
       expectError(await convert(a, ip, 'fourth'), 429, 'too_many_jobs');
 
@@ -159,9 +159,9 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
 
       // A gateway that took a slot and died before enqueueing leaves an id the queue never saw: it
       // holds its slot for the grace period (a live replica may be about to enqueue it), then not.
-      await eventually(async () => expect(release.has(third)).toBe(true), 5000);
+      await eventually(async () => expect(release.has(third)).toBe(true), 15_000);
       release.get(third)!(false);
-      await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${third}`)).body.data.status).toMatch(/completed|expired/), 5000);
+      await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${third}`)).body.data.status).toMatch(/completed|expired/), 15_000);
       const key = `reelay:${prefix.replace(/[{}]/g, '')}:client-jobs:${ip}`; // each deployment's (queue prefix's) slots, without its hash tag's braces
       await a.redis.zadd(key, Date.now() - 1000, 'never-enqueued-job-id-000000');
       expectError(await convert(b, ip, 'fifth'), 429, 'too_many_jobs');
