@@ -31,6 +31,16 @@ export function wordsOf(err) {
   return () => message;
 }
 
+/**
+ * What a failure is kept as (in the queue's localStorage): the server's own message without the
+ * lead-in of the language of the moment, so it is worded again in whichever language is shown.
+ * @param {unknown} err @returns {string}
+ */
+export function keptReason(err) {
+  if (err instanceof ApiError) return err.serverMessage ?? err.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** An ApiError whose message is a catalog key's text. @param {number} status @param {string} code @param {string} key */
 export function keyedError(status, code, key) {
   return new ApiError(status, code, t(key), () => t(key));

@@ -4,7 +4,7 @@
 // progress bar and an estimate of the time left. A finished job's file is saved at once when this page
 // saw it finish, and offered with a button; a failure shows the server's reason. Running jobs can be
 // cancelled, recordings stopped.
-import { api, el, formatBytes, wordsOf } from './api.js';
+import { api, el, formatBytes, keptReason, wordsOf } from './api.js';
 import { t } from './i18n.js';
 
 const STORAGE_KEY = 'reelay-queue';
@@ -144,8 +144,7 @@ export class Queue {
         .catch((err) => {
           // Offline or the server restarting: the job may well be running; look again later.
           if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
-          // Kept without the lead-in of the language of the moment: the row words it in whichever is shown.
-          else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: err.serverMessage ?? err.message });
+          else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: keptReason(err) });
         });
     });
   }

@@ -6,7 +6,7 @@
 // `item`. A direct stream is saved by the browser itself, following GET /api/v1/download/stream (the
 // bytes go to disk, not into this page); a job joins the queue (front-queue.js), which follows its
 // event stream. What the page says is kept as words, not text, so a language switch says it again.
-import { api, ApiError, errorOf, keyedError, say, send, wordsOf } from './api.js';
+import { api, errorOf, keptReason, keyedError, say, send, wordsOf } from './api.js';
 import { filenameFrom } from './disposition.js';
 import { showCollection, showItems, showLive } from './front-choice.js';
 import { Queue, saveLink } from './front-queue.js';
@@ -215,8 +215,7 @@ async function downloadItems(link, title, items, count) {
       started += 1;
     } catch (err) {
       firstError ??= err;
-      const reason = err instanceof ApiError ? err.serverMessage ?? err.message : err instanceof Error ? err.message : String(err);
-      queue.add({ id: `failed-${Date.now().toString(36)}-${(directCount += 1)}`, title: name, kind: 'direct', status: 'failed', error: reason });
+      queue.add({ id: `failed-${Date.now().toString(36)}-${(directCount += 1)}`, title: name, kind: 'direct', status: 'failed', error: keptReason(err) });
     }
   }
   if (started === 0) throw firstError;

@@ -29,13 +29,17 @@ export class JobProxySession extends ProxySession {
 
   /** Environment for ffmpeg and ffprobe. Holds the credentials: never log it. */
   get env(): Record<string, string | undefined> {
-    // no_proxy is removed, not emptied: ffmpeg matches an empty entry against host names ending in
-    // a dot, and would then connect to `http://host./` directly.
-    return { http_proxy: this.proxyUrl, no_proxy: undefined, NO_PROXY: undefined };
+    return proxyEnv(this.proxyUrl);
   }
 
   /** The same for an ffprobe that reads only the start of the input (no Range parts fetched ahead). */
   get headerReadEnv(): Record<string, string | undefined> {
-    return { http_proxy: this.headerReadProxyUrl, no_proxy: undefined, NO_PROXY: undefined };
+    return proxyEnv(this.headerReadProxyUrl);
   }
+}
+
+// no_proxy is removed, not emptied: ffmpeg matches an empty entry against host names ending in a
+// dot, and would then connect to `http://host./` directly.
+function proxyEnv(url: string): Record<string, string | undefined> {
+  return { http_proxy: url, no_proxy: undefined, NO_PROXY: undefined };
 }

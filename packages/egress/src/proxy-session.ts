@@ -7,10 +7,10 @@ import { ReelayError } from '@reelay/contracts';
 import { rateLimitOf } from './errors.js';
 import type { AheadWindow } from './proxy-ahead.js';
 
-/** What went wrong upstream during a session, as the proxy saw it. */
-
 /** Appended to a session's user name by a client that reads only a file's start (headerReadProxyUrl). */
 export const HEADER_READ_SUFFIX = '+head';
+
+/** What went wrong upstream during a session, as the proxy saw it. */
 export interface SessionFailures {
   /** A request or tunnel named a blocked address, scheme or port (the first such message). */
   blocked?: string;
