@@ -84,6 +84,17 @@ describeBrowser('the front page', () => {
 
   const field = () => page.getByLabel('Link', { exact: true });
   const queueRow = (title: string) => page.locator('#queue-list li', { hasText: title });
+  /** The SHA-256 of each of the next `count` files the browser saves, sorted (their order is the browser's). */
+  const nextSavedHashes = (count: number) =>
+    new Promise<Download[]>((resolve) => {
+      const saved: Download[] = [];
+      const onDownload = (download: Download) => {
+        if (saved.push(download) < count) return;
+        page.off('download', onDownload);
+        resolve(saved);
+      };
+      page.on('download', onDownload);
+    }).then(async (saved) => (await Promise.all(saved.map(async (d) => sha(await bytesOf(d))))).sort());
 
   async function submit(url: string): Promise<void> {
     await field().fill(url);
@@ -121,21 +132,13 @@ describeBrowser('the front page', () => {
     const problems = await auditPage(page, 'front-items');
 
     await choice.getByLabel(/^Item 2 /).uncheck();
-    const downloads: Download[] = [];
-    const both = new Promise<void>((resolve) =>
-      page.on('download', (download) => {
-        if (downloads.push(download) === 2) resolve();
-      }),
-    );
+    const saved = nextSavedHashes(2);
     await choice.getByRole('button', { name: 'Download 2 selected' }).click();
     await page.getByRole('status').filter({ hasText: '2 items of “Three things” are on their way: see Your downloads.' }).waitFor();
     await expect(choice.isHidden()).resolves.toBe(true);
     for (const title of ['Three things · 1/3', 'Three things · 3/3']) await queueRow(title).locator('.badge', { hasText: 'Saved' }).waitFor();
     await expect(page.locator('#queue-list li').count()).resolves.toBe(2);
-    await both;
-    expect(downloads.length).toBe(2);
-    const got = await Promise.all(downloads.map(async (d) => sha(await bytesOf(d))));
-    expect(got.sort()).toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.audioOnlyM4a))].sort());
+    await expect(saved).resolves.toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.audioOnlyM4a))].sort());
     problems.push(...(await auditPage(page, 'front-items-saved')));
     expect(problems).toEqual([]);
   });
@@ -145,12 +148,7 @@ describeBrowser('the front page', () => {
     await submit(stack.origin.url('/gallery-gone.html'));
     const choice = page.getByRole('region', { name: 'Two left' });
     await choice.getByLabel(/^Item 3 /).waitFor();
-    const downloads: Download[] = [];
-    const both = new Promise<void>((resolve) =>
-      page.on('download', (download) => {
-        if (downloads.push(download) === 2) resolve();
-      }),
-    );
+    const saved = nextSavedHashes(2);
     await choice.getByRole('button', { name: 'Download 3 selected' }).click();
     await page.getByRole('status').filter({ hasText: '2 of 3 items of “Two left” are on their way; 1 could not start: see Your downloads.' }).waitFor();
     await expect(choice.isHidden()).resolves.toBe(true);
@@ -159,9 +157,7 @@ describeBrowser('the front page', () => {
     // The server's reason, after the page's own lead-in (not the status line's "The server says").
     await expect(gone.locator('.job-status').innerText()).resolves.toMatch(/^Failed: (?!The server says)\S/);
     for (const title of ['Two left · 1/3', 'Two left · 3/3']) await queueRow(title).locator('.badge', { hasText: 'Saved' }).waitFor();
-    await both;
-    const got = await Promise.all(downloads.map(async (d) => sha(await bytesOf(d))));
-    expect(got.sort()).toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.mp3))].sort());
+    await expect(saved).resolves.toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.mp3))].sort());
     expect(await auditPage(page, 'front-items-one-failed')).toEqual([]);
   });
 
