@@ -30,10 +30,7 @@ export class JobService {
   private async findCollection(id: string): Promise<{ job: Job; state: string } | undefined> {
     if (!this.collections || !JOB_ID_PATTERN.test(id)) return undefined;
     try {
-      const state = await this.collections.queue.getJobState(id);
-      if (state === 'unknown') return undefined;
-      const job = await Job.fromId(this.collections.queue, id);
-      return job ? { job, state } : undefined;
+      return await readJob(this.collections.queue, id);
     } catch (err) {
       throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
     }
@@ -59,18 +56,11 @@ export class JobService {
     }
   }
 
-  /**
-   * The job and its state. The state is read first: BullMQ writes a job's result before it marks it
-   * completed, so a job read after a 'completed' state always has its result. (Read the other way
-   * round, a job finishing in between looked completed without a result, i.e. expired.)
-   */
+  /** The job and its state, read as one (readJob). */
   private async find(id: string): Promise<{ job: Job<JobPayload>; state: string } | undefined> {
     if (!JOB_ID_PATTERN.test(id)) return undefined;
     try {
-      const state = await this.queue.getJobState(id);
-      if (state === 'unknown') return undefined;
-      const job = await Job.fromId<JobPayload>(this.queue, id);
-      return job ? { job, state } : undefined;
+      return await readJob<JobPayload>(this.queue, id);
     } catch (err) {
       throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
     }
@@ -162,5 +152,36 @@ export class JobService {
     });
     if (!stored || stored.meta.expires_at <= Date.now()) throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
     return stored;
+  }
+}
+
+const FINAL_STATES = new Set(['completed', 'failed']);
+/** Reads of a job that keeps changing its state before the answer says how it stands at its end. */
+const STATE_READS = 4;
+
+/**
+ * A job and its BullMQ state as they were at one moment. They are two reads (a state script and the
+ * job's hash), and a job may move between them:
+ * - read the hash first and a job finishing in between looks completed without its result (expired);
+ * - read the state first and a job taken by a worker in between looks queued with the next attempt's
+ *   count: "queued again", whose event id is above every id of the attempt that has just begun, so an
+ *   event stream dropped the processing and completed events that followed and hung until the client
+ *   gave up (seen in the CLI test about one run in twenty).
+ * So: the state, the hash, and the state again. A final state (completed, failed) never changes, and
+ * BullMQ writes the result in the same step, so the hash read after it is whole. Otherwise the answer
+ * is the hash with the state read after it, once that state is the one read before it; the hash then
+ * counts no attempt the state does not, and the event id is never above the job's own.
+ */
+export async function readJob<T = unknown>(queue: Queue, id: string): Promise<{ job: Job<T>; state: string } | undefined> {
+  let state = await queue.getJobState(id);
+  for (let read = 1; ; read += 1) {
+    if (state === 'unknown') return undefined;
+    const job = await Job.fromId<T>(queue, id);
+    if (!job) return undefined;
+    if (FINAL_STATES.has(state)) return { job, state };
+    const after = await queue.getJobState(id);
+    // Still moving after a few reads: the state read after the hash is safe for the id (see above).
+    if (after === state || (read >= STATE_READS && !FINAL_STATES.has(after) && after !== 'unknown')) return { job, state: after };
+    state = after;
   }
 }
