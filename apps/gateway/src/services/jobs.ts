@@ -155,7 +155,12 @@ export class JobService {
   }
 }
 
-const FINAL_STATES = new Set(['completed', 'failed']);
+/**
+ * States in which a job's hash read after them shows nothing that would raise its event id: a final
+ * one (completed, failed) never changes, and BullMQ writes the result in the same step; a newer hash
+ * of an active job counts the attempt under way (or a later one, only once it has begun).
+ */
+const SETTLED_STATES = new Set(['active', 'completed', 'failed']);
 /** Reads of a job that keeps changing its state before the answer says how it stands at its end. */
 const STATE_READS = 4;
 
@@ -167,10 +172,9 @@ const STATE_READS = 4;
  *   count: "queued again", whose event id is above every id of the attempt that has just begun, so an
  *   event stream dropped the processing and completed events that followed and hung until the client
  *   gave up (seen in the CLI test about one run in twenty).
- * So: the state, the hash, and the state again. A final state (completed, failed) never changes, and
- * BullMQ writes the result in the same step, so the hash read after it is whole. Otherwise the answer
- * is the hash with the state read after it, once that state is the one read before it; the hash then
- * counts no attempt the state does not, and the event id is never above the job's own.
+ * So: the state, then the hash, and for a job still waiting (or delayed) the state again, until the
+ * two states agree. The hash then counts no attempt the state does not, and the event id is never
+ * above the job's own.
  */
 export async function readJob<T = unknown>(queue: Queue, id: string): Promise<{ job: Job<T>; state: string } | undefined> {
   let state = await queue.getJobState(id);
@@ -178,10 +182,10 @@ export async function readJob<T = unknown>(queue: Queue, id: string): Promise<{ 
     if (state === 'unknown') return undefined;
     const job = await Job.fromId<T>(queue, id);
     if (!job) return undefined;
-    if (FINAL_STATES.has(state)) return { job, state };
+    if (SETTLED_STATES.has(state)) return { job, state };
     const after = await queue.getJobState(id);
-    // Still moving after a few reads: the state read after the hash is safe for the id (see above).
-    if (after === state || (read >= STATE_READS && !FINAL_STATES.has(after) && after !== 'unknown')) return { job, state: after };
+    // Still moving after a few reads: a waiting state read after the hash is safe for the id too.
+    if (after === state || (read >= STATE_READS && !SETTLED_STATES.has(after) && after !== 'unknown')) return { job, state: after };
     state = after;
   }
 }
