@@ -92,12 +92,16 @@ export class Api {
     return new URL(path, this.server);
   }
 
-  /** fetch with the server named in every failure to connect; a non-2xx answer is the caller's. */
+  /**
+   * fetch with the server named in every failure to connect; a non-2xx answer is the caller's.
+   * `init.signal` may end this request early too (the CLI's own signal always can).
+   */
   async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const signal = init.signal ? AbortSignal.any([this.signal, init.signal]) : this.signal;
     try {
-      return await fetch(this.url(path), { ...init, signal: this.signal, redirect: 'follow' });
+      return await fetch(this.url(path), { ...init, signal, redirect: 'follow' });
     } catch (err) {
-      if (this.signal.aborted) throw err;
+      if (signal.aborted) throw err;
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new CliError(
         `cannot reach the reelay server at ${this.server.origin} (${cause?.code ?? cause?.message ?? (err as Error).message}).`,

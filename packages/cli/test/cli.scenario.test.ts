@@ -220,6 +220,28 @@ describe('broken connections', () => {
     expect(streamTypes(path.join(cwd, 'Reopened clip.mp4'))).toEqual(['video', 'audio']);
   }, 60_000); // a merge job behind a paused queue and a reopened stream: slow on a loaded 2-core machine
 
+  test("a job's event stream that goes silent (no event, no heartbeat) is given up after REELAY_EVENT_SILENCE_SECONDS and reopened, and the job still completes", async () => {
+    const cwd = stack.workDir();
+    await stack.gateway.queue.pause();
+    // The proxy passes the first event, then holds the connection open and says nothing more: a
+    // connection a NAT forgot. Without the silence rule the CLI waited on it for ever.
+    stack.proxy.interfere({ path: /\/events$/, kind: 'stall', after: 'first-event' });
+    const before = requests(/\/events$/).length;
+    const cli = startCli(['get', page('split', 'Silent stream')], { cwd, server: stack.proxy.base, env: { REELAY_EVENT_SILENCE_SECONDS: '1' } });
+    try {
+      await until(() => requests(/\/events$/).length === before + 2, 15_000, 'the silent event stream to be reopened');
+    } finally {
+      await stack.gateway.queue.resume();
+    }
+    const run = await cli.done;
+    expect(run.stderr).not.toContain('error');
+    expect(run.code).toBe(0);
+    const [first, second] = requests(/\/events$/).slice(-2);
+    expect(first.lastEventId).toBeUndefined();
+    expect(second.lastEventId).toMatch(/^\d+$/);
+    expect(streamTypes(path.join(cwd, 'Silent stream.mp4'))).toEqual(['video', 'audio']);
+  }, 60_000);
+
   test('a direct stream cut in the middle is an error (exit 1) that leaves no file behind', async () => {
     const cwd = stack.workDir();
     stack.proxy.interfere({ path: /^\/api\/v1\/download$/, kind: 'cut', after: 50_000 });
