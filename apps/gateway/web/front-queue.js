@@ -10,6 +10,8 @@ import { t } from './i18n.js';
 const STORAGE_KEY = 'reelay-queue';
 const MAX_ENTRIES = 30;
 const TERMINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
+/** A followed job with no event for this long is asked after, and its stream opened anew (Queue.heard). */
+const SILENCE_MS = 60_000;
 
 /**
  * One line of the queue, as stored.
@@ -56,6 +58,8 @@ export class Queue {
     this.entries = load();
     /** @type {Map<string, EventSource>} */
     this.streams = new Map();
+    /** @type {Map<string, ReturnType<typeof setTimeout>>} each followed job's silence timer */
+    this.silence = new Map();
     /** @type {Map<string, { at: number, progress: number }>} when each job's progress started moving */
     this.firstSample = new Map();
     /** @type {Map<string, HTMLElement>} */
@@ -121,7 +125,9 @@ export class Queue {
     if (this.streams.has(entry.id)) return;
     const source = new EventSource(`/api/v1/jobs/${encodeURIComponent(entry.id)}/events`);
     this.streams.set(entry.id, source);
+    this.heard(entry.id);
     source.addEventListener('job', (event) => {
+      this.heard(entry.id);
       let job;
       try {
         job = JSON.parse(/** @type {MessageEvent} */ (event).data);
@@ -135,23 +141,48 @@ export class Queue {
       // The browser reconnects by itself (from the last event id) unless the answer was not a stream:
       // then ask once what became of the job.
       if (source.readyState !== EventSource.CLOSED) return;
-      this.unfollow(entry.id);
-      api(`/api/v1/jobs/${encodeURIComponent(entry.id)}`)
-        .then((job) => {
-          this.update(entry.id, job);
-          if (!TERMINAL.has(job.status)) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 2000);
-        })
-        .catch((err) => {
-          // Offline or the server restarting: the job may well be running; look again later.
-          if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
-          else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: keptReason(err) });
-        });
+      this.recheck(entry);
     });
+  }
+
+  /**
+   * A job's stream said something: its silence timer starts again. An EventSource shows no comment
+   * lines, so the server's 15 s heartbeat cannot prove the connection alive; a job with no event for
+   * SILENCE_MS is asked after and its stream opened anew. A connection a network dropped without a
+   * word (a phone changing networks) otherwise showed "Working" for ever.
+   * @param {string} id
+   */
+  heard(id) {
+    clearTimeout(this.silence.get(id));
+    this.silence.set(
+      id,
+      setTimeout(() => {
+        const entry = this.entry(id);
+        if (entry && this.streams.has(id)) this.recheck(entry);
+      }, SILENCE_MS),
+    );
+  }
+
+  /** Stops following a job, asks what became of it, and follows it again unless it has ended. @param {Entry} entry */
+  recheck(entry) {
+    this.unfollow(entry.id);
+    api(`/api/v1/jobs/${encodeURIComponent(entry.id)}`)
+      .then((job) => {
+        this.update(entry.id, job);
+        if (!TERMINAL.has(job.status)) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 2000);
+      })
+      .catch((err) => {
+        // Offline or the server restarting: the job may well be running; look again later.
+        if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
+        else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: keptReason(err) });
+      });
   }
 
   unfollow(id) {
     this.streams.get(id)?.close();
     this.streams.delete(id);
+    clearTimeout(this.silence.get(id));
+    this.silence.delete(id);
   }
 
   entry(id) {

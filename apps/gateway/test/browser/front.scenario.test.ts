@@ -29,6 +29,10 @@ describeBrowser('the front page', () => {
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     origin.body('/watch.html', `<!doctype html><html><head><title>Test card</title></head><body>
       <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`, 'text/html');
+    // The same clip under its own URL, so its job is never another test's (identical requests share one).
+    origin.file('/media/quiet.mp4', media.muxedMp4, 'video/mp4');
+    origin.body('/quiet.html', `<!doctype html><html><head><title>Quiet card</title></head><body>
+      <video><source src="/media/quiet.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`, 'text/html');
     // A page with three items: a video and two sounds, each its own bytes.
     origin.file('/media/tone.mp3', media.mp3, 'audio/mpeg');
     origin.body('/gallery.html', `<!doctype html><html><head><title>Three things</title></head><body>
@@ -199,6 +203,34 @@ describeBrowser('the front page', () => {
     await queueRow('Test card').getByRole('link', { name: 'Save Test card.mp3' }).waitFor();
     expect(again).toBe(false);
   });
+
+  test('a job whose event stream goes silent is asked after within a minute, and its file still comes', async () => {
+    // Its event stream never answers: a connection a network dropped without a word. The page's clock
+    // is the test's, so the minute of silence passes at once.
+    await page.route('**/api/v1/jobs/*/events', () => {});
+    await page.clock.install();
+    await page.goto(`${stack.served.base}/`);
+    await page.getByText('Preferences', { exact: true }).click();
+    await page.getByLabel('Sound only').check();
+    await page.getByLabel('File type').selectOption('mp3');
+    const download = page.waitForEvent('download', { timeout: 30_000 });
+    await submit(stack.origin.url('/quiet.html'));
+    const row = queueRow('Quiet card');
+    await row.waitFor();
+    const id = (await row.getAttribute('data-job-id'))!;
+    // The job ends on the server; the page, hearing nothing, still shows it unfinished.
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const job = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as { data: { status: string } };
+      if (job.data.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await expect(row.locator('.badge', { hasText: 'Ready' }).count()).resolves.toBe(0);
+    await page.clock.fastForward(61_000);
+    const saved = await download;
+    expect(saved.suggestedFilename()).toBe('Quiet card.mp3');
+    await row.locator('.badge', { hasText: 'Ready' }).waitFor();
+  }, 60_000);
 
   test('a running job is followed again after a reload, and Cancel ends it', async () => {
     await page.goto(`${stack.served.base}/`);
