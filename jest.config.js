@@ -15,7 +15,10 @@ const shared = {
   roots: ['<rootDir>/packages', '<rootDir>/apps'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
-    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }],
+    '^.+\\.ts$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } },
+    ],
   },
   moduleNameMapper: {
     '^@reelay/(gateway|worker)$': '<rootDir>/apps/$1/src/index.ts',
@@ -30,7 +33,12 @@ const shared = {
 /** @type {import('jest').Config} */
 export default {
   projects: [
-    { ...shared, displayName: 'suite', testMatch: ['**/test/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', SCENARIO] },
+    {
+      ...shared,
+      displayName: 'suite',
+      testMatch: ['**/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', SCENARIO],
+    },
     { ...shared, displayName: 'scenarios', testMatch: [`**/test/**/*.scenario.test.ts`] },
   ],
   // REELAY_TEST_TIMINGS=file records each file's duration (scripts/test-timings.mjs).

@@ -40,12 +40,26 @@ function profileRound(round, t0, parent, views, workerLog) {
   const lines = views.map((j) => {
     const log = logged.get(j.id) ?? {};
     const picked = at(j.started_at);
-    return { round, id: j.id, created: at(j.created_at), picked, first_byte: log.first_byte_ms !== undefined ? picked + log.first_byte_ms : undefined, done: at(j.finished_at), phases: log.phases_ms, bytes: log.bytes_fetched };
+    return {
+      round,
+      id: j.id,
+      created: at(j.created_at),
+      picked,
+      first_byte: log.first_byte_ms !== undefined ? picked + log.first_byte_ms : undefined,
+      done: at(j.finished_at),
+      phases: log.phases_ms,
+      bytes: log.bytes_fetched,
+    };
   });
   const med = (f) => fmt(median(lines.map(f).filter((x) => Number.isFinite(x))), 0);
   const lastDone = Math.max(...lines.map((l) => l.done));
   // The most children running at once: what the worker's concurrency let through.
-  const events = lines.flatMap((l) => [[l.picked, 1], [l.done, -1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const events = lines
+    .flatMap((l) => [
+      [l.picked, 1],
+      [l.done, -1],
+    ])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let running = 0;
   let most = 0;
   for (const [, d] of events) most = Math.max(most, (running += d));
@@ -78,7 +92,12 @@ async function json(base, route, init) {
 }
 
 export async function benchCollection() {
-  for (const [tool, hint] of [['ffmpeg', 'apt-get install ffmpeg'], ['redis-server', 'apt-get install redis-server'], ['yt-dlp', 'apt-get install yt-dlp']]) requireTool(tool, hint);
+  for (const [tool, hint] of [
+    ['ffmpeg', 'apt-get install ffmpeg'],
+    ['redis-server', 'apt-get install redis-server'],
+    ['yt-dlp', 'apt-get install yt-dlp'],
+  ])
+    requireTool(tool, hint);
   const loadStart = os.loadavg();
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-bench-coll-'));
   const logs = { gateway: path.join(scratch, 'gateway.log'), worker: path.join(scratch, 'worker.log') };
@@ -91,12 +110,31 @@ export async function benchCollection() {
     fs.mkdirSync(dir, { recursive: true });
     fs.chmodSync(dir, 0o755);
     const one = path.join(dir, 'ep.m4a');
-    await makeOnce(one, ['-f', 'lavfi', '-i', `anoisesrc=d=${SECONDS}:c=pink:r=44100`, '-c:a', 'aac', '-b:a', '128k', '-f', 'mp4']);
-    for (let i = 1; i <= FILES; i++) if (!fs.existsSync(path.join(dir, `ep${i}.m4a`))) fs.copyFileSync(one, path.join(dir, `ep${i}.m4a`));
+    await makeOnce(one, [
+      '-f',
+      'lavfi',
+      '-i',
+      `anoisesrc=d=${SECONDS}:c=pink:r=44100`,
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-f',
+      'mp4',
+    ]);
+    for (let i = 1; i <= FILES; i++)
+      if (!fs.existsSync(path.join(dir, `ep${i}.m4a`))) fs.copyFileSync(one, path.join(dir, `ep${i}.m4a`));
     slow = await startSlowOrigin(stack.filesDir);
     const url = (name) => `http://127.0.0.1:${slow.port}/${path.basename(dir)}/${name}`;
-    const items = Array.from({ length: FILES }, (_, i) => `<item><title>Episode ${i + 1}</title><guid isPermaLink="false">ep-${i + 1}</guid><enclosure url="${url(`ep${i + 1}.m4a`)}" type="audio/mp4"/></item>`);
-    fs.writeFileSync(path.join(dir, 'feed.html'), `<?xml version="1.0"?><rss version="2.0"><channel><title>Bench feed</title>${items.join('')}</channel></rss>`);
+    const items = Array.from(
+      { length: FILES },
+      (_, i) =>
+        `<item><title>Episode ${i + 1}</title><guid isPermaLink="false">ep-${i + 1}</guid><enclosure url="${url(`ep${i + 1}.m4a`)}" type="audio/mp4"/></item>`,
+    );
+    fs.writeFileSync(
+      path.join(dir, 'feed.html'),
+      `<?xml version="1.0"?><rss version="2.0"><channel><title>Bench feed</title>${items.join('')}</channel></rss>`,
+    );
     fs.chmodSync(path.join(dir, 'feed.html'), 0o644);
     await stack.startWorker({ LOG_LEVEL: 'info' });
     const size = fs.statSync(one).size;
@@ -106,11 +144,28 @@ export async function benchCollection() {
     for (let round = 0; round < ROUNDS; round++) {
       fs.rmSync(ytdlpDir, { recursive: true, force: true });
       fs.mkdirSync(ytdlpDir);
-      const y = await run('yt-dlp', ['--no-config', '--no-cache-dir', '--quiet', '--no-progress', '--no-part', '-o', path.join(ytdlpDir, '%(title)s-%(autonumber)s.%(ext)s'), ...Array.from({ length: FILES }, (_, i) => url(`ep${i + 1}.m4a`))], { timeoutMs: 900_000 });
+      const y = await run(
+        'yt-dlp',
+        [
+          '--no-config',
+          '--no-cache-dir',
+          '--quiet',
+          '--no-progress',
+          '--no-part',
+          '-o',
+          path.join(ytdlpDir, '%(title)s-%(autonumber)s.%(ext)s'),
+          ...Array.from({ length: FILES }, (_, i) => url(`ep${i + 1}.m4a`)),
+        ],
+        { timeoutMs: 900_000 },
+      );
       times.ytdlp.push(y.ms);
       // A fresh feed URL each round (a query), so no request reuses the last round's jobs.
       const t0 = Date.now();
-      const started = await json(stack.base, '/api/v1/download', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ collection_url: `${url('feed.html')}?round=${round}` }) });
+      const started = await json(stack.base, '/api/v1/download', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ collection_url: `${url('feed.html')}?round=${round}` }),
+      });
       let parent;
       for (;;) {
         parent = await json(stack.base, `/api/v1/jobs/${started.job_id}`);
@@ -118,7 +173,8 @@ export async function benchCollection() {
         await sleep(50);
       }
       const wall = Date.now() - t0;
-      if (parent.status !== 'completed' || parent.entries.completed !== FILES) throw new Error(`the collection ended ${parent.status}: ${JSON.stringify(parent.entries)}`);
+      if (parent.status !== 'completed' || parent.entries.completed !== FILES)
+        throw new Error(`the collection ended ${parent.status}: ${JSON.stringify(parent.entries)}`);
       const children = (await json(stack.base, `/api/v1/jobs/${started.job_id}/children`)).children;
       const views = await Promise.all(children.map((c) => json(stack.base, `/api/v1/jobs/${c.job_id}`)));
       const spans = views.map((j) => [Date.parse(j.started_at), Date.parse(j.finished_at)]);
@@ -133,11 +189,21 @@ export async function benchCollection() {
     }
     const ratio = median(times.reelay) / median(times.ytdlp);
     const overhead = median(times.overhead);
-    console.log(`yt-dlp, ${FILES} URLs one by one: median ${fmt(median(times.ytdlp) / 1000, 2)} s (${times.ytdlp.map((t) => fmt(t / 1000, 2)).join(', ')})`);
-    console.log(`reelay collection (POST → parent completed): median ${fmt(median(times.reelay) / 1000, 2)} s (${times.reelay.map((t) => fmt(t / 1000, 2)).join(', ')})`);
-    console.log(`ratio collection/yt-dlp: ${fmt(ratio, 2)} (target ≤ ${TARGETS.ratio}: ${ratio <= TARGETS.ratio ? 'met' : 'NOT met'})`);
-    console.log(`parent overhead (POST → last child done, not covered by a child's processing): ${fmt(overhead * 100, 1)} % (${times.overhead.map((o) => fmt(o * 100, 1)).join(', ')}) (target < ${TARGETS.overhead * 100} %: ${overhead < TARGETS.overhead ? 'met' : 'NOT met'})`);
-    console.log(`… after the last child, the parent's end with its ZIP bundle: median ${fmt(median(times.bundle), 0)} ms; the wall to the parent's end not covered by a child: ${fmt(median(times.withBundle) * 100, 1)} %`);
+    console.log(
+      `yt-dlp, ${FILES} URLs one by one: median ${fmt(median(times.ytdlp) / 1000, 2)} s (${times.ytdlp.map((t) => fmt(t / 1000, 2)).join(', ')})`,
+    );
+    console.log(
+      `reelay collection (POST → parent completed): median ${fmt(median(times.reelay) / 1000, 2)} s (${times.reelay.map((t) => fmt(t / 1000, 2)).join(', ')})`,
+    );
+    console.log(
+      `ratio collection/yt-dlp: ${fmt(ratio, 2)} (target ≤ ${TARGETS.ratio}: ${ratio <= TARGETS.ratio ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `parent overhead (POST → last child done, not covered by a child's processing): ${fmt(overhead * 100, 1)} % (${times.overhead.map((o) => fmt(o * 100, 1)).join(', ')}) (target < ${TARGETS.overhead * 100} %: ${overhead < TARGETS.overhead ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `… after the last child, the parent's end with its ZIP bundle: median ${fmt(median(times.bundle), 0)} ms; the wall to the parent's end not covered by a child: ${fmt(median(times.withBundle) * 100, 1)} %`,
+    );
     console.log(`load average before / after: ${formatLoad(loadStart)} → ${formatLoad(os.loadavg())}`);
   } catch (err) {
     dumpLogs(logs);

@@ -47,13 +47,34 @@ function curlTime(url, body) {
 
 function curlParallel(n, url, body) {
   return Promise.all(
-    Array.from({ length: n }, () => new Promise((resolve, reject) => {
-      const child = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'content-type: application/json', '--data', JSON.stringify(body), url], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      // 'close', not 'exit': a fast download can exit before its status code has been read.
-      child.once('close', () => (out === '200' ? resolve() : reject(new Error(`parallel download answered ${out}`))));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise((resolve, reject) => {
+          const child = spawn(
+            'curl',
+            [
+              '-s',
+              '-o',
+              '/dev/null',
+              '-w',
+              '%{http_code}',
+              '-H',
+              'content-type: application/json',
+              '--data',
+              JSON.stringify(body),
+              url,
+            ],
+            { stdio: ['ignore', 'pipe', 'inherit'] },
+          );
+          let out = '';
+          child.stdout.on('data', (d) => (out += d));
+          // 'close', not 'exit': a fast download can exit before its status code has been read.
+          child.once('close', () =>
+            out === '200' ? resolve() : reject(new Error(`parallel download answered ${out}`)),
+          );
+        }),
+    ),
   );
 }
 
@@ -76,7 +97,11 @@ export async function benchDirectDownload() {
     httpGateway = await startBenchGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', EGRESS_CLIENT: 'http' });
     const base = gateway.base;
     for (const name of [`big-${BIG_MIB}.mp4`, `mid-${MID_MIB}.mp4`]) {
-      const res = await fetch(`${base}/api/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: fileUrl(name) }) });
+      const res = await fetch(`${base}/api/v1/extract`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: fileUrl(name) }),
+      });
       if (!res.ok) throw new Error(`extract of ${name} failed: ${await res.text()}`);
     }
     // Warm the page cache, connections and JIT of every path once, then alternate the runs. Each
@@ -95,7 +120,8 @@ export async function benchDirectDownload() {
     const cpu = { bare: [], through: [], throughHttp: [] };
     for (let i = 0; i < ROUNDS; i++) {
       // got and node:http take turns going first.
-      const order = i % 2 === 0 ? ['direct', 'bare', 'through', 'throughHttp'] : ['direct', 'bare', 'throughHttp', 'through'];
+      const order =
+        i % 2 === 0 ? ['direct', 'bare', 'through', 'throughHttp'] : ['direct', 'bare', 'throughHttp', 'through'];
       for (const [name, run] of order.map((n) => [n, paths[n]])) {
         const before = cpuOf[name] && cpuTicks(cpuOf[name]);
         times[name].push(run().seconds);
@@ -114,18 +140,30 @@ export async function benchDirectDownload() {
     console.log('| path | seconds | MiB/s |');
     console.log('|---|---|---|');
     console.log(`| origin directly | ${fmt(best(direct), 3)} | ${fmt(BIG_MIB / best(direct), 0)} |`);
-    console.log(`| bare Node pipe proxy (http.get → res, no checks) | ${fmt(best(bare), 3)} | ${fmt(BIG_MIB / best(bare), 0)} |`);
+    console.log(
+      `| bare Node pipe proxy (http.get → res, no checks) | ${fmt(best(bare), 3)} | ${fmt(BIG_MIB / best(bare), 0)} |`,
+    );
     console.log(`| through the gateway (got) | ${fmt(best(through), 3)} | ${fmt(BIG_MIB / best(through), 0)} |`);
-    console.log(`| through the gateway, EGRESS_CLIENT=http (node:http) | ${fmt(best(times.throughHttp), 3)} | ${fmt(BIG_MIB / best(times.throughHttp), 0)} |`);
+    console.log(
+      `| through the gateway, EGRESS_CLIENT=http (node:http) | ${fmt(best(times.throughHttp), 3)} | ${fmt(BIG_MIB / best(times.throughHttp), 0)} |`,
+    );
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    console.log(`\nCPU per ${BIG_MIB} MiB download (ms, median of ${ROUNDS}): bare Node pipe ${median(cpu.bare)} (${cpu.bare.join(', ')}), gateway ${median(cpu.through)} (${cpu.through.join(', ')}): ${fmt(median(cpu.through) / median(cpu.bare), 2)}×`);
+    console.log(
+      `\nCPU per ${BIG_MIB} MiB download (ms, median of ${ROUNDS}): bare Node pipe ${median(cpu.bare)} (${cpu.bare.join(', ')}), gateway ${median(cpu.through)} (${cpu.through.join(', ')}): ${fmt(median(cpu.through) / median(cpu.bare), 2)}×`,
+    );
     // Per round, got's CPU over node:http's (the two ran back to back), then the median.
     const cpuRatio = median(cpu.through.map((ms, i) => ms / cpu.throughHttp[i]));
-    console.log(`CPU per ${BIG_MIB} MiB download, got / node:http gateway: ${fmt(cpuRatio, 3)}× (node:http ${median(cpu.throughHttp)} ms: ${cpu.throughHttp.join(', ')}; target ≤ 1.1×: ${cpuRatio <= 1.1 ? 'met' : 'NOT met'})`);
+    console.log(
+      `CPU per ${BIG_MIB} MiB download, got / node:http gateway: ${fmt(cpuRatio, 3)}× (node:http ${median(cpu.throughHttp)} ms: ${cpu.throughHttp.join(', ')}; target ≤ 1.1×: ${cpuRatio <= 1.1 ? 'met' : 'NOT met'})`,
+    );
     const ratio = best(through) / best(bare);
-    console.log(`\nratio gateway/bare Node pipe: ${fmt(ratio, 2)}× (target ≤ 1.1×: ${ratio <= 1.1 ? 'met' : 'NOT met'}); gateway/origin directly: ${fmt(best(through) / best(direct), 2)}×`);
+    console.log(
+      `\nratio gateway/bare Node pipe: ${fmt(ratio, 2)}× (target ≤ 1.1×: ${ratio <= 1.1 ? 'met' : 'NOT met'}); gateway/origin directly: ${fmt(best(through) / best(direct), 2)}×`,
+    );
     const growth = mem.max - mem.start;
-    console.log(`20 parallel ${MID_MIB} MiB streams: gateway RSS ${fmt(mem.start, 0)} → max ${fmt(mem.max, 0)} MB, growth ${fmt(growth, 0)} MB (target < 30 MB: ${growth < 30 ? 'met' : 'NOT met'})`);
+    console.log(
+      `20 parallel ${MID_MIB} MiB streams: gateway RSS ${fmt(mem.start, 0)} → max ${fmt(mem.max, 0)} MB, growth ${fmt(growth, 0)} MB (target < 30 MB: ${growth < 30 ? 'met' : 'NOT met'})`,
+    );
     return { ratio, growth, cpuRatio };
   } finally {
     gateway?.child.kill('SIGTERM');

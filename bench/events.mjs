@@ -35,7 +35,11 @@ function follow(base, id) {
           }
           if (stream.terminalAt === undefined && text.includes('"status":"completed"')) stream.terminalAt = Date.now();
         });
-        res.on('end', () => (stream.terminalAt === undefined ? fail(new Error(`stream ended without completed:\n${text.slice(-500)}`)) : done()));
+        res.on('end', () =>
+          stream.terminalAt === undefined
+            ? fail(new Error(`stream ended without completed:\n${text.slice(-500)}`))
+            : done(),
+        );
         res.on('error', fail);
       });
     });
@@ -59,7 +63,11 @@ export async function benchEvents() {
     const gw = stack.gateway.pid;
     const pair = await api.extract(stack.fileUrl('pair.html'));
     const sources = pair.media.flatMap((m) => m.sources);
-    const body = (n) => ({ video_url: sources.find((s) => s.stream_profile === 'video_only').url, audio_url: sources.find((s) => s.stream_profile === 'audio_only').url, filename: `events-${n}` });
+    const body = (n) => ({
+      video_url: sources.find((s) => s.stream_profile === 'video_only').url,
+      audio_url: sources.find((s) => s.stream_profile === 'audio_only').url,
+      filename: `events-${n}`,
+    });
     // Baseline: the gateway idle, after a warm-up round of a few streams (JIT, the reader started).
     {
       const id = await api.submit(body('warm'));
@@ -92,7 +100,13 @@ export async function benchEvents() {
       const fanout = { cpu: cpuMs(gw).self - cpu, ms: performance.now() - t, rss: run.stop().max };
       const job = await api.job(id);
       const finished = Date.parse(job.finished_at);
-      rounds.push({ open, held, fanout, delays: streams.map((s) => s.terminalAt - finished), events: streams.map((s) => s.events) });
+      rounds.push({
+        open,
+        held,
+        fanout,
+        delays: streams.map((s) => s.terminalAt - finished),
+        events: streams.map((s) => s.events),
+      });
       await stack.stopWorkers();
     }
   } catch (err) {
@@ -108,15 +122,29 @@ export async function benchEvents() {
   const med = (xs) => percentile(xs, 50);
   const p50 = percentile(delays, 50);
   const p99 = percentile(delays, 99);
-  console.log(`\n## job event streams (${STREAMS} streams on one gateway process, ${ROUNDS} merge jobs; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(loadEnd)})\n`);
+  console.log(
+    `\n## job event streams (${STREAMS} streams on one gateway process, ${ROUNDS} merge jobs; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(loadEnd)})\n`,
+  );
   console.log('| gateway process | RSS MB (peak) | CPU ms | wall ms |');
   console.log('|---|---|---|---|');
-  console.log(`| idle, no streams, ${IDLE_MS / 1000} s (baseline) | ${fmt(idle.rss, 0)} | ${fmt(idle.cpu, 0)} | ${IDLE_MS} |`);
-  console.log(`| opening ${STREAMS} streams (median round) | — | ${fmt(med(rounds.map((r) => r.open.cpu)), 0)} | ${fmt(med(rounds.map((r) => r.open.ms)), 0)} |`);
-  console.log(`| ${STREAMS} streams open and idle, ${IDLE_MS / 1000} s | ${fmt(Math.max(...rounds.map((r) => r.held.rss)), 0)} | ${fmt(med(rounds.map((r) => r.held.cpu)), 0)} | ${IDLE_MS} |`);
-  console.log(`| the job runs: its events to ${STREAMS} streams until each ends | ${fmt(Math.max(...rounds.map((r) => r.fanout.rss)), 0)} | ${fmt(med(rounds.map((r) => r.fanout.cpu)), 0)} | ${fmt(med(rounds.map((r) => r.fanout.ms)), 0)} |`);
-  console.log(`\nevents per stream (median): ${fmt(med(events), 0)}; completion (finished_at) → terminal event at the client over ${delays.length} streams: p50 ${fmt(p50, 0)} ms, p99 ${fmt(p99, 0)} ms, max ${fmt(Math.max(...delays), 0)} ms`);
-  console.log(`target: p99 ≤ ${TARGET_P99_MS} ms with ${STREAMS} streams: ${p99 <= TARGET_P99_MS ? 'met' : 'NOT met'}; RSS with ${STREAMS} streams − idle: ${fmt(Math.max(...rounds.map((r) => r.fanout.rss)) - idle.rss, 0)} MB`);
+  console.log(
+    `| idle, no streams, ${IDLE_MS / 1000} s (baseline) | ${fmt(idle.rss, 0)} | ${fmt(idle.cpu, 0)} | ${IDLE_MS} |`,
+  );
+  console.log(
+    `| opening ${STREAMS} streams (median round) | — | ${fmt(med(rounds.map((r) => r.open.cpu)), 0)} | ${fmt(med(rounds.map((r) => r.open.ms)), 0)} |`,
+  );
+  console.log(
+    `| ${STREAMS} streams open and idle, ${IDLE_MS / 1000} s | ${fmt(Math.max(...rounds.map((r) => r.held.rss)), 0)} | ${fmt(med(rounds.map((r) => r.held.cpu)), 0)} | ${IDLE_MS} |`,
+  );
+  console.log(
+    `| the job runs: its events to ${STREAMS} streams until each ends | ${fmt(Math.max(...rounds.map((r) => r.fanout.rss)), 0)} | ${fmt(med(rounds.map((r) => r.fanout.cpu)), 0)} | ${fmt(med(rounds.map((r) => r.fanout.ms)), 0)} |`,
+  );
+  console.log(
+    `\nevents per stream (median): ${fmt(med(events), 0)}; completion (finished_at) → terminal event at the client over ${delays.length} streams: p50 ${fmt(p50, 0)} ms, p99 ${fmt(p99, 0)} ms, max ${fmt(Math.max(...delays), 0)} ms`,
+  );
+  console.log(
+    `target: p99 ≤ ${TARGET_P99_MS} ms with ${STREAMS} streams: ${p99 <= TARGET_P99_MS ? 'met' : 'NOT met'}; RSS with ${STREAMS} streams − idle: ${fmt(Math.max(...rounds.map((r) => r.fanout.rss)) - idle.rss, 0)} MB`,
+  );
   console.log(`(events benchmark took ${fmt((Date.now() - t0) / 1000, 0)} s)`);
   return { p50, p99 };
 }

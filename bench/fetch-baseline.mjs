@@ -33,18 +33,22 @@ if (client === 'got') {
   if (client === 'extraction') {
     const { createRegistry } = await fromDist('extractors');
     const registry = createRegistry({});
-    extractPage = async (url) => (await registry.extract(new URL(url), { egress, endpoints: {}, signal: new AbortController().signal })).result;
+    extractPage = async (url) =>
+      (await registry.extract(new URL(url), { egress, endpoints: {}, signal: new AbortController().signal })).result;
   }
 } else {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  fetchPage = (url) => new Promise((resolve, reject) => {
-    http.get(url, { agent }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
+  fetchPage = (url) =>
+    new Promise((resolve, reject) => {
+      http
+        .get(url, { agent }, (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+          res.on('error', reject);
+        })
+        .on('error', reject);
+    });
 }
 
 const app = express();

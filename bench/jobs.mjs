@@ -65,14 +65,51 @@ export async function makeInputs(dir) {
   const t0 = Date.now();
   const made = [
     await makeOnce(path.join(dir, 'video.mp4'), [
-      '-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=30`, '-t', String(MEDIA_SECONDS),
-      '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-f', 'mp4',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=1280x720:rate=30`,
+      '-t',
+      String(MEDIA_SECONDS),
+      '-an',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
     ]),
     await makeOnce(path.join(dir, 'audio.m4a'), [
-      '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${MEDIA_SECONDS}`,
-      '-vn', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4',
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=440:sample_rate=48000:duration=${MEDIA_SECONDS}`,
+      '-vn',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
     ]),
-    await makeOnce(path.join(dir, 'tone.mp3'), ['-f', 'lavfi', '-i', 'sine=frequency=880:sample_rate=44100:duration=2', '-c:a', 'libmp3lame', '-b:a', '128k', '-f', 'mp3']),
+    await makeOnce(path.join(dir, 'tone.mp3'), [
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=880:sample_rate=44100:duration=2',
+      '-c:a',
+      'libmp3lame',
+      '-b:a',
+      '128k',
+      '-f',
+      'mp3',
+    ]),
   ];
   // Relative URLs: the page does not depend on the origin's port.
   const page = `<!doctype html>
@@ -163,7 +200,12 @@ export async function startFileOrigin(dir) {
       start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
       end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
       if (start >= size || start > end) return void res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
-      res.writeHead(206, { 'content-type': type, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${size}`, 'accept-ranges': 'bytes' });
+      res.writeHead(206, {
+        'content-type': type,
+        'content-length': end - start + 1,
+        'content-range': `bytes ${start}-${end}/${size}`,
+        'accept-ranges': 'bytes',
+      });
     } else {
       res.writeHead(200, { 'content-type': type, 'content-length': size, 'accept-ranges': 'bytes' });
     }
@@ -185,7 +227,11 @@ export async function startFileOrigin(dir) {
 /** Starts an app (gateway or worker) with its output in a log file. */
 export function startApp(script, env, logFile) {
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', fd, fd],
+  });
   fs.closeSync(fd);
   return child;
 }
@@ -222,7 +268,11 @@ export class Api {
   }
 
   async post(route, body) {
-    const res = await fetch(`${this.base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${this.base}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     let json;
     try {
@@ -242,7 +292,8 @@ export class Api {
   /** POST /api/v1/download that must make a new job; returns its id. */
   async submit(body) {
     const res = await this.post('/api/v1/download', body);
-    if (res.status !== 202) throw new Error(`download ${JSON.stringify(body)} answered ${res.status}: ${res.text.slice(0, 500)}`);
+    if (res.status !== 202)
+      throw new Error(`download ${JSON.stringify(body)} answered ${res.status}: ${res.text.slice(0, 500)}`);
     return res.json.data.job_id;
   }
 
@@ -264,10 +315,12 @@ export class Api {
         if (done.has(id)) continue;
         const job = await this.job(id);
         if (job.status === 'completed') done.set(id, job);
-        else if (job.status === 'failed' || (job.status === 'expired' && job.finished_at)) throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
+        else if (job.status === 'failed' || (job.status === 'expired' && job.finished_at))
+          throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
       }
       if (done.size === ids.length) break;
-      if (Date.now() > deadline) throw new Error(`${ids.length - done.size} of ${ids.length} jobs not completed after ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`${ids.length - done.size} of ${ids.length} jobs not completed after ${timeoutMs} ms`);
       await sleep(pollMs);
     }
     return ids.map((id) => done.get(id));
@@ -285,7 +338,8 @@ export class Api {
         await sleep(POLL_MS);
         continue;
       }
-      if (job.status === 'failed' || job.status === 'expired') throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
+      if (job.status === 'failed' || job.status === 'expired')
+        throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
       if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after ${timeoutMs} ms`);
       await sleep(POLL_MS);
     }
@@ -301,7 +355,15 @@ export function timings(job) {
 }
 
 async function probeMedia(url) {
-  const { out } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration,format_name:stream=codec_type,codec_name', '-of', 'json', url]);
+  const { out } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'format=duration,format_name:stream=codec_type,codec_name',
+    '-of',
+    'json',
+    url,
+  ]);
   const info = JSON.parse(out);
   const streams = info.streams ?? [];
   return {
@@ -335,7 +397,8 @@ async function cpuOf(pid, fn) {
 function metric(text, name) {
   let total = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
 }
@@ -365,7 +428,14 @@ export async function startStack(scratch, logs) {
     stack.redis = await startRedis();
     stack.origin = (await startNginxOrigin({ files: filesDir })) ?? (await startFileOrigin(filesDir));
     const port = await freePort();
-    stack.common = { REDIS_URL: stack.redis.url, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0' };
+    stack.common = {
+      REDIS_URL: stack.redis.url,
+      DATA_DIR: dataDir,
+      EGRESS_ALLOWLIST: '127.0.0.1',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      RATE_LIMIT_V1_PER_MIN: '0',
+      MAX_ACTIVE_JOBS_PER_CLIENT: '0',
+    };
     stack.gateway = startApp('apps/gateway/dist/main.js', { ...stack.common, PORT: String(port) }, logs.gateway);
     stack.base = `http://127.0.0.1:${port}`;
     await waitForHttp(`${stack.base}/healthz`); // it listens once Redis answers; /readyz would wait for a worker
@@ -378,7 +448,11 @@ export async function startStack(scratch, logs) {
   /** Starts a worker with its own metrics port; resolves once it answers /healthz. */
   stack.startWorker = async (env = {}) => {
     const metricsPort = await freePort();
-    const child = startApp('apps/worker/dist/main.js', { ...stack.common, METRICS_PORT: String(metricsPort), ...env }, logs.worker);
+    const child = startApp(
+      'apps/worker/dist/main.js',
+      { ...stack.common, METRICS_PORT: String(metricsPort), ...env },
+      logs.worker,
+    );
     const w = { child, url: `http://127.0.0.1:${metricsPort}` };
     stack.workers.push(w);
     await waitForHttp(`${w.url}/healthz`);
@@ -398,7 +472,13 @@ export function workerLines(logFile, jobId) {
     try {
       const rec = JSON.parse(line);
       if (rec.msg === 'job started') out.started = Date.parse(rec.time);
-      if (rec.msg === 'job output stored') Object.assign(out, { stored: Date.parse(rec.time), phases: rec.phases_ms, requests: rec.requests, rangeParts: rec.range_parts });
+      if (rec.msg === 'job output stored')
+        Object.assign(out, {
+          stored: Date.parse(rec.time),
+          phases: rec.phases_ms,
+          requests: rec.requests,
+          rangeParts: rec.range_parts,
+        });
     } catch {
       /* not a JSON line */
     }
@@ -422,10 +502,12 @@ export function dumpLogs(logs) {
 async function prefetchThenFfmpeg(egress, urls, dir, ffmpegLocal) {
   const t = performance.now();
   const files = urls.map((_, i) => path.join(dir, `prefetch-${i}`));
-  await Promise.all(urls.map(async (url, i) => {
-    const res = await egress.open(url, { identity: true });
-    await pipeline(res.body, fs.createWriteStream(files[i]));
-  }));
+  await Promise.all(
+    urls.map(async (url, i) => {
+      const res = await egress.open(url, { identity: true });
+      await pipeline(res.body, fs.createWriteStream(files[i]));
+    }),
+  );
   const download = performance.now() - t;
   const ffmpeg = (await ffmpegLocal(files)).ms;
   for (const f of files) fs.rmSync(f, { force: true });
@@ -448,7 +530,20 @@ export async function benchJobs() {
   let stack;
   let api;
   const t0 = Date.now();
-  const merge = { start: [], bare: [], bareCpu: [], jobCpu: [], prefetch: [], probe: [], probeThenFfmpeg: [], viaProxy: [], viaTcp: [], viaWorkerProxy: [], proxyCpu: [], jobs: [] };
+  const merge = {
+    start: [],
+    bare: [],
+    bareCpu: [],
+    jobCpu: [],
+    prefetch: [],
+    probe: [],
+    probeThenFfmpeg: [],
+    viaProxy: [],
+    viaTcp: [],
+    viaWorkerProxy: [],
+    proxyCpu: [],
+    jobs: [],
+  };
   let miniProxy;
   let tcpForward;
   let workerProxy;
@@ -460,7 +555,9 @@ export async function benchJobs() {
   try {
     stack = await startStack(scratch, logs);
     api = stack.api;
-    sizes = Object.fromEntries(['video.mp4', 'audio.m4a'].map((n) => [n, fs.statSync(path.join(stack.filesDir, n)).size]));
+    sizes = Object.fromEntries(
+      ['video.mp4', 'audio.m4a'].map((n) => [n, fs.statSync(path.join(stack.filesDir, n)).size]),
+    );
     const worker = await stack.startWorker();
     const { fileUrl, base } = stack;
 
@@ -469,14 +566,39 @@ export async function benchJobs() {
     const sources = pair.media.flatMap((m) => m.sources);
     const video = sources.find((s) => s.stream_profile === 'video_only');
     const audio = sources.find((s) => s.stream_profile === 'audio_only');
-    if (!video || !audio) throw new Error(`the pair page gave no video_only + audio_only sources: ${JSON.stringify(pair)}`);
+    if (!video || !audio)
+      throw new Error(`the pair page gave no video_only + audio_only sources: ${JSON.stringify(pair)}`);
 
     // 1. Merge job vs bare ffmpeg. A warm-up of each (page cache, JIT, connections) is not counted.
     const bareOut = path.join(scratch, 'bare.mp4');
-    const ffmpegPair = (inputs, env) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-i', inputs[0], '-i', inputs[1], '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-movflags', '+faststart', bareOut], { env });
+    const ffmpegPair = (inputs, env) =>
+      run(
+        'ffmpeg',
+        [
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          '-y',
+          '-i',
+          inputs[0],
+          '-i',
+          inputs[1],
+          '-map',
+          '0:v:0',
+          '-map',
+          '1:a:0',
+          '-c',
+          'copy',
+          '-movflags',
+          '+faststart',
+          bareOut,
+        ],
+        { env },
+      );
     const bare = (env) => ffmpegPair([video.url, audio.url], env);
     // What the worker did before: ask ffprobe for the duration (for progress), as the extract gave none.
-    const probe = (env) => run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'json', video.url], { env });
+    const probe = (env) =>
+      run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'json', video.url], { env });
     const probeThenFfmpeg = async (env) => {
       const t = performance.now();
       await probe(env);
@@ -533,7 +655,11 @@ export async function benchJobs() {
     }
     workerMetrics.after = await (await fetch(`${worker.url}/metrics`)).text();
     const bestJob = merge.jobs.reduce((a, b) => (b.total < a.total ? b : a));
-    artifactInfo = { ...(await probeMedia(`${base}/api/v1/jobs/${bestJob.id}/artifact`)), size: bestJob.size, bareSize: fs.statSync(bareOut).size };
+    artifactInfo = {
+      ...(await probeMedia(`${base}/api/v1/jobs/${bestJob.id}/artifact`)),
+      size: bestJob.size,
+      bareSize: fs.statSync(bareOut).size,
+    };
     fs.rmSync(bareOut, { force: true });
 
     // 2. Worker RSS: a fresh worker taking RSS_JOBS jobs at once, sampled idle (after one warm-up job)
@@ -547,13 +673,17 @@ export async function benchJobs() {
     rss.idle = idle.stop().max;
     const sampler = sampleRss(big.child.pid);
     const tRss = performance.now();
-    const running = await Promise.all(Array.from({ length: RSS_JOBS }, async (_, i) => {
-      const id = await api.submit({ video_url: video.url, audio_url: audio.url, filename: `rss-${i}` });
-      return api.waitJob(id);
-    }));
+    const running = await Promise.all(
+      Array.from({ length: RSS_JOBS }, async (_, i) => {
+        const id = await api.submit({ video_url: video.url, audio_url: audio.url, filename: `rss-${i}` });
+        return api.waitJob(id);
+      }),
+    );
     rss.wall = performance.now() - tRss;
     rss.running = sampler.stop();
-    rss.overlap = Math.min(...running.map((j) => Date.parse(j.finished_at))) - Math.max(...running.map((j) => Date.parse(j.started_at)));
+    rss.overlap =
+      Math.min(...running.map((j) => Date.parse(j.finished_at))) -
+      Math.max(...running.map((j) => Date.parse(j.started_at)));
   } catch (err) {
     failed = true;
     dumpLogs(logs);
@@ -570,19 +700,30 @@ export async function benchJobs() {
   const elapsed = (Date.now() - t0) / 1000;
 
   // Where a job's time goes, from the worker's own histogram (processor start → artifact stored).
-  const jobSeconds = metric(workerMetrics.after, 'reelay_job_duration_seconds_sum') - metric(workerMetrics.before, 'reelay_job_duration_seconds_sum');
-  const proxyBytes = metric(workerMetrics.after, 'reelay_proxy_bytes_total') - metric(workerMetrics.before, 'reelay_proxy_bytes_total');
+  const jobSeconds =
+    metric(workerMetrics.after, 'reelay_job_duration_seconds_sum') -
+    metric(workerMetrics.before, 'reelay_job_duration_seconds_sum');
+  const proxyBytes =
+    metric(workerMetrics.after, 'reelay_proxy_bytes_total') - metric(workerMetrics.before, 'reelay_proxy_bytes_total');
 
-  console.log(`\n## jobs (one worker, WORKER_CONCURRENCY=${concurrency}, origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(loadEnd)})\n`);
-  if (stack.generatedSeconds) console.log(`(inputs generated in ${fmt(stack.generatedSeconds, 1)} s and cached in ${stack.filesDir})\n`);
+  console.log(
+    `\n## jobs (one worker, WORKER_CONCURRENCY=${concurrency}, origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(loadEnd)})\n`,
+  );
+  if (stack.generatedSeconds)
+    console.log(`(inputs generated in ${fmt(stack.generatedSeconds, 1)} s and cached in ${stack.filesDir})\n`);
   const MB = 1e6;
   const bytes = sizes['video.mp4'] + sizes['audio.m4a'];
   const bestBare = best(merge.bare);
   const bestTotal = best(merge.jobs.map((j) => j.total));
-  console.log(`### merge: ${MEDIA_SECONDS} s 720p H.264 video-only (${fmt(sizes['video.mp4'] / MB, 1)} MB) + AAC audio-only (${fmt(sizes['audio.m4a'] / MB, 1)} MB), stream copy, +faststart (best of ${ROUNDS}, alternated)\n`);
+  console.log(
+    `### merge: ${MEDIA_SECONDS} s 720p H.264 video-only (${fmt(sizes['video.mp4'] / MB, 1)} MB) + AAC audio-only (${fmt(sizes['audio.m4a'] / MB, 1)} MB), stream copy, +faststart (best of ${ROUNDS}, alternated)\n`,
+  );
   console.log('| path | best ms | median ms | runs ms | MB/s in (best) |');
   console.log('|---|---|---|---|---|');
-  const row = (name, xs, rate = true) => console.log(`| ${name} | ${fmt(best(xs), 0)} | ${fmt(median(xs), 0)} | ${xs.map((x) => fmt(x, 0)).join(', ')} | ${rate ? fmt(bytes / MB / (best(xs) / 1000), 0) : ''} |`);
+  const row = (name, xs, rate = true) =>
+    console.log(
+      `| ${name} | ${fmt(best(xs), 0)} | ${fmt(median(xs), 0)} | ${xs.map((x) => fmt(x, 0)).join(', ')} | ${rate ? fmt(bytes / MB / (best(xs) / 1000), 0) : ''} |`,
+    );
   const jobTotals = merge.jobs.map((j) => j.total);
   const jobProcessing = merge.jobs.map((j) => j.processing);
   const jobWaits = merge.jobs.map((j) => j.wait);
@@ -590,44 +731,98 @@ export async function benchJobs() {
   row('**job created → finished**', jobTotals);
   row('job started → finished (worker)', jobProcessing);
   row('job created → started (queue wait)', jobWaits, false);
-  row(`client: POST → a poll sees completed (${POLL_MS} ms polls)`, merge.jobs.map((j) => j.client), false);
-  row('*option:* prefetch both inputs through egress into files (in parallel), then ffmpeg on the files', merge.prefetch.map((p) => p.total));
-  row('*option:* … of which the parallel download', merge.prefetch.map((p) => p.download));
-  row('*option:* … of which ffmpeg on the local files', merge.prefetch.map((p) => p.ffmpeg));
+  row(
+    `client: POST → a poll sees completed (${POLL_MS} ms polls)`,
+    merge.jobs.map((j) => j.client),
+    false,
+  );
+  row(
+    '*option:* prefetch both inputs through egress into files (in parallel), then ffmpeg on the files',
+    merge.prefetch.map((p) => p.total),
+  );
+  row(
+    '*option:* … of which the parallel download',
+    merge.prefetch.map((p) => p.download),
+  );
+  row(
+    '*option:* … of which ffmpeg on the local files',
+    merge.prefetch.map((p) => p.ffmpeg),
+  );
   row('*where the time goes:* starting ffmpeg (`ffmpeg -version`)', merge.start, false);
   row('*where the time goes:* bare ffprobe of the video URL', merge.probe, false);
-  row('*where the time goes:* bare ffprobe, then bare ffmpeg (two processes, as the worker once did)', merge.probeThenFfmpeg);
+  row(
+    '*where the time goes:* bare ffprobe, then bare ffmpeg (two processes, as the worker once did)',
+    merge.probeThenFfmpeg,
+  );
   row('*where the time goes:* the same through a minimal Node forward proxy', merge.viaProxy);
-  row('*where the time goes:* bare ffmpeg through a raw TCP forwarder (the floor of any process in the byte path)', merge.viaTcp);
-  row('*where the time goes:* bare ffmpeg through the worker\'s egress proxy (its code, in the bench process)', merge.viaWorkerProxy);
+  row(
+    '*where the time goes:* bare ffmpeg through a raw TCP forwarder (the floor of any process in the byte path)',
+    merge.viaTcp,
+  );
+  row(
+    "*where the time goes:* bare ffmpeg through the worker's egress proxy (its code, in the bench process)",
+    merge.viaWorkerProxy,
+  );
   row('*where the time goes:* … CPU time of that proxy (ms, not wall time)', merge.proxyCpu, false);
   const ratio = bestTotal / bestBare;
   const prefetchRatio = best(merge.prefetch.map((p) => p.total)) / bestBare;
-  console.log(`\nratio job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}); started→finished/bare: ${fmt(best(jobProcessing) / bestBare, 2)}×; prefetch option/bare: ${fmt(prefetchRatio, 2)}× (${prefetchRatio < ratio ? 'faster' : 'slower'} than the job as it runs)`);
+  console.log(
+    `\nratio job/bare ffmpeg: ${fmt(ratio, 2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}); started→finished/bare: ${fmt(best(jobProcessing) / bestBare, 2)}×; prefetch option/bare: ${fmt(prefetchRatio, 2)}× (${prefetchRatio < ratio ? 'faster' : 'slower'} than the job as it runs)`,
+  );
   const floor = best(merge.viaTcp) / bestBare;
-  console.log(`floor: bare ffmpeg through a raw TCP forwarder ${fmt(floor, 2)}× bare ffmpeg; the worker's egress proxy ${fmt(best(merge.viaWorkerProxy) / bestBare, 2)}×. Every byte ffmpeg reads must pass the egress guard, so a job cannot be faster than the floor; ${floor >= TARGET_RATIO ? `the ${TARGET_RATIO}× target is below it on this origin` : `the ${TARGET_RATIO}× target leaves ${fmt((TARGET_RATIO - floor) * bestBare, 0)} ms above it`}`);
+  console.log(
+    `floor: bare ffmpeg through a raw TCP forwarder ${fmt(floor, 2)}× bare ffmpeg; the worker's egress proxy ${fmt(best(merge.viaWorkerProxy) / bestBare, 2)}×. Every byte ffmpeg reads must pass the egress guard, so a job cannot be faster than the floor; ${floor >= TARGET_RATIO ? `the ${TARGET_RATIO}× target is below it on this origin` : `the ${TARGET_RATIO}× target leaves ${fmt((TARGET_RATIO - floor) * bestBare, 0)} ms above it`}`,
+  );
   // Differences of best times: the least each step costs, as far as the shared machine lets us see.
-  const b = { bare: bestBare, start: best(merge.start), probeThen: best(merge.probeThenFfmpeg), proxy: best(merge.viaProxy), workerProxy: best(merge.viaWorkerProxy), wait: best(jobWaits), processing: best(jobProcessing) };
-  console.log(`job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); the rest (the worker's proxy, execa, BullMQ, artifact store, noise) ≈ ${fmt(b.processing - b.bare, 0)} ms. For scale: the worker's proxy code run in this process adds ≈ ${fmt(b.workerProxy - b.bare, 0)} ms to bare ffmpeg (${fmt(median(merge.proxyCpu), 0)} ms of CPU per run), a minimal Node proxy ≈ ${fmt(b.proxy - b.probeThen, 0)} ms, an ffprobe run first ≈ ${fmt(b.probeThen - b.bare, 0)} ms`);
-  const cpu = { bare: median(merge.bareCpu), worker: median(merge.jobCpu.map((c) => c.worker)), children: median(merge.jobCpu.map((c) => c.children)) };
+  const b = {
+    bare: bestBare,
+    start: best(merge.start),
+    probeThen: best(merge.probeThenFfmpeg),
+    proxy: best(merge.viaProxy),
+    workerProxy: best(merge.viaWorkerProxy),
+    wait: best(jobWaits),
+    processing: best(jobProcessing),
+  };
+  console.log(
+    `job's time (differences of best times): queue wait ${fmt(b.wait, 0)} ms; ffmpeg's own run ${fmt(b.bare, 0)} ms (of which process start ≈ ${fmt(b.start, 0)} ms); the rest (the worker's proxy, execa, BullMQ, artifact store, noise) ≈ ${fmt(b.processing - b.bare, 0)} ms. For scale: the worker's proxy code run in this process adds ≈ ${fmt(b.workerProxy - b.bare, 0)} ms to bare ffmpeg (${fmt(median(merge.proxyCpu), 0)} ms of CPU per run), a minimal Node proxy ≈ ${fmt(b.proxy - b.probeThen, 0)} ms, an ffprobe run first ≈ ${fmt(b.probeThen - b.bare, 0)} ms`,
+  );
+  const cpu = {
+    bare: median(merge.bareCpu),
+    worker: median(merge.jobCpu.map((c) => c.worker)),
+    children: median(merge.jobCpu.map((c) => c.children)),
+  };
   const cpuRatio = (cpu.worker + cpu.children) / cpu.bare;
   const prefetchCpu = median(merge.prefetch.map((p) => p.cpu));
-  console.log(`CPU per merge (medians, 10 ms ticks; what load on the machine hardly changes): bare ffmpeg ${fmt(cpu.bare, 0)} ms; job ${fmt(cpu.worker + cpu.children, 0)} ms = worker process ${fmt(cpu.worker, 0)} ms (its egress proxy, BullMQ, execa) + its ffmpeg/ffprobe ${fmt(cpu.children, 0)} ms: ${fmt(cpuRatio, 2)}× bare; prefetch option (download in this process + ffmpeg on the files) ${fmt(prefetchCpu, 0)} ms: ${fmt(prefetchCpu / cpu.bare, 2)}× bare`);
-  console.log(`worker over the ${ROUNDS} measured jobs: processor time ${fmt((jobSeconds * 1000) / ROUNDS, 0)} ms per job, egress proxy passed ${fmt(proxyBytes / ROUNDS / MB, 1)} MB per job (inputs ${fmt(bytes / MB, 1)} MB)`);
+  console.log(
+    `CPU per merge (medians, 10 ms ticks; what load on the machine hardly changes): bare ffmpeg ${fmt(cpu.bare, 0)} ms; job ${fmt(cpu.worker + cpu.children, 0)} ms = worker process ${fmt(cpu.worker, 0)} ms (its egress proxy, BullMQ, execa) + its ffmpeg/ffprobe ${fmt(cpu.children, 0)} ms: ${fmt(cpuRatio, 2)}× bare; prefetch option (download in this process + ffmpeg on the files) ${fmt(prefetchCpu, 0)} ms: ${fmt(prefetchCpu / cpu.bare, 2)}× bare`,
+  );
+  console.log(
+    `worker over the ${ROUNDS} measured jobs: processor time ${fmt((jobSeconds * 1000) / ROUNDS, 0)} ms per job, egress proxy passed ${fmt(proxyBytes / ROUNDS / MB, 1)} MB per job (inputs ${fmt(bytes / MB, 1)} MB)`,
+  );
   const a = artifactInfo;
   const ok = Math.abs(a.duration - MEDIA_SECONDS) < 0.5 && a.video === 1 && a.audio === 1;
-  console.log(`artifact (ffprobe): ${fmt(a.duration, 2)} s, ${a.video} video + ${a.audio} audio stream (${a.codecs}), ${fmt(a.size / MB, 1)} MB (bare: ${fmt(a.bareSize / MB, 1)} MB): ${ok ? 'ok' : 'NOT ok'}`);
+  console.log(
+    `artifact (ffprobe): ${fmt(a.duration, 2)} s, ${a.video} video + ${a.audio} audio stream (${a.codecs}), ${fmt(a.size / MB, 1)} MB (bare: ${fmt(a.bareSize / MB, 1)} MB): ${ok ? 'ok' : 'NOT ok'}`,
+  );
 
   const rssRatio = rss.running.max / rss.idle;
-  console.log(`\n### worker RSS with ${RSS_JOBS} merge jobs at once (WORKER_CONCURRENCY=${RSS_JOBS}; ${fmt((RSS_JOBS * bytes) / MB, 0)} MB of media through its proxy)\n`);
+  console.log(
+    `\n### worker RSS with ${RSS_JOBS} merge jobs at once (WORKER_CONCURRENCY=${RSS_JOBS}; ${fmt((RSS_JOBS * bytes) / MB, 0)} MB of media through its proxy)\n`,
+  );
   console.log('| worker process (Node, without its ffmpeg children) | RSS MB |');
   console.log('|---|---|');
   console.log(`| idle, after one warm-up job (baseline) | ${fmt(rss.idle, 0)} |`);
-  console.log(`| peak while ${RSS_JOBS} jobs run (${fmt(rss.wall, 0)} ms for all; all ${RSS_JOBS} ran together for ${fmt(rss.overlap, 0)} ms) | ${fmt(rss.running.max, 0)} |`);
+  console.log(
+    `| peak while ${RSS_JOBS} jobs run (${fmt(rss.wall, 0)} ms for all; all ${RSS_JOBS} ran together for ${fmt(rss.overlap, 0)} ms) | ${fmt(rss.running.max, 0)} |`,
+  );
   console.log(`| after they finished | ${fmt(rss.running.end, 0)} |`);
-  console.log(`\nratio peak/idle: ${fmt(rssRatio, 2)}× (target ≤ ${TARGET_RSS_RATIO}×, i.e. media streamed, not buffered: ${rssRatio <= TARGET_RSS_RATIO ? 'met' : 'NOT met'})`);
+  console.log(
+    `\nratio peak/idle: ${fmt(rssRatio, 2)}× (target ≤ ${TARGET_RSS_RATIO}×, i.e. media streamed, not buffered: ${rssRatio <= TARGET_RSS_RATIO ? 'met' : 'NOT met'})`,
+  );
   if (api.spuriousExpired.length > 0) {
-    console.log(`\nnote: ${api.spuriousExpired.length} poll(s) saw a completing job as "expired" without finished_at (GET /api/v1/jobs/{id} reads the job, then its state: a race in the gateway); polled again.`);
+    console.log(
+      `\nnote: ${api.spuriousExpired.length} poll(s) saw a completing job as "expired" without finished_at (GET /api/v1/jobs/{id} reads the job, then its state: a race in the gateway); polled again.`,
+    );
   }
   console.log(`(jobs benchmark took ${fmt(elapsed, 0)} s)`);
   return { ratio, cpuRatio, artifactOk: ok, rssRatio };

@@ -16,7 +16,11 @@ export function requireTool(name, hint) {
 
 /** Spawns a node script and resolves with the first stdout line (the port) and the child. */
 export function spawnNode(args, env = {}, { firstLine = true } = {}) {
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   if (!firstLine) {
     child.stdout.resume();
     return Promise.resolve({ child });
@@ -63,7 +67,10 @@ export function wrk(options) {
 export function wrkAsync(options) {
   const { args, cleanup } = wrkArgs(options);
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { env: { ...process.env, ...(options.scriptEnv ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('wrk', args, {
+      env: { ...process.env, ...(options.scriptEnv ?? {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -156,14 +163,19 @@ export async function startNginxOrigin({ files } = {}) {
   fs.mkdirSync(path.join(dir, 'www'), { mode: 0o755 });
   const node = await spawnNode(['bench/origin.mjs', '0']);
   const nodePort = node.line;
-  for (const [file, p] of [['og.html', '/og/doc'], ['master.m3u8', '/hls/doc']]) {
+  for (const [file, p] of [
+    ['og.html', '/og/doc'],
+    ['master.m3u8', '/hls/doc'],
+  ]) {
     const res = await fetch(`http://127.0.0.1:${nodePort}${p}`);
     fs.writeFileSync(path.join(dir, 'www', file), await res.text());
   }
   node.child.kill('SIGTERM');
   const { freePort } = await import('@reelay/testkit');
   const port = await freePort();
-  fs.writeFileSync(path.join(dir, 'nginx.conf'), `worker_processes 1;
+  fs.writeFileSync(
+    path.join(dir, 'nginx.conf'),
+    `worker_processes 1;
 daemon off;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -181,12 +193,19 @@ http {
     listen 127.0.0.1:${port};
     root ${dir}/www;
     location /og/ { default_type "text/html; charset=utf-8"; try_files /og.html =404; }
-    location /hls/ { default_type application/vnd.apple.mpegurl; try_files /master.m3u8 =404; }${files ? `
-    location /files/ { alias ${files}/; default_type application/octet-stream; sendfile on; }` : ''}
+    location /hls/ { default_type application/vnd.apple.mpegurl; try_files /master.m3u8 =404; }${
+      files
+        ? `
+    location /files/ { alias ${files}/; default_type application/octet-stream; sendfile on; }`
+        : ''
+    }
   }
 }
-`);
-  const child = spawn('nginx', ['-c', path.join(dir, 'nginx.conf'), '-p', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+`,
+  );
+  const child = spawn('nginx', ['-c', path.join(dir, 'nginx.conf'), '-p', dir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   child.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   try {
     await waitForHttp(`http://127.0.0.1:${port}/og/1`);
@@ -213,7 +232,17 @@ const UNLIMITED_CLIENT = { RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIEN
 export async function startBenchGateway(env) {
   const { freePort } = await import('@reelay/testkit');
   const port = await freePort();
-  const { child } = await spawnNode(['apps/gateway/dist/main.js'], { PORT: String(port), EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ...UNLIMITED_CLIENT, ...env }, { firstLine: false });
+  const { child } = await spawnNode(
+    ['apps/gateway/dist/main.js'],
+    {
+      PORT: String(port),
+      EGRESS_ALLOWLIST: '127.0.0.1',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      ...UNLIMITED_CLIENT,
+      ...env,
+    },
+    { firstLine: false },
+  );
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`); // it listens once Redis answers; /readyz would wait for a worker
   return { child, port, base };
@@ -225,7 +254,9 @@ export async function startBenchGateway(env) {
  * runs: reusing one script in later rounds would otherwise ask URLs the extract cache already holds).
  */
 export function newUrlScript({ originPort, docPath, route, headers = {} }) {
-  const extra = Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}", `).join('');
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `["${k}"] = "${v}", `)
+    .join('');
   return `
 local n = 0
 local tid = 0
@@ -259,10 +290,16 @@ export async function fetchFresh(url) {
 }
 
 /** The realistic origin's defaults (issue 19): a CDN 40 ms away that gives one connection 2 MB/s. */
-export const SLOW_ORIGIN = { rttMs: Number(process.env.BENCH_ORIGIN_RTT_MS ?? 40), bytesPerSecond: Number(process.env.BENCH_ORIGIN_RATE ?? 2_000_000) };
+export const SLOW_ORIGIN = {
+  rttMs: Number(process.env.BENCH_ORIGIN_RTT_MS ?? 40),
+  bytesPerSecond: Number(process.env.BENCH_ORIGIN_RATE ?? 2_000_000),
+};
 
 /** Starts bench/slow-origin.mjs over `dir`; `params` is the line printed beside every figure. */
-export async function startSlowOrigin(dir, { rttMs = SLOW_ORIGIN.rttMs, bytesPerSecond = SLOW_ORIGIN.bytesPerSecond } = {}) {
+export async function startSlowOrigin(
+  dir,
+  { rttMs = SLOW_ORIGIN.rttMs, bytesPerSecond = SLOW_ORIGIN.bytesPerSecond } = {},
+) {
   const { child, line } = await spawnNode(['bench/slow-origin.mjs', dir, String(rttMs), String(bytesPerSecond)]);
   const params = `origin: ${rttMs} ms before each response, ${fmt(bytesPerSecond / 1e6, 1)} MB/s per connection, Range, keep-alive, no connection limit`;
   return { child, port: Number(line), rttMs, bytesPerSecond, params };

@@ -50,7 +50,10 @@ const server = http.createServer((req, res) => {
     return void res.end(body);
   }
   if (url.startsWith('/hls/')) {
-    res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl', 'content-length': Buffer.byteLength(master) });
+    res.writeHead(200, {
+      'content-type': 'application/vnd.apple.mpegurl',
+      'content-length': Buffer.byteLength(master),
+    });
     return void res.end(master);
   }
   if (filesDir && url.startsWith('/files/')) {

@@ -22,13 +22,15 @@ async function pool(n, parallel, command) {
   const t0 = performance.now();
   const starts = [];
   let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < n) {
-      const i = next++;
-      starts[i] = performance.now() - t0;
-      await command(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < n) {
+        const i = next++;
+        starts[i] = performance.now() - t0;
+        await command(i);
+      }
+    }),
+  );
   return { starts, makespan: performance.now() - t0 };
 }
 
@@ -51,7 +53,21 @@ export async function benchQueue() {
     const tone = (await api.extract(stack.fileUrl('tone.mp3'))).media[0].sources[0];
     const submit = (name) => api.submit({ url: tone.url, format: 'wav', filename: name });
     const bareOut = (i) => path.join(scratch, `bare-${i % 8}.wav`);
-    const bare = (i) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-i', tone.url, '-vn', '-c:a', 'pcm_s16le', '-f', 'wav', bareOut(i)]);
+    const bare = (i) =>
+      run('ffmpeg', [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
+        '-i',
+        tone.url,
+        '-vn',
+        '-c:a',
+        'pcm_s16le',
+        '-f',
+        'wav',
+        bareOut(i),
+      ]);
 
     // An idle worker, one job at a time: the least a job waits.
     await api.waitJob(await submit('q-warm'));
@@ -61,7 +77,9 @@ export async function benchQueue() {
       await stack.stopWorkers();
       for (let w = 0; w < workers; w++) await stack.startWorker({ WORKER_CONCURRENCY: String(CONCURRENCY) });
       // Warm-up: enough jobs for every worker slot to have run one.
-      await api.waitAll(await Promise.all(Array.from({ length: 2 * workers * CONCURRENCY }, (_, i) => submit(`warm-${workers}-${i}`))));
+      await api.waitAll(
+        await Promise.all(Array.from({ length: 2 * workers * CONCURRENCY }, (_, i) => submit(`warm-${workers}-${i}`))),
+      );
       const parallel = workers * CONCURRENCY;
       await bare(0);
       // The pool runs before and after the burst and the faster run is the baseline: other load on
@@ -96,27 +114,50 @@ export async function benchQueue() {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 
-  console.log(`\n## queue (burst of ${BURST} jobs, 2 s MP3 → WAV, WORKER_CONCURRENCY=${CONCURRENCY} per worker; origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())})\n`);
-  console.log('| scenario | time-to-start p50 ms | p99 ms | started → finished p50 ms | throughput jobs/s | all done in ms |');
+  console.log(
+    `\n## queue (burst of ${BURST} jobs, 2 s MP3 → WAV, WORKER_CONCURRENCY=${CONCURRENCY} per worker; origin: ${stack.origin.kind}; ${os.availableParallelism()} cores; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())})\n`,
+  );
+  console.log(
+    '| scenario | time-to-start p50 ms | p99 ms | started → finished p50 ms | throughput jobs/s | all done in ms |',
+  );
   console.log('|---|---|---|---|---|---|');
   const seqWaits = sequential.map((x) => x.wait);
-  console.log(`| idle worker, one job at a time (${SEQUENTIAL} jobs) | ${fmt(percentile(seqWaits, 50), 0)} | ${fmt(percentile(seqWaits, 99), 0)} | ${fmt(percentile(sequential.map((x) => x.processing), 50), 0)} | | |`);
+  console.log(
+    `| idle worker, one job at a time (${SEQUENTIAL} jobs) | ${fmt(percentile(seqWaits, 50), 0)} | ${fmt(percentile(seqWaits, 99), 0)} | ${fmt(
+      percentile(
+        sequential.map((x) => x.processing),
+        50,
+      ),
+      0,
+    )} | | |`,
+  );
   for (const r of results) {
-    console.log(`| bare ffmpeg pool of ${r.parallel} (baseline for ${r.workers} worker${r.workers > 1 ? 's' : ''}; faster of ${r.bareRuns.map((x) => fmt(x, 0)).join(' / ')} ms before / after) | ${fmt(percentile(r.bareStarts, 50), 0)} | ${fmt(percentile(r.bareStarts, 99), 0)} | | ${fmt(r.bareThroughput, 1)} | ${fmt((BURST * 1000) / r.bareThroughput, 0)} |`);
-    console.log(`| **${r.workers} worker${r.workers > 1 ? 's' : ''} × ${CONCURRENCY}** (submitted within ${fmt(r.submitSpread, 0)} ms) | ${fmt(percentile(r.waits, 50), 0)} | ${fmt(percentile(r.waits, 99), 0)} | ${fmt(percentile(r.processing, 50), 0)} | ${fmt(r.throughput, 1)} | ${fmt(r.makespan, 0)} |`);
+    console.log(
+      `| bare ffmpeg pool of ${r.parallel} (baseline for ${r.workers} worker${r.workers > 1 ? 's' : ''}; faster of ${r.bareRuns.map((x) => fmt(x, 0)).join(' / ')} ms before / after) | ${fmt(percentile(r.bareStarts, 50), 0)} | ${fmt(percentile(r.bareStarts, 99), 0)} | | ${fmt(r.bareThroughput, 1)} | ${fmt((BURST * 1000) / r.bareThroughput, 0)} |`,
+    );
+    console.log(
+      `| **${r.workers} worker${r.workers > 1 ? 's' : ''} × ${CONCURRENCY}** (submitted within ${fmt(r.submitSpread, 0)} ms) | ${fmt(percentile(r.waits, 50), 0)} | ${fmt(percentile(r.waits, 99), 0)} | ${fmt(percentile(r.processing, 50), 0)} | ${fmt(r.throughput, 1)} | ${fmt(r.makespan, 0)} |`,
+    );
   }
   console.log('');
   for (const r of results) {
     const tput = r.throughput / r.bareThroughput;
     const start = percentile(r.waits, 50) / percentile(r.bareStarts, 50);
-    console.log(`${r.workers} worker(s): throughput ${fmt(r.throughput, 1)} jobs/s = ${fmt(tput, 2)}× the bare pool (target ≥ ${TARGET_THROUGHPUT}×: ${tput >= TARGET_THROUGHPUT ? 'met' : 'NOT met'}); p50 time-to-start ${fmt(start, 2)}× the pool's (target ≤ ${TARGET_START}×: ${start <= TARGET_START ? 'met' : 'NOT met'})`);
+    console.log(
+      `${r.workers} worker(s): throughput ${fmt(r.throughput, 1)} jobs/s = ${fmt(tput, 2)}× the bare pool (target ≥ ${TARGET_THROUGHPUT}×: ${tput >= TARGET_THROUGHPUT ? 'met' : 'NOT met'}); p50 time-to-start ${fmt(start, 2)}× the pool's (target ≤ ${TARGET_START}×: ${start <= TARGET_START ? 'met' : 'NOT met'})`,
+    );
   }
   if (results.length > 1) {
     const [first, last] = [results[0], results.at(-1)];
-    console.log(`scaling ${first.workers} → ${last.workers} workers: throughput ${fmt(last.throughput / first.throughput, 2)}× (bare pool ${first.parallel} → ${last.parallel}: ${fmt(last.bareThroughput / first.bareThroughput, 2)}×; on ${os.availableParallelism()} cores more processes than cores cannot add much)`);
+    console.log(
+      `scaling ${first.workers} → ${last.workers} workers: throughput ${fmt(last.throughput / first.throughput, 2)}× (bare pool ${first.parallel} → ${last.parallel}: ${fmt(last.bareThroughput / first.bareThroughput, 2)}×; on ${os.availableParallelism()} cores more processes than cores cannot add much)`,
+    );
   }
   console.log('Job timestamps have millisecond resolution.');
-  if (stack.api.spuriousExpired.length > 0) console.log(`note: ${stack.api.spuriousExpired.length} poll(s) saw a completing job as "expired" without finished_at (a race in the gateway); polled again.`);
+  if (stack.api.spuriousExpired.length > 0)
+    console.log(
+      `note: ${stack.api.spuriousExpired.length} poll(s) saw a completing job as "expired" without finished_at (a race in the gateway); polled again.`,
+    );
   console.log(`(queue benchmark took ${fmt((Date.now() - t0) / 1000, 0)} s)`);
   return results;
 }

@@ -49,8 +49,59 @@ export async function benchRecord() {
   let baseline;
   try {
     // BENCH_CPU_PROF=<dir>: the worker writes a V8 CPU profile there when it stops (where the loop's time goes).
-    const worker = await stack.startWorker({ WORKER_CONCURRENCY: '1', ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}` } : {}) });
-    live = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-t', String(SECONDS + 30 + (WARMUP_MS + IDLE_MS) / 1000), '-c:v', 'libx264', '-preset', 'veryfast', '-g', '25', '-keyint_min', '25', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '6', '-hls_flags', 'delete_segments', '-hls_segment_filename', path.join(liveDir, `${name}-%d.ts`), path.join(liveDir, `${name}.m3u8`)], { stdio: 'ignore' });
+    const worker = await stack.startWorker({
+      WORKER_CONCURRENCY: '1',
+      ...(process.env.BENCH_CPU_PROF
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}` }
+        : {}),
+    });
+    live = spawn(
+      'ffmpeg',
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-re',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=640x360:rate=25',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=440:sample_rate=48000',
+        '-t',
+        String(SECONDS + 30 + (WARMUP_MS + IDLE_MS) / 1000),
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-g',
+        '25',
+        '-keyint_min',
+        '25',
+        '-sc_threshold',
+        '0',
+        '-pix_fmt',
+        'yuv420p',
+        '-c:a',
+        'aac',
+        '-b:a',
+        '96k',
+        '-f',
+        'hls',
+        '-hls_time',
+        '1',
+        '-hls_list_size',
+        '6',
+        '-hls_flags',
+        'delete_segments',
+        '-hls_segment_filename',
+        path.join(liveDir, `${name}-%d.ts`),
+        path.join(liveDir, `${name}.m3u8`),
+      ],
+      { stdio: 'ignore' },
+    );
     const playlist = path.join(liveDir, `${name}.m3u8`);
     const deadline = Date.now() + 20_000;
     while (!(fs.existsSync(playlist) && (fs.readFileSync(playlist, 'utf8').match(/#EXTINF/g) ?? []).length >= 2)) {
@@ -73,7 +124,25 @@ export async function benchRecord() {
     const wallBefore = Date.now();
     const id = await stack.api.submit({ url: item.sources[0].url, live: { duration: SECONDS } });
     // The baseline, beside it: ffmpeg reading the same playlist, stream copy, for the same time.
-    baseline = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', url, '-c', 'copy', '-t', String(SECONDS), '-f', 'mpegts', '-y', path.join(scratch, 'baseline.ts')], { stdio: 'ignore' });
+    baseline = spawn(
+      'ffmpeg',
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-i',
+        url,
+        '-c',
+        'copy',
+        '-t',
+        String(SECONDS),
+        '-f',
+        'mpegts',
+        '-y',
+        path.join(scratch, 'baseline.ts'),
+      ],
+      { stdio: 'ignore' },
+    );
     const baselineExit = new Promise((resolve) => baseline.once('exit', resolve));
     // Lag: when each segment is first listed, and when the recorder's state first counts it.
     const listedAt = new Map();
@@ -87,7 +156,8 @@ export async function benchRecord() {
     while (job.status === 'queued' || job.status === 'processing') {
       const now = Date.now();
       try {
-        for (const m of fs.readFileSync(playlist, 'utf8').matchAll(new RegExp(`^${name}-(\\d+)\\.ts$`, 'gm'))) if (!listedAt.has(Number(m[1]))) listedAt.set(Number(m[1]), now);
+        for (const m of fs.readFileSync(playlist, 'utf8').matchAll(new RegExp(`^${name}-(\\d+)\\.ts$`, 'gm')))
+          if (!listedAt.has(Number(m[1]))) listedAt.set(Number(m[1]), now);
       } catch {
         /* being rewritten */
       }
@@ -117,24 +187,38 @@ export async function benchRecord() {
     const wallMinutes = (Date.now() - wallBefore) / 60_000;
     if (job.status !== 'completed') throw new Error(`the recording ended ${job.status}: ${JSON.stringify(job.error)}`);
     await Promise.race([baselineExit, sleep(5_000)]);
-    const lags = [...writtenAt].filter(([seq]) => listedAt.has(seq)).map(([seq, at]) => Math.max(0, at - listedAt.get(seq)));
+    const lags = [...writtenAt]
+      .filter(([seq]) => listedAt.has(seq))
+      .map(([seq, at]) => Math.max(0, at - listedAt.get(seq)));
     const minutes = job.recording.seconds / 60;
     console.log(`\n## live recording (${SECONDS} s of a real-time live HLS stream, 1 s segments)`);
-    console.log(`recorded ${fmt(job.recording.seconds)} s, ${fmt(job.recording.bytes / 1048576)} MiB, ${job.recording.gaps.length} gaps, ended ${job.ended}`);
-    console.log(`lag listed → in the recording: p50 ${fmt(percentile(lags, 50), 0)} ms, p99 ${fmt(percentile(lags, 99), 0)} ms over ${lags.length} segments (goal p99 ≤ ${TARGET_DURATION_MS} ms: ${percentile(lags, 99) <= TARGET_DURATION_MS ? 'met' : 'NOT met'})`);
+    console.log(
+      `recorded ${fmt(job.recording.seconds)} s, ${fmt(job.recording.bytes / 1048576)} MiB, ${job.recording.gaps.length} gaps, ended ${job.ended}`,
+    );
+    console.log(
+      `lag listed → in the recording: p50 ${fmt(percentile(lags, 50), 0)} ms, p99 ${fmt(percentile(lags, 99), 0)} ms over ${lags.length} segments (goal p99 ≤ ${TARGET_DURATION_MS} ms: ${percentile(lags, 99) <= TARGET_DURATION_MS ? 'met' : 'NOT met'})`,
+    );
     const quarter = Math.max(1, Math.floor(memory.length / 4));
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    console.log(`worker RSS: first quarter ${fmt(mean(memory.slice(0, quarter)))} MiB, last quarter ${fmt(mean(memory.slice(-quarter)))} MiB, max ${fmt(Math.max(...memory))} MiB`);
+    console.log(
+      `worker RSS: first quarter ${fmt(mean(memory.slice(0, quarter)))} MiB, last quarter ${fmt(mean(memory.slice(-quarter)))} MiB, max ${fmt(Math.max(...memory))} MiB`,
+    );
     const perMinute = cpuWorker / 1000 / minutes;
     const baselinePerMinute = baselineCpu / 1000 / (SECONDS / 60);
     const ratio = perMinute / baselinePerMinute;
     console.log(`worker CPU per minute while idle (no job, after warm-up): ${fmt(idlePerMinute, 2)} s`);
-    console.log(`worker CPU while recording, per recorded minute: user ${fmt(split.user / 1000 / minutes, 2)} s, system ${fmt(split.sys / 1000 / minutes, 2)} s, children (ffprobe, the final ffmpeg) ${fmt(split.children / 1000 / minutes, 2)} s`);
+    console.log(
+      `worker CPU while recording, per recorded minute: user ${fmt(split.user / 1000 / minutes, 2)} s, system ${fmt(split.sys / 1000 / minutes, 2)} s, children (ffprobe, the final ffmpeg) ${fmt(split.children / 1000 / minutes, 2)} s`,
+    );
     const marginal = (cpuWorker / 1000 - idlePerMinute * wallMinutes) / minutes;
     const baselineMinute = baselineCpu / 1000 / (SECONDS / 60);
     const loop = marginal - split.children / 1000 / minutes;
-    console.log(`CPU per recorded minute above the idle worker's: ${fmt(marginal, 2)} s (${fmt(marginal / baselineMinute, 2)}× ffmpeg), of which the recording loop's own (not the final ffmpeg) ${fmt(loop, 2)} s (${fmt(loop / baselineMinute, 2)}×)`);
-    console.log(`CPU per recorded minute: worker ${fmt(perMinute, 2)} s, ffmpeg -c copy beside it ${fmt(baselinePerMinute, 2)} s, ratio worker/ffmpeg ${fmt(ratio, 2)}× (goal ≤ 1.5×: ${ratio <= 1.5 ? 'met' : 'NOT met'})`);
+    console.log(
+      `CPU per recorded minute above the idle worker's: ${fmt(marginal, 2)} s (${fmt(marginal / baselineMinute, 2)}× ffmpeg), of which the recording loop's own (not the final ffmpeg) ${fmt(loop, 2)} s (${fmt(loop / baselineMinute, 2)}×)`,
+    );
+    console.log(
+      `CPU per recorded minute: worker ${fmt(perMinute, 2)} s, ffmpeg -c copy beside it ${fmt(baselinePerMinute, 2)} s, ratio worker/ffmpeg ${fmt(ratio, 2)}× (goal ≤ 1.5×: ${ratio <= 1.5 ? 'met' : 'NOT met'})`,
+    );
   } catch (err) {
     dumpLogs(logs);
     throw err;
@@ -142,7 +226,8 @@ export async function benchRecord() {
     live?.kill('SIGKILL');
     if (baseline) await stopChild(baseline, 2_000);
     await stack.stop();
-    for (const file of fs.readdirSync(liveDir)) if (file.startsWith(`${name}`)) fs.rmSync(path.join(liveDir, file), { force: true });
+    for (const file of fs.readdirSync(liveDir))
+      if (file.startsWith(`${name}`)) fs.rmSync(path.join(liveDir, file), { force: true });
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 }

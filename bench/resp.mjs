@@ -11,7 +11,10 @@ import path from 'node:path';
 async function bullmqScripts(root) {
   const names = new Map();
   try {
-    const dir = path.join(path.dirname(createRequire(path.join(root, 'apps/worker/package.json')).resolve('bullmq')), 'scripts');
+    const dir = path.join(
+      path.dirname(createRequire(path.join(root, 'apps/worker/package.json')).resolve('bullmq')),
+      'scripts',
+    );
     for (const file of fs.readdirSync(dir).filter((f) => /^[\w]+-\d+\.js$/.test(f))) {
       const mod = await import(path.join(dir, file));
       for (const script of Object.values(mod)) if (script?.content) names.set(sha1(script.content), script.name);
@@ -86,7 +89,12 @@ export async function startRelay(redisPort, root) {
       tally.commands++;
       // A script runs as EVAL once (when Redis lacks it), then as EVALSHA: both are named by it.
       if (name === 'eval' && !scripts.has(sha1(args[0]))) scripts.set(sha1(args[0]), scriptLabel(scripts, args[0]));
-      const label = name === 'evalsha' ? `script ${scripts.get(args[0]) ?? args[0].slice(0, 8)}` : name === 'eval' ? `script ${scripts.get(sha1(args[0]))}` : name;
+      const label =
+        name === 'evalsha'
+          ? `script ${scripts.get(args[0]) ?? args[0].slice(0, 8)}`
+          : name === 'eval'
+            ? `script ${scripts.get(sha1(args[0]))}`
+            : name;
       tally.byName[label] = (tally.byName[label] ?? 0) + 1;
     });
     client.on('data', (chunk) => {
@@ -135,13 +143,15 @@ function readReply(buf, pos = 0) {
       return [new Error(head), next];
     case 0x3a: // :
       return [Number(head), next];
-    case 0x24: { // $
+    case 0x24: {
+      // $
       const len = Number(head);
       if (len < 0) return [null, next];
       if (buf.length < next + len + 2) return undefined;
       return [buf.subarray(next, next + len).toString(), next + len + 2];
     }
-    case 0x2a: { // *
+    case 0x2a: {
+      // *
       const n = Number(head);
       const items = [];
       let p = next;

@@ -53,7 +53,14 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
   };
   try {
     const shared = tmp();
-    const common = { REDIS_URL: cluster.url, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0', DATA_DIR: shared };
+    const common = {
+      REDIS_URL: cluster.url,
+      EGRESS_ALLOWLIST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_V1_PER_MIN: '0',
+      MAX_ACTIVE_JOBS_PER_CLIENT: '0',
+      DATA_DIR: shared,
+    };
     const gateways = [];
     for (let i = 0; i < processes; i++) {
       const port = await testkit.freePort();
@@ -62,7 +69,15 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
       apps.push(g);
       gateways.push(g);
     }
-    await Promise.all(gateways.map((g) => g.waitFor((l) => typeof l.msg === 'string' && l.msg.startsWith('gateway listening'), 'a gateway to start', 90_000)));
+    await Promise.all(
+      gateways.map((g) =>
+        g.waitFor(
+          (l) => typeof l.msg === 'string' && l.msg.startsWith('gateway listening'),
+          'a gateway to start',
+          90_000,
+        ),
+      ),
+    );
     // Fill the queue first: one request at a time per gateway, all gateways in parallel.
     const ids = [];
     const per = Math.ceil(JOBS / processes);
@@ -70,7 +85,12 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
       gateways.map(async (g, gi) => {
         for (let i = gi * per; i < Math.min(JOBS, (gi + 1) * per); i++) {
           const url = origin.url(`/media/clip.mp4?${tag}=${i}`);
-          const post = (p, body) => fetch(`${g.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          const post = (p, body) =>
+            fetch(`${g.base}${p}`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
           const x = await post('/api/v1/extract', { url });
           await x.arrayBuffer();
           const res = await post('/api/v1/download', { url, format: 'mkv' });
@@ -82,7 +102,8 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
     const load = os.loadavg();
     const cpu0 = machineCpu();
     const redis0 = redisCpu();
-    for (let i = 0; i < processes; i++) apps.push(spawnApp([WORKER_ENTRY, JSON.stringify({ metricsPort: 0 })], { ...common, WORKER_CONCURRENCY: '2' }));
+    for (let i = 0; i < processes; i++)
+      apps.push(spawnApp([WORKER_ENTRY, JSON.stringify({ metricsPort: 0 })], { ...common, WORKER_CONCURRENCY: '2' }));
     // Wait for every job through the gateways (one poll loop per gateway).
     const ends = new Map();
     await Promise.all(
@@ -106,7 +127,17 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
     // Busy share of every core while the queue drained (the gateways' polling included), and the CPU
     // time per job of the whole machine and of the Redis Cluster alone.
     const busy = (cpu1.busy - cpu0.busy) / (cpu1.all - cpu0.all);
-    return { jobs: views.length, failed, seconds: (last - first) / 1000, rate: views.length / ((last - first) / 1000), load, loadAfter: os.loadavg(), busy, cpuPerJob: (cpu1.busy - cpu0.busy) / views.length, redisPerJob: redisSeconds / views.length };
+    return {
+      jobs: views.length,
+      failed,
+      seconds: (last - first) / 1000,
+      rate: views.length / ((last - first) / 1000),
+      load,
+      loadAfter: os.loadavg(),
+      busy,
+      cpuPerJob: (cpu1.busy - cpu0.busy) / views.length,
+      redisPerJob: redisSeconds / views.length,
+    };
   } finally {
     for (const app of apps) if (app.child.exitCode === null) app.child.kill('SIGKILL');
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
@@ -115,19 +146,30 @@ async function drain({ testkit, cluster, origin, processes, tag }) {
 
 export async function benchScaleCluster() {
   const testkit = await import('@reelay/testkit');
-  const [cluster, origin, media] = await Promise.all([testkit.startRedisCluster(), testkit.startOrigin(), testkit.makeTestMedia(process.env.REELAY_TEST_MEDIA ?? path.join(os.tmpdir(), `reelay-test-media-v1-${process.getuid?.() ?? 0}`))]);
+  const [cluster, origin, media] = await Promise.all([
+    testkit.startRedisCluster(),
+    testkit.startOrigin(),
+    testkit.makeTestMedia(
+      process.env.REELAY_TEST_MEDIA ?? path.join(os.tmpdir(), `reelay-test-media-v1-${process.getuid?.() ?? 0}`),
+    ),
+  ]);
   origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
   const results = [];
   try {
     for (let run = 1; run <= RUNS; run++) {
       const one = await drain({ testkit, cluster, origin, processes: 1, tag: `one${run}` });
-      console.log(`scale-cluster run ${run}: 1+1 drained ${one.jobs} jobs in ${one.seconds.toFixed(1)} s (${one.failed} failed)`);
+      console.log(
+        `scale-cluster run ${run}: 1+1 drained ${one.jobs} jobs in ${one.seconds.toFixed(1)} s (${one.failed} failed)`,
+      );
       const wide = await drain({ testkit, cluster, origin, processes: WIDE, tag: `wide${run}` });
       const efficiency = wide.rate / (WIDE * one.rate);
       results.push({ one, wide, efficiency });
-      const cpu = (r) => `CPU busy ${(r.busy * 100).toFixed(0)}%, ${(r.cpuPerJob * 1000).toFixed(0)} ms CPU per job (Redis ${(r.redisPerJob * 1000).toFixed(1)} ms)`;
+      const cpu = (r) =>
+        `CPU busy ${(r.busy * 100).toFixed(0)}%, ${(r.cpuPerJob * 1000).toFixed(0)} ms CPU per job (Redis ${(r.redisPerJob * 1000).toFixed(1)} ms)`;
       console.log(`scale-cluster run ${run}: 1+1 ${cpu(one)}; ${WIDE}+${WIDE} ${cpu(wide)}`);
-      console.log(`scale-cluster run ${run}: ${JOBS} jobs, 1+1: ${one.rate.toFixed(1)} jobs/s (${one.seconds.toFixed(1)} s, load ${formatLoad(one.load)}), ${WIDE}+${WIDE}: ${wide.rate.toFixed(1)} jobs/s (${wide.seconds.toFixed(1)} s, load ${formatLoad(wide.load)}); speed-up ${(wide.rate / one.rate).toFixed(2)}×, scaling efficiency ${(efficiency * 100).toFixed(0)}%; failed ${one.failed + wide.failed}; ${os.cpus().length} cores`);
+      console.log(
+        `scale-cluster run ${run}: ${JOBS} jobs, 1+1: ${one.rate.toFixed(1)} jobs/s (${one.seconds.toFixed(1)} s, load ${formatLoad(one.load)}), ${WIDE}+${WIDE}: ${wide.rate.toFixed(1)} jobs/s (${wide.seconds.toFixed(1)} s, load ${formatLoad(wide.load)}); speed-up ${(wide.rate / one.rate).toFixed(2)}×, scaling efficiency ${(efficiency * 100).toFixed(0)}%; failed ${one.failed + wide.failed}; ${os.cpus().length} cores`,
+      );
     }
   } finally {
     await origin.close();

@@ -17,7 +17,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A node process whose JSON log lines are kept, so callers can wait for one (also bench/worker-recovery.mjs). */
 export function spawnApp(args, env) {
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const app = { child, logs: [], stderr: '' };
   let partial = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => {
@@ -67,7 +71,13 @@ function slowFile(file, contentType, ms) {
  * and an audio-only file, half remuxes to mkv), `directs` direct streams, `playground` public
  * extracts from one client IP against a limit of `publicLimit`.
  */
-export async function runScaleScenario({ jobs = 24, directs = 6, playground = 14, publicLimit = 10, log = () => {} } = {}) {
+export async function runScaleScenario({
+  jobs = 24,
+  directs = 6,
+  playground = 14,
+  publicLimit = 10,
+  log = () => {},
+} = {}) {
   const testkit = await import('@reelay/testkit');
   const requireFromWorker = createRequire(path.join(root, 'apps/worker/package.json'));
   const { Redis } = requireFromWorker('ioredis');
@@ -76,15 +86,30 @@ export async function runScaleScenario({ jobs = 24, directs = 6, playground = 14
   const statuses = new Map();
   const count = (status) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
   try {
-    const [redis, s3, origin, media] = await Promise.all([testkit.startRedis(), testkit.startS3(), testkit.startOrigin(), testkit.makeTestMedia(process.env.REELAY_TEST_MEDIA ?? path.join(os.tmpdir(), `reelay-test-media-v1-${process.getuid?.() ?? 0}`))]);
-    cleanups.push(() => redis.stop(), () => s3.stop(), () => origin.close());
+    const [redis, s3, origin, media] = await Promise.all([
+      testkit.startRedis(),
+      testkit.startS3(),
+      testkit.startOrigin(),
+      testkit.makeTestMedia(
+        process.env.REELAY_TEST_MEDIA ?? path.join(os.tmpdir(), `reelay-test-media-v1-${process.getuid?.() ?? 0}`),
+      ),
+    ]);
+    cleanups.push(
+      () => redis.stop(),
+      () => s3.stop(),
+      () => origin.close(),
+    );
     origin.route('/media/clip.mp4', slowFile(media.muxedMp4, 'video/mp4', 1200));
     origin.route('/media/video-only.mp4', slowFile(media.videoOnlyMp4, 'video/mp4', 1200));
     origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
     origin.file('/media/direct.mp4', media.muxedMp4, 'video/mp4');
     for (let i = 0; i < jobs; i++) {
-      origin.body(`/split/${i}.html`, `<html><head><title>Split ${i}</title></head><body>
-        <video><source src="/media/video-only.mp4?n=${i}" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a?n=${i}" type='audio/mp4; codecs="mp4a.40.2"'></video></body></html>`, 'text/html');
+      origin.body(
+        `/split/${i}.html`,
+        `<html><head><title>Split ${i}</title></head><body>
+        <video><source src="/media/video-only.mp4?n=${i}" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a?n=${i}" type='audio/mp4; codecs="mp4a.40.2"'></video></body></html>`,
+        'text/html',
+      );
     }
     const dirs = [];
     const tmp = () => {
@@ -93,30 +118,59 @@ export async function runScaleScenario({ jobs = 24, directs = 6, playground = 14
       return d;
     };
     cleanups.push(async () => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
-    const common = { REDIS_URL: redis.url, ...s3.env, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0' };
+    const common = {
+      REDIS_URL: redis.url,
+      ...s3.env,
+      EGRESS_ALLOWLIST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_V1_PER_MIN: '0',
+      MAX_ACTIVE_JOBS_PER_CLIENT: '0',
+    };
 
     // Workers: short lock timings so the killed worker's jobs come back within seconds.
     const workers = [];
     for (let i = 0; i < 2; i++) {
-      const w = spawnApp([WORKER_ENTRY, JSON.stringify({ metricsPort: 0, lockDuration: 2000, stalledInterval: 1000, shutdownGraceMs: 2000 })], { ...common, DATA_DIR: tmp(), WORKER_CONCURRENCY: '2' });
+      const w = spawnApp(
+        [
+          WORKER_ENTRY,
+          JSON.stringify({ metricsPort: 0, lockDuration: 2000, stalledInterval: 1000, shutdownGraceMs: 2000 }),
+        ],
+        { ...common, DATA_DIR: tmp(), WORKER_CONCURRENCY: '2' },
+      );
       cleanups.push(async () => w.child.exitCode === null && w.child.kill('SIGKILL'));
       workers.push(w);
     }
     const gateways = [];
     for (let i = 0; i < 2; i++) {
       const port = await testkit.freePort();
-      const g = spawnApp([GATEWAY_ENTRY], { ...common, DATA_DIR: tmp(), PORT: String(port), TRUST_PROXY: 'true', RATE_LIMIT_PUBLIC_PER_MIN: String(publicLimit) });
+      const g = spawnApp([GATEWAY_ENTRY], {
+        ...common,
+        DATA_DIR: tmp(),
+        PORT: String(port),
+        TRUST_PROXY: 'true',
+        RATE_LIMIT_PUBLIC_PER_MIN: String(publicLimit),
+      });
       cleanups.push(async () => g.child.exitCode === null && g.child.kill('SIGKILL'));
       g.base = `http://127.0.0.1:${port}`;
       gateways.push(g);
     }
-    await Promise.all([...workers.map((w) => w.waitFor((l) => l.msg === 'worker started', 'a worker to start')), ...gateways.map((g) => g.waitFor((l) => typeof l.msg === 'string' && l.msg.startsWith('gateway listening'), 'a gateway to start'))]);
+    await Promise.all([
+      ...workers.map((w) => w.waitFor((l) => l.msg === 'worker started', 'a worker to start')),
+      ...gateways.map((g) =>
+        g.waitFor((l) => typeof l.msg === 'string' && l.msg.startsWith('gateway listening'), 'a gateway to start'),
+      ),
+    ]);
     log(`2 gateways, 2 workers up in ${Date.now() - started} ms`);
 
     let turn = 0;
     const next = () => gateways[turn++ % 2].base;
     const call = async (method, pathname, body, headers = {}, base = next()) => {
-      const res = await fetch(`${base}${pathname}`, { method, headers: body ? { 'content-type': 'application/json', ...headers } : headers, body: body ? JSON.stringify(body) : undefined, redirect: 'manual' });
+      const res = await fetch(`${base}${pathname}`, {
+        method,
+        headers: body ? { 'content-type': 'application/json', ...headers } : headers,
+        body: body ? JSON.stringify(body) : undefined,
+        redirect: 'manual',
+      });
       count(res.status);
       return res;
     };
@@ -130,7 +184,10 @@ export async function runScaleScenario({ jobs = 24, directs = 6, playground = 14
         if (i % 2 === 0) {
           const data = await json(await call('POST', '/api/v1/extract', { url: origin.url(`/split/${i}.html`) }));
           const sources = data.media.flatMap((m) => m.sources);
-          body = { video_url: sources.find((s) => s.url.includes('video-only')).url, audio_url: sources.find((s) => s.url.includes('audio-only')).url };
+          body = {
+            video_url: sources.find((s) => s.url.includes('video-only')).url,
+            audio_url: sources.find((s) => s.url.includes('audio-only')).url,
+          };
         } else {
           const url = origin.url(`/media/clip.mp4?n=${i}`);
           await call('POST', '/api/v1/extract', { url });
@@ -147,7 +204,9 @@ export async function runScaleScenario({ jobs = 24, directs = 6, playground = 14
     const victim = workers[0];
     await victim.waitFor((l) => l.msg === 'job started', 'the first worker to start a job', 20_000);
     await sleep(300);
-    const runningOnVictim = victim.logs.filter((l) => l.msg === 'job started').length - victim.logs.filter((l) => l.msg === 'job output stored').length;
+    const runningOnVictim =
+      victim.logs.filter((l) => l.msg === 'job started').length -
+      victim.logs.filter((l) => l.msg === 'job output stored').length;
     victim.child.kill('SIGKILL');
     const killedAt = Date.now();
     log(`worker 1 SIGKILLed with ${runningOnVictim} job(s) running`);
@@ -200,7 +259,9 @@ export async function runScaleScenario({ jobs = 24, directs = 6, playground = 14
     const events = await client.xrange('bull:downloads:events', '-', '+');
     const completions = new Map();
     for (const [, fields] of events) {
-      const f = Object.fromEntries(fields.reduce((pairs, v, i) => (i % 2 ? pairs : [...pairs, [v, fields[i + 1]]]), []));
+      const f = Object.fromEntries(
+        fields.reduce((pairs, v, i) => (i % 2 ? pairs : [...pairs, [v, fields[i + 1]]]), []),
+      );
       if (f.event === 'completed') completions.set(f.jobId, (completions.get(f.jobId) ?? 0) + 1);
     }
     let attemptsStarted = 0;

@@ -22,8 +22,40 @@ const median = (xs) => percentile(xs, 50);
 async function makePair(dir, seconds) {
   const video = `short-${seconds}-video.mp4`;
   const audio = `short-${seconds}-audio.m4a`;
-  await makeOnce(path.join(dir, video), ['-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30', '-t', String(seconds), '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-f', 'mp4']);
-  await makeOnce(path.join(dir, audio), ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`, '-vn', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4']);
+  await makeOnce(path.join(dir, video), [
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=1280x720:rate=30',
+    '-t',
+    String(seconds),
+    '-an',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+  ]);
+  await makeOnce(path.join(dir, audio), [
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
+    '-vn',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+  ]);
   for (const name of [video, audio]) fs.chmodSync(path.join(dir, name), 0o644);
   /**
    * A page naming the pair under fresh URLs (a query string of its own): each round extracts its own
@@ -32,7 +64,10 @@ async function makePair(dir, seconds) {
   const page = (round) => {
     const name = `short-${seconds}-${process.pid}-${round}.html`;
     const q = `?round=${round}-${Date.now()}`;
-    fs.writeFileSync(path.join(dir, name), `<!doctype html>\n<html><head><meta charset="utf-8"><title>Short clip</title></head><body>\n<video controls width="1280" height="720">\n  <source src="${video}${q}" type='video/mp4; codecs="avc1.64001f"'>\n  <source src="${audio}${q}" type='audio/mp4; codecs="mp4a.40.2"'>\n</video>\n</body></html>\n`);
+    fs.writeFileSync(
+      path.join(dir, name),
+      `<!doctype html>\n<html><head><meta charset="utf-8"><title>Short clip</title></head><body>\n<video controls width="1280" height="720">\n  <source src="${video}${q}" type='video/mp4; codecs="avc1.64001f"'>\n  <source src="${audio}${q}" type='audio/mp4; codecs="mp4a.40.2"'>\n</video>\n</body></html>\n`,
+    );
     fs.chmodSync(path.join(dir, name), 0o644);
     return name;
   };
@@ -57,7 +92,11 @@ async function followEvents(base, id, sent) {
     while ((end = buffered.indexOf('\n\n')) >= 0) {
       const block = buffered.slice(0, end);
       buffered = buffered.slice(end + 2);
-      const data = block.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n');
+      const data = block
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
       if (!data) continue; // a comment (keep-alive) or the retry: line
       const job = JSON.parse(data);
       firstEvent ??= performance.now() - sent;
@@ -126,7 +165,16 @@ export async function benchShortMerge() {
     for (const seconds of PAIRS) {
       const loadStart = os.loadavg();
       const pair = await makePair(stack.filesDir, seconds);
-      const results = await benchPair({ stack, api, worker, scratch, logs, seconds, pair, media: { judgeOutput, moovBeforeMdat, probe, verifyOutput } });
+      const results = await benchPair({
+        stack,
+        api,
+        worker,
+        scratch,
+        logs,
+        seconds,
+        pair,
+        media: { judgeOutput, moovBeforeMdat, probe, verifyOutput },
+      });
       ratios[seconds] = report(results, { seconds, bytes: pair.bytes, origin: stack.origin.kind, loadStart });
     }
   } catch (err) {
@@ -148,11 +196,34 @@ async function benchPair({ stack, api, worker, scratch, logs, seconds, pair, med
     const name = pair.page(round);
     pages.push(path.join(stack.filesDir, name));
     const sources = (await api.extract(stack.fileUrl(name))).media.flatMap((m) => m.sources);
-    return { video: sources.find((s) => s.stream_profile === 'video_only').url, audio: sources.find((s) => s.stream_profile === 'audio_only').url };
+    return {
+      video: sources.find((s) => s.stream_profile === 'video_only').url,
+      audio: sources.find((s) => s.stream_profile === 'audio_only').url,
+    };
   };
   const bareOut = path.join(scratch, 'bare.mp4');
-  const bare = (urls) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-i', urls.video, '-i', urls.audio, '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-movflags', '+faststart', bareOut]);
-  const job = (urls, n) => timedJob(api, { video_url: urls.video, audio_url: urls.audio, filename: `short-${seconds}-${n}` }, logs.worker);
+  const bare = (urls) =>
+    run('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      urls.video,
+      '-i',
+      urls.audio,
+      '-map',
+      '0:v:0',
+      '-map',
+      '1:a:0',
+      '-c',
+      'copy',
+      '-movflags',
+      '+faststart',
+      bareOut,
+    ]);
+  const job = (urls, n) =>
+    timedJob(api, { video_url: urls.video, audio_url: urls.audio, filename: `short-${seconds}-${n}` }, logs.worker);
   // The file's check both ways on the bare output, in this process, under the same load: the
   // worker's (in-process for an mp4) and the ffprobe check it replaced.
   const expected = { video: true, audio: true, faststart: true, durationSeconds: seconds };
@@ -164,7 +235,8 @@ async function benchPair({ stack, api, worker, scratch, logs, seconds, pair, med
   };
   const checks = {
     inProcess: () => timed(() => media.verifyOutput(bareOut, expected)),
-    ffprobe: () => timed(async () => media.judgeOutput(await media.probe(bareOut), expected, await media.moovBeforeMdat(bareOut))),
+    ffprobe: () =>
+      timed(async () => media.judgeOutput(await media.probe(bareOut), expected, await media.moovBeforeMdat(bareOut))),
   };
   try {
     const warm = await fresh('warm');
@@ -188,26 +260,60 @@ async function benchPair({ stack, api, worker, scratch, logs, seconds, pair, med
 }
 
 function report(results, { seconds, bytes, origin, loadStart }) {
-  console.log(`\n## short merge (${seconds} s 720p pair, ${fmt(bytes / 1e6, 1)} MB, origin: ${origin} on loopback, no delay or rate limit, fresh URLs each round; one worker; ${ROUNDS} rounds alternated, medians; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())})\n`);
+  console.log(
+    `\n## short merge (${seconds} s 720p pair, ${fmt(bytes / 1e6, 1)} MB, origin: ${origin} on loopback, no delay or rate limit, fresh URLs each round; one worker; ${ROUNDS} rounds alternated, medians; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())})\n`,
+  );
   const bareMs = median(results.bare);
   const totalMs = median(results.jobs.map((j) => j.total));
   console.log('| path | median ms | runs ms |');
   console.log('|---|---|---|');
   const row = (name, xs) => console.log(`| ${name} | ${fmt(median(xs), 0)} | ${xs.map((x) => fmt(x, 0)).join(', ')} |`);
   row('**bare ffmpeg**, same URLs (baseline)', results.bare);
-  row('**job created → finished**', results.jobs.map((j) => j.total));
-  for (const step of Object.keys(results.jobs[0].steps)) row(`… ${step}`, results.jobs.map((j) => j.steps[step]));
-  row("the proxy: ffmpeg's requests", results.jobs.map((j) => j.requests));
-  row('the proxy: Range parts fetched beside them', results.jobs.map((j) => j.rangeParts));
-  row('client: POST → 202', results.jobs.map((j) => j.accepted));
-  row('client: POST → first event on the job\'s event stream (its current state)', results.jobs.map((j) => j.firstEvent));
-  row('client: POST → first event with a status other than queued', results.jobs.map((j) => j.firstChange));
-  row('client: POST → terminal event seen', results.jobs.map((j) => j.seen));
-  row("the file's check on the bare output, in the bench process: in-process (the worker's for mp4/m4a)", results.checkInProcess);
+  row(
+    '**job created → finished**',
+    results.jobs.map((j) => j.total),
+  );
+  for (const step of Object.keys(results.jobs[0].steps))
+    row(
+      `… ${step}`,
+      results.jobs.map((j) => j.steps[step]),
+    );
+  row(
+    "the proxy: ffmpeg's requests",
+    results.jobs.map((j) => j.requests),
+  );
+  row(
+    'the proxy: Range parts fetched beside them',
+    results.jobs.map((j) => j.rangeParts),
+  );
+  row(
+    'client: POST → 202',
+    results.jobs.map((j) => j.accepted),
+  );
+  row(
+    "client: POST → first event on the job's event stream (its current state)",
+    results.jobs.map((j) => j.firstEvent),
+  );
+  row(
+    'client: POST → first event with a status other than queued',
+    results.jobs.map((j) => j.firstChange),
+  );
+  row(
+    'client: POST → terminal event seen',
+    results.jobs.map((j) => j.seen),
+  );
+  row(
+    "the file's check on the bare output, in the bench process: in-process (the worker's for mp4/m4a)",
+    results.checkInProcess,
+  );
   row('… the same check by ffprobe (what the worker ran before)', results.checkFfprobe);
   const ratio = totalMs / bareMs;
-  console.log(`\nratio short merge job/bare ffmpeg (${seconds} s pair): ${fmt(ratio, 2)}× (target ≤ ${TARGET}×: ${ratio <= TARGET ? 'met' : 'NOT met'})`);
-  console.log(`worker RSS during the rounds: ${fmt(results.rss.start, 0)} MB at start, ${fmt(results.rss.max, 0)} MB peak`);
+  console.log(
+    `\nratio short merge job/bare ffmpeg (${seconds} s pair): ${fmt(ratio, 2)}× (target ≤ ${TARGET}×: ${ratio <= TARGET ? 'met' : 'NOT met'})`,
+  );
+  console.log(
+    `worker RSS during the rounds: ${fmt(results.rss.start, 0)} MB at start, ${fmt(results.rss.max, 0)} MB peak`,
+  );
   return ratio;
 }
 

@@ -16,7 +16,13 @@ const bytesPerSecond = Number(process.argv[4] ?? 2_000_000);
 /** Small enough that a connection's rate is smooth at 2 MB/s (one chunk every 8 ms). */
 const CHUNK = 16 * 1024;
 
-const TYPES = { '.m3u8': 'application/vnd.apple.mpegurl', '.ts': 'video/mp2t', '.mp4': 'video/mp4', '.m4a': 'audio/mp4', '.html': 'text/html; charset=utf-8' };
+const TYPES = {
+  '.m3u8': 'application/vnd.apple.mpegurl',
+  '.ts': 'video/mp2t',
+  '.mp4': 'video/mp4',
+  '.m4a': 'audio/mp4',
+  '.html': 'text/html; charset=utf-8',
+};
 
 /**
  * Each connection's budget outlives its requests (keep-alive): a second request on the same socket
@@ -56,7 +62,8 @@ const server = http.createServer(async (req, res) => {
   await delay(rttMs);
   const url = new URL(req.url ?? '/', 'http://origin');
   const file = path.join(root, path.normalize(decodeURIComponent(url.pathname)));
-  if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) return void res.writeHead(404).end();
+  if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile())
+    return void res.writeHead(404).end();
   const size = fs.statSync(file).size;
   const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'accept-ranges': 'bytes' };
   let start = 0;
@@ -66,7 +73,11 @@ const server = http.createServer(async (req, res) => {
     start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
     end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
     if (start >= size || start > end) return void res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
-    res.writeHead(206, { ...headers, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${size}` });
+    res.writeHead(206, {
+      ...headers,
+      'content-length': end - start + 1,
+      'content-range': `bytes ${start}-${end}/${size}`,
+    });
   } else {
     res.writeHead(200, { ...headers, 'content-length': size });
   }

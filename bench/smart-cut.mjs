@@ -24,20 +24,58 @@ const CASES = [
   { codec: 'h264', gop: 4, target: 0.35, size: SIZE },
   { codec: 'h264', gop: 2, target: 0.2, size: SIZE },
   { codec: 'hevc', gop: 4, target: undefined, size: HEVC_SIZE },
-].filter((c) => !process.env.BENCH_SMART_CASES || process.env.BENCH_SMART_CASES.split(',').includes(`${c.codec}-${c.gop}`));
+].filter(
+  (c) => !process.env.BENCH_SMART_CASES || process.env.BENCH_SMART_CASES.split(',').includes(`${c.codec}-${c.gop}`),
+);
 
 const ENCODERS = {
-  h264: (gop) => ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', String(gop * FPS), '-keyint_min', String(gop * FPS), '-sc_threshold', '0'],
-  hevc: (gop) => ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', `keyint=${gop * FPS}:min-keyint=${gop * FPS}:scenecut=0:open-gop=0:log-level=error`, '-tag:v', 'hvc1'],
+  h264: (gop) => [
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-g',
+    String(gop * FPS),
+    '-keyint_min',
+    String(gop * FPS),
+    '-sc_threshold',
+    '0',
+  ],
+  hevc: (gop) => [
+    '-c:v',
+    'libx265',
+    '-preset',
+    'ultrafast',
+    '-x265-params',
+    `keyint=${gop * FPS}:min-keyint=${gop * FPS}:scenecut=0:open-gop=0:log-level=error`,
+    '-tag:v',
+    'hvc1',
+  ],
 };
 
 async function makeSource(dir, { codec, gop, size }) {
   const name = `smartcut-${size}-${SECONDS}-${codec === 'h264' ? '' : `${codec}-`}g${gop}.mp4`;
   await makeOnce(path.join(dir, name), [
-    '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=${FPS}:duration=${SECONDS}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${SECONDS}`,
-    ...ENCODERS[codec](gop), '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '128k', '-shortest', '-movflags', '+faststart', '-f', 'mp4',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=${size}:rate=${FPS}:duration=${SECONDS}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:sample_rate=48000:duration=${SECONDS}`,
+    ...ENCODERS[codec](gop),
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-shortest',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
   ]);
   fs.chmodSync(path.join(dir, name), 0o644);
   return name;
@@ -68,7 +106,11 @@ export async function benchSmartCut() {
       for (let round = 0; round < ROUNDS; round++) {
         // The job: submitted to done, as a client sees it (a new filename each round: a new job).
         const t0 = performance.now();
-        const id = await api.submit({ url, clip: { start, end, mode: 'precise' }, filename: `smart-${c.codec}-${gop}-${round}-${Date.now()}` });
+        const id = await api.submit({
+          url,
+          clip: { start, end, mode: 'precise' },
+          filename: `smart-${c.codec}-${gop}-${round}-${Date.now()}`,
+        });
         const job = await api.waitJob(id);
         rows.smart.push(performance.now() - t0);
         rows.methods.add(job.clip?.method ?? '?');
@@ -76,7 +118,29 @@ export async function benchSmartCut() {
         // The hand re-encode of the same stretch, from the local file (no network: its best case).
         const out = path.join(scratch, `hand-${c.codec}-${gop}-${round}.mp4`);
         const t1 = performance.now();
-        await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-ss', String(start), '-i', file, '-t', String(end - start), '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', out], { timeoutMs: 600_000 });
+        await run(
+          'ffmpeg',
+          [
+            '-hide_banner',
+            '-loglevel',
+            'error',
+            '-y',
+            '-ss',
+            String(start),
+            '-i',
+            file,
+            '-t',
+            String(end - start),
+            '-c:v',
+            'libx264',
+            '-preset',
+            'veryfast',
+            '-c:a',
+            'aac',
+            out,
+          ],
+          { timeoutMs: 600_000 },
+        );
         rows.hand.push(performance.now() - t1);
         fs.rmSync(out, { force: true });
       }
@@ -89,23 +153,35 @@ export async function benchSmartCut() {
     await stack?.stop();
     fs.rmSync(scratch, { recursive: true, force: true });
   }
-  console.log(`\n## smart cut (precise ${fmt(end - start, 1)} s clip of a ${SECONDS} s ${FPS} fps source, ${start}–${end} s; ${ROUNDS} alternating rounds; one worker; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())})\n`);
-  console.log('| source | size | keyframe every | method | smart cut job ms (each round) | hand re-encode ms (each round) | ratio (medians) | target | verdict |');
+  console.log(
+    `\n## smart cut (precise ${fmt(end - start, 1)} s clip of a ${SECONDS} s ${FPS} fps source, ${start}–${end} s; ${ROUNDS} alternating rounds; one worker; load average 1/5/15 min at start ${formatLoad(loadStart)}, at end ${formatLoad(os.loadavg())})\n`,
+  );
+  console.log(
+    '| source | size | keyframe every | method | smart cut job ms (each round) | hand re-encode ms (each round) | ratio (medians) | target | verdict |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const ratio = median(r.smart) / median(r.hand);
     const verdict = r.target === undefined ? '(reported)' : ratio <= r.target ? 'met' : 'NOT met';
-    console.log(`| ${r.codec === 'hevc' ? 'HEVC' : 'H.264'} | ${r.size} | ${r.gop} s | ${[...r.methods].join(', ')} | ${r.smart.map((v) => fmt(v, 0)).join(', ')} | ${r.hand.map((v) => fmt(v, 0)).join(', ')} | ${fmt(ratio, 3)} | ${r.target === undefined ? '–' : `≤ ${r.target}`} | ${verdict} |`);
+    console.log(
+      `| ${r.codec === 'hevc' ? 'HEVC' : 'H.264'} | ${r.size} | ${r.gop} s | ${[...r.methods].join(', ')} | ${r.smart.map((v) => fmt(v, 0)).join(', ')} | ${r.hand.map((v) => fmt(v, 0)).join(', ')} | ${fmt(ratio, 3)} | ${r.target === undefined ? '–' : `≤ ${r.target}`} | ${verdict} |`,
+    );
   }
-  console.log('\nWhere a smart job\'s time went (medians over its rounds, ms; the worker\'s phases_ms; steps in one row ran side by side):\n');
-  console.log('| source | keyframe every | worker: started → stored | fetch | probe | head | body | tail | audio | join |');
+  console.log(
+    "\nWhere a smart job's time went (medians over its rounds, ms; the worker's phases_ms; steps in one row ran side by side):\n",
+  );
+  console.log(
+    '| source | keyframe every | worker: started → stored | fetch | probe | head | body | tail | audio | join |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const med = (pick) => {
       const xs = r.sides.map(pick).filter((v) => typeof v === 'number');
       return xs.length ? fmt(median(xs), 0) : '–';
     };
-    console.log(`| ${r.codec === 'hevc' ? 'HEVC' : 'H.264'} | ${r.gop} s | ${med((s) => (s.stored && s.started ? s.stored - s.started : undefined))} | ${['fetch', 'probe', 'head', 'body', 'tail', 'audio', 'join'].map((k) => med((s) => s.phases?.[`clip_${k}`])).join(' | ')} |`);
+    console.log(
+      `| ${r.codec === 'hevc' ? 'HEVC' : 'H.264'} | ${r.gop} s | ${med((s) => (s.stored && s.started ? s.stored - s.started : undefined))} | ${['fetch', 'probe', 'head', 'body', 'tail', 'audio', 'join'].map((k) => med((s) => s.phases?.[`clip_${k}`])).join(' | ')} |`,
+    );
   }
   console.log('\nsmart cut: ratio smart cut job / hand re-encode printed per source and keyframe interval');
   return results;

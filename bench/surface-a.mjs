@@ -15,10 +15,21 @@ const KEY_LIMIT = 1_000_000_000;
 /** Signs up through the gateway's own routes and creates a key; returns its secret. */
 export async function createKey(base) {
   const json = { 'content-type': 'application/json' };
-  const signup = await fetch(`${base}/account/signup`, { method: 'POST', headers: json, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, password: 'benchmark password' }) });
+  const signup = await fetch(`${base}/account/signup`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, password: 'benchmark password' }),
+  });
   if (signup.status !== 201) throw new Error(`signup answered ${signup.status}: ${await signup.text()}`);
-  const cookie = signup.headers.getSetCookie().find((c) => c.startsWith('reelay_session=')).split(';')[0];
-  const key = await fetch(`${base}/account/keys`, { method: 'POST', headers: { ...json, cookie }, body: JSON.stringify({ name: 'bench' }) });
+  const cookie = signup.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('reelay_session='))
+    .split(';')[0];
+  const key = await fetch(`${base}/account/keys`, {
+    method: 'POST',
+    headers: { ...json, cookie },
+    body: JSON.stringify({ name: 'bench' }),
+  });
   if (key.status !== 201) throw new Error(`key creation answered ${key.status}: ${await key.text()}`);
   const secret = (await key.json()).data?.secret;
   if (!secret) throw new Error('key creation answered no secret');
@@ -54,7 +65,9 @@ function bucketMedian(before, after) {
     if (counts[i] < half) continue;
     const lower = i ? bounds[i - 1] : 0;
     const below = i ? counts[i - 1] : 0;
-    return Number.isFinite(bounds[i]) ? lower + ((bounds[i] - lower) * (half - below)) / Math.max(1, counts[i] - below) : lower;
+    return Number.isFinite(bounds[i])
+      ? lower + ((bounds[i] - lower) * (half - below)) / Math.max(1, counts[i] - below)
+      : lower;
   }
   return NaN;
 }
@@ -79,7 +92,18 @@ export async function benchSurfaceA() {
     const { secret, cookie } = await createKey(base);
     routes.api.headers = { 'X-API-Key': secret };
     const run = (name, connections, seconds) => {
-      const result = wrk({ url: base + routes[name].path, connections, threads: Math.min(2, connections), seconds, script: newUrlScript({ originPort: origin.port, docPath: 'og', route: routes[name].path, headers: routes[name].headers }) });
+      const result = wrk({
+        url: base + routes[name].path,
+        connections,
+        threads: Math.min(2, connections),
+        seconds,
+        script: newUrlScript({
+          originPort: origin.port,
+          docPath: 'og',
+          route: routes[name].path,
+          headers: routes[name].headers,
+        }),
+      });
       if (name === 'api') {
         apiRequests += result.requests;
         refused += result.non2xx;
@@ -90,7 +114,8 @@ export async function benchSurfaceA() {
     run('api', 8, 2);
     const gateBefore = await gateBuckets(base);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const name of round % 2 ? ['api', 'baseline'] : ['baseline', 'api']) single[name].push(run(name, 1, Math.max(2, Math.round(SECONDS / 4))));
+      for (const name of round % 2 ? ['api', 'baseline'] : ['baseline', 'api'])
+        single[name].push(run(name, 1, Math.max(2, Math.round(SECONDS / 4))));
     }
     gateMedian = bucketMedian(gateBefore, await gateBuckets(base));
     for (const name of ['baseline', 'api']) loaded[name] = run(name, 64, SECONDS);
@@ -106,18 +131,30 @@ export async function benchSurfaceA() {
   const added = median(single.api.map((r, i) => r.p50 - single.baseline[i].p50));
   console.log(`\n## surface A gate (POST /api vs POST /api/v1/extract, same OpenGraph page, origin: ${origin.kind})\n`);
   console.log(`RATE_LIMIT_KEY_PER_MIN=${KEY_LIMIT} for this run, so it measures the gate's cost, not refusals.\n`);
-  console.log(`| route | 1 conn p50 ms: median of ${ROUNDS} runs (each run) | 1 conn p90 ms (median) | 1 conn p99 ms (median) | 64 conn req/s | 64 conn p50 ms | 64 conn p99 ms | non-2xx |`);
+  console.log(
+    `| route | 1 conn p50 ms: median of ${ROUNDS} runs (each run) | 1 conn p90 ms (median) | 1 conn p99 ms (median) | 64 conn req/s | 64 conn p50 ms | 64 conn p99 ms | non-2xx |`,
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const name of ['baseline', 'api']) {
     const of = (pct) => median(single[name].map((r) => r[pct]));
     const heavy = loaded[name];
     const non2xx = single[name].reduce((sum, r) => sum + r.non2xx, 0) + heavy.non2xx;
-    console.log(`| ${routes[name].path} | ${fmt(p50(name), 3)} (${single[name].map((r) => fmt(r.p50, 3)).join(', ')}) | ${fmt(of('p90'), 3)} | ${fmt(of('p99'), 3)} | ${fmt(heavy.rps, 0)} | ${fmt(heavy.p50, 2)} | ${fmt(heavy.p99, 2)} | ${non2xx} |`);
+    console.log(
+      `| ${routes[name].path} | ${fmt(p50(name), 3)} (${single[name].map((r) => fmt(r.p50, 3)).join(', ')}) | ${fmt(of('p90'), 3)} | ${fmt(of('p99'), 3)} | ${fmt(heavy.rps, 0)} | ${fmt(heavy.p50, 2)} | ${fmt(heavy.p99, 2)} | ${non2xx} |`,
+    );
   }
-  console.log(`\nadded by key check + limit + usage at the median (1 connection, median of paired differences): ${fmt(added * 1000, 0)} µs; throughput ratio at 64 connections: ${fmt(loaded.api.rps / loaded.baseline.rps, 3)}`);
-  console.log(`the gate itself (key check + limit, one Redis round trip) as the gateway times it, median at 1 connection: ${fmt(gateMedian * 1e6, 0)} µs`);
-  console.log(`usage counted for the key: ${usage.total_requests} requests (${usage.successful_requests} successful); wrk completed ${apiRequests} on /api (requests in flight when a run stops are counted by the gateway, not by wrk)`);
-  console.log(`\ntarget: added cost < 1 ms at the median: ${added < 1 && refused === 0 ? 'met' : 'NOT met'}${refused ? ` (${refused} /api requests were refused)` : ''}`);
+  console.log(
+    `\nadded by key check + limit + usage at the median (1 connection, median of paired differences): ${fmt(added * 1000, 0)} µs; throughput ratio at 64 connections: ${fmt(loaded.api.rps / loaded.baseline.rps, 3)}`,
+  );
+  console.log(
+    `the gate itself (key check + limit, one Redis round trip) as the gateway times it, median at 1 connection: ${fmt(gateMedian * 1e6, 0)} µs`,
+  );
+  console.log(
+    `usage counted for the key: ${usage.total_requests} requests (${usage.successful_requests} successful); wrk completed ${apiRequests} on /api (requests in flight when a run stops are counted by the gateway, not by wrk)`,
+  );
+  console.log(
+    `\ntarget: added cost < 1 ms at the median: ${added < 1 && refused === 0 ? 'met' : 'NOT met'}${refused ? ` (${refused} /api requests were refused)` : ''}`,
+  );
   return { single, loaded, added, gateMedian, usage };
 }
 

@@ -14,7 +14,15 @@ import { fmt, formatLoad, requireTool, startBenchGateway } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_WEB_ROUNDS ?? 5);
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const KINDS = new Set(['document', 'script', 'stylesheet']);
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -27,7 +35,12 @@ async function firstLoad(browser, base, locale = 'en-US') {
   page.on('response', (res) => {
     const kind = res.request().resourceType();
     const catalog = kind === 'fetch' && res.url().startsWith(`${base}/locales/`);
-    if ((KINDS.has(kind) || catalog) && res.url().startsWith(base)) bodies.push(res.body().then((body) => ({ url: res.url().slice(base.length), kind, raw: body.length, gzip: gzipSync(body).length })));
+    if ((KINDS.has(kind) || catalog) && res.url().startsWith(base))
+      bodies.push(
+        res
+          .body()
+          .then((body) => ({ url: res.url().slice(base.length), kind, raw: body.length, gzip: gzipSync(body).length })),
+      );
   });
   await page.goto(`${base}/`, { waitUntil: 'load' });
   await page.locator('#front-form[data-ready]').waitFor();
@@ -97,15 +110,27 @@ export async function benchWebApp() {
   for (const f of files) console.log(`| ${f.url} | ${f.kind} | ${f.raw} | ${f.gzip} |`);
   console.log(`| total (${files.length} files) | | ${total('raw')} | ${total('gzip')} |`);
   const sum = (list, key) => list.reduce((n, f) => n + f[key], 0);
-  console.log(`\na German visitor (de-DE): ${german.length} files, ${sum(german, 'raw')} bytes, ${sum(german, 'gzip')} gzipped`);
+  console.log(
+    `\na German visitor (de-DE): ${german.length} files, ${sum(german, 'raw')} bytes, ${sum(german, 'gzip')} gzipped`,
+  );
   const tti = median(times);
-  console.log(`\ntime to interactive with a 4× CPU slowdown: median ${fmt(tti, 0)} ms of ${times.length} loads (${times.map((t) => fmt(t, 0)).join(', ')}), fastest ${fmt(Math.min(...times), 0)} ms; load average ${formatLoad(os.loadavg())} on ${os.cpus().length} cores`);
+  console.log(
+    `\ntime to interactive with a 4× CPU slowdown: median ${fmt(tti, 0)} ms of ${times.length} loads (${times.map((t) => fmt(t, 0)).join(', ')}), fastest ${fmt(Math.min(...times), 0)} ms; load average ${formatLoad(os.loadavg())} on ${os.cpus().length} cores`,
+  );
   const de = median(germanTimes);
-  console.log(`a German visitor (de-DE), same run: median ${fmt(de, 0)} ms (${germanTimes.map((t) => fmt(t, 0)).join(', ')})`);
+  console.log(
+    `a German visitor (de-DE), same run: median ${fmt(de, 0)} ms (${germanTimes.map((t) => fmt(t, 0)).join(', ')})`,
+  );
   const base = median(baseline);
-  console.log(`baseline, the playground (/advanced) in the same run: median ${fmt(base, 0)} ms (${baseline.map((t) => fmt(t, 0)).join(', ')}); front page / playground = ${fmt(tti / base, 2)}`);
-  console.log(`\ntarget: first load < 100 KB compressed: ${total('gzip') < 100 * 1024 ? 'met' : 'NOT met'} (${fmt(total('gzip') / 1024, 1)} KB)`);
-  console.log(`target: interactive < 1 s at 4× CPU slowdown: ${tti < 1000 ? 'met' : 'NOT met'} (German: ${de < 1000 ? 'met' : 'NOT met'})`);
+  console.log(
+    `baseline, the playground (/advanced) in the same run: median ${fmt(base, 0)} ms (${baseline.map((t) => fmt(t, 0)).join(', ')}); front page / playground = ${fmt(tti / base, 2)}`,
+  );
+  console.log(
+    `\ntarget: first load < 100 KB compressed: ${total('gzip') < 100 * 1024 ? 'met' : 'NOT met'} (${fmt(total('gzip') / 1024, 1)} KB)`,
+  );
+  console.log(
+    `target: interactive < 1 s at 4× CPU slowdown: ${tti < 1000 ? 'met' : 'NOT met'} (German: ${de < 1000 ? 'met' : 'NOT met'})`,
+  );
   return { files, german, times, germanTimes, baseline };
 }
 

@@ -9,8 +9,23 @@ import { chromium } from 'playwright-core';
 import { fmt, requireTool, startBenchGateway } from './lib.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const CATEGORIES = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'loading', 'toplevel'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const CATEGORIES = [
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'v8.execute',
+  'blink.user_timing',
+  'loading',
+  'toplevel',
+];
 const MIN_MS = Number(process.env.BENCH_TRACE_MIN_MS ?? 5);
 /** Inner events worth naming, with a short label. */
 const INNER = new Map([
@@ -73,7 +88,8 @@ async function trace(base, path, locale) {
 /** The functions with the most self time in the sampled profile, by file. */
 function hotFunctions(profile, top = Number(process.env.BENCH_TRACE_TOP ?? 15)) {
   const interval = new Map();
-  for (let i = 0; i < profile.samples.length; i++) interval.set(profile.samples[i], (interval.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / 1000);
+  for (let i = 0; i < profile.samples.length; i++)
+    interval.set(profile.samples[i], (interval.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / 1000);
   const self = new Map();
   for (const node of profile.nodes) {
     const { functionName, url, lineNumber } = node.callFrame;
@@ -81,13 +97,16 @@ function hotFunctions(profile, top = Number(process.env.BENCH_TRACE_TOP ?? 15)) 
     self.set(name, (self.get(name) ?? 0) + (interval.get(node.id) ?? 0));
   }
   console.log(`\n## JavaScript self time (sampled), top ${top}\n`);
-  for (const [name, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${fmt(ms, 1).padStart(7)} ms  ${name}`);
+  for (const [name, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${fmt(ms, 1).padStart(7)} ms  ${name}`);
 }
 
 function report({ events, timing, profile }) {
   hotFunctions(profile);
   // The page's main thread: the one its navigationStart mark was recorded on.
-  const start = events.find((e) => e.name === 'navigationStart' && e.args?.data?.isLoadingMainFrame) ?? events.find((e) => e.name === 'navigationStart');
+  const start =
+    events.find((e) => e.name === 'navigationStart' && e.args?.data?.isLoadingMainFrame) ??
+    events.find((e) => e.name === 'navigationStart');
   const main = events.filter((e) => e.pid === start.pid && e.tid === start.tid && e.ph === 'X');
   const ms = (us) => (us - start.ts) / 1000;
   const tasks = main.filter((e) => e.name === 'RunTask' && e.ts >= start.ts && e.dur / 1000 >= MIN_MS);
@@ -101,20 +120,34 @@ function report({ events, timing, profile }) {
     for (const e of main) {
       const label = INNER.get(e.name) ?? (process.env.BENCH_TRACE_ALL ? e.name : undefined);
       if (!label || e === task || e.ts < task.ts || e.ts + e.dur > task.ts + task.dur) continue;
-      const what = e.name === 'v8.compileModule' || e.name === 'EvaluateScript' || e.name === 'v8.compile' ? `${label} ${String(e.args?.data?.url ?? e.args?.fileName ?? '').replace(/^.*\//, '')}` : label;
+      const what =
+        e.name === 'v8.compileModule' || e.name === 'EvaluateScript' || e.name === 'v8.compile'
+          ? `${label} ${String(e.args?.data?.url ?? e.args?.fileName ?? '').replace(/^.*\//, '')}`
+          : label;
       inner.set(what, (inner.get(what) ?? 0) + e.dur / 1000);
     }
-    const top = [...inner].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([what, d]) => `${what} ${fmt(d, 1)}`);
+    const top = [...inner]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([what, d]) => `${what} ${fmt(d, 1)}`);
     console.log(`| ${fmt(ms(task.ts), 0)} | ${fmt(task.dur / 1000, 1)} | ${top.join('; ')} |`);
   }
   console.log(`\n${tasks.length} tasks, ${fmt(busy, 0)} ms busy`);
   // Thread time (tdur) is the CPU the main thread really got: less swayed by the machine's load than
   // wall time, and unscaled by the slowdown. Summed over every task up to the marks.
-  const cpuUntil = (at) => main.filter((e) => e.name === 'RunTask' && e.ts >= start.ts && ms(e.ts) < at).reduce((n, e) => n + (e.tdur ?? 0) / 1000, 0);
-  console.log(`main-thread CPU (thread time): ${fmt(cpuUntil(timing.dcl), 0)} ms to DOMContentLoaded, ${fmt(cpuUntil(Math.max(timing.dcl, timing.ready ?? 0)), 0)} ms to ready, ${fmt(cpuUntil(Infinity), 0)} ms in all`);
+  const cpuUntil = (at) =>
+    main
+      .filter((e) => e.name === 'RunTask' && e.ts >= start.ts && ms(e.ts) < at)
+      .reduce((n, e) => n + (e.tdur ?? 0) / 1000, 0);
+  console.log(
+    `main-thread CPU (thread time): ${fmt(cpuUntil(timing.dcl), 0)} ms to DOMContentLoaded, ${fmt(cpuUntil(Math.max(timing.dcl, timing.ready ?? 0)), 0)} ms to ready, ${fmt(cpuUntil(Infinity), 0)} ms in all`,
+  );
   console.log('\n## resources (request start → response end, ms)\n');
-  for (const r of timing.resources) console.log(`${fmt(r.start, 0).padStart(6)} → ${fmt(r.end, 0).padStart(6)}  ${r.name} (${r.size} B)`);
-  console.log(`\nDOMContentLoaded end ${fmt(timing.dcl, 0)} ms; ready mark ${timing.ready === undefined ? '—' : fmt(timing.ready, 0)} ms; load end ${fmt(timing.load, 0)} ms`);
+  for (const r of timing.resources)
+    console.log(`${fmt(r.start, 0).padStart(6)} → ${fmt(r.end, 0).padStart(6)}  ${r.name} (${r.size} B)`);
+  console.log(
+    `\nDOMContentLoaded end ${fmt(timing.dcl, 0)} ms; ready mark ${timing.ready === undefined ? '—' : fmt(timing.ready, 0)} ms; load end ${fmt(timing.load, 0)} ms`,
+  );
 }
 
 requireTool(CHROMIUM, 'apt-get install chromium');

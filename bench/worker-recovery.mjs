@@ -52,7 +52,12 @@ export async function runRecovery({ env = {}, jobs = 2, idleSeconds = 0, busySec
   try {
     const redis = await testkit.startRedis();
     cleanups.push(() => redis.stop());
-    const [origin, media] = await Promise.all([testkit.startOrigin(), testkit.makeTestMedia(process.env.REELAY_TEST_MEDIA ?? path.join(os.tmpdir(), `reelay-test-media-v1-${process.getuid?.() ?? 0}`))]);
+    const [origin, media] = await Promise.all([
+      testkit.startOrigin(),
+      testkit.makeTestMedia(
+        process.env.REELAY_TEST_MEDIA ?? path.join(os.tmpdir(), `reelay-test-media-v1-${process.getuid?.() ?? 0}`),
+      ),
+    ]);
     cleanups.push(() => origin.close());
     // The input trickles until the kill, so the jobs are mid-run then; the re-runs get it at once.
     let fast = false;
@@ -77,7 +82,15 @@ export async function runRecovery({ env = {}, jobs = 2, idleSeconds = 0, busySec
     const workerEnv = () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-recovery-'));
       dirs.push(dir);
-      return { REDIS_URL: redis.url, DATA_DIR: dir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info', METRICS_PORT: '0', WORKER_CONCURRENCY: String(jobs), ...env };
+      return {
+        REDIS_URL: redis.url,
+        DATA_DIR: dir,
+        EGRESS_ALLOWLIST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        METRICS_PORT: '0',
+        WORKER_CONCURRENCY: String(jobs),
+        ...env,
+      };
     };
     const client = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue('downloads', { connection: client });
@@ -105,7 +118,22 @@ export async function runRecovery({ env = {}, jobs = 2, idleSeconds = 0, busySec
     for (let i = 0; i < jobs; i++) {
       const id = randomBytes(16).toString('base64url');
       ids.push(id);
-      const payload = { id, operation: 'convert', format: 'mkv', duration: 2, basename: 'clip', request_key: `recovery-${id}`, created_at: Date.now(), inputs: [{ url: origin.url(`/slow.mp4?job=${i}`), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }] };
+      const payload = {
+        id,
+        operation: 'convert',
+        format: 'mkv',
+        duration: 2,
+        basename: 'clip',
+        request_key: `recovery-${id}`,
+        created_at: Date.now(),
+        inputs: [
+          {
+            url: origin.url(`/slow.mp4?job=${i}`),
+            stream_profile: 'muxed_progressive',
+            codecs: 'avc1.42c00d,mp4a.40.2',
+          },
+        ],
+      };
       await queue.add('download', payload, { jobId: id, attempts: 3 });
     }
     const until = async (check, what, ms) => {
@@ -115,7 +143,11 @@ export async function runRecovery({ env = {}, jobs = 2, idleSeconds = 0, busySec
         await sleep(50);
       }
     };
-    await until(async () => (await Promise.all(ids.map((id) => queue.getJobState(id)))).every((s) => s === 'active'), 'the first worker to run every job', 20_000);
+    await until(
+      async () => (await Promise.all(ids.map((id) => queue.getJobState(id)))).every((s) => s === 'active'),
+      'the first worker to run every job',
+      20_000,
+    );
     const second = spawnWorker(workerEnv());
     cleanups.push(() => second.child.kill('SIGKILL'));
     await second.started();
@@ -128,9 +160,17 @@ export async function runRecovery({ env = {}, jobs = 2, idleSeconds = 0, busySec
     const killedAt = performance.now();
     fast = true;
     const jobOf = (id) => queue.getJob(id);
-    await until(async () => (await Promise.all(ids.map(jobOf))).every((j) => j && j.attemptsStarted >= 2), 'the second worker to take the jobs', 120_000);
+    await until(
+      async () => (await Promise.all(ids.map(jobOf))).every((j) => j && j.attemptsStarted >= 2),
+      'the second worker to take the jobs',
+      120_000,
+    );
     const takenSeconds = (performance.now() - killedAt) / 1000;
-    await until(async () => (await Promise.all(ids.map((id) => queue.getJobState(id)))).every((s) => s === 'completed'), 'the jobs to complete', 120_000);
+    await until(
+      async () => (await Promise.all(ids.map((id) => queue.getJobState(id)))).every((s) => s === 'completed'),
+      'the jobs to complete',
+      120_000,
+    );
     const completedSeconds = (performance.now() - killedAt) / 1000;
     const failed = (await Promise.all(ids.map(jobOf))).map((j) => j.failedReason).filter(Boolean);
     return { takenSeconds, completedSeconds, idleCommandsPerSecond: idle, busyCommandsPerSecond: busy, failed };
@@ -145,8 +185,16 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const idleSeconds = Number(process.env.IDLE_SECONDS ?? 30);
   for (const candidate of candidates) {
     const [lock, stalled] = candidate.split('/');
-    const r = await runRecovery({ env: { JOB_LOCK_SECONDS: lock, JOB_STALLED_CHECK_SECONDS: stalled }, idleSeconds, busySeconds: idleSeconds });
-    const load = idleSeconds ? `; Redis ${r.idleCommandsPerSecond.toFixed(2)} commands/s idle (2 workers), ${r.busyCommandsPerSecond.toFixed(2)} with 2 jobs running` : '';
-    process.stdout.write(`lock ${lock} s, stalled check ${stalled} s: taken again ${r.takenSeconds.toFixed(1)} s and completed ${r.completedSeconds.toFixed(1)} s after the SIGKILL${load}${r.failed.length ? `; failed: ${r.failed.join(', ')}` : ''}\n`);
+    const r = await runRecovery({
+      env: { JOB_LOCK_SECONDS: lock, JOB_STALLED_CHECK_SECONDS: stalled },
+      idleSeconds,
+      busySeconds: idleSeconds,
+    });
+    const load = idleSeconds
+      ? `; Redis ${r.idleCommandsPerSecond.toFixed(2)} commands/s idle (2 workers), ${r.busyCommandsPerSecond.toFixed(2)} with 2 jobs running`
+      : '';
+    process.stdout.write(
+      `lock ${lock} s, stalled check ${stalled} s: taken again ${r.takenSeconds.toFixed(1)} s and completed ${r.completedSeconds.toFixed(1)} s after the SIGKILL${load}${r.failed.length ? `; failed: ${r.failed.join(', ')}` : ''}\n`,
+    );
   }
 }

@@ -11,8 +11,8 @@ out_lint=$(mktemp)
 out_types=$(mktemp)
 trap 'rm -f "$out_lint" "$out_types"' EXIT
 
-# Lane 1: code style, import cycles and unused code.
-pnpm -s lint >"$out_lint" 2>&1 &
+# Lane 1: code style, import cycles and unused code, then the formatting (Prettier, .prettierrc.json).
+{ pnpm -s lint && pnpm -s format:check; } >"$out_lint" 2>&1 &
 lint=$!
 # Lane 2: `typecheck` checks sources, tests and benchmarks, and the web app's JS; then every link of
 # the docs. The build (tsc -b: dist/, and each package checked on its own, as published) is left to
@@ -25,7 +25,7 @@ lint=$!
 types=$!
 
 status=0
-wait "$lint" || { status=1; echo "check: eslint failed"; }
+wait "$lint" || { status=1; echo "check: eslint or prettier failed (pnpm format fixes the formatting)"; }
 cat "$out_lint"
 wait "$types" || { status=1; echo "check: type check or docs links failed"; }
 cat "$out_types"

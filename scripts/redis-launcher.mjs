@@ -51,7 +51,20 @@ export function runningRedis(dir) {
 export async function startRedis(dir) {
   fs.mkdirSync(dir, { recursive: true });
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction', '--dir', dir];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--maxmemory-policy',
+    'noeviction',
+    '--dir',
+    dir,
+  ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   await new Promise((resolve, reject) => {
     let out = '';
@@ -76,7 +89,10 @@ export async function startRedis(dir) {
   child.stdout.resume();
   child.stderr.resume();
   const stateFile = path.join(dir, STATE_FILE);
-  fs.writeFileSync(stateFile, JSON.stringify({ pid: child.pid, port, url: `redis://127.0.0.1:${port}`, owner: process.pid }));
+  fs.writeFileSync(
+    stateFile,
+    JSON.stringify({ pid: child.pid, port, url: `redis://127.0.0.1:${port}`, owner: process.pid }),
+  );
   const exited = new Promise((resolve) => {
     if (child.exitCode !== null) resolve();
     else child.once('exit', () => resolve());

@@ -26,5 +26,10 @@ for (const arg of args) {
 const ranked = [...files.values()].sort((a, b) => b.seconds - a.seconds);
 const sum = (key) => ranked.reduce((total, f) => total + f[key], 0);
 for (const c of comments) console.log(c);
-for (const f of ranked.slice(0, count)) console.log(`${f.seconds.toFixed(1).padStart(7)} s  ${String(f.passed + f.failed).padStart(4)} tests  ${f.name}${f.failed ? ` (${f.failed} failed)` : ''}`);
-console.log(`${ranked.length} files, ${sum('passed')} passed, ${sum('failed')} failed: ${sum('seconds').toFixed(1)} s summed over files`);
+for (const f of ranked.slice(0, count))
+  console.log(
+    `${f.seconds.toFixed(1).padStart(7)} s  ${String(f.passed + f.failed).padStart(4)} tests  ${f.name}${f.failed ? ` (${f.failed} failed)` : ''}`,
+  );
+console.log(
+  `${ranked.length} files, ${sum('passed')} passed, ${sum('failed')} failed: ${sum('seconds').toFixed(1)} s summed over files`,
+);

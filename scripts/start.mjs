@@ -24,14 +24,21 @@ const say = (msg) => {
 // --no-build: the caller has just built (tests, the image smoke script); tsc -b would be a no-op.
 const noBuild = process.argv.includes('--no-build');
 if (!noBuild) say('building…');
-const build = noBuild ? { status: 0 } : spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+const build = noBuild
+  ? { status: 0 }
+  : spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
 if (build.status !== 0) {
   say('the build failed; see the errors above.');
   process.exit(build.status ?? 1);
 }
 
 // The same zod parse the apps do, so a bad value is reported once, here, before anything starts.
-const { parseConfig, ConfigError, hasRedis } = await import(pathToFileURL(path.join(root, 'packages/config/dist/index.js')).href);
+const { parseConfig, ConfigError, hasRedis } = await import(
+  pathToFileURL(path.join(root, 'packages/config/dist/index.js')).href
+);
 const env = { ...process.env, DATA_DIR: path.resolve(root, process.env.DATA_DIR || './data') };
 let config;
 try {
@@ -61,7 +68,9 @@ if (!hasRedis(config)) {
   if (previous) {
     say(`a redis-server (pid ${previous.pid}, ${previous.url}) is still running on ${dir}.`);
     say('Another `pnpm start` is using this DATA_DIR, or one was killed without stopping it.');
-    say(`Stop that one first (Ctrl-C in its terminal, or kill ${previous.owner ?? previous.pid}), or use another DATA_DIR.`);
+    say(
+      `Stop that one first (Ctrl-C in its terminal, or kill ${previous.owner ?? previous.pid}), or use another DATA_DIR.`,
+    );
     process.exit(1);
   }
   redis = await startRedis(dir);
@@ -87,7 +96,9 @@ if (!process.env.METRICS_PORT && workerMetricsPort !== 0 && !(await portFree(con
   // Port 0: the worker binds a free port itself. A port picked here and handed over could be taken
   // by another process in between (it happened under a busy test run).
   workerMetricsPort = 0;
-  say(`port ${taken} (the default METRICS_PORT) is taken, another \`pnpm start\`?; the worker's /healthz and /metrics take a free port instead (its "worker started" line names it)`);
+  say(
+    `port ${taken} (the default METRICS_PORT) is taken, another \`pnpm start\`?; the worker's /healthz and /metrics take a free port instead (its "worker started" line names it)`,
+  );
 }
 if (workerMetricsPort !== config.METRICS_PORT) workerEnv = { ...env, METRICS_PORT: String(workerMetricsPort) };
 
@@ -133,7 +144,11 @@ let stopping = false;
 
 function launch(name) {
   const childEnv = name === 'worker' ? workerEnv : env;
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, `apps/${name}/dist/main.js`)], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, `apps/${name}/dist/main.js`)], {
+    cwd: root,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   forward(child.stdout, process.stdout);
   forward(child.stderr, process.stderr);
   const app = { name, child, startedAt: Date.now() };
@@ -198,7 +213,11 @@ setInterval(() => {
 
 // One line for the person at the terminal once /readyz says ready (Redis answers and a worker is
 // healthy): where everything is. The JSON log lines on stdout are for machines; this goes to stderr.
-const host = ['0.0.0.0', '::', ''].includes(config.HOST) ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+const host = ['0.0.0.0', '::', ''].includes(config.HOST)
+  ? '127.0.0.1'
+  : config.HOST.includes(':')
+    ? `[${config.HOST}]`
+    : config.HOST;
 const base = `http://${host}:${config.PORT}`;
 // Facts about the set-up a person wants at start (which ffmpeg/ffprobe, …) go into this list.
 const readyFacts = [`gateway ${base}`, `web app ${base}/`, `API docs ${base}/docs`];
@@ -206,8 +225,13 @@ const NOT_READY_HINT_MS = 20_000;
 
 /** Which ffmpeg and ffprobe this host resolved and why (the gateway's /healthz says), e.g. "ffmpeg ffmpeg (PATH)". */
 async function binaryFacts() {
-  const health = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((res) => res.json(), () => ({}));
-  return ['ffmpeg', 'ffprobe'].flatMap((name) => (health?.[name]?.path ? [`${name} ${health[name].path} (${health[name].source})`] : []));
+  const health = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+    (res) => res.json(),
+    () => ({}),
+  );
+  return ['ffmpeg', 'ffprobe'].flatMap((name) =>
+    health?.[name]?.path ? [`${name} ${health[name].path} (${health[name].source})`] : [],
+  );
 }
 
 async function announceWhenReady() {

@@ -15,18 +15,33 @@ export default class TestTimings {
 
   onRunStart() {
     if (!this.file) return;
-    fs.appendFileSync(this.file, `# run started ${new Date().toISOString()}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+    fs.appendFileSync(
+      this.file,
+      `# run started ${new Date().toISOString()}, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
+    );
   }
 
   onTestResult(_test, result) {
     if (!this.file) return;
     const seconds = (result.perfStats.end - result.perfStats.start) / 1000;
     const name = path.relative(this.rootDir, result.testFilePath);
-    fs.appendFileSync(this.file, `${seconds.toFixed(3)}\t${result.numPassingTests}\t${result.numFailingTests + (result.testExecError ? 1 : 0)}\t${name}\n`);
+    fs.appendFileSync(
+      this.file,
+      `${seconds.toFixed(3)}\t${result.numPassingTests}\t${result.numFailingTests + (result.testExecError ? 1 : 0)}\t${name}\n`,
+    );
   }
 
   onRunComplete() {
     if (!this.file) return;
-    fs.appendFileSync(this.file, `# run ended ${new Date().toISOString()}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+    fs.appendFileSync(
+      this.file,
+      `# run ended ${new Date().toISOString()}, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
+    );
   }
 }

@@ -4,13 +4,28 @@ import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { RedisClient } from '@reelay/accounts';
 import { z } from 'zod';
-import { createAccountServices, GithubProvider, Mailer, OidcProvider, PasskeyStore, relyingParty, SocialFlows, type SocialProvider } from '@reelay/accounts';
+import {
+  createAccountServices,
+  GithubProvider,
+  Mailer,
+  OidcProvider,
+  PasskeyStore,
+  relyingParty,
+  SocialFlows,
+  type SocialProvider,
+} from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
 import { CollectionDownloads } from './services/collection-download.js';
 import { defaultQueuePrefix, type Config } from '@reelay/config';
 import { CookieFile, Egress } from '@reelay/egress';
-import { createRegistry, locateYtdlp, YTDLP_TIMEOUT_MS, type ExtractorRegistry, type YtdlpOptions } from '@reelay/extractors';
+import {
+  createRegistry,
+  locateYtdlp,
+  YTDLP_TIMEOUT_MS,
+  type ExtractorRegistry,
+  type YtdlpOptions,
+} from '@reelay/extractors';
 import { locateBinaries, reportBinaries } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import { SourceRegistry } from '@reelay/sources';
@@ -57,7 +72,9 @@ import { SUBSCRIPTION_QUEUE, SubscriptionStore } from './services/subscriptions.
 
 export const VERSION = '0.1.0';
 
-const OpenApiDocumentSchema = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }).meta({ id: 'OpenApiDocument' });
+const OpenApiDocumentSchema = z
+  .looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) })
+  .meta({ id: 'OpenApiDocument' });
 
 export interface GatewayDeps {
   config: Config;
@@ -105,23 +122,37 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const { config, redis, logger } = deps;
   const queuePrefix = deps.queuePrefix ?? defaultQueuePrefix(config);
   const metrics = deps.metrics ?? new GatewayMetrics();
-  const cookies = config.COOKIES_FILE ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) }) : undefined;
+  const cookies = config.COOKIES_FILE
+    ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) })
+    : undefined;
   const egress =
     deps.egress ??
     new Egress({
       allowlist: config.EGRESS_ALLOWLIST,
       client: config.EGRESS_CLIENT,
-      proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS, ca: config.PROXY_CA_FILE },
+      proxies: {
+        all: config.PROXY_URLS,
+        extract: config.EXTRACT_PROXY_URLS,
+        media: config.MEDIA_PROXY_URLS,
+        ca: config.PROXY_CA_FILE,
+      },
       onProxySkip: (proxy, reason) => logger.warn({ proxy, reason }, 'outbound proxy unreachable, skipped for 30 s'),
       cookies,
-      pacing: { concurrency: config.PACING_CONCURRENCY_PER_PLATFORM, onOutcome: (platform, outcome) => metrics.platformRequests.inc({ platform, outcome }) },
+      pacing: {
+        concurrency: config.PACING_CONCURRENCY_PER_PLATFORM,
+        onOutcome: (platform, outcome) => metrics.platformRequests.inc({ platform, outcome }),
+      },
     });
   const sources = new SourceRegistry(redis, config.SOURCE_TTL_SECONDS);
   const registry = deps.registry ?? createRegistry({ ytdlp: { ...ytdlpOptions(config, egress, logger), cookies } });
   // A yt-dlp run may take its whole time limit after the page was fetched.
   const extractTimeoutMs = registry.fallback?.takesLeftovers ? YTDLP_TIMEOUT_MS + 15_000 : 30_000;
   // Waiters give a fetch on another replica its whole deadline, plus the lock's lapse if it died.
-  const extractCache = new ExtractCache(redis, { ttlSeconds: config.EXTRACT_CACHE_SECONDS, waitMs: extractTimeoutMs + 5_000, logger });
+  const extractCache = new ExtractCache(redis, {
+    ttlSeconds: config.EXTRACT_CACHE_SECONDS,
+    waitMs: extractTimeoutMs + 5_000,
+    logger,
+  });
   const extractService = new ExtractService({
     registry,
     timeoutMs: extractTimeoutMs,
@@ -136,12 +167,21 @@ export function createGateway(deps: GatewayDeps): Gateway {
     cursors: new CursorSigner(config.COLLECTION_CURSOR_SECRET),
   });
   const accounts = createAccountServices(redis, {
-    limits: { keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN, publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN, v1PerMinute: config.RATE_LIMIT_V1_PER_MIN },
+    limits: {
+      keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN,
+      publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN,
+      v1PerMinute: config.RATE_LIMIT_V1_PER_MIN,
+    },
   });
   // Account mail (verification, reset, notices) when SMTP is configured; config makes PUBLIC_URL required then.
   const accountMail =
     config.SMTP_URL && config.MAIL_FROM && config.PUBLIC_URL
-      ? new AccountMail(new Mailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }), accounts, config.PUBLIC_URL, logger.child({ component: 'account-mail' }))
+      ? new AccountMail(
+          new Mailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }),
+          accounts,
+          config.PUBLIC_URL,
+          logger.child({ component: 'account-mail' }),
+        )
       : undefined;
   const social = socialProviders(config, egress);
   // Passkeys need the relying party's id and origin: PUBLIC_URL.
@@ -164,12 +204,22 @@ export function createGateway(deps: GatewayDeps): Gateway {
   webhooks.on('error', (err: Error) => logger.warn({ err: err.message }, 'webhook queue: redis connection problem'));
   // Collection parents: each waits in COLLECTION_QUEUE for its children (collection-download.ts).
   const collectionQueue = new Queue(COLLECTION_QUEUE, { connection: redis, prefix: queuePrefix });
-  collectionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'collection queue: redis connection problem'));
+  collectionQueue.on('error', (err: Error) =>
+    logger.warn({ err: err.message }, 'collection queue: redis connection problem'),
+  );
   const jobs = new JobService(queue, artifacts, webhooks, redis, { queue: collectionQueue, prefix: queuePrefix });
   const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
   const events = new JobEventHub(queue, redis, jobs, logger, collectionQueue);
   // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
-  const clientJobs = config.MAX_ACTIVE_JOBS_PER_CLIENT > 0 ? new ClientJobs(redis, queue, { limit: config.MAX_ACTIVE_JOBS_PER_CLIENT, expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400, others: [collectionQueue], prefix: clientJobsPrefix(queuePrefix) }) : undefined;
+  const clientJobs =
+    config.MAX_ACTIVE_JOBS_PER_CLIENT > 0
+      ? new ClientJobs(redis, queue, {
+          limit: config.MAX_ACTIVE_JOBS_PER_CLIENT,
+          expirySeconds: 3 * config.JOB_TIMEOUT_SECONDS + 86_400,
+          others: [collectionQueue],
+          prefix: clientJobsPrefix(queuePrefix),
+        })
+      : undefined;
   const downloads = new DownloadService({
     sources,
     queue,
@@ -197,14 +247,26 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
   // Subscriptions: one job scheduler each on their own queue (services/subscriptions.ts).
   const subscriptionQueue = new Queue(SUBSCRIPTION_QUEUE, { connection: redis, prefix: queuePrefix });
-  subscriptionQueue.on('error', (err: Error) => logger.warn({ err: err.message }, 'subscription queue: redis connection problem'));
+  subscriptionQueue.on('error', (err: Error) =>
+    logger.warn({ err: err.message }, 'subscription queue: redis connection problem'),
+  );
   const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs, deps.subscriptionSecondMs);
   // DESIGN.md: deleting an account removes its subscriptions (their seen entries and schedules too).
   accounts.deletionHooks.push(async (account) => void (await subscriptionStore.deleteForAccount(account.id)));
-  const subscriptionChecker = new SubscriptionChecker({ store: subscriptionStore, extracts: extractService, downloads, maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK, maxEntries: config.MAX_COLLECTION_ENTRIES, logger: logger.child({ component: 'subscriptions' }) });
+  const subscriptionChecker = new SubscriptionChecker({
+    store: subscriptionStore,
+    extracts: extractService,
+    downloads,
+    maxItemsPerCheck: config.MAX_ITEMS_PER_CHECK,
+    maxEntries: config.MAX_COLLECTION_ENTRIES,
+    logger: logger.child({ component: 'subscriptions' }),
+  });
   // The gateway runs no ffmpeg itself; its /healthz says what this host would run (no version).
   const binaries = reportBinaries(locateBinaries(config));
-  const readiness: ReadinessProbe = deps.readiness ?? { workers: async () => (await queue.getWorkers()).length, workerHealth: () => readWorkerHealth(redis, queuePrefix) };
+  const readiness: ReadinessProbe = deps.readiness ?? {
+    workers: async () => (await queue.getWorkers()).length,
+    workerHealth: () => readWorkerHealth(redis, queuePrefix),
+  };
 
   const routes: RouteSpec[] = [
     // METRICS_PUBLIC=false: /metrics only on METRICS_PORT (main.ts), not on the public port.
@@ -212,13 +274,47 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...extractRoutes(extractService, v1Limit),
     ...platformRoutes(registry),
     ...surfaceARoutes(extractService, gateDeps),
-    ...accountRoutes(accounts, metrics, { mailEnabled: Boolean(accountMail), onSignup: (account) => accountMail?.verification(account), providerName: (id) => social.find((p) => p.id === id)?.name ?? id }),
+    ...accountRoutes(accounts, metrics, {
+      mailEnabled: Boolean(accountMail),
+      onSignup: (account) => accountMail?.verification(account),
+      providerName: (id) => social.find((p) => p.id === id)?.name ?? id,
+    }),
     ...accountLifecycleRoutes(accounts, metrics),
     ...accountPasswordRoutes(accounts, metrics, accountMail),
-    ...oauthRoutes({ services: accounts, providers: social, flows: new SocialFlows(redis), publicUrl: config.PUBLIC_URL ?? '', metrics, logger, mail: accountMail, passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0), features: { mail: Boolean(accountMail), passkeys: Boolean(passkeys) } }),
+    ...oauthRoutes({
+      services: accounts,
+      providers: social,
+      flows: new SocialFlows(redis),
+      publicUrl: config.PUBLIC_URL ?? '',
+      metrics,
+      logger,
+      mail: accountMail,
+      passkeyCount: (id) => passkeys?.count(id) ?? Promise.resolve(0),
+      features: { mail: Boolean(accountMail), passkeys: Boolean(passkeys) },
+    }),
     ...passkeyRoutes(accounts, metrics, passkeys),
-    ...downloadRoutes({ downloads, jobs, egress, metrics, webhookSecret: config.WEBHOOK_SECRET.length > 0, maxMediaBytes: config.MAX_MEDIA_BYTES, artifacts, artifactDelivery: config.ARTIFACT_DELIVERY, limit: v1Limit, extracts: extractService, collections: collectionDownloads, maxCollectionEntries: config.MAX_COLLECTION_ENTRIES }),
-    downloadStreamRoute({ downloads, egress, metrics, maxMediaBytes: config.MAX_MEDIA_BYTES, extracts: extractService, limit: v1Limit }),
+    ...downloadRoutes({
+      downloads,
+      jobs,
+      egress,
+      metrics,
+      webhookSecret: config.WEBHOOK_SECRET.length > 0,
+      maxMediaBytes: config.MAX_MEDIA_BYTES,
+      artifacts,
+      artifactDelivery: config.ARTIFACT_DELIVERY,
+      limit: v1Limit,
+      extracts: extractService,
+      collections: collectionDownloads,
+      maxCollectionEntries: config.MAX_COLLECTION_ENTRIES,
+    }),
+    downloadStreamRoute({
+      downloads,
+      egress,
+      metrics,
+      maxMediaBytes: config.MAX_MEDIA_BYTES,
+      extracts: extractService,
+      limit: v1Limit,
+    }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
     ...jobControlRoutes(control),
     ...subscriptionRoutes({
@@ -260,14 +356,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
     next();
   });
   if (deps.onResponseMismatch) {
-    for (const route of routes) app[route.method](expressPath(route.path), responseCheck(route, deps.onResponseMismatch));
+    for (const route of routes)
+      app[route.method](expressPath(route.path), responseCheck(route, deps.onResponseMismatch));
   }
   // Route guards (keys, limits, sessions, same-origin) run before the body is read: a refusal costs
   // no parsing and answers the same whatever the body.
   for (const route of routes) if (route.before?.length) app[route.method](expressPath(route.path), ...route.before);
   app.use(requireJson, jsonBody, bodyErrors);
   // Every route with a body refuses fields its schema does not take, as the document says.
-  for (const route of routes) if (route.body) app[route.method](expressPath(route.path), refuseUnknownFields(route.body));
+  for (const route of routes)
+    if (route.body) app[route.method](expressPath(route.path), refuseUnknownFields(route.body));
   for (const route of routes) app[route.method](expressPath(route.path), route.handler);
   const allowed = allowedMethods(routes);
   app.use(methodNotAllowed(allowed));
@@ -286,15 +384,39 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!deps.artifacts) artifacts.close?.(); // an S3 client's sockets; a store passed in is the caller's
     if (!deps.registry) await registry.close(); // yt-dlp's proxy; a registry passed in is the caller's
   };
-  return { app, binaries, metrics, routes, queue, allowedMethods: allowed, events, close, collections: extractService, subscriptions: { store: subscriptionStore, checker: subscriptionChecker }, queuePrefix };
+  return {
+    app,
+    binaries,
+    metrics,
+    routes,
+    queue,
+    allowedMethods: allowed,
+    events,
+    close,
+    collections: extractService,
+    subscriptions: { store: subscriptionStore, checker: subscriptionChecker },
+    queuePrefix,
+  };
 }
 
 /** The social sign-in providers of OIDC_PROVIDERS and GITHUB_CLIENT_ID, reached through the guarded egress. */
 function socialProviders(config: Config, egress: Egress): SocialProvider[] {
   const fetch = egressFetch(egress);
-  const providers: SocialProvider[] = (config.OIDC_PROVIDERS ?? []).map((settings) => new OidcProvider(settings, fetch));
+  const providers: SocialProvider[] = (config.OIDC_PROVIDERS ?? []).map(
+    (settings) => new OidcProvider(settings, fetch),
+  );
   if (config.GITHUB_CLIENT_ID && config.GITHUB_CLIENT_SECRET) {
-    providers.push(new GithubProvider({ clientId: config.GITHUB_CLIENT_ID, clientSecret: config.GITHUB_CLIENT_SECRET, oauthUrl: config.GITHUB_OAUTH_URL, apiUrl: config.GITHUB_API_URL }, fetch));
+    providers.push(
+      new GithubProvider(
+        {
+          clientId: config.GITHUB_CLIENT_ID,
+          clientSecret: config.GITHUB_CLIENT_SECRET,
+          oauthUrl: config.GITHUB_OAUTH_URL,
+          apiUrl: config.GITHUB_API_URL,
+        },
+        fetch,
+      ),
+    );
   }
   return providers;
 }

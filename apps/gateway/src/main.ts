@@ -26,13 +26,18 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   if (!hasRedis(config)) {
-    logger.fatal('REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
+    logger.fatal(
+      'REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.',
+    );
     process.exit(2);
   }
   const redis = connectRedis(config);
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection problem'));
   await redisReady(redis).catch((err: Error) => {
-    logger.fatal({ err: err.message, redis: config.REDIS_URL ? redactUrl(config.REDIS_URL) : config.REDIS_SENTINELS }, 'cannot reach Redis');
+    logger.fatal(
+      { err: err.message, redis: config.REDIS_URL ? redactUrl(config.REDIS_URL) : config.REDIS_SENTINELS },
+      'cannot reach Redis',
+    );
     process.exit(1);
   });
 
@@ -42,7 +47,10 @@ async function main(): Promise<void> {
   // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by
   // default), so a client trickling its headers held a connection 20-50 s; checked each second it
   // is cut at 20-21 s with the 408 envelope (answerClientErrors).
-  const server = http.createServer({ headersTimeout: 20_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 }, gateway.app);
+  const server = http.createServer(
+    { headersTimeout: 20_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 },
+    gateway.app,
+  );
   server.listen(config.PORT, config.HOST);
   answerClientErrors(server, gateway.allowedMethods);
   await new Promise<void>((resolve, reject) => {
@@ -50,9 +58,18 @@ async function main(): Promise<void> {
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
-  const metricsServer = config.METRICS_PUBLIC ? undefined : await serveMetrics(gateway.metrics.registry, config.HOST, config.METRICS_PORT);
-  if (metricsServer) logger.info({ port: (metricsServer.address() as AddressInfo).port }, 'metrics served on their own port only (METRICS_PUBLIC=false)');
-  logger.info({ host: config.HOST, port, ...gateway.binaries }, `gateway listening on http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`);
+  const metricsServer = config.METRICS_PUBLIC
+    ? undefined
+    : await serveMetrics(gateway.metrics.registry, config.HOST, config.METRICS_PORT);
+  if (metricsServer)
+    logger.info(
+      { port: (metricsServer.address() as AddressInfo).port },
+      'metrics served on their own port only (METRICS_PUBLIC=false)',
+    );
+  logger.info(
+    { host: config.HOST, port, ...gateway.binaries },
+    `gateway listening on http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {

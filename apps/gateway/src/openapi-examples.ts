@@ -34,8 +34,28 @@ const EXTRACTED = {
         duration: 62.5,
         thumbnail: 'https://cdn.example.com/clip/poster.jpg',
         sources: [
-          { quality: '720p', url: VIDEO, stream_profile: 'video_only', mime_type: 'video/mp4', ext: 'mp4', width: 1280, height: 720, codecs: 'avc1.64001f', has_audio: false, has_video: true },
-          { quality: '128k', url: AUDIO, stream_profile: 'audio_only', mime_type: 'audio/mp4', ext: 'm4a', codecs: 'mp4a.40.2', has_audio: true, has_video: false },
+          {
+            quality: '720p',
+            url: VIDEO,
+            stream_profile: 'video_only',
+            mime_type: 'video/mp4',
+            ext: 'mp4',
+            width: 1280,
+            height: 720,
+            codecs: 'avc1.64001f',
+            has_audio: false,
+            has_video: true,
+          },
+          {
+            quality: '128k',
+            url: AUDIO,
+            stream_profile: 'audio_only',
+            mime_type: 'audio/mp4',
+            ext: 'm4a',
+            codecs: 'mp4a.40.2',
+            has_audio: true,
+            has_video: false,
+          },
         ],
       },
     ],
@@ -50,7 +70,13 @@ const COMPLETED_JOB = {
   created_at: CREATED,
   started_at: '2026-11-24T23:00:00.120Z',
   finished_at: '2026-11-24T23:00:01.480Z',
-  artifact: { url: `/api/v1/jobs/${JOB_ID}/artifact`, filename: 'A clip.mp4', content_type: 'video/mp4', size: 9876543, expires_at: '2026-11-25T00:00:01.480Z' },
+  artifact: {
+    url: `/api/v1/jobs/${JOB_ID}/artifact`,
+    filename: 'A clip.mp4',
+    content_type: 'video/mp4',
+    size: 9876543,
+    expires_at: '2026-11-25T00:00:01.480Z',
+  },
 };
 
 export const EVENT_STREAM_EXAMPLE = [
@@ -85,7 +111,14 @@ export const EXAMPLES: Record<string, Example> = {
       200: {
         success: true,
         data: {
-          platforms: [{ platform: 'reddit', extractor: 'reddit', patterns: ['^https?://(?:www\\.|old\\.)?reddit\\.com/r/[^/]+/comments/'], kinds: ['video', 'gallery'] }],
+          platforms: [
+            {
+              platform: 'reddit',
+              extractor: 'reddit',
+              patterns: ['^https?://(?:www\\.|old\\.)?reddit\\.com/r/[^/]+/comments/'],
+              kinds: ['video', 'gallery'],
+            },
+          ],
           generic: ['hls_manifest', 'dash_manifest', 'direct_file', 'html_page'],
         },
       },
@@ -93,26 +126,57 @@ export const EXAMPLES: Record<string, Example> = {
   },
   'post /api/v1/download': {
     request: { video_url: VIDEO, audio_url: AUDIO, format: 'mp4' },
-    answers: { 202: { success: true, data: { job_id: JOB_ID, status: 'queued', status_url: `/api/v1/jobs/${JOB_ID}` } } },
+    answers: {
+      202: { success: true, data: { job_id: JOB_ID, status: 'queued', status_url: `/api/v1/jobs/${JOB_ID}` } },
+    },
   },
   'get /api/v1/jobs/{id}': { answers: { 200: { success: true, data: COMPLETED_JOB } } },
   'get /api/v1/jobs/{id}/events': { answers: { 200: EVENT_STREAM_EXAMPLE } },
-  'get /api/v1/jobs/{id}/artifact': { answers: { 404: { success: false, error: { code: 'job_not_found', message: 'There is no job with this id.' } } } },
+  'get /api/v1/jobs/{id}/artifact': {
+    answers: { 404: { success: false, error: { code: 'job_not_found', message: 'There is no job with this id.' } } },
+  },
   'post /api': { request: { url: PAGE }, answers: { 200: EXTRACTED } },
   'post /api/playground': { request: { url: PAGE }, answers: { 200: EXTRACTED } },
-  'post /account/signup': { request: { email: 'ada@example.com', password: 'correct horse battery' }, answers: { 201: { success: true, data: { email: 'ada@example.com' } } } },
-  'post /account/login': { request: { email: 'ada@example.com', password: 'correct horse battery' }, answers: { 200: { success: true, data: { email: 'ada@example.com' } } } },
+  'post /account/signup': {
+    request: { email: 'ada@example.com', password: 'correct horse battery' },
+    answers: { 201: { success: true, data: { email: 'ada@example.com' } } },
+  },
+  'post /account/login': {
+    request: { email: 'ada@example.com', password: 'correct horse battery' },
+    answers: { 200: { success: true, data: { email: 'ada@example.com' } } },
+  },
   'post /account/logout': { answers: { 204: undefined } },
   'get /account/me': { answers: { 200: { success: true, data: { email: 'ada@example.com' } } } },
   'get /account/keys': { answers: { 200: { success: true, data: { keys: [KEY] } } } },
-  'post /account/keys': { request: { name: 'my app' }, answers: { 201: { success: true, data: { ...KEY, last_used_at: null, usage: { total_requests: 0, successful_requests: 0, success_rate: null }, secret: 'rly_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd' } } } },
+  'post /account/keys': {
+    request: { name: 'my app' },
+    answers: {
+      201: {
+        success: true,
+        data: {
+          ...KEY,
+          last_used_at: null,
+          usage: { total_requests: 0, successful_requests: 0, success_rate: null },
+          secret: 'rly_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd',
+        },
+      },
+    },
+  },
   'post /account/keys/{id}/disable': { answers: { 200: { success: true, data: { ...KEY, enabled: false } } } },
   'post /account/keys/{id}/enable': { answers: { 200: { success: true, data: KEY } } },
   'delete /account/keys/{id}': { answers: { 204: undefined } },
   'get /healthz': { answers: { 200: { status: 'ok' } } },
-  'get /readyz': { answers: { 200: { status: 'ready', redis: 'ok', workers: 2, worker_health: { healthy: 2, unhealthy: 0 } } } },
-  'get /metrics': { answers: { 200: '# HELP reelay_job_event_streams Job event streams (GET /api/v1/jobs/{id}/events) open.\n# TYPE reelay_job_event_streams gauge\nreelay_job_event_streams 3\n' } },
-  'get /api/openapi.json': { answers: { 200: { openapi: '3.1.0', info: { title: 'reelay', version: '0.1.0' }, paths: {} } } },
+  'get /readyz': {
+    answers: { 200: { status: 'ready', redis: 'ok', workers: 2, worker_health: { healthy: 2, unhealthy: 0 } } },
+  },
+  'get /metrics': {
+    answers: {
+      200: '# HELP reelay_job_event_streams Job event streams (GET /api/v1/jobs/{id}/events) open.\n# TYPE reelay_job_event_streams gauge\nreelay_job_event_streams 3\n',
+    },
+  },
+  'get /api/openapi.json': {
+    answers: { 200: { openapi: '3.1.0', info: { title: 'reelay', version: '0.1.0' }, paths: {} } },
+  },
 };
 
 /**
@@ -122,7 +186,9 @@ export const EXAMPLES: Record<string, Example> = {
 export function errorExample(description: string): unknown {
   const [, code, said] = /^([a-z_]+)(?::\s*(.+))?/.exec(description) ?? [];
   if (!code || !(code in ERROR_STATUS)) return undefined;
-  const message = said ? `${said[0].toUpperCase()}${said.slice(1)}${said.endsWith('.') ? '' : '.'}` : `The request failed with ${code}.`;
+  const message = said
+    ? `${said[0].toUpperCase()}${said.slice(1)}${said.endsWith('.') ? '' : '.'}`
+    : `The request failed with ${code}.`;
   return { success: false, error: { code, message } };
 }
 
@@ -136,7 +202,8 @@ export function attachExamples(routes: RouteSpec[]): void {
       if (spec && answer !== undefined) spec.example ??= answer;
     }
     for (const [status, spec] of Object.entries(route.responses)) {
-      if (Number(status) >= 400 && spec.schema && spec.example === undefined) spec.example = errorExample(spec.description);
+      if (Number(status) >= 400 && spec.schema && spec.example === undefined)
+        spec.example = errorExample(spec.description);
     }
   }
 }

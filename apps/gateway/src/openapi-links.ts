@@ -12,13 +12,21 @@ interface Link {
 const toDownload: Record<string, Link> = {
   download: {
     operationId: 'postApiV1Download',
-    description: "Download a source of the answer: its url (the first item's first source here; any source's url works) with the answer's extraction_id",
-    requestBody: { url: '{$response.body#/data/media/0/sources/0/url}', extraction_id: '{$response.body#/data/extraction_id}' },
+    description:
+      "Download a source of the answer: its url (the first item's first source here; any source's url works) with the answer's extraction_id",
+    requestBody: {
+      url: '{$response.body#/data/media/0/sources/0/url}',
+      extraction_id: '{$response.body#/data/extraction_id}',
+    },
   },
 };
 
 const ofJob = (pointer: string): Record<string, Link> => ({
-  events: { operationId: 'getApiV1JobsIdEvents', description: "Follow the job's progress as server-sent events", parameters: { id: `$response.body#${pointer}` } },
+  events: {
+    operationId: 'getApiV1JobsIdEvents',
+    description: "Follow the job's progress as server-sent events",
+    parameters: { id: `$response.body#${pointer}` },
+  },
 });
 
 export const LINKS: Record<string, Record<string, Link>> = {
@@ -26,11 +34,19 @@ export const LINKS: Record<string, Record<string, Link>> = {
   'post /api 200': toDownload,
   'post /api/playground 200': toDownload,
   'post /api/v1/download 202': {
-    job: { operationId: 'getApiV1JobsId', description: 'Poll the job this download started', parameters: { id: '$response.body#/data/job_id' } },
+    job: {
+      operationId: 'getApiV1JobsId',
+      description: 'Poll the job this download started',
+      parameters: { id: '$response.body#/data/job_id' },
+    },
     ...ofJob('/data/job_id'),
   },
   'get /api/v1/jobs/{id} 200': {
-    artifact: { operationId: 'getApiV1JobsIdArtifact', description: "The job's file, once its status is completed", parameters: { id: '$response.body#/data/id' } },
+    artifact: {
+      operationId: 'getApiV1JobsIdArtifact',
+      description: "The job's file, once its status is completed",
+      parameters: { id: '$response.body#/data/id' },
+    },
     ...ofJob('/data/id'),
   },
 };

@@ -10,15 +10,31 @@ const REF_PREFIX = '#/components/schemas/';
 
 // The sections a reader sees, in this order (route specs name one each).
 export const TAGS = [
-  { name: 'Extract and download', description: 'Find the media of a page, then download a source, or merge or convert it in a job.' },
+  {
+    name: 'Extract and download',
+    description: 'Find the media of a page, then download a source, or merge or convert it in a job.',
+  },
   { name: 'Jobs', description: 'Follow a download job (poll it or open its event stream) and fetch its file.' },
-  { name: 'API with a key', description: 'The extract API for programs: a key from your account, or the rate-limited playground.' },
+  {
+    name: 'API with a key',
+    description: 'The extract API for programs: a key from your account, or the rate-limited playground.',
+  },
   { name: 'Account', description: 'Sign up, sign in and manage API keys (the web app uses these; a session cookie).' },
-  { name: 'Subscriptions', description: 'Watch a feed, playlist or channel and download what appears (an API key or the web app\'s session).' },
+  {
+    name: 'Subscriptions',
+    description: "Watch a feed, playlist or channel and download what appears (an API key or the web app's session).",
+  },
   { name: 'Operations', description: 'Health, readiness, metrics and this document.' },
 ] as const;
 
-const header = (name: string, description: string, example: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' }, example });
+const header = (name: string, description: string, example: string) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema: { type: 'string' },
+  example,
+});
 
 /** What reelay POSTs to a download's webhook_url when its job ends (Standard Webhooks). */
 const WEBHOOKS = {
@@ -34,10 +50,20 @@ const WEBHOOKS = {
       parameters: [
         header('webhook-id', 'msg_<job id>: the same on every retry of this message', 'msg_kq3T9vQ2rS8uX1yZ4aB6cD'),
         header('webhook-timestamp', 'Unix seconds of this attempt', '1764029940'),
-        header('webhook-signature', 'v1,<base64 signature>, one per secret, space-separated', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4='),
+        header(
+          'webhook-signature',
+          'v1,<base64 signature>, one per secret, space-separated',
+          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+        ),
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `${REF_PREFIX}WebhookEvent` } } } },
-      responses: { '2XX': { description: 'Delivered: no retry' }, default: { description: 'Any other answer, or none within 10 s: retried on the schedule above' } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: `${REF_PREFIX}WebhookEvent` } } },
+      },
+      responses: {
+        '2XX': { description: 'Delivered: no retry' },
+        default: { description: 'Any other answer, or none within 10 s: retried on the schedule above' },
+      },
       security: [],
     },
   },
@@ -49,13 +75,19 @@ function idOf(schema: z.ZodType): string | undefined {
 
 export function buildOpenApi(routes: readonly RouteSpec[], info: { version: string; serverUrl?: string }): JsonSchema {
   // Every schema registered with .meta({ id }) becomes a component; references between them use $ref.
-  const { schemas } = z.toJSONSchema(z.globalRegistry, { uri: (id) => REF_PREFIX + id, io: 'output', unrepresentable: 'any' }) as {
+  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+    uri: (id) => REF_PREFIX + id,
+    io: 'output',
+    unrepresentable: 'any',
+  }) as {
     schemas: Record<string, JsonSchema>;
   };
   for (const schema of Object.values(schemas)) delete schema.$id;
   const schemaRef = (schema: z.ZodType): JsonSchema => {
     const id = idOf(schema);
-    return id ? { $ref: REF_PREFIX + id } : (z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema);
+    return id
+      ? { $ref: REF_PREFIX + id }
+      : (z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema);
   };
 
   const paths: Record<string, Record<string, unknown>> = {};
@@ -76,7 +108,10 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
             // OpenAPI 3.1 describes raw bytes by their media type alone, with no schema.
             response.content = Object.fromEntries(types.map((type, i) => [type, i === 0 ? { ...example } : {}]));
           }
-          if (spec.headers) response.headers = Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]));
+          if (spec.headers)
+            response.headers = Object.fromEntries(
+              Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]),
+            );
           const links = LINKS[`${route.method} ${route.path} ${status}`];
           if (links) response.links = links;
           return [status, response];
@@ -90,18 +125,33 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
       description: route.params?.[name],
       schema: { type: 'string' },
     }));
-    const headers = Object.entries(route.headers ?? {}).map(([name, description]) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } }));
+    const headers = Object.entries(route.headers ?? {}).map(([name, description]) => ({
+      name,
+      in: 'header',
+      required: false,
+      description,
+      schema: { type: 'string' },
+    }));
     const query = Object.entries(route.query ?? {}).map(([name, spec]) =>
       typeof spec === 'string'
         ? { name, in: 'query', required: false, description: spec, schema: { type: 'string' } }
-        : { name, in: 'query', required: false, description: spec.description, schema: z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema },
+        : {
+            name,
+            in: 'query',
+            required: false,
+            description: spec.description,
+            schema: z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema,
+          },
     );
     if (params.length || headers.length || query.length) operation.parameters = [...params, ...query, ...headers];
     // Public routes say so explicitly: no scheme applies, rather than "not documented".
     operation.security = route.auth ? [{ [route.auth]: [] }] : [];
     if (route.body) {
       const example = route.bodyExample === undefined ? {} : { example: route.bodyExample };
-      operation.requestBody = { required: true, content: { 'application/json': { schema: schemaRef(route.body), ...example } } };
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: schemaRef(route.body), ...example } },
+      };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }
@@ -123,8 +173,18 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
     components: {
       schemas,
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A key created under /account/keys (rly_…)' },
-        session: { type: 'apiKey', in: 'cookie', name: 'reelay_session', description: 'The session cookie set by /account/signup and /account/login' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description: 'A key created under /account/keys (rly_…)',
+        },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'reelay_session',
+          description: 'The session cookie set by /account/signup and /account/login',
+        },
       },
     },
   };

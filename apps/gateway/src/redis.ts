@@ -10,7 +10,8 @@ import { parseConfig, redisTarget, type Config } from '@reelay/config';
 import type { RedisClient } from '@reelay/accounts';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
-type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>;
+type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'> &
+  Partial<Pick<Config, 'REDIS_CLUSTER'>>;
 
 const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2_000);
 
@@ -32,7 +33,12 @@ export function connectRedis(config: string | RedisConfig): RedisClient {
   if (target.cluster) {
     // The per-node retryStrategy is the cluster's own business (it reconnects through the slot map).
     const { retryStrategy: _nodeRetry, ...redisOptions } = options;
-    return new Cluster(target.cluster, { redisOptions, enableOfflineQueue: false, clusterRetryStrategy: retryStrategy, slotsRefreshTimeout: 2_000 });
+    return new Cluster(target.cluster, {
+      redisOptions,
+      enableOfflineQueue: false,
+      clusterRetryStrategy: retryStrategy,
+      slotsRefreshTimeout: 2_000,
+    });
   }
   if (target.options.sentinels) options.sentinelRetryStrategy = retryStrategy;
   return target.url ? new Redis(target.url, options) : new Redis(options);
@@ -45,7 +51,11 @@ export function connectRedis(config: string | RedisConfig): RedisClient {
 export function duplicateRedis(redis: RedisClient, override: Partial<RedisOptions>): RedisClient {
   if (redis instanceof Cluster) {
     const { enableOfflineQueue, ...node } = override;
-    return redis.duplicate(undefined, { ...redis.options, ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }), redisOptions: { ...redis.options.redisOptions, ...node } });
+    return redis.duplicate(undefined, {
+      ...redis.options,
+      ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+      redisOptions: { ...redis.options.redisOptions, ...node },
+    });
   }
   return redis.duplicate(override);
 }

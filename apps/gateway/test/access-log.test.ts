@@ -10,7 +10,8 @@ import { requestId } from '../src/http/request-id.js';
 const lines: Array<Record<string, unknown>> = [];
 const sink = new Writable({
   write(chunk: Buffer, _enc, cb) {
-    for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+    for (const line of chunk.toString('utf8').split('\n'))
+      if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
     cb();
   },
 });
@@ -42,7 +43,13 @@ test('one line per request: id, method, URL, status and time, at info', async ()
   const res = await fetch(`${base}/ok?x=1`);
   const [line, ...more] = await logged('/ok?x=1');
   expect(more).toHaveLength(0);
-  expect(line).toMatchObject({ level: 30, msg: 'request completed', app: 'access-test', req: { id: res.headers.get('x-request-id'), method: 'GET', url: '/ok?x=1' }, res: { status: 200 } });
+  expect(line).toMatchObject({
+    level: 30,
+    msg: 'request completed',
+    app: 'access-test',
+    req: { id: res.headers.get('x-request-id'), method: 'GET', url: '/ok?x=1' },
+    res: { status: 200 },
+  });
   expect(typeof line.responseTime).toBe('number');
 });
 
@@ -72,7 +79,9 @@ test('a client that leaves before the answer is logged once, as aborted', async 
 describe('secrets in query strings', () => {
   test('code, state and token values are written as [redacted]', async () => {
     const { loggedUrl } = await import('../src/http/access-log.js');
-    expect(loggedUrl('/account/oauth/github/callback?code=abc&state=def&x=1')).toBe('/account/oauth/github/callback?code=[redacted]&state=[redacted]&x=1');
+    expect(loggedUrl('/account/oauth/github/callback?code=abc&state=def&x=1')).toBe(
+      '/account/oauth/github/callback?code=[redacted]&state=[redacted]&x=1',
+    );
     expect(loggedUrl('/p?Token=t#f')).toBe('/p?Token=[redacted]#f');
     expect(loggedUrl('/p?codec=h264')).toBe('/p?codec=h264');
   });

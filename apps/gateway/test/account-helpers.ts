@@ -12,7 +12,10 @@ export const uniqueEmail = () => `user-${randomBytes(6).toString('hex')}@example
 export const uniqueIp = () => `10.${[...randomBytes(3)].join('.')}`;
 
 export function expectError(res: request.Response, status: number, code: string): void {
-  expect({ status: res.status, body: res.body }).toEqual({ status, body: { success: false, error: { code, message: expect.any(String) } } });
+  expect({ status: res.status, body: res.body }).toEqual({
+    status,
+    body: { success: false, error: { code, message: expect.any(String) } },
+  });
 }
 
 export interface SignedInAgent {
@@ -30,7 +33,10 @@ export async function signUp(app: Express): Promise<SignedInAgent> {
   return { agent, email, ip };
 }
 
-export async function createKey(agent: SignedInAgent['agent'], name = 'test app'): Promise<{ id: string; secret: string; prefix: string }> {
+export async function createKey(
+  agent: SignedInAgent['agent'],
+  name = 'test app',
+): Promise<{ id: string; secret: string; prefix: string }> {
   return (await agent.post('/account/keys').send({ name }).expect(201)).body.data;
 }
 

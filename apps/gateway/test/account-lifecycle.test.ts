@@ -23,7 +23,8 @@ afterAll(async () => {
 });
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 
 async function secondSession(email: string, userAgent = IPHONE) {
   const ip = uniqueIp();
@@ -38,7 +39,14 @@ describe('sessions', () => {
     await first.agent.get('/account/me').set('User-Agent', FIREFOX).expect(200);
     const phone = await secondSession(first.email);
     const res = await first.agent.get('/account/sessions').expect(200);
-    const sessions = res.body.data.sessions as { current: boolean; device: string; ip: string; id: string; created_at: string; last_seen_at: string }[];
+    const sessions = res.body.data.sessions as {
+      current: boolean;
+      device: string;
+      ip: string;
+      id: string;
+      created_at: string;
+      last_seen_at: string;
+    }[];
     expect(sessions).toHaveLength(2);
     expect(sessions.find((s) => s.current)).toMatchObject({ ip: first.ip });
     expect(sessions.find((s) => !s.current)).toMatchObject({ ip: phone.ip, device: 'Safari on iOS' });
@@ -47,7 +55,16 @@ describe('sessions', () => {
       expect(Date.parse(s.last_seen_at)).toBeGreaterThanOrEqual(Date.parse(s.created_at));
     }
     // The list never holds the cookie's secret.
-    expect(JSON.stringify(res.body)).not.toContain((await first.agent.jar.getCookie('reelay_session', { domain: '127.0.0.1', path: '/', secure: false, script: false }))?.value ?? 'none');
+    expect(JSON.stringify(res.body)).not.toContain(
+      (
+        await first.agent.jar.getCookie('reelay_session', {
+          domain: '127.0.0.1',
+          path: '/',
+          secure: false,
+          script: false,
+        })
+      )?.value ?? 'none',
+    );
   });
 
   test('ending the others signs out every other device, on every gateway, and keeps this one', async () => {
@@ -64,7 +81,11 @@ describe('sessions', () => {
 
   test('ending the others is refused cross-site', async () => {
     const first = await signUp(gw.app);
-    expectError(await first.agent.delete('/account/sessions').set('Origin', 'https://evil.example'), 403, 'cross_site_request');
+    expectError(
+      await first.agent.delete('/account/sessions').set('Origin', 'https://evil.example'),
+      403,
+      'cross_site_request',
+    );
   });
 });
 
@@ -73,21 +94,46 @@ describe('deleting the account', () => {
     const user = await signUp(gw.app);
     const key = await createKey(user.agent);
     const elsewhere = await secondSession(user.email);
-    await request(other.app).post('/api').set('X-API-Key', key.secret).set('X-Forwarded-For', user.ip).send({ url: 'not a url' }).expect(400);
-    await eventually(async () => expect((await user.agent.get(`/account/keys/${key.id}/usage?days=1`).expect(200)).body.data[0].requests).toBe(1));
+    await request(other.app)
+      .post('/api')
+      .set('X-API-Key', key.secret)
+      .set('X-Forwarded-For', user.ip)
+      .send({ url: 'not a url' })
+      .expect(400);
+    await eventually(async () =>
+      expect((await user.agent.get(`/account/keys/${key.id}/usage?days=1`).expect(200)).body.data[0].requests).toBe(1),
+    );
     const usagePattern = `reelay:key-usage:${createHash('sha256').update(key.secret).digest('hex')}:*`;
     expect(await gw.redis.keys(usagePattern)).toHaveLength(1);
 
     expectError(await user.agent.delete('/account').send({ password: 'not the password' }), 401, 'invalid_credentials');
     await user.agent.delete('/account').send({ password: PASSWORD }).expect(204);
 
-    expectError(await request(other.app).post('/api').set('X-API-Key', key.secret).send({ url: origin.url('/clip.mp4') }), 401, 'invalid_api_key');
+    expectError(
+      await request(other.app)
+        .post('/api')
+        .set('X-API-Key', key.secret)
+        .send({ url: origin.url('/clip.mp4') }),
+      401,
+      'invalid_api_key',
+    );
     expectError(await user.agent.get('/account/me'), 401, 'not_signed_in');
     expectError(await elsewhere.agent.get('/account/me'), 401, 'not_signed_in');
-    expectError(await request(gw.app).post('/account/login').set('X-Forwarded-For', uniqueIp()).send({ email: user.email, password: PASSWORD }), 401, 'invalid_credentials');
+    expectError(
+      await request(gw.app)
+        .post('/account/login')
+        .set('X-Forwarded-For', uniqueIp())
+        .send({ email: user.email, password: PASSWORD }),
+      401,
+      'invalid_credentials',
+    );
     expect(await gw.redis.keys(usagePattern)).toHaveLength(0);
     // The address is free again.
-    await request(gw.app).post('/account/signup').set('X-Forwarded-For', uniqueIp()).send({ email: user.email, password: PASSWORD }).expect(201);
+    await request(gw.app)
+      .post('/account/signup')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ email: user.email, password: PASSWORD })
+      .expect(201);
   });
 
   test('without the password only within 10 minutes of signing in', async () => {
@@ -99,7 +145,8 @@ describe('deleting the account', () => {
     // Age the session's sign-in time by 11 minutes, as the clock would.
     for (const k of await gw.redis.keys('reelay:session:*')) {
       const raw = await gw.redis.get(k);
-      if (raw && JSON.parse(raw).email === stale.email) await gw.redis.set(k, JSON.stringify({ ...JSON.parse(raw), created_at: Date.now() - 11 * 60_000 }), 'KEEPTTL');
+      if (raw && JSON.parse(raw).email === stale.email)
+        await gw.redis.set(k, JSON.stringify({ ...JSON.parse(raw), created_at: Date.now() - 11 * 60_000 }), 'KEEPTTL');
     }
     expectError(await stale.agent.delete('/account'), 401, 'invalid_credentials');
     expectError(await stale.agent.delete('/account').send({}), 401, 'invalid_credentials');
@@ -112,14 +159,19 @@ describe('deleting the account', () => {
     expectError(await user.agent.delete('/account').set('Origin', 'https://evil.example'), 403, 'cross_site_request');
     expectError(await request(gw.app).delete('/account'), 401, 'not_signed_in');
     expectError(await user.agent.delete('/account').send({ password: 12 }), 400, 'invalid_request');
-    expectError(await user.agent.delete('/account').set('Content-Type', 'application/json').send('[1]'), 400, 'invalid_request');
+    expectError(
+      await user.agent.delete('/account').set('Content-Type', 'application/json').send('[1]'),
+      400,
+      'invalid_request',
+    );
     await user.agent.get('/account/me').expect(200);
   });
 
   test('wrong passwords are throttled like sign-ins', async () => {
     const user = await signUp(gw.app);
     const codes: number[] = [];
-    for (let i = 0; i < 7; i++) codes.push((await user.agent.delete('/account').send({ password: `wrong ${i}` })).status);
+    for (let i = 0; i < 7; i++)
+      codes.push((await user.agent.delete('/account').send({ password: `wrong ${i}` })).status);
     expect(codes).toContain(429);
     await user.agent.get('/account/me').expect(200);
   });
@@ -129,9 +181,16 @@ describe('usage over time', () => {
   test('counts every request of the day across two gateways, successful ones apart', async () => {
     const user = await signUp(gw.app);
     const key = await createKey(user.agent);
-    const send = (app: TestGateway, url: string) => request(app.app).post('/api').set('X-API-Key', key.secret).set('X-Forwarded-For', user.ip).send({ url });
+    const send = (app: TestGateway, url: string) =>
+      request(app.app).post('/api').set('X-API-Key', key.secret).set('X-Forwarded-For', user.ip).send({ url });
     const good = origin.url('/clip.mp4');
-    const results = await Promise.all([send(gw, good), send(other, good), send(other, good), send(gw, 'not a url'), send(other, 'ftp://x')]);
+    const results = await Promise.all([
+      send(gw, good),
+      send(other, good),
+      send(other, good),
+      send(gw, 'not a url'),
+      send(other, 'ftp://x'),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 400, 400]);
     await eventually(async () => {
       const res = await user.agent.get(`/account/keys/${key.id}/usage?days=7`).expect(200);
@@ -151,8 +210,15 @@ describe('usage over time', () => {
   test('a day is kept at most 92 days in Redis', async () => {
     const user = await signUp(gw.app);
     const key = await createKey(user.agent);
-    await request(gw.app).post('/api').set('X-API-Key', key.secret).set('X-Forwarded-For', user.ip).send({ url: 'nope' }).expect(400);
-    await eventually(async () => expect((await user.agent.get(`/account/keys/${key.id}/usage?days=1`).expect(200)).body.data[0].requests).toBe(1));
+    await request(gw.app)
+      .post('/api')
+      .set('X-API-Key', key.secret)
+      .set('X-Forwarded-For', user.ip)
+      .send({ url: 'nope' })
+      .expect(400);
+    await eventually(async () =>
+      expect((await user.agent.get(`/account/keys/${key.id}/usage?days=1`).expect(200)).body.data[0].requests).toBe(1),
+    );
     const ttls = await Promise.all((await gw.redis.keys('reelay:key-usage:*')).map((k) => gw.redis.ttl(k)));
     for (const ttl of ttls) {
       expect(ttl).toBeGreaterThan(0);

@@ -16,7 +16,16 @@ const mailedTokens: string[] = [];
 
 beforeAll(async () => {
   sink = await startMailSink();
-  gw = await buildGateway({ env: { TRUST_PROXY: 'true', SMTP_URL: sink.url, MAIL_FROM: 'reelay <no-reply@example.org>', PUBLIC_URL, LOG_LEVEL: 'trace' }, deps: { logger: logs.logger } });
+  gw = await buildGateway({
+    env: {
+      TRUST_PROXY: 'true',
+      SMTP_URL: sink.url,
+      MAIL_FROM: 'reelay <no-reply@example.org>',
+      PUBLIC_URL,
+      LOG_LEVEL: 'trace',
+    },
+    deps: { logger: logs.logger },
+  });
   plain = await buildGateway({ env: { TRUST_PROXY: 'true' } });
 });
 afterAll(async () => {
@@ -43,7 +52,8 @@ async function resetToken(email: string): Promise<string> {
   return token;
 }
 
-const tokenKey = (kind: string, token: string) => `reelay:token:${kind}:${createHash('sha256').update(token).digest('hex')}`;
+const tokenKey = (kind: string, token: string) =>
+  `reelay:token:${kind}:${createHash('sha256').update(token).digest('hex')}`;
 
 describe('verification on sign-up', () => {
   test('mails a readable link built from PUBLIC_URL; keys wait for it; the token works once', async () => {
@@ -81,9 +91,14 @@ describe('verification on sign-up', () => {
     const second = await verifyToken(user.email);
     expect(second).not.toBe(first);
     const tampered = (second[0] === 'A' ? 'B' : 'A') + second.slice(1);
-    for (const token of [tampered, 'short', 'x'.repeat(200), `${second}=`]) expectError(await from(gw).post('/account/verify').send({ token }), 400, 'invalid_request');
+    for (const token of [tampered, 'short', 'x'.repeat(200), `${second}=`])
+      expectError(await from(gw).post('/account/verify').send({ token }), 400, 'invalid_request');
     // A reset token is not a verification token.
-    expectError(await from(gw).post('/account/password/reset').send({ token: second, password: 'another long password' }), 400, 'invalid_request');
+    expectError(
+      await from(gw).post('/account/password/reset').send({ token: second, password: 'another long password' }),
+      400,
+      'invalid_request',
+    );
     await from(gw).post('/account/verify').send({ token: second }).expect(200);
   });
 });
@@ -95,7 +110,11 @@ describe('forgotten password', () => {
     const stranger = uniqueEmail();
     const known = await from(gw).post('/account/password/forgot').send({ email: user.email });
     const unknown = await from(gw).post('/account/password/forgot').send({ email: stranger });
-    expect({ status: unknown.status, body: unknown.body, text: unknown.text }).toEqual({ status: known.status, body: known.body, text: known.text });
+    expect({ status: unknown.status, body: unknown.body, text: unknown.text }).toEqual({
+      status: known.status,
+      body: known.body,
+      text: known.text,
+    });
     expect(known.status).toBe(202);
     await resetToken(user.email);
     expect(sink.delivered.some((d) => d.to.includes(stranger))).toBe(false);
@@ -111,13 +130,25 @@ describe('forgotten password', () => {
     const ttl = await gw.redis.ttl(tokenKey('reset', token));
     expect(ttl).toBeGreaterThan(3600 - 60);
     expect(ttl).toBeLessThanOrEqual(3600);
-    expectError(await from(gw).post('/account/password/reset').send({ token, password: 'short' }), 400, 'invalid_request');
+    expectError(
+      await from(gw).post('/account/password/reset').send({ token, password: 'short' }),
+      400,
+      'invalid_request',
+    );
     await from(gw).post('/account/password/reset').send({ token, password: 'a brand new passphrase' }).expect(204);
     expectError(await user.agent.get('/account/me'), 401, 'not_signed_in');
     expectError(await other.get('/account/me'), 401, 'not_signed_in');
-    expectError(await from(gw).post('/account/login').send({ email: user.email, password: PASSWORD }), 401, 'invalid_credentials');
+    expectError(
+      await from(gw).post('/account/login').send({ email: user.email, password: PASSWORD }),
+      401,
+      'invalid_credentials',
+    );
     await from(gw).post('/account/login').send({ email: user.email, password: 'a brand new passphrase' }).expect(200);
-    expectError(await from(gw).post('/account/password/reset').send({ token, password: 'yet another passphrase' }), 400, 'invalid_request');
+    expectError(
+      await from(gw).post('/account/password/reset').send({ token, password: 'yet another passphrase' }),
+      400,
+      'invalid_request',
+    );
     const notice = await sink.next(user.email);
     expect(notice.subject).toBe('Your reelay password was changed');
   });
@@ -128,8 +159,13 @@ describe('forgotten password', () => {
     await from(gw).post('/account/password/forgot').send({ email: user.email }).expect(202);
     const token = await resetToken(user.email);
     await gw.redis.pexpire(tokenKey('reset', token), 1);
-    for (let i = 0; i < 100 && (await gw.redis.exists(tokenKey('reset', token))); i++) await new Promise((r) => setTimeout(r, 5));
-    expectError(await from(gw).post('/account/password/reset').send({ token, password: 'a brand new passphrase' }), 400, 'invalid_request');
+    for (let i = 0; i < 100 && (await gw.redis.exists(tokenKey('reset', token))); i++)
+      await new Promise((r) => setTimeout(r, 5));
+    expectError(
+      await from(gw).post('/account/password/reset').send({ token, password: 'a brand new passphrase' }),
+      400,
+      'invalid_request',
+    );
   });
 
   test('mails to one address are throttled whatever the client address, and token guessing per address', async () => {
@@ -139,16 +175,39 @@ describe('forgotten password', () => {
     expect(statuses).toEqual([202, 202, 202, 429]);
     const ip = uniqueIp();
     const guesses: number[] = [];
-    for (let i = 0; i < 32; i++) guesses.push((await from(gw, ip).post('/account/password/reset').send({ token: 'A'.repeat(43), password: 'a brand new passphrase' })).status);
+    for (let i = 0; i < 32; i++)
+      guesses.push(
+        (
+          await from(gw, ip)
+            .post('/account/password/reset')
+            .send({ token: 'A'.repeat(43), password: 'a brand new passphrase' })
+        ).status,
+      );
     expect(guesses.slice(0, 30).every((s) => s === 400)).toBe(true);
     expect(guesses.slice(30)).toEqual([429, 429]);
   });
 
   test('is refused cross-site and with bad bodies', async () => {
-    expectError(await from(gw).post('/account/password/forgot').set('Origin', 'https://evil.example').send({ email: uniqueEmail() }), 403, 'cross_site_request');
-    expectError(await from(gw).post('/account/password/reset').set('Sec-Fetch-Site', 'cross-site').send({ token: 'A'.repeat(43), password: 'long enough pass' }), 403, 'cross_site_request');
-    for (const body of [{}, { email: 5 }, { email: ['a'] }, { email: 'x'.repeat(300) }]) expectError(await from(gw).post('/account/password/forgot').send(body), 400, 'invalid_request');
-    for (const body of [{}, { token: 'A'.repeat(43) }, { token: 1, password: 'long enough pass' }]) expectError(await from(gw).post('/account/password/reset').send(body), 400, 'invalid_request');
+    expectError(
+      await from(gw)
+        .post('/account/password/forgot')
+        .set('Origin', 'https://evil.example')
+        .send({ email: uniqueEmail() }),
+      403,
+      'cross_site_request',
+    );
+    expectError(
+      await from(gw)
+        .post('/account/password/reset')
+        .set('Sec-Fetch-Site', 'cross-site')
+        .send({ token: 'A'.repeat(43), password: 'long enough pass' }),
+      403,
+      'cross_site_request',
+    );
+    for (const body of [{}, { email: 5 }, { email: ['a'] }, { email: 'x'.repeat(300) }])
+      expectError(await from(gw).post('/account/password/forgot').send(body), 400, 'invalid_request');
+    for (const body of [{}, { token: 'A'.repeat(43) }, { token: 1, password: 'long enough pass' }])
+      expectError(await from(gw).post('/account/password/reset').send(body), 400, 'invalid_request');
   });
 });
 
@@ -158,9 +217,22 @@ describe('changing the password while signed in', () => {
     await verifyToken(user.email);
     const other = request.agent(gw.app).set('X-Forwarded-For', uniqueIp());
     await other.post('/account/login').send({ email: user.email, password: PASSWORD }).expect(200);
-    expectError(await user.agent.post('/account/password').send({ password: 'a brand new passphrase' }), 401, 'invalid_credentials');
-    expectError(await user.agent.post('/account/password').send({ current_password: 'wrong', password: 'a brand new passphrase' }), 401, 'invalid_credentials');
-    const res = await user.agent.post('/account/password').send({ current_password: PASSWORD, password: 'a brand new passphrase' }).expect(200);
+    expectError(
+      await user.agent.post('/account/password').send({ password: 'a brand new passphrase' }),
+      401,
+      'invalid_credentials',
+    );
+    expectError(
+      await user.agent
+        .post('/account/password')
+        .send({ current_password: 'wrong', password: 'a brand new passphrase' }),
+      401,
+      'invalid_credentials',
+    );
+    const res = await user.agent
+      .post('/account/password')
+      .send({ current_password: PASSWORD, password: 'a brand new passphrase' })
+      .expect(200);
     expect(res.body.data).toMatchObject({ email: user.email, has_password: true });
     await user.agent.get('/account/me').expect(200);
     expectError(await other.get('/account/me'), 401, 'not_signed_in');
@@ -170,9 +242,25 @@ describe('changing the password while signed in', () => {
 
 describe('without SMTP', () => {
   test('the mail routes answer 503 mail_not_configured and keys need no confirmed address', async () => {
-    expectError(await from(plain).post('/account/password/forgot').send({ email: uniqueEmail() }), 503, 'mail_not_configured');
-    expectError(await from(plain).post('/account/password/reset').send({ token: 'A'.repeat(43), password: 'a brand new passphrase' }), 503, 'mail_not_configured');
-    expectError(await from(plain).post('/account/verify').send({ token: 'A'.repeat(43) }), 503, 'mail_not_configured');
+    expectError(
+      await from(plain).post('/account/password/forgot').send({ email: uniqueEmail() }),
+      503,
+      'mail_not_configured',
+    );
+    expectError(
+      await from(plain)
+        .post('/account/password/reset')
+        .send({ token: 'A'.repeat(43), password: 'a brand new passphrase' }),
+      503,
+      'mail_not_configured',
+    );
+    expectError(
+      await from(plain)
+        .post('/account/verify')
+        .send({ token: 'A'.repeat(43) }),
+      503,
+      'mail_not_configured',
+    );
     const user = await signUp(plain.app);
     expectError(await user.agent.post('/account/verify/resend'), 503, 'mail_not_configured');
     await createKey(user.agent);

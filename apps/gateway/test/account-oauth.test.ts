@@ -70,7 +70,10 @@ async function throughProvider(location: string, user: string): Promise<string> 
     }
     if (url.pathname.startsWith('/interaction/')) url.searchParams.set('user', user);
     if (url.pathname === '/login/oauth/authorize') url.searchParams.set('login', user);
-    const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
     for (const cookie of res.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
       jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
@@ -97,7 +100,13 @@ const flowKey = (state: string) => `reelay:oauth-flow:${createHash('sha256').upd
 describe('providers and the start of a flow', () => {
   test('lists each configured provider', async () => {
     const res = await request(gw.app).get('/account/providers').expect(200);
-    expect(res.body).toEqual({ success: true, data: [{ id: 'test', name: 'Test IdP' }, { id: 'github', name: 'GitHub' }] });
+    expect(res.body).toEqual({
+      success: true,
+      data: [
+        { id: 'test', name: 'Test IdP' },
+        { id: 'github', name: 'GitHub' },
+      ],
+    });
   });
 
   test('start sends the browser to the provider with PKCE S256, state, nonce and the PUBLIC_URL redirect URI, bound by an HttpOnly cookie', async () => {
@@ -135,7 +144,12 @@ describe('OpenID Connect sign-in', () => {
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('/settings/api-keys');
     const me = await agent.get('/account/me').expect(200);
-    expect(me.body.data).toEqual({ email, email_verified: true, has_password: false, identities: [{ provider: 'test', name: 'Test IdP', email }] });
+    expect(me.body.data).toEqual({
+      email,
+      email_verified: true,
+      has_password: false,
+      identities: [{ provider: 'test', name: 'Test IdP', email }],
+    });
     // Verified by the provider: keys need no mailed link.
     await agent.post('/account/keys').send({ name: 'social' }).expect(201);
     const again = browser();
@@ -148,7 +162,11 @@ describe('OpenID Connect sign-in', () => {
     const sub = idpUser(owner.email, true);
     const agent = browser();
     expect((await signInWith(agent, sub)).status).toBe(302);
-    expect((await agent.get('/account/me').expect(200)).body.data).toMatchObject({ email: owner.email, has_password: true, identities: [{ provider: 'test' }] });
+    expect((await agent.get('/account/me').expect(200)).body.data).toMatchObject({
+      email: owner.email,
+      has_password: true,
+      identities: [{ provider: 'test' }],
+    });
     const mails = [await sink.next(owner.email), await sink.next(owner.email)].map((m) => m.subject);
     expect(mails).toContain('Test IdP sign-in was linked to your reelay account');
   });
@@ -160,7 +178,11 @@ describe('OpenID Connect sign-in', () => {
     const res = await signInWith(agent, attacker);
     expectError(res, 409, 'email_taken');
     expect(res.body.error.message).toMatch(/sign in with your password first, then link Test IdP from the settings/i);
-    expect(([] as string[]).concat(res.headers['set-cookie'] ?? []).some((c) => c.startsWith('reelay_session=') && !c.startsWith('reelay_session=;'))).toBe(false);
+    expect(
+      ([] as string[])
+        .concat(res.headers['set-cookie'] ?? [])
+        .some((c) => c.startsWith('reelay_session=') && !c.startsWith('reelay_session=;')),
+    ).toBe(false);
     expectError(await agent.get('/account/me'), 401, 'not_signed_in');
     expect((await victim.agent.get('/account/me').expect(200)).body.data.identities).toEqual([]);
     // Still refused on a second try: nothing was half-linked.
@@ -197,7 +219,9 @@ describe('attacks on the flow', () => {
 
   test('a browser whose sign-in fails lands back on the settings page with the reason, not on JSON', async () => {
     const agent = browser();
-    const res = await agent.get('/account/oauth/test/callback?code=x').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
+    const res = await agent
+      .get('/account/oauth/test/callback?code=x')
+      .set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
     expect(res.status).toBe(303);
     const location = new URL(res.headers.location, PUBLIC_URL);
     expect(location.pathname).toBe('/settings/api-keys');
@@ -206,7 +230,11 @@ describe('attacks on the flow', () => {
     expect(reason.get('message')).toMatch(/./);
     // Not signed in by it; an API client asking for JSON still gets the envelope.
     expectError(await agent.get('/account/me'), 401, 'not_signed_in');
-    expectError(await agent.get('/account/oauth/test/callback?code=x').set('Accept', 'application/json'), 400, 'invalid_request');
+    expectError(
+      await agent.get('/account/oauth/test/callback?code=x').set('Accept', 'application/json'),
+      400,
+      'invalid_request',
+    );
   });
 
   test('an authorization code cannot be replayed, neither with its flow nor with a fresh one', async () => {
@@ -242,25 +270,47 @@ describe('attacks on the flow', () => {
     expectError(await agent.get(callback), 401, 'invalid_credentials');
     expectError(await agent.get('/account/me'), 401, 'not_signed_in');
     // Refused for the reason tried, as the log says.
-    const refusal = logs.text().slice(before).split('\n').find((l) => l.includes('social sign-in refused'));
+    const refusal = logs
+      .text()
+      .slice(before)
+      .split('\n')
+      .find((l) => l.includes('social sign-in refused'));
     expect(refusal).toMatch(reason);
   });
 
   test('the provider saying no is 401 with its reason', async () => {
     const agent = browser();
     const state = (await start(agent)).searchParams.get('state')!;
-    expectError(await agent.get(`/account/oauth/test/callback?error=access_denied&state=${state}&iss=${encodeURIComponent(issuer.issuer)}`), 401, 'invalid_credentials');
+    expectError(
+      await agent.get(
+        `/account/oauth/test/callback?error=access_denied&state=${state}&iss=${encodeURIComponent(issuer.issuer)}`,
+      ),
+      401,
+      'invalid_credentials',
+    );
   });
 
   test('open redirect: return_to only takes paths of this app', async () => {
-    for (const hostile of ['https://evil.example/', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)', '/\r\nSet-Cookie: x=1', 'settings']) {
+    for (const hostile of [
+      'https://evil.example/',
+      '//evil.example/x',
+      '/\\evil.example',
+      'javascript:alert(1)',
+      '/\r\nSet-Cookie: x=1',
+      'settings',
+    ]) {
       expect(safeReturnTo(hostile)).toBe('/settings/api-keys');
     }
     expect(safeReturnTo('/?u=https://example.com/v')).toBe('/?u=https://example.com/v');
     expect(safeReturnTo(['/a', '/b'])).toBe('/settings/api-keys');
     const sub = idpUser(uniqueEmail(), true);
-    expect((await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('//evil.example/')}`)).headers.location).toBe('/settings/api-keys');
-    expect((await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('/?u=x')}`)).headers.location).toBe('/?u=x');
+    expect(
+      (await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('//evil.example/')}`)).headers
+        .location,
+    ).toBe('/settings/api-keys');
+    expect(
+      (await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('/?u=x')}`)).headers.location,
+    ).toBe('/?u=x');
   });
 });
 
@@ -268,15 +318,25 @@ describe('linking and unlinking in the settings', () => {
   test('a signed-in account links a provider (same-origin only), can then sign in with it, and unlinks it', async () => {
     const user = await signUp(gw.app);
     const sub = idpUser(uniqueEmail(), false); // the provider's address need not match or be verified to link
-    expectError(await user.agent.post('/account/oauth/test/link').set('Origin', 'https://evil.example'), 403, 'cross_site_request');
+    expectError(
+      await user.agent.post('/account/oauth/test/link').set('Origin', 'https://evil.example'),
+      403,
+      'cross_site_request',
+    );
     const res = await user.agent.post('/account/oauth/test/link').expect(200);
     const callback = await throughProvider(res.body.data.url, sub);
     expect((await user.agent.get(callback)).headers.location).toBe('/settings/api-keys');
-    expect((await user.agent.get('/account/me').expect(200)).body.data.identities).toMatchObject([{ provider: 'test' }]);
+    expect((await user.agent.get('/account/me').expect(200)).body.data.identities).toMatchObject([
+      { provider: 'test' },
+    ]);
     const other = browser();
     expect((await signInWith(other, sub)).status).toBe(302);
     expect((await other.get('/account/me').expect(200)).body.data.email).toBe(user.email);
-    expectError(await user.agent.delete('/account/oauth/test').set('Sec-Fetch-Site', 'cross-site'), 403, 'cross_site_request');
+    expectError(
+      await user.agent.delete('/account/oauth/test').set('Sec-Fetch-Site', 'cross-site'),
+      403,
+      'cross_site_request',
+    );
     await user.agent.delete('/account/oauth/test').expect(204);
     expect((await user.agent.get('/account/me').expect(200)).body.data.identities).toEqual([]);
   });
@@ -311,7 +371,14 @@ describe('linking and unlinking in the settings', () => {
 describe('GitHub', () => {
   test('signs in with the primary verified address from /user/emails, by the numeric user id', async () => {
     const email = uniqueEmail();
-    github.users.set('octo', { id: 4242, login: 'octo', emails: [{ email: `other-${email}`, primary: false, verified: true }, { email, primary: true, verified: true }] });
+    github.users.set('octo', {
+      id: 4242,
+      login: 'octo',
+      emails: [
+        { email: `other-${email}`, primary: false, verified: true },
+        { email, primary: true, verified: true },
+      ],
+    });
     const agent = browser();
     const startUrl = await start(agent, 'github');
     expect(startUrl.origin).toBe(github.url);
@@ -319,23 +386,40 @@ describe('GitHub', () => {
     expect(startUrl.searchParams.get('code_challenge_method')).toBe('S256');
     const res = await agent.get(await throughProvider(startUrl.href, 'octo'));
     expect(res.status).toBe(302);
-    expect((await agent.get('/account/me').expect(200)).body.data).toEqual({ email, email_verified: true, has_password: false, identities: [{ provider: 'github', name: 'GitHub', email }] });
+    expect((await agent.get('/account/me').expect(200)).body.data).toEqual({
+      email,
+      email_verified: true,
+      has_password: false,
+      identities: [{ provider: 'github', name: 'GitHub', email }],
+    });
   });
 
   test('an unverified primary address does not take over an existing account', async () => {
     const victim = await signUp(gw.app);
-    github.users.set('mallory', { id: 666, login: 'mallory', emails: [{ email: victim.email, primary: true, verified: false }] });
+    github.users.set('mallory', {
+      id: 666,
+      login: 'mallory',
+      emails: [{ email: victim.email, primary: true, verified: false }],
+    });
     expectError(await signInWith(browser(), 'mallory', 'github'), 409, 'email_taken');
     expect((await victim.agent.get('/account/me').expect(200)).body.data.identities).toEqual([]);
   });
 
   test('a changed PKCE verifier is refused at the code exchange', async () => {
-    github.users.set('pkce', { id: 777, login: 'pkce', emails: [{ email: uniqueEmail(), primary: true, verified: true }] });
+    github.users.set('pkce', {
+      id: 777,
+      login: 'pkce',
+      emails: [{ email: uniqueEmail(), primary: true, verified: true }],
+    });
     const agent = browser();
     const startUrl = await start(agent, 'github');
     const callback = await throughProvider(startUrl.href, 'pkce');
     const key = flowKey(startUrl.searchParams.get('state')!);
-    await gw.redis.set(key, JSON.stringify({ ...JSON.parse((await gw.redis.get(key))!), verifier: randomBytes(32).toString('base64url') }), 'KEEPTTL');
+    await gw.redis.set(
+      key,
+      JSON.stringify({ ...JSON.parse((await gw.redis.get(key))!), verifier: randomBytes(32).toString('base64url') }),
+      'KEEPTTL',
+    );
     expectError(await agent.get(callback), 401, 'invalid_credentials');
   });
 });
@@ -343,7 +427,8 @@ describe('GitHub', () => {
 test('sign-in starts are throttled per client address', async () => {
   const ip = uniqueIp();
   const statuses: number[] = [];
-  for (let i = 0; i < 62; i++) statuses.push((await request(gw.app).get('/account/oauth/test/start').set('X-Forwarded-For', ip)).status);
+  for (let i = 0; i < 62; i++)
+    statuses.push((await request(gw.app).get('/account/oauth/test/start').set('X-Forwarded-For', ip)).status);
   expect(statuses.slice(0, 60).every((s) => s === 302)).toBe(true);
   expect(statuses.slice(60)).toEqual([429, 429]);
 });
@@ -353,5 +438,6 @@ test('no code, state, access token or client secret appears in the logs, even at
   expect(text).toContain('request completed');
   expect(text).toContain('[redacted]');
   expect(seen.length).toBeGreaterThan(10);
-  for (const secret of [...seen, ...github.secrets, CLIENT.client_secret, GITHUB_CLIENT.secret, PASSWORD]) expect(text).not.toContain(secret);
+  for (const secret of [...seen, ...github.secrets, CLIENT.client_secret, GITHUB_CLIENT.secret, PASSWORD])
+    expect(text).not.toContain(secret);
 });

@@ -16,28 +16,78 @@ afterAll(async () => {
   await Promise.all([gw.close(), plain.close()]);
 });
 
-const fakeAnswer = (id = 'AAAA') => ({ id, rawId: id, type: 'public-key', response: { clientDataJSON: Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: 'nope', origin: 'https://reelay.example.org' })).toString('base64url'), authenticatorData: 'AAAA', signature: 'AAAA', attestationObject: 'AAAA' } });
+const fakeAnswer = (id = 'AAAA') => ({
+  id,
+  rawId: id,
+  type: 'public-key',
+  response: {
+    clientDataJSON: Buffer.from(
+      JSON.stringify({ type: 'webauthn.get', challenge: 'nope', origin: 'https://reelay.example.org' }),
+    ).toString('base64url'),
+    authenticatorData: 'AAAA',
+    signature: 'AAAA',
+    attestationObject: 'AAAA',
+  },
+});
 
 describe('passkeys', () => {
   test('registration options name PUBLIC_URL as the relying party and ask for a discoverable credential', async () => {
     const user = await signUp(gw.app);
     const res = await user.agent.post('/account/passkeys/register/options').expect(200);
-    expect(res.body.data).toMatchObject({ rp: { id: 'reelay.example.org', name: 'reelay' }, user: { name: user.email }, authenticatorSelection: { residentKey: 'required' }, attestation: 'none' });
+    expect(res.body.data).toMatchObject({
+      rp: { id: 'reelay.example.org', name: 'reelay' },
+      user: { name: user.email },
+      authenticatorSelection: { residentKey: 'required' },
+      attestation: 'none',
+    });
     expect(Buffer.from(res.body.data.challenge, 'base64url')).toHaveLength(32);
-    const login = await request(gw.app).post('/account/passkeys/login/options').set('X-Forwarded-For', uniqueIp()).expect(200);
+    const login = await request(gw.app)
+      .post('/account/passkeys/login/options')
+      .set('X-Forwarded-For', uniqueIp())
+      .expect(200);
     expect(login.body.data).toMatchObject({ rpId: 'reelay.example.org', allowCredentials: [] });
-    expect((await user.agent.get('/account/passkeys').expect(200)).body).toEqual({ success: true, data: { passkeys: [] } });
+    expect((await user.agent.get('/account/passkeys').expect(200)).body).toEqual({
+      success: true,
+      data: { passkeys: [] },
+    });
   });
 
   test('answers that do not check out are 401, malformed ones 400, and state changes are same-origin', async () => {
     const user = await signUp(gw.app);
-    expectError(await user.agent.post('/account/passkeys/register').send({ name: 'x', response: fakeAnswer() }), 401, 'invalid_credentials');
-    expectError(await request(gw.app).post('/account/passkeys/login').set('X-Forwarded-For', uniqueIp()).send({ response: fakeAnswer() }), 401, 'invalid_credentials');
-    for (const body of [{}, { response: 'x' }, { response: { ...fakeAnswer(), type: 'password' } }, { name: 'a\u0000b', response: fakeAnswer() }]) {
+    expectError(
+      await user.agent.post('/account/passkeys/register').send({ name: 'x', response: fakeAnswer() }),
+      401,
+      'invalid_credentials',
+    );
+    expectError(
+      await request(gw.app)
+        .post('/account/passkeys/login')
+        .set('X-Forwarded-For', uniqueIp())
+        .send({ response: fakeAnswer() }),
+      401,
+      'invalid_credentials',
+    );
+    for (const body of [
+      {},
+      { response: 'x' },
+      { response: { ...fakeAnswer(), type: 'password' } },
+      { name: 'a\u0000b', response: fakeAnswer() },
+    ]) {
       expectError(await user.agent.post('/account/passkeys/register').send(body), 400, 'invalid_request');
     }
-    expectError(await user.agent.post('/account/passkeys/register/options').set('Origin', 'https://evil.example'), 403, 'cross_site_request');
-    expectError(await request(gw.app).post('/account/passkeys/login').set('Sec-Fetch-Site', 'cross-site').send({ response: fakeAnswer() }), 403, 'cross_site_request');
+    expectError(
+      await user.agent.post('/account/passkeys/register/options').set('Origin', 'https://evil.example'),
+      403,
+      'cross_site_request',
+    );
+    expectError(
+      await request(gw.app)
+        .post('/account/passkeys/login')
+        .set('Sec-Fetch-Site', 'cross-site')
+        .send({ response: fakeAnswer() }),
+      403,
+      'cross_site_request',
+    );
     expectError(await request(gw.app).post('/account/passkeys/register/options'), 401, 'not_signed_in');
     expectError(await user.agent.delete('/account/passkeys/AAAA'), 404, 'not_found');
     expectError(await user.agent.post('/account/passkeys/AAAA/name').send({ name: 'y' }), 404, 'not_found');
@@ -46,7 +96,15 @@ describe('passkeys', () => {
   test('sign-in attempts are throttled per client address', async () => {
     const ip = uniqueIp();
     const statuses: number[] = [];
-    for (let i = 0; i < 61; i++) statuses.push((await request(gw.app).post('/account/passkeys/login').set('X-Forwarded-For', ip).send({ response: fakeAnswer() })).status);
+    for (let i = 0; i < 61; i++)
+      statuses.push(
+        (
+          await request(gw.app)
+            .post('/account/passkeys/login')
+            .set('X-Forwarded-For', ip)
+            .send({ response: fakeAnswer() })
+        ).status,
+      );
     expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);
     expect(statuses[60]).toBe(429);
   });
@@ -54,7 +112,13 @@ describe('passkeys', () => {
   test('without PUBLIC_URL the passkey routes say so, and /account/features tells clients beforehand', async () => {
     const user = await signUp(plain.app);
     expectError(await user.agent.get('/account/passkeys'), 503, 'service_unavailable');
-    expect((await request(plain.app).get('/account/features').expect(200)).body).toEqual({ success: true, data: { mail: false, passkeys: false, providers: [] } });
-    expect((await request(gw.app).get('/account/features').expect(200)).body).toEqual({ success: true, data: { mail: false, passkeys: true, providers: [] } });
+    expect((await request(plain.app).get('/account/features').expect(200)).body).toEqual({
+      success: true,
+      data: { mail: false, passkeys: false, providers: [] },
+    });
+    expect((await request(gw.app).get('/account/features').expect(200)).body).toEqual({
+      success: true,
+      data: { mail: false, passkeys: true, providers: [] },
+    });
   });
 });

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { ApiKeyEnvelopeSchema, ApiKeyListEnvelopeSchema, CreatedApiKeyEnvelopeSchema, MAX_KEYS_PER_ACCOUNT } from '@reelay/accounts';
+import {
+  ApiKeyEnvelopeSchema,
+  ApiKeyListEnvelopeSchema,
+  CreatedApiKeyEnvelopeSchema,
+  MAX_KEYS_PER_ACCOUNT,
+} from '@reelay/accounts';
 import request from 'supertest';
 import { buildGateway, type TestGateway } from './helpers.js';
 import { createKey, expectError, PASSWORD, signUp, uniqueEmail, uniqueIp } from './account-helpers.js';
@@ -27,7 +32,10 @@ function sessionCookie(res: request.Response): string {
 describe('sign-up', () => {
   test('creates the account, signs in with an HttpOnly, SameSite=Lax cookie, and normalises the e-mail', async () => {
     const email = uniqueEmail();
-    const res = await from().post('/account/signup').send({ email: `  ${email.toUpperCase()} `, password: PASSWORD }).expect(201);
+    const res = await from()
+      .post('/account/signup')
+      .send({ email: `  ${email.toUpperCase()} `, password: PASSWORD })
+      .expect(201);
     expect(res.body).toEqual({ success: true, data: { email } });
     expect(res.headers['cache-control']).toBe('no-store');
     const cookie = sessionCookie(res);
@@ -37,18 +45,29 @@ describe('sign-up', () => {
     expect(cookie).toMatch(/; Path=\//);
     expect(cookie).not.toMatch(/Secure/);
     const me = await request(gw.app).get('/account/me').set('Cookie', cookie.split(';')[0]).expect(200);
-    expect(me.body).toEqual({ success: true, data: { email, email_verified: false, has_password: true, identities: [] } });
+    expect(me.body).toEqual({
+      success: true,
+      data: { email, email_verified: false, has_password: true, identities: [] },
+    });
   });
 
   test('the cookie is Secure when the request came over https', async () => {
-    const res = await from().post('/account/signup').set('X-Forwarded-Proto', 'https').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    const res = await from()
+      .post('/account/signup')
+      .set('X-Forwarded-Proto', 'https')
+      .send({ email: uniqueEmail(), password: PASSWORD })
+      .expect(201);
     expect(sessionCookie(res)).toMatch(/; Secure/);
   });
 
   test('an address that has an account is email_taken, whatever its case', async () => {
     const email = uniqueEmail();
     await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
-    expectError(await from().post('/account/signup').send({ email: email.toUpperCase(), password: 'another password' }), 409, 'email_taken');
+    expectError(
+      await from().post('/account/signup').send({ email: email.toUpperCase(), password: 'another password' }),
+      409,
+      'email_taken',
+    );
   });
 
   test.each([
@@ -76,23 +95,35 @@ describe('sign-up', () => {
     expect(refused.body.error.message).toContain('"admin"');
     expectError(await from().post('/account/login').send({ email, password: PASSWORD }), 401, 'invalid_credentials');
     await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
-    const login = await from().post('/account/login').send({ email, password: PASSWORD, remember: true, role: 'admin' });
+    const login = await from()
+      .post('/account/login')
+      .send({ email, password: PASSWORD, remember: true, role: 'admin' });
     expectError(login, 400, 'invalid_request');
     expect(login.body.error.message).toContain('"remember", "role"');
   });
 
   test('one address signing up over and over is rate_limited with Retry-After; other addresses are not', async () => {
     const ip = uniqueIp();
-    for (let i = 0; i < 10; i++) await from(ip).post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    for (let i = 0; i < 10; i++)
+      await from(ip).post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
     const refused = await from(ip).post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD });
     expectError(refused, 429, 'rate_limited');
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
     await from().post('/account/signup').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
-    expect((await request(gw.app).get('/metrics')).text).toMatch(/reelay_rate_limited_total\{surface="signup",app="gateway"\} [1-9]/);
+    expect((await request(gw.app).get('/metrics')).text).toMatch(
+      /reelay_rate_limited_total\{surface="signup",app="gateway"\} [1-9]/,
+    );
   });
 
   test('a body that is not JSON is 415', async () => {
-    expectError(await from().post('/account/signup').set('Content-Type', 'application/x-www-form-urlencoded').send('email=a@b.c&password=1234567890'), 415, 'unsupported_media_type');
+    expectError(
+      await from()
+        .post('/account/signup')
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .send('email=a@b.c&password=1234567890'),
+      415,
+      'unsupported_media_type',
+    );
   });
 });
 
@@ -100,10 +131,16 @@ describe('sign-in and sign-out', () => {
   test('the right password signs in; the session shows in /account/me', async () => {
     const email = uniqueEmail();
     await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
-    const res = await from().post('/account/login').send({ email: ` ${email.toUpperCase()}`, password: PASSWORD }).expect(200);
+    const res = await from()
+      .post('/account/login')
+      .send({ email: ` ${email.toUpperCase()}`, password: PASSWORD })
+      .expect(200);
     expect(res.body).toEqual({ success: true, data: { email } });
     const me = await request(gw.app).get('/account/me').set('Cookie', sessionCookie(res).split(';')[0]).expect(200);
-    expect(me.body).toEqual({ success: true, data: { email, email_verified: false, has_password: true, identities: [] } });
+    expect(me.body).toEqual({
+      success: true,
+      data: { email, email_verified: false, has_password: true, identities: [] },
+    });
   });
 
   test('an unknown e-mail and a wrong password get the same answer in similar time', async () => {
@@ -134,7 +171,14 @@ describe('sign-in and sign-out', () => {
     const email = uniqueEmail();
     await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
     const attacker = uniqueIp();
-    for (let i = 0; i < 5; i++) expectError(await from(attacker).post('/account/login').send({ email, password: `guess ${i} guess` }), 401, 'invalid_credentials');
+    for (let i = 0; i < 5; i++)
+      expectError(
+        await from(attacker)
+          .post('/account/login')
+          .send({ email, password: `guess ${i} guess` }),
+        401,
+        'invalid_credentials',
+      );
     const owner = uniqueIp();
     const delayed = await from(owner).post('/account/login').send({ email, password: PASSWORD });
     expectError(delayed, 429, 'rate_limited');
@@ -153,18 +197,38 @@ describe('sign-in and sign-out', () => {
   test('50 parallel wrong passwords get 5 tries at most; the others are 429 at once', async () => {
     const email = uniqueEmail();
     await from().post('/account/signup').send({ email, password: PASSWORD }).expect(201);
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => from().post('/account/login').send({ email, password: `guess ${i} guess` })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        from()
+          .post('/account/login')
+          .send({ email, password: `guess ${i} guess` }),
+      ),
+    );
     const statuses = answers.map((res) => res.status);
     expect(statuses.filter((s) => s === 401)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(45);
-    for (const res of answers) expect(res.body).toEqual({ success: false, error: { code: expect.any(String), message: expect.any(String) } });
+    for (const res of answers)
+      expect(res.body).toEqual({ success: false, error: { code: expect.any(String), message: expect.any(String) } });
   });
 
   test('one address failing against many accounts is slowed too', async () => {
     const ip = uniqueIp();
-    for (let i = 0; i < 20; i++) expectError(await from(ip).post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }), 401, 'invalid_credentials');
-    expectError(await from(ip).post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }), 429, 'rate_limited');
-    expectError(await from().post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }), 401, 'invalid_credentials');
+    for (let i = 0; i < 20; i++)
+      expectError(
+        await from(ip).post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }),
+        401,
+        'invalid_credentials',
+      );
+    expectError(
+      await from(ip).post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }),
+      429,
+      'rate_limited',
+    );
+    expectError(
+      await from().post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }),
+      401,
+      'invalid_credentials',
+    );
   });
 
   test('logout ends the session for good and clears the cookie', async () => {
@@ -192,7 +256,12 @@ describe('API keys', () => {
     const { agent } = await signUp(gw.app);
     const res = await agent.post('/account/keys').send({ name: '  my app  ' }).expect(201);
     const created = CreatedApiKeyEnvelopeSchema.parse(res.body).data;
-    expect(created).toMatchObject({ name: 'my app', enabled: true, last_used_at: null, usage: { total_requests: 0, successful_requests: 0, success_rate: null } });
+    expect(created).toMatchObject({
+      name: 'my app',
+      enabled: true,
+      last_used_at: null,
+      usage: { total_requests: 0, successful_requests: 0, success_rate: null },
+    });
     expect(created.secret).toMatch(/^rly_[A-Za-z0-9_-]{43}$/);
     expect(created.prefix).toBe(created.secret.slice(0, 8));
     const list = await agent.get('/account/keys').expect(200);
@@ -228,13 +297,22 @@ describe('API keys', () => {
     const owner = await signUp(gw.app);
     const other = await signUp(gw.app);
     const key = await createKey(owner.agent);
-    expect(ApiKeyEnvelopeSchema.parse((await owner.agent.post(`/account/keys/${key.id}/disable`).expect(200)).body).data.enabled).toBe(false);
-    expect(ApiKeyEnvelopeSchema.parse((await owner.agent.post(`/account/keys/${key.id}/enable`).expect(200)).body).data.enabled).toBe(true);
+    expect(
+      ApiKeyEnvelopeSchema.parse((await owner.agent.post(`/account/keys/${key.id}/disable`).expect(200)).body).data
+        .enabled,
+    ).toBe(false);
+    expect(
+      ApiKeyEnvelopeSchema.parse((await owner.agent.post(`/account/keys/${key.id}/enable`).expect(200)).body).data
+        .enabled,
+    ).toBe(true);
     expectError(await other.agent.post(`/account/keys/${key.id}/disable`), 404, 'not_found');
     expectError(await other.agent.post(`/account/keys/${key.id}/enable`), 404, 'not_found');
     expectError(await other.agent.delete(`/account/keys/${key.id}`), 404, 'not_found');
     expect((await other.agent.get('/account/keys').expect(200)).body).toEqual({ success: true, data: { keys: [] } });
-    expect((await owner.agent.get('/account/keys').expect(200)).body.data.keys[0]).toMatchObject({ id: key.id, enabled: true });
+    expect((await owner.agent.get('/account/keys').expect(200)).body.data.keys[0]).toMatchObject({
+      id: key.id,
+      enabled: true,
+    });
   });
 
   test('delete is 204 and permanent; the id is then not_found', async () => {
@@ -255,7 +333,14 @@ describe('API keys', () => {
     ['delete', '/account/keys/abc'],
   ] as const)('%s %s without a session is not_signed_in', async (method, path) => {
     expectError(await request(gw.app)[method](path).send({ name: 'x' }), 401, 'not_signed_in');
-    expectError(await request(gw.app)[method](path).set('Cookie', `reelay_session=${'A'.repeat(43)}`).send({ name: 'x' }), 401, 'not_signed_in');
+    const client = request(gw.app);
+    expectError(
+      await client[method](path)
+        .set('Cookie', `reelay_session=${'A'.repeat(43)}`)
+        .send({ name: 'x' }),
+      401,
+      'not_signed_in',
+    );
   });
 });
 
@@ -263,10 +348,22 @@ describe('cross-site requests', () => {
   test('a cross-site Origin cannot disable a key, and nothing changes', async () => {
     const { agent } = await signUp(gw.app);
     const key = await createKey(agent);
-    expectError(await agent.post(`/account/keys/${key.id}/disable`).set('Origin', 'https://evil.example'), 403, 'cross_site_request');
+    expectError(
+      await agent.post(`/account/keys/${key.id}/disable`).set('Origin', 'https://evil.example'),
+      403,
+      'cross_site_request',
+    );
     expectError(await agent.post(`/account/keys/${key.id}/disable`).set('Origin', 'null'), 403, 'cross_site_request');
-    expectError(await agent.post(`/account/keys/${key.id}/disable`).set('Sec-Fetch-Site', 'cross-site'), 403, 'cross_site_request');
-    expectError(await agent.delete(`/account/keys/${key.id}`).set('Sec-Fetch-Site', 'same-site'), 403, 'cross_site_request');
+    expectError(
+      await agent.post(`/account/keys/${key.id}/disable`).set('Sec-Fetch-Site', 'cross-site'),
+      403,
+      'cross_site_request',
+    );
+    expectError(
+      await agent.delete(`/account/keys/${key.id}`).set('Sec-Fetch-Site', 'same-site'),
+      403,
+      'cross_site_request',
+    );
     expect((await agent.get('/account/keys')).body.data.keys[0].enabled).toBe(true);
   });
 
@@ -274,32 +371,74 @@ describe('cross-site requests', () => {
     const { agent, email } = await signUp(gw.app);
     const evil = { Origin: 'http://evil.example', 'Sec-Fetch-Site': 'cross-site' };
     const fresh = uniqueEmail();
-    expectError(await from().post('/account/signup').set(evil).send({ email: fresh, password: PASSWORD }), 403, 'cross_site_request');
-    expectError(await from().post('/account/login').set(evil).send({ email, password: PASSWORD }), 403, 'cross_site_request');
+    expectError(
+      await from().post('/account/signup').set(evil).send({ email: fresh, password: PASSWORD }),
+      403,
+      'cross_site_request',
+    );
+    expectError(
+      await from().post('/account/login').set(evil).send({ email, password: PASSWORD }),
+      403,
+      'cross_site_request',
+    );
     expectError(await agent.post('/account/keys').set(evil).send({ name: 'planted' }), 403, 'cross_site_request');
     expectError(await agent.post('/account/logout').set(evil), 403, 'cross_site_request');
     // A cross-site form post is refused as such, not for its content type.
-    expectError(await agent.post('/account/keys').set('Origin', 'http://evil.example').type('form').send('name=planted'), 403, 'cross_site_request');
+    expectError(
+      await agent.post('/account/keys').set('Origin', 'http://evil.example').type('form').send('name=planted'),
+      403,
+      'cross_site_request',
+    );
     expect((await agent.get('/account/keys').expect(200)).body).toEqual({ success: true, data: { keys: [] } });
     await from().post('/account/signup').send({ email: fresh, password: PASSWORD }).expect(201);
   });
 
   test('the same origin passes, as seen through the proxy', async () => {
     const { agent } = await signUp(gw.app);
-    await agent.post('/account/keys').set('Host', 'reelay.test').set('Origin', 'http://reelay.test').set('Sec-Fetch-Site', 'same-origin').send({ name: 'same' }).expect(201);
-    await agent.post('/account/keys').set('X-Forwarded-Host', 'reelay.example').set('X-Forwarded-Proto', 'https').set('Origin', 'https://reelay.example').send({ name: 'proxied' }).expect(201);
-    expectError(await agent.post('/account/keys').set('Host', 'reelay.test').set('Origin', 'https://reelay.test').send({ name: 'scheme differs' }), 403, 'cross_site_request');
+    await agent
+      .post('/account/keys')
+      .set('Host', 'reelay.test')
+      .set('Origin', 'http://reelay.test')
+      .set('Sec-Fetch-Site', 'same-origin')
+      .send({ name: 'same' })
+      .expect(201);
+    await agent
+      .post('/account/keys')
+      .set('X-Forwarded-Host', 'reelay.example')
+      .set('X-Forwarded-Proto', 'https')
+      .set('Origin', 'https://reelay.example')
+      .send({ name: 'proxied' })
+      .expect(201);
+    expectError(
+      await agent
+        .post('/account/keys')
+        .set('Host', 'reelay.test')
+        .set('Origin', 'https://reelay.test')
+        .send({ name: 'scheme differs' }),
+      403,
+      'cross_site_request',
+    );
   });
 });
 
 describe('the OpenAPI document', () => {
   test('describes the account routes with their schemas and the session cookie', async () => {
     const doc = (await request(gw.app).get('/api/openapi.json').expect(200)).body;
-    expect(doc.paths['/account/signup'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/SignupRequest' });
-    expect(doc.paths['/account/keys'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyListEnvelope' });
-    expect(doc.paths['/account/keys'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreatedApiKeyEnvelope' });
+    expect(doc.paths['/account/signup'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/SignupRequest',
+    });
+    expect(doc.paths['/account/keys'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ApiKeyListEnvelope',
+    });
+    expect(doc.paths['/account/keys'].post.responses['201'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/CreatedApiKeyEnvelope',
+    });
     expect(doc.paths['/account/keys/{id}'].delete.security).toEqual([{ session: [] }]);
-    expect(doc.components.securitySchemes.session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'reelay_session' });
+    expect(doc.components.securitySchemes.session).toMatchObject({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'reelay_session',
+    });
     expect(doc.components.schemas.ApiKey.properties).not.toHaveProperty('secret');
   });
 });

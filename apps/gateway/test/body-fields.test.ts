@@ -12,9 +12,22 @@ describe('unknownFields', () => {
   });
 
   test('walks into nested objects, arrays and records, with dotted paths', () => {
-    const schema = z.object({ a: z.object({ b: z.number() }).optional(), list: z.array(z.object({ c: z.string() })), map: z.record(z.string(), z.object({ d: z.boolean() })) });
-    expect(unknownFields(schema, { a: { b: 1, x: 1 }, list: [{ c: 'y' }, { c: 'z', y: 2 }], map: { k: { d: true, z: 3 } }, top: 0 })).toEqual(['a.x', 'list.1.y', 'map.k.z', 'top']);
-    expect(unknownFields(DownloadRequestSchema, { url: 'http://x/', clip: { start: 0, end: 1, speed: 2 } })).toEqual(['clip.speed']);
+    const schema = z.object({
+      a: z.object({ b: z.number() }).optional(),
+      list: z.array(z.object({ c: z.string() })),
+      map: z.record(z.string(), z.object({ d: z.boolean() })),
+    });
+    expect(
+      unknownFields(schema, {
+        a: { b: 1, x: 1 },
+        list: [{ c: 'y' }, { c: 'z', y: 2 }],
+        map: { k: { d: true, z: 3 } },
+        top: 0,
+      }),
+    ).toEqual(['a.x', 'list.1.y', 'map.k.z', 'top']);
+    expect(unknownFields(DownloadRequestSchema, { url: 'http://x/', clip: { start: 0, end: 1, speed: 2 } })).toEqual([
+      'clip.speed',
+    ]);
   });
 
   test('a loose object or catchall takes any field; a union is judged by the option the value fits best', () => {
@@ -26,7 +39,8 @@ describe('unknownFields', () => {
 
   test('looks through wrappers: optional, default, pipe, lazy', () => {
     const inner = z.object({ a: z.number() });
-    for (const schema of [inner.optional(), inner.default({ a: 1 }), inner.pipe(z.any()), z.lazy(() => inner)]) expect(unknownFields(schema, { a: 1, b: 2 })).toEqual(['b']);
+    for (const schema of [inner.optional(), inner.default({ a: 1 }), inner.pipe(z.any()), z.lazy(() => inner)])
+      expect(unknownFields(schema, { a: 1, b: 2 })).toEqual(['b']);
   });
 
   test('values that are not objects name nothing (the schema refuses them itself)', () => {

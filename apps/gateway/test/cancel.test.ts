@@ -61,7 +61,9 @@ beforeAll(async () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const id = String(req.headers['webhook-id']);
       const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
-      const expected = `v1,${createHmac('sha256', key).update(`${id}.${String(req.headers['webhook-timestamp'])}.${body}`).digest('base64')}`;
+      const expected = `v1,${createHmac('sha256', key)
+        .update(`${id}.${String(req.headers['webhook-timestamp'])}.${body}`)
+        .digest('base64')}`;
       received.push({ id, body, signed: String(req.headers['webhook-signature']).split(' ').includes(expected) });
       res.writeHead(204).end();
     });
@@ -73,7 +75,15 @@ beforeAll(async () => {
   server = a.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   baseA = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'cancel-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir, webhookRetryDelayMs: 300, webhookTimeoutMs: 1_500 });
+  worker = await startWorker({
+    config: testConfig(env),
+    logger: createLogger({ name: 'cancel-test', level: 'silent' }),
+    metricsPort: 0,
+    prefix: queuePrefix,
+    dataDir,
+    webhookRetryDelayMs: 300,
+    webhookTimeoutMs: 1_500,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -99,7 +109,12 @@ async function until(check: () => boolean | Promise<boolean>, what: string, time
 }
 
 async function sourceUrl(route: string): Promise<string> {
-  const extracted = (await request(a.app).post('/api/v1/extract').send({ url: origin.url(route) }).expect(200)).body.data;
+  const extracted = (
+    await request(a.app)
+      .post('/api/v1/extract')
+      .send({ url: origin.url(route) })
+      .expect(200)
+  ).body.data;
   return extracted.media[0].sources[0].url as string;
 }
 
@@ -113,7 +128,13 @@ async function startJob(route: string, extra: Record<string, unknown> = {}): Pro
 }
 
 const withWebhook = (hook: string) => ({ webhook_url: `${receiverBase}${hook}`, webhook_secret: SECRET });
-const view = async (id: string) => (await request(a.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data as { status: string; artifact?: unknown; error?: unknown; webhook?: { status: string } };
+const view = async (id: string) =>
+  (await request(a.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data as {
+    status: string;
+    artifact?: unknown;
+    error?: unknown;
+    webhook?: { status: string };
+  };
 
 /** Processes whose command line mentions the job id: its ffmpeg writes into a folder named after it. */
 function processesOf(id: string): number[] {
@@ -129,13 +150,17 @@ function processesOf(id: string): number[] {
   return pids;
 }
 
-const tempFoldersOf = (id: string) => (fs.existsSync(store.tempDir) ? fs.readdirSync(store.tempDir).filter((name) => name.startsWith(id)) : []);
+const tempFoldersOf = (id: string) =>
+  fs.existsSync(store.tempDir) ? fs.readdirSync(store.tempDir).filter((name) => name.startsWith(id)) : [];
 const deliveryOf = (id: string) => received.find((r) => r.id === `msg_${id}`);
 
 test('a running job cancelled through the other gateway: ffmpeg killed, folder gone, events end cancelled, webhook job.cancelled signed', async () => {
   holding = true;
   const id = await startJob('/media/held.mp4', withWebhook('/running'));
-  await until(async () => (await view(id)).status === 'processing' && processesOf(id).length > 0, 'ffmpeg to run the held job');
+  await until(
+    async () => (await view(id)).status === 'processing' && processesOf(id).length > 0,
+    'ffmpeg to run the held job',
+  );
   const events = await openEvents(baseA, `/api/v1/jobs/${id}/events`);
   await events.waitFor(1);
 
@@ -176,7 +201,9 @@ test('a queued job is taken out of the queue: cancelled at once, its webhook fir
   const queued = await startJob('/media/clip.mp4', withWebhook('/queued'));
   expect((await view(queued)).status).toBe('queued');
   // Two jobs fill this client's two slots.
-  const refused = await request(a.app).post('/api/v1/download').send({ url: await sourceUrl('/media/clip.mp4'), format: 'webm' });
+  const refused = await request(a.app)
+    .post('/api/v1/download')
+    .send({ url: await sourceUrl('/media/clip.mp4'), format: 'webm' });
   expect(refused.status).toBe(429);
 
   const events = await openEvents(baseA, `/api/v1/jobs/${queued}/events`);
@@ -196,7 +223,10 @@ test('a queued job is taken out of the queue: cancelled at once, its webhook fir
 
   await until(() => deliveryOf(queued) !== undefined, 'the job.cancelled webhook of the queued job');
   expect(deliveryOf(queued)!.signed).toBe(true);
-  expect(JSON.parse(deliveryOf(queued)!.body)).toMatchObject({ type: 'job.cancelled', data: { id: queued, status: 'cancelled' } });
+  expect(JSON.parse(deliveryOf(queued)!.body)).toMatchObject({
+    type: 'job.cancelled',
+    data: { id: queued, status: 'cancelled' },
+  });
   await until(async () => (await view(queued)).webhook?.status === 'delivered', 'the Job to show the delivery');
   expect(received.filter((r) => r.id === `msg_${queued}`)).toHaveLength(1);
 

@@ -29,11 +29,22 @@ beforeAll(async () => {
   queue = new Queue(DOWNLOAD_QUEUE, { connection: gw.redis, prefix });
   const sources = new SourceRegistry(gw.redis, 600);
   await sources.record('generic', [
-    record('known.mp4', { duration: 6, thumbnail: `${base}/thumb.png`, author: 'Ada', upload_date: '2024-05-06', page_url: 'https://example.com/talk' }),
+    record('known.mp4', {
+      duration: 6,
+      thumbnail: `${base}/thumb.png`,
+      author: 'Ada',
+      upload_date: '2024-05-06',
+      page_url: 'https://example.com/talk',
+    }),
     record('unknown.mp4'),
     record('still.png', { stream_profile: 'image', media_type: 'image', ext: 'png' }),
     record('odd.mov', { ext: 'mov' }),
-    record('unfit.mp4', { title: 'T'.repeat(900), thumbnail: `data:image/png;base64,${'A'.repeat(100)}`, page_url: `https://example.com/${'p'.repeat(3000)}`, author: 'A'.repeat(900) }),
+    record('unfit.mp4', {
+      title: 'T'.repeat(900),
+      thumbnail: `data:image/png;base64,${'A'.repeat(100)}`,
+      page_url: `https://example.com/${'p'.repeat(3000)}`,
+      author: 'A'.repeat(900),
+    }),
   ]);
 });
 
@@ -52,15 +63,22 @@ async function payloadOf(res: request.Response): Promise<JobPayload> {
 }
 
 describe('a clip at request time', () => {
-  test('of a progressive source always makes a job, in the source\'s own format, with the clip resolved to the millisecond', async () => {
+  test("of a progressive source always makes a job, in the source's own format, with the clip resolved to the millisecond", async () => {
     const payload = await payloadOf(await post({ url: `${base}/known.mp4`, clip: { start: 1.23456, end: 3 } }));
-    expect(payload).toMatchObject({ operation: 'convert', format: 'mp4', clip: { start: 1.235, end: 3, mode: 'fast' }, duration: 6 });
+    expect(payload).toMatchObject({
+      operation: 'convert',
+      format: 'mp4',
+      clip: { start: 1.235, end: 3, mode: 'fast' },
+      duration: 6,
+    });
     const view = await request(gw.app).get(`/api/v1/jobs/${payload.id}`);
     expect(view.body.data.clip).toEqual({ start: 1.235, end: 3, mode: 'fast', method: 'copy' });
   });
 
   test('with an end past the known end of the media is cut there', async () => {
-    const payload = await payloadOf(await post({ url: `${base}/known.mp4`, clip: { start: 4, end: 60, mode: 'precise' } }));
+    const payload = await payloadOf(
+      await post({ url: `${base}/known.mp4`, clip: { start: 4, end: 60, mode: 'precise' } }),
+    );
     expect(payload.clip).toEqual({ start: 4, end: 6, mode: 'precise' });
   });
 
@@ -68,7 +86,10 @@ describe('a clip at request time', () => {
     for (const start of [6, 7.5]) {
       const res = await post({ url: `${base}/known.mp4`, clip: { start, end: start + 1 } });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ success: false, error: { code: 'invalid_clip', message: expect.stringContaining('past the end') } });
+      expect(res.body).toEqual({
+        success: false,
+        error: { code: 'invalid_clip', message: expect.stringContaining('past the end') },
+      });
     }
   });
 
@@ -98,7 +119,10 @@ describe('a clip at request time', () => {
   });
 
   test('non-finite numbers cannot arrive as JSON and are refused as text', async () => {
-    const res = await request(gw.app).post('/api/v1/download').set('content-type', 'application/json').send(`{"url":"${base}/known.mp4","clip":{"start":NaN,"end":Infinity}}`);
+    const res = await request(gw.app)
+      .post('/api/v1/download')
+      .set('content-type', 'application/json')
+      .send(`{"url":"${base}/known.mp4","clip":{"start":NaN,"end":Infinity}}`);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_request');
   });
@@ -118,7 +142,12 @@ describe('a clip at request time', () => {
 describe('tags and cover in the job', () => {
   test('come from what the extract knew: title, author, upload date, page URL and thumbnail', async () => {
     const payload = await payloadOf(await post({ url: `${base}/known.mp4`, format: 'mp3' }));
-    expect(payload.tags).toEqual({ title: 'A talk', artist: 'Ada', date: '2024-05-06', comment: 'https://example.com/talk' });
+    expect(payload.tags).toEqual({
+      title: 'A talk',
+      artist: 'Ada',
+      date: '2024-05-06',
+      comment: 'https://example.com/talk',
+    });
     expect(payload.cover).toEqual({ url: `${base}/thumb.png` });
   });
 
@@ -129,7 +158,9 @@ describe('tags and cover in the job', () => {
   });
 
   test('metadata:false and cover:false turn them off', async () => {
-    const payload = await payloadOf(await post({ url: `${base}/known.mp4`, format: 'm4a', metadata: false, cover: false }));
+    const payload = await payloadOf(
+      await post({ url: `${base}/known.mp4`, format: 'm4a', metadata: false, cover: false }),
+    );
     expect(payload.tags).toBe(false);
     expect(payload.cover).toBeUndefined();
   });

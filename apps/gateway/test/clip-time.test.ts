@@ -5,10 +5,15 @@ import { expect, test } from '@jest/globals';
 // The page's modules are plain JS typechecked on their own (tsc -p apps/gateway/web), with no
 // declarations for this project: a specifier in a variable keeps tsc from resolving it.
 const page = '../web/clip-time.js';
-const { parseTime, showTime } = (await import(page)) as { parseTime: (text: string) => number | null; showTime: (seconds: number) => string };
+const { parseTime, showTime } = (await import(page)) as {
+  parseTime: (text: string) => number | null;
+  showTime: (seconds: number) => string;
+};
 
 test('seconds, minutes:seconds and hours:minutes:seconds are read, with fractions', () => {
-  expect(['90', '90.5', '1:30', '01:30.25', '1:02:03.5', ' 7 '].map(parseTime)).toEqual([90, 90.5, 90, 90.25, 3723.5, 7]);
+  expect(['90', '90.5', '1:30', '01:30.25', '1:02:03.5', ' 7 '].map(parseTime)).toEqual([
+    90, 90.5, 90, 90.25, 3723.5, 7,
+  ]);
 });
 
 test('an empty field is no time, and anything else unreadable is NaN', () => {

@@ -27,7 +27,10 @@ let gw: TestGateway;
 let worker: RunningWorker;
 
 function feed(title: string, episodes: { n: number; file: string }[]): string {
-  const items = episodes.map(({ n, file }) => `<item><title>Episode ${n}</title><guid isPermaLink="false">${title}-ep-${n}</guid><enclosure url="${origin.url(file)}" length="1000" type="audio/mp4"/></item>`);
+  const items = episodes.map(
+    ({ n, file }) =>
+      `<item><title>Episode ${n}</title><guid isPermaLink="false">${title}-ep-${n}</guid><enclosure url="${origin.url(file)}" length="1000" type="audio/mp4"/></item>`,
+  );
   return `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>${title}</title><link>${origin.url('/')}</link>${items.join('\n')}</channel></rss>`;
 }
 
@@ -51,16 +54,55 @@ beforeAll(async () => {
   for (let n = 1; n <= 5; n++) origin.file(`/audio/${n}.m4a`, media.audioOnlyM4a, 'audio/mp4');
   const five = [1, 2, 3, 4, 5].map((n) => ({ n, file: `/audio/${n}.m4a` }));
   origin.body('/five.xml', feed('Five Tones', five), 'application/rss+xml');
-  origin.body('/broken.xml', feed('Broken', [{ n: 1, file: '/audio/1.m4a' }, { n: 2, file: '/missing.m4a' }, { n: 3, file: '/audio/3.m4a' }]), 'application/rss+xml');
-  origin.body('/dead.xml', feed('Dead', [{ n: 1, file: '/missing-1.m4a' }, { n: 2, file: '/missing-2.m4a' }]), 'application/rss+xml');
+  origin.body(
+    '/broken.xml',
+    feed('Broken', [
+      { n: 1, file: '/audio/1.m4a' },
+      { n: 2, file: '/missing.m4a' },
+      { n: 3, file: '/audio/3.m4a' },
+    ]),
+    'application/rss+xml',
+  );
+  origin.body(
+    '/dead.xml',
+    feed('Dead', [
+      { n: 1, file: '/missing-1.m4a' },
+      { n: 2, file: '/missing-2.m4a' },
+    ]),
+    'application/rss+xml',
+  );
   // Entries with pages of their own that never answer: resolving them is bounded by the budget.
   origin.route('/hang/1', () => undefined);
   origin.route('/hang/2', () => undefined);
-  origin.body('/hanging.xml', `<?xml version="1.0"?><rss version="2.0"><channel><title>Hanging</title><item><title>H1</title><link>${origin.url('/hang/1')}</link></item><item><title>H2</title><link>${origin.url('/hang/2')}</link></item><item><title>Fine</title><guid>fine</guid><enclosure url="${origin.url('/audio/1.m4a')}" type="audio/mp4"/></item></channel></rss>`, 'application/rss+xml');
+  origin.body(
+    '/hanging.xml',
+    `<?xml version="1.0"?><rss version="2.0"><channel><title>Hanging</title><item><title>H1</title><link>${origin.url('/hang/1')}</link></item><item><title>H2</title><link>${origin.url('/hang/2')}</link></item><item><title>Fine</title><guid>fine</guid><enclosure url="${origin.url('/audio/1.m4a')}" type="audio/mp4"/></item></channel></rss>`,
+    'application/rss+xml',
+  );
   origin.body('/archived.xml', feed('Archived', five.slice(0, 3)), 'application/rss+xml');
-  gw = await buildGateway({ env: { DATA_DIR: dataDir, EXTRACT_CACHE_SECONDS: '60', MAX_COLLECTION_ENTRIES: '4', MAX_ACTIVE_JOBS_PER_CLIENT: '50' }, deps: { artifacts, queuePrefix: prefix, collectionResolveMs: 1_500 } });
-  const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2' });
-  worker = await startWorker({ config, logger: createLogger({ name: 'colldl-worker', level: 'silent' }), metricsPort: 0, prefix, dataDir });
+  gw = await buildGateway({
+    env: {
+      DATA_DIR: dataDir,
+      EXTRACT_CACHE_SECONDS: '60',
+      MAX_COLLECTION_ENTRIES: '4',
+      MAX_ACTIVE_JOBS_PER_CLIENT: '50',
+    },
+    deps: { artifacts, queuePrefix: prefix, collectionResolveMs: 1_500 },
+  });
+  const config = parseConfig({
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    WORKER_CONCURRENCY: '2',
+  });
+  worker = await startWorker({
+    config,
+    logger: createLogger({ name: 'colldl-worker', level: 'silent' }),
+    metricsPort: 0,
+    prefix,
+    dataDir,
+  });
 });
 
 afterAll(async () => {
@@ -76,7 +118,13 @@ describe('a collection download', () => {
     expect(res.status).toBe(202);
     expect(res.headers.location).toBe(`/api/v1/jobs/${res.body.data.job_id}`);
     const parent = await waitEnd(res.body.data.job_id);
-    expect(parent).toMatchObject({ status: 'completed', operation: 'collection', progress: 100, title: 'Five Tones', entries: { total: 3, queued: 0, running: 0, completed: 3, failed: 0, skipped: 0 } });
+    expect(parent).toMatchObject({
+      status: 'completed',
+      operation: 'collection',
+      progress: 100,
+      title: 'Five Tones',
+      entries: { total: 3, queued: 0, running: 0, completed: 3, failed: 0, skipped: 0 },
+    });
     expect(parent.partial).toBeUndefined();
     const children = await request(gw.app).get(`/api/v1/jobs/${parent.id}/children`);
     expect(children.status).toBe(200);
@@ -93,12 +141,19 @@ describe('a collection download', () => {
   test('bundle zip (the default): one ZIP of the completed files, named NNN - title.ext, that unzip reads back whole', async () => {
     const res = await download({ collection_url: origin.url('/broken.xml') });
     const parent = await waitEnd(res.body.data.job_id, 20_000);
-    expect(parent).toMatchObject({ status: 'completed', partial: true, artifact: { filename: 'Broken.zip', content_type: 'application/zip' } });
-    const zip = await request(gw.app).get(parent.artifact.url).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
+    expect(parent).toMatchObject({
+      status: 'completed',
+      partial: true,
+      artifact: { filename: 'Broken.zip', content_type: 'application/zip' },
     });
+    const zip = await request(gw.app)
+      .get(parent.artifact.url)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(zip.status).toBe(200);
     expect(zip.headers['content-type']).toMatch(/application\/zip/);
     const file = path.join(dataDir, 'bundle-check.zip');
@@ -126,7 +181,11 @@ describe('a collection download', () => {
     const res = await download({ collection_url: origin.url('/broken.xml'), bundle: 'none' });
     expect(res.status).toBe(202);
     const parent = await waitEnd(res.body.data.job_id, 20_000);
-    expect(parent).toMatchObject({ status: 'completed', partial: true, entries: { total: 3, completed: 2, failed: 1 } });
+    expect(parent).toMatchObject({
+      status: 'completed',
+      partial: true,
+      entries: { total: 3, completed: 2, failed: 1 },
+    });
     const children = (await request(gw.app).get(`/api/v1/jobs/${parent.id}/children`)).body.data.children;
     expect(children.map((c: { status: string }) => c.status)).toEqual(['completed', 'failed', 'completed']);
     expect(children[1].error.code).toBeDefined();
@@ -145,9 +204,16 @@ describe('a collection download', () => {
     expect(res.status).toBe(202);
     expect(Date.now() - t0).toBeLessThan(6_000);
     const parent = await waitEnd(res.body.data.job_id);
-    expect(parent).toMatchObject({ status: 'completed', partial: true, entries: { total: 3, completed: 1, failed: 2 } });
+    expect(parent).toMatchObject({
+      status: 'completed',
+      partial: true,
+      entries: { total: 3, completed: 1, failed: 2 },
+    });
     const children = (await request(gw.app).get(`/api/v1/jobs/${parent.id}/children`)).body.data.children;
-    expect(children.slice(0, 2).map((c: { error: { code: string } }) => c.error.code)).toEqual(['upstream_timeout', 'upstream_timeout']);
+    expect(children.slice(0, 2).map((c: { error: { code: string } }) => c.error.code)).toEqual([
+      'upstream_timeout',
+      'upstream_timeout',
+    ]);
   });
 
   test('a webhook fires once, at the end, with the parent Job', async () => {
@@ -163,7 +229,12 @@ describe('a collection download', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     try {
       const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-      const res = await download({ collection_url: origin.url('/broken.xml'), bundle: 'none', webhook_url: hook, webhook_secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
+      const res = await download({
+        collection_url: origin.url('/broken.xml'),
+        bundle: 'none',
+        webhook_url: hook,
+        webhook_secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+      });
       expect(res.status).toBe(202);
       const parent = await waitEnd(res.body.data.job_id, 20_000);
       const deadline = Date.now() + 10_000;
@@ -171,7 +242,16 @@ describe('a collection download', () => {
       await new Promise((r) => setTimeout(r, 300)); // a second delivery, if any, would have come by now
       expect(got).toHaveLength(1);
       const event = JSON.parse(got[0].body);
-      expect(event).toMatchObject({ type: 'job.completed', data: { id: parent.id, operation: 'collection', status: 'completed', partial: true, entries: { total: 3, completed: 2, failed: 1 } } });
+      expect(event).toMatchObject({
+        type: 'job.completed',
+        data: {
+          id: parent.id,
+          operation: 'collection',
+          status: 'completed',
+          partial: true,
+          entries: { total: 3, completed: 2, failed: 1 },
+        },
+      });
       expect(got[0].signature).toMatch(/^v1,/);
       const after = await request(gw.app).get(`/api/v1/jobs/${parent.id}`);
       expect(after.body.data.webhook).toMatchObject({ url: hook, status: 'delivered' });
@@ -182,25 +262,48 @@ describe('a collection download', () => {
 
   test('an archive skips the entries it has done; all skipped still completes', async () => {
     const archive = `archive-${randomBytes(8).toString('hex')}`;
-    const first = await waitEnd((await download({ collection_url: origin.url('/archived.xml'), entries: '1-2', archive, bundle: 'none' })).body.data.job_id);
+    const first = await waitEnd(
+      (await download({ collection_url: origin.url('/archived.xml'), entries: '1-2', archive, bundle: 'none' })).body
+        .data.job_id,
+    );
     expect(first.entries).toMatchObject({ completed: 2, skipped: 0 });
-    const second = await waitEnd((await download({ collection_url: origin.url('/archived.xml'), archive, bundle: 'none' })).body.data.job_id);
+    const second = await waitEnd(
+      (await download({ collection_url: origin.url('/archived.xml'), archive, bundle: 'none' })).body.data.job_id,
+    );
     expect(second).toMatchObject({ status: 'completed', entries: { total: 3, completed: 1, skipped: 2 } });
-    const third = await waitEnd((await download({ collection_url: origin.url('/archived.xml'), archive, bundle: 'none' })).body.data.job_id);
+    const third = await waitEnd(
+      (await download({ collection_url: origin.url('/archived.xml'), archive, bundle: 'none' })).body.data.job_id,
+    );
     expect(third).toMatchObject({ status: 'completed', entries: { total: 3, completed: 0, skipped: 3 } });
   });
 });
 
 describe('bad collection requests', () => {
   const cases: [string, object, RegExp][] = [
-    ['more entries than MAX_COLLECTION_ENTRIES', { collection_url: 'http://127.0.0.1:1/x.xml', entries: '1-5' }, /MAX_COLLECTION_ENTRIES \(4\)/],
+    [
+      'more entries than MAX_COLLECTION_ENTRIES',
+      { collection_url: 'http://127.0.0.1:1/x.xml', entries: '1-5' },
+      /MAX_COLLECTION_ENTRIES \(4\)/,
+    ],
     ['a backwards range', { collection_url: 'http://127.0.0.1:1/x.xml', entries: '3-1' }, /backwards/],
     ['a malformed selection', { collection_url: 'http://127.0.0.1:1/x.xml', entries: '1-,x' }, /entries/],
     ['an archive name too short', { collection_url: 'http://127.0.0.1:1/x.xml', archive: 'short' }, /archive/],
-    ['an archive name with slashes', { collection_url: 'http://127.0.0.1:1/x.xml', archive: '../../etc/passwd/aaaaaaa' }, /archive/],
+    [
+      'an archive name with slashes',
+      { collection_url: 'http://127.0.0.1:1/x.xml', archive: '../../etc/passwd/aaaaaaa' },
+      /archive/,
+    ],
     ['entries without a collection', { url: 'http://127.0.0.1:1/a.mp4', entries: 'all' }, /collection/],
-    ['collection_url with url', { collection_url: 'http://127.0.0.1:1/x.xml', url: 'http://127.0.0.1:1/a.mp4' }, /exactly one/],
-    ['a clip on a collection', { collection_url: 'http://127.0.0.1:1/x.xml', clip: { start: 0, end: 1 } }, /collection/],
+    [
+      'collection_url with url',
+      { collection_url: 'http://127.0.0.1:1/x.xml', url: 'http://127.0.0.1:1/a.mp4' },
+      /exactly one/,
+    ],
+    [
+      'a clip on a collection',
+      { collection_url: 'http://127.0.0.1:1/x.xml', clip: { start: 0, end: 1 } },
+      /collection/,
+    ],
     ['a bundle of another kind', { collection_url: 'http://127.0.0.1:1/x.xml', bundle: 'tar' }, /bundle/],
   ];
   test.each(cases)('%s → 400', async (_name, body, message) => {

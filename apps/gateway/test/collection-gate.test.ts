@@ -28,11 +28,15 @@ let worker: RunningWorker;
 let downloads: Queue;
 
 function feed(title: string, files: string[]): string {
-  const items = files.map((file, i) => `<item><title>${title} ${i + 1}</title><guid isPermaLink="false">${title}-${i + 1}</guid><enclosure url="${origin.url(file)}" length="1000" type="audio/mp4"/></item>`);
+  const items = files.map(
+    (file, i) =>
+      `<item><title>${title} ${i + 1}</title><guid isPermaLink="false">${title}-${i + 1}</guid><enclosure url="${origin.url(file)}" length="1000" type="audio/mp4"/></item>`,
+  );
   return `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>${title}</title>${items.join('\n')}</channel></rss>`;
 }
 
-const post = (ip: string, body: object) => request(gw.app).post('/api/v1/download').set('X-Forwarded-For', ip).send(body);
+const post = (ip: string, body: object) =>
+  request(gw.app).post('/api/v1/download').set('X-Forwarded-For', ip).send(body);
 const view = async (id: string) => (await request(gw.app).get(`/api/v1/jobs/${id}`)).body.data;
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
@@ -50,13 +54,44 @@ beforeAll(async () => {
   origin = await startOrigin();
   const size = fs.statSync(media.audioOnlyM4a).size;
   // Each slow file takes about 1.5 s to send.
-  for (let n = 1; n <= 6; n++) origin.route(`/slow/${n}.m4a`, (req, res) => serveFile(req, res, media.audioOnlyM4a, 'audio/mp4', {}, Math.ceil(size / 1.5)));
+  for (let n = 1; n <= 6; n++)
+    origin.route(`/slow/${n}.m4a`, (req, res) =>
+      serveFile(req, res, media.audioOnlyM4a, 'audio/mp4', {}, Math.ceil(size / 1.5)),
+    );
   origin.file('/quick.m4a', media.audioOnlyM4a, 'audio/mp4');
-  origin.body('/long.xml', feed('Long', [1, 2, 3, 4, 5, 6].map((n) => `/slow/${n}.m4a`)), 'application/rss+xml');
+  origin.body(
+    '/long.xml',
+    feed(
+      'Long',
+      [1, 2, 3, 4, 5, 6].map((n) => `/slow/${n}.m4a`),
+    ),
+    'application/rss+xml',
+  );
   origin.body('/single.xml', feed('Single', ['/quick.m4a']), 'application/rss+xml');
-  gw = await buildGateway({ env: { DATA_DIR: dataDir, TRUST_PROXY: 'true', COLLECTION_CONCURRENCY: '2', MAX_ACTIVE_JOBS_PER_CLIENT: '1', JOB_TIMEOUT_SECONDS: '600' }, deps: { artifacts, queuePrefix: prefix } });
-  const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2' });
-  worker = await startWorker({ config, logger: createLogger({ name: 'collgate-worker', level: 'silent' }), metricsPort: 0, prefix, dataDir });
+  gw = await buildGateway({
+    env: {
+      DATA_DIR: dataDir,
+      TRUST_PROXY: 'true',
+      COLLECTION_CONCURRENCY: '2',
+      MAX_ACTIVE_JOBS_PER_CLIENT: '1',
+      JOB_TIMEOUT_SECONDS: '600',
+    },
+    deps: { artifacts, queuePrefix: prefix },
+  });
+  const config = parseConfig({
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    WORKER_CONCURRENCY: '2',
+  });
+  worker = await startWorker({
+    config,
+    logger: createLogger({ name: 'collgate-worker', level: 'silent' }),
+    metricsPort: 0,
+    prefix,
+    dataDir,
+  });
   downloads = new Queue(DOWNLOAD_QUEUE, { connection: { url: process.env.REDIS_URL }, prefix });
 });
 
@@ -69,7 +104,7 @@ afterAll(async () => {
 });
 
 describe('collections among other clients', () => {
-  test('two children in flight at most; another client\'s job starts within seconds; the collection is one job of its client', async () => {
+  test("two children in flight at most; another client's job starts within seconds; the collection is one job of its client", async () => {
     const started = await post('10.0.0.1', { collection_url: origin.url('/long.xml'), bundle: 'none' });
     expect(started.status).toBe(202);
     const id = started.body.data.job_id;
@@ -112,7 +147,11 @@ describe('collections among other clients', () => {
     await new Promise((r) => server.once('listening', r));
     try {
       const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const started = await post('10.0.0.4', { collection_url: origin.url('/long.xml'), entries: '1-4', bundle: 'none' });
+      const started = await post('10.0.0.4', {
+        collection_url: origin.url('/long.xml'),
+        entries: '1-4',
+        bundle: 'none',
+      });
       const id = started.body.data.job_id;
       const stream = await openEvents(base, `/api/v1/jobs/${id}/events`);
       expect(stream.status).toBe(200);
@@ -142,7 +181,10 @@ describe('collections among other clients', () => {
       return v.status !== 'processing' && v.status !== 'queued' && v;
     });
     expect(parent.status).toBe('cancelled');
-    const children = (await request(gw.app).get(`/api/v1/jobs/${id}/children`)).body.data.children as { status: string; job_id: string }[];
+    const children = (await request(gw.app).get(`/api/v1/jobs/${id}/children`)).body.data.children as {
+      status: string;
+      job_id: string;
+    }[];
     expect(children).toHaveLength(6);
     // Each child is cancelled, or had already completed before the cancel reached it.
     for (const c of children) expect(['cancelled', 'completed']).toContain(c.status);

@@ -32,7 +32,8 @@ ${opts.enclosure ?? `<enclosure url="${origin.url(`/audio/${n}.m4a`)}" length="$
 
 function items(from: number, to: number): string {
   const out: string[] = [];
-  for (let n = from; n <= to; n++) out.push(`<item><title>Item ${n}</title><link>${origin.url(`/items/${n}`)}</link></item>`);
+  for (let n = from; n <= to; n++)
+    out.push(`<item><title>Item ${n}</title><link>${origin.url(`/items/${n}`)}</link></item>`);
   return out.join('\n');
 }
 
@@ -48,7 +49,17 @@ beforeAll(async () => {
   media = await testMedia();
   origin = await startOrigin();
   origin.file('/audio/1.m4a', media.audioOnlyM4a, 'audio/mp4');
-  origin.body('/podcast.xml', podcast([episode(1), episode(2, { enclosure: `<enclosure url="${origin.url('/video/2.mp4')}" length="2002" type="video/mp4"/>` }), episode(3, { link: false })].join('\n')), RSS);
+  origin.body(
+    '/podcast.xml',
+    podcast(
+      [
+        episode(1),
+        episode(2, { enclosure: `<enclosure url="${origin.url('/video/2.mp4')}" length="2002" type="video/mp4"/>` }),
+        episode(3, { link: false }),
+      ].join('\n'),
+    ),
+    RSS,
+  );
   origin.body(
     '/atom.xml',
     `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/"><title type="text">Atom channel</title>
@@ -68,26 +79,56 @@ beforeAll(async () => {
   // Endless: every page names the next, with new items, for ever.
   origin.route('/endless', (req, res) => {
     const n = Number(new URL(req.url ?? '/', origin.base).searchParams.get('p') ?? '1');
-    res.writeHead(200, { 'content-type': RSS }).end(podcast(items(n * 60 - 59, n * 60), `<atom:link rel="next" href="${origin.url(`/endless?p=${n + 1}`)}"/>`));
+    res
+      .writeHead(200, { 'content-type': RSS })
+      .end(podcast(items(n * 60 - 59, n * 60), `<atom:link rel="next" href="${origin.url(`/endless?p=${n + 1}`)}"/>`));
   });
   // Endless and empty: pages with nothing on them, each naming the next.
   origin.route('/empty-pages', (req, res) => {
     const n = Number(new URL(req.url ?? '/', origin.base).searchParams.get('p') ?? '1');
-    res.writeHead(200, { 'content-type': RSS }).end(podcast('', `<atom:link rel="next" href="${origin.url(`/empty-pages?p=${n + 1}`)}"/>`));
+    res
+      .writeHead(200, { 'content-type': RSS })
+      .end(podcast('', `<atom:link rel="next" href="${origin.url(`/empty-pages?p=${n + 1}`)}"/>`));
   });
   origin.body('/self.xml', podcast(items(1, 3), `<atom:link rel="next" href="${origin.url('/self.xml')}"/>`), RSS);
   origin.body('/huge.xml', podcast('<item><link>/x</link></item>\n'.repeat(100_000)), RSS);
-  origin.body('/nested.xml', podcast(`<item><title>t</title><link>/x</link>${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}</item>`), RSS);
-  origin.body('/entities.xml', `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><rss version="2.0"><channel><title>&b;</title><item><link>/x</link></item></channel></rss>`, RSS);
-  origin.body('/hostile-links.xml', podcast(`<item><title>file</title><link>file:///etc/passwd</link></item><item><title>meta</title><link>http://169.254.169.254/latest</link></item><item><title>ok</title><link>/fine</link></item><item><title>itself</title><link>/hostile-links.xml</link></item>`), RSS);
+  origin.body(
+    '/nested.xml',
+    podcast(`<item><title>t</title><link>/x</link>${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}</item>`),
+    RSS,
+  );
+  origin.body(
+    '/entities.xml',
+    `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><rss version="2.0"><channel><title>&b;</title><item><link>/x</link></item></channel></rss>`,
+    RSS,
+  );
+  origin.body(
+    '/hostile-links.xml',
+    podcast(
+      `<item><title>file</title><link>file:///etc/passwd</link></item><item><title>meta</title><link>http://169.254.169.254/latest</link></item><item><title>ok</title><link>/fine</link></item><item><title>itself</title><link>/hostile-links.xml</link></item>`,
+    ),
+    RSS,
+  );
   // A subreddit of 150 posts with video, in Reddit's listing shape, 100 a page by `after`.
-  const post = (n: number) => ({ kind: 't3', data: { id: `p${n}`, title: `Post ${n}`, permalink: `/r/clips/comments/p${n}/post_${n}/`, is_video: true, created_utc: 1763900000, secure_media: { reddit_video: { duration: n } } } });
+  const post = (n: number) => ({
+    kind: 't3',
+    data: {
+      id: `p${n}`,
+      title: `Post ${n}`,
+      permalink: `/r/clips/comments/p${n}/post_${n}/`,
+      is_video: true,
+      created_utc: 1763900000,
+      secure_media: { reddit_video: { duration: n } },
+    },
+  });
   origin.route('/r/clips/hot.json', (req, res) => {
     const after = new URL(req.url ?? '/', origin.base).searchParams.get('after');
     const from = after ? Number(after.slice(4)) : 0;
     const children = Array.from({ length: Math.min(100, 150 - from) }, (_, i) => post(from + i + 1));
     const next = from + children.length < 150 ? `t3_p${from + children.length}` : null;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Listing', data: { after: next, children } }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ kind: 'Listing', data: { after: next, children } }));
   });
   gw = await buildGateway({ env: { MAX_COLLECTION_ENTRIES: '200', PLATFORM_REDDIT_WWW: origin.base } });
 }, 30_000);
@@ -101,7 +142,13 @@ describe('a podcast feed is a collection of its episodes', () => {
   test('entries carry title, duration, image, date, guid and the enclosure as media', async () => {
     const res = await extract({ url: origin.url('/podcast.xml') }).expect(200);
     const data = res.body.data;
-    expect(data).toMatchObject({ content_type: 'collection', media: [], platform: 'generic', extract_profile: 'feed', title: 'Local Radio & Friends' });
+    expect(data).toMatchObject({
+      content_type: 'collection',
+      media: [],
+      platform: 'generic',
+      extract_profile: 'feed',
+      title: 'Local Radio & Friends',
+    });
     expect(data.collection).toEqual({ kind: 'feed', entry_count: 3 });
     expect(data.entries).toHaveLength(3);
     expect(data.entries[0]).toEqual({
@@ -120,11 +167,25 @@ describe('a podcast feed is a collection of its episodes', () => {
           duration: 3721,
           thumbnail: origin.url('/art/1.jpg'),
           upload_date: '2026-09-02',
-          sources: [{ quality: 'original', url: origin.url('/audio/1.m4a'), stream_profile: 'audio_only', mime_type: 'audio/mp4', ext: 'm4a', size: 1001, has_audio: true, has_video: false }],
+          sources: [
+            {
+              quality: 'original',
+              url: origin.url('/audio/1.m4a'),
+              stream_profile: 'audio_only',
+              mime_type: 'audio/mp4',
+              ext: 'm4a',
+              size: 1001,
+              has_audio: true,
+              has_video: false,
+            },
+          ],
         },
       ],
     });
-    expect(data.entries[1].media[0]).toMatchObject({ type: 'video', sources: [{ stream_profile: 'muxed_progressive', mime_type: 'video/mp4', size: 2002 }] });
+    expect(data.entries[1].media[0]).toMatchObject({
+      type: 'video',
+      sources: [{ stream_profile: 'muxed_progressive', mime_type: 'video/mp4', size: 2002 }],
+    });
     // An episode without a page of its own is its audio file.
     expect(data.entries[2]).toMatchObject({ index: 3, url: origin.url('/audio/3.m4a') });
   });
@@ -132,7 +193,12 @@ describe('a podcast feed is a collection of its episodes', () => {
   test('an enclosure is a recorded source: download streams it', async () => {
     const res = await extract({ url: origin.url('/podcast.xml') }).expect(200);
     const url = res.body.data.entries[0].media[0].sources[0].url;
-    const got = await request(gw.app).post('/api/v1/download').send({ url, extraction_id: res.body.data.extraction_id }).buffer(true).parse(binary).expect(200);
+    const got = await request(gw.app)
+      .post('/api/v1/download')
+      .send({ url, extraction_id: res.body.data.extraction_id })
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
     expect((got.body as Buffer).equals(fs.readFileSync(media.audioOnlyM4a))).toBe(true);
     expect(got.headers['content-disposition']).toContain('Episode 1');
   });
@@ -140,8 +206,21 @@ describe('a podcast feed is a collection of its episodes', () => {
   test('an Atom feed (a channel feed): alternate links, ids, media:thumbnail, enclosure links, dates', async () => {
     const data = (await extract({ url: origin.url('/atom.xml') }).expect(200)).body.data;
     expect(data.title).toBe('Atom channel');
-    expect(data.entries[0]).toEqual({ index: 1, url: origin.url('/watch/abc'), title: 'First video', id: 'yt:video:abc', thumbnail: origin.url('/thumb/abc.jpg'), upload_date: '2026-10-01' });
-    expect(data.entries[1]).toMatchObject({ index: 2, url: origin.url('/watch/def'), title: 'Second <b>one</b>', upload_date: '2026-09-30', media: [{ type: 'audio', sources: [{ url: origin.url('/files/def.mp3'), size: 5000 }] }] });
+    expect(data.entries[0]).toEqual({
+      index: 1,
+      url: origin.url('/watch/abc'),
+      title: 'First video',
+      id: 'yt:video:abc',
+      thumbnail: origin.url('/thumb/abc.jpg'),
+      upload_date: '2026-10-01',
+    });
+    expect(data.entries[1]).toMatchObject({
+      index: 2,
+      url: origin.url('/watch/def'),
+      title: 'Second <b>one</b>',
+      upload_date: '2026-09-30',
+      media: [{ type: 'audio', sources: [{ url: origin.url('/files/def.mp3'), size: 5000 }] }],
+    });
   });
 
   test('entries at file:, metadata or other refused addresses, or at the feed itself, are left out', async () => {
@@ -155,8 +234,11 @@ describe('pages and cursors', () => {
     const first = (await extract({ url: origin.url('/big.xml') }).expect(200)).body.data;
     expect(first.entries).toHaveLength(100);
     expect(first.collection).toMatchObject({ kind: 'feed', entry_count: 250, next_cursor: expect.any(String) });
-    const second = (await extract({ url: origin.url('/big.xml'), cursor: first.collection.next_cursor }).expect(200)).body.data;
-    expect(second.entries.map((e: { index: number }) => e.index)).toEqual(Array.from({ length: 100 }, (_, i) => 101 + i));
+    const second = (await extract({ url: origin.url('/big.xml'), cursor: first.collection.next_cursor }).expect(200))
+      .body.data;
+    expect(second.entries.map((e: { index: number }) => e.index)).toEqual(
+      Array.from({ length: 100 }, (_, i) => 101 + i),
+    );
     expect(second.entries[0]).toMatchObject({ index: 101, title: 'Item 101' });
     // The limit is reached with items left: the listing ends there and says so.
     expect(second.collection.next_cursor).toBeUndefined();
@@ -224,12 +306,23 @@ describe('pages and cursors', () => {
     const before = origin.hits.get('/podcast.xml') ?? 0;
     expectError(await extract({ url: origin.url('/podcast.xml'), cursor }), 400, 'invalid_request', /cursor/);
     expect(origin.hits.get('/podcast.xml') ?? 0).toBe(before);
-    for (const wrong of [42, null, {}, [], '', 'x'.repeat(5000)]) expectError(await extract({ url: origin.url('/big.xml'), cursor: wrong }), 400, 'invalid_request');
+    for (const wrong of [42, null, {}, [], '', 'x'.repeat(5000)])
+      expectError(await extract({ url: origin.url('/big.xml'), cursor: wrong }), 400, 'invalid_request');
   });
 
   test('surface A (/api/playground) follows the same cursors', async () => {
-    const first = (await request(gw.app).post('/api/playground').send({ url: origin.url('/big.xml') }).expect(200)).body.data;
-    const second = (await request(gw.app).post('/api/playground').send({ url: origin.url('/big.xml'), cursor: first.collection.next_cursor }).expect(200)).body.data;
+    const first = (
+      await request(gw.app)
+        .post('/api/playground')
+        .send({ url: origin.url('/big.xml') })
+        .expect(200)
+    ).body.data;
+    const second = (
+      await request(gw.app)
+        .post('/api/playground')
+        .send({ url: origin.url('/big.xml'), cursor: first.collection.next_cursor })
+        .expect(200)
+    ).body.data;
     expect(second.entries[0].index).toBe(101);
   });
 
@@ -238,7 +331,11 @@ describe('pages and cursors', () => {
     let cursor: string | undefined;
     do {
       const page = await gw.collections.listCollection(origin.url('/paged-1.xml'), cursor);
-      expect(page).toMatchObject({ platform: 'generic', collection: { kind: 'feed' }, extraction_id: expect.any(String) });
+      expect(page).toMatchObject({
+        platform: 'generic',
+        collection: { kind: 'feed' },
+        extraction_id: expect.any(String),
+      });
       indexes.push(...page!.entries.map((e) => e.index));
       cursor = page!.collection.next_cursor;
     } while (cursor);
@@ -249,8 +346,20 @@ describe('pages and cursors', () => {
   test('a cursor signed by another gateway (another secret) is refused', async () => {
     const other = await buildGateway({ env: { COLLECTION_CURSOR_SECRET: 'another-deployment-secret-of-32-chars!' } });
     try {
-      const cursor = (await request(other.app).post('/api/v1/extract').send({ url: origin.url('/big.xml') }).expect(200)).body.data.collection.next_cursor;
-      expect((await request(other.app).post('/api/v1/extract').send({ url: origin.url('/big.xml'), cursor }).expect(200)).body.data.entries[0].index).toBe(101);
+      const cursor = (
+        await request(other.app)
+          .post('/api/v1/extract')
+          .send({ url: origin.url('/big.xml') })
+          .expect(200)
+      ).body.data.collection.next_cursor;
+      expect(
+        (
+          await request(other.app)
+            .post('/api/v1/extract')
+            .send({ url: origin.url('/big.xml'), cursor })
+            .expect(200)
+        ).body.data.entries[0].index,
+      ).toBe(101);
       expectError(await extract({ url: origin.url('/big.xml'), cursor }), 400, 'invalid_request', /cursor/);
     } finally {
       await other.close();
@@ -261,14 +370,33 @@ describe('pages and cursors', () => {
 describe('platform listings and the extract cache', () => {
   test('a Reddit subreddit pages through the gateway by its own `after`, kept in the signed cursor', async () => {
     const first = (await extract({ url: 'https://www.reddit.com/r/clips/' }).expect(200)).body.data;
-    expect(first).toMatchObject({ platform: 'reddit', content_type: 'collection', title: 'r/clips', collection: { kind: 'channel', next_cursor: expect.any(String) } });
-    expect(first.entries[0]).toMatchObject({ index: 1, url: 'https://www.reddit.com/r/clips/comments/p1/post_1/', title: 'Post 1', duration: 1 });
-    const second = (await extract({ url: 'https://www.reddit.com/r/clips/', cursor: first.collection.next_cursor }).expect(200)).body.data;
-    expect(second.entries.map((e: { index: number }) => e.index)).toEqual(Array.from({ length: 50 }, (_, i) => 101 + i));
+    expect(first).toMatchObject({
+      platform: 'reddit',
+      content_type: 'collection',
+      title: 'r/clips',
+      collection: { kind: 'channel', next_cursor: expect.any(String) },
+    });
+    expect(first.entries[0]).toMatchObject({
+      index: 1,
+      url: 'https://www.reddit.com/r/clips/comments/p1/post_1/',
+      title: 'Post 1',
+      duration: 1,
+    });
+    const second = (
+      await extract({ url: 'https://www.reddit.com/r/clips/', cursor: first.collection.next_cursor }).expect(200)
+    ).body.data;
+    expect(second.entries.map((e: { index: number }) => e.index)).toEqual(
+      Array.from({ length: 50 }, (_, i) => 101 + i),
+    );
     expect(second.entries[0].title).toBe('Post 101');
     expect(second.collection.next_cursor).toBeUndefined();
     // The same cursor on the same subreddit's other spelling is another URL: refused.
-    expectError(await extract({ url: 'https://old.reddit.com/r/clips/', cursor: first.collection.next_cursor }), 400, 'invalid_request', /cursor/);
+    expectError(
+      await extract({ url: 'https://old.reddit.com/r/clips/', cursor: first.collection.next_cursor }),
+      400,
+      'invalid_request',
+      /cursor/,
+    );
   });
 
   test('with EXTRACT_CACHE_SECONDS each page is cached apart, and every answer has a cursor that works', async () => {

@@ -33,7 +33,9 @@ describe('download file names', () => {
   });
 
   test('Content-Disposition has an ASCII fallback and the UTF-8 name', () => {
-    expect(contentDisposition('Café "Noir" 100%.mp4')).toBe(`attachment; filename="Caf_ Noir 100_.mp4"; filename*=UTF-8''Caf%C3%A9%20Noir%20100%25.mp4`);
+    expect(contentDisposition('Café "Noir" 100%.mp4')).toBe(
+      `attachment; filename="Caf_ Noir 100_.mp4"; filename*=UTF-8''Caf%C3%A9%20Noir%20100%25.mp4`,
+    );
   });
 
   test('a name cut to the limit keeps the extension added after the cut', () => {

@@ -47,10 +47,15 @@ afterAll(async () => {
 test('a client that reads receives every event, with the backlog under the bound throughout', async () => {
   outcome = {};
   const body = await new Promise<string>((resolve, reject) => {
-    http.get(`${base}/events?total=${TOTAL}&rate=20`, { agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve(text));
-    }).on('error', reject);
+    http
+      .get(`${base}/events?total=${TOTAL}&rate=20`, { agent: false }, (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => resolve(text));
+      })
+      .on('error', reject);
   });
   expect(body.match(/^event: job$/gm)).toHaveLength(TOTAL);
   expect(outcome).toMatchObject({ reason: 'ended', sent: TOTAL });

@@ -21,7 +21,11 @@ const now = () => Math.floor(Date.now() / 1000);
 function slowPage(path: string, media: string): void {
   origin.route(path, (_req, res) => {
     setTimeout(() => {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><meta property="og:title" content="Cached"><meta property="og:video" content="${media}"><meta property="og:video:type" content="video/mp4"></head></html>`);
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          `<html><head><meta property="og:title" content="Cached"><meta property="og:video" content="${media}"><meta property="og:video:type" content="video/mp4"></head></html>`,
+        );
     }, 300);
   });
 }
@@ -37,8 +41,16 @@ function splitExtraction(body: Envelope): { body: Envelope; extraction?: string 
   return { body: { ...body, data }, extraction: extraction_id };
 }
 
-async function extract(replica: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; age: string | null; body: Envelope; extraction?: string }> {
-  const res = await fetch(`${replicas[replica]!.base}/api/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ url: origin.url(path) }) });
+async function extract(
+  replica: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; age: string | null; body: Envelope; extraction?: string }> {
+  const res = await fetch(`${replicas[replica]!.base}/api/v1/extract`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ url: origin.url(path) }),
+  });
   return { status: res.status, age: res.headers.get('age'), ...splitExtraction((await res.json()) as Envelope) };
 }
 
@@ -91,8 +103,16 @@ describe('the extract cache across two replicas', () => {
   test("surface A's playground shares the cache: a URL extracted on one surface is answered on the other without the origin", async () => {
     slowPage('/shared', '/clip.mp4');
     const first = await extract(0, '/shared');
-    const res = await fetch(`${replicas[1]!.base}/api/playground`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: origin.url('/shared') }) });
-    expect({ status: res.status, age: res.headers.get('age') !== null, hits: hits('/shared') }).toEqual({ status: 200, age: true, hits: 1 });
+    const res = await fetch(`${replicas[1]!.base}/api/playground`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: origin.url('/shared') }),
+    });
+    expect({ status: res.status, age: res.headers.get('age') !== null, hits: hits('/shared') }).toEqual({
+      status: 200,
+      age: true,
+      hits: 1,
+    });
     expect(splitExtraction((await res.json()) as Envelope).body).toEqual(first.body);
   });
 
@@ -113,7 +133,12 @@ describe('the extract cache across two replicas', () => {
     await new Promise((resolve) => server.once('listening', resolve));
     try {
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const ask = () => fetch(`${base}/api/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: origin.url('/off') }) });
+      const ask = () =>
+        fetch(`${base}/api/v1/extract`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ url: origin.url('/off') }),
+        });
       const [a, b] = [await ask(), await ask()];
       expect([a.status, b.status, a.headers.get('age'), b.headers.get('age')]).toEqual([200, 200, null, null]);
       expect(hits('/off')).toBe(2);
@@ -132,13 +157,20 @@ describe('the extract cache across two replicas', () => {
     await replicas[0]!.gw.redis.del(registry.key(media)); // as if SOURCE_TTL_SECONDS had run out
     const cached = await extract(1, '/sources');
     expect({ age: cached.age !== null, hits: hits('/sources') }).toEqual({ age: true, hits: 1 });
-    const download = await fetch(`${replicas[1]!.base}/api/v1/download`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: media }) });
+    const download = await fetch(`${replicas[1]!.base}/api/v1/download`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: media }),
+    });
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer()).equals(MEDIA)).toBe(true);
   });
 
   test('an error is shared with the requests waiting for that fetch, but never cached', async () => {
-    origin.route('/gone', (_req, res) => void setTimeout(() => res.writeHead(404, { 'content-type': 'text/plain' }).end('gone'), 300));
+    origin.route(
+      '/gone',
+      (_req, res) => void setTimeout(() => res.writeHead(404, { 'content-type': 'text/plain' }).end('gone'), 300),
+    );
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => extract(i % 2, '/gone')));
     expect(answers.map((a) => [a.status, a.body.error?.code])).toEqual(Array(10).fill([404, 'content_not_found']));
     expect(hits('/gone')).toBe(1);
@@ -176,9 +208,12 @@ describe('the extract cache across two replicas', () => {
   });
 });
 
-
 describe('single flight, one replica seen from another', () => {
-  const extraction = (title: string) => ({ result: { url: 'x', platform: 'generic', extract_profile: 'direct_file', title, media: [] }, records: [] }) as never;
+  const extraction = (title: string) =>
+    ({
+      result: { url: 'x', platform: 'generic', extract_profile: 'direct_file', title, media: [] },
+      records: [],
+    }) as never;
 
   test('a waiter whose bound runs out while the holder is alive fetches by itself', async () => {
     const redis = replicas[0]!.gw.redis;
@@ -189,19 +224,26 @@ describe('single flight, one replica seen from another', () => {
     const holder = cache.serve(url, () => new Promise((resolve) => (release = () => resolve(extraction('slow')))));
     await new Promise((resolve) => setTimeout(resolve, 50));
     const waiter = await cache.serve(url, async () => extraction('own'));
-    expect({ outcome: waiter.outcome, title: waiter.extraction.result.title }).toEqual({ outcome: 'unshared', title: 'own' });
+    expect({ outcome: waiter.outcome, title: waiter.extraction.result.title }).toEqual({
+      outcome: 'unshared',
+      title: 'own',
+    });
     release();
     expect((await holder).outcome).toBe('miss');
     await cache.close();
   });
 
-  test('when the holder\'s client leaves, a waiter takes the lock over and fetches instead', async () => {
+  test("when the holder's client leaves, a waiter takes the lock over and fetches instead", async () => {
     const redis = replicas[1]!.gw.redis;
     const cache = new ExtractCache(redis, { ttlSeconds: 60, waitMs: 5000, logger: silent });
     const url = `http://127.0.0.1/${randomBytes(4).toString('hex')}`;
     const left = new AbortController();
     let fail!: () => void;
-    const holder = cache.serve(url, () => new Promise((_, reject) => (fail = () => reject(new Error('client closed the connection')))), { signal: left.signal });
+    const holder = cache.serve(
+      url,
+      () => new Promise((_, reject) => (fail = () => reject(new Error('client closed the connection')))),
+      { signal: left.signal },
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     let fetched = 0;
     const waiter = cache.serve(url, async () => (fetched++, extraction('taken over')));
@@ -221,7 +263,11 @@ test('a cached entry that does not read is no answer: the extract asks the origi
   const cache = new ExtractCache(replicas[0]!.gw.redis, { ttlSeconds: 60, waitMs: 1000, logger: silent });
   await replicas[0]!.gw.redis.set(cache.keys(origin.url('/damaged')).result, '{"not":"an entry"}', 'PX', 60_000);
   const answer = await extract(0, '/damaged');
-  expect({ status: answer.status, age: answer.age, hits: hits('/damaged') }).toEqual({ status: 200, age: null, hits: 1 });
+  expect({ status: answer.status, age: answer.age, hits: hits('/damaged') }).toEqual({
+    status: 200,
+    age: null,
+    hits: 1,
+  });
   await cache.close();
 });
 

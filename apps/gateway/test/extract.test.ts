@@ -12,9 +12,15 @@ beforeAll(async () => {
   media = await testMedia();
   origin = await startOrigin();
   origin.file('/clip.mp4', media.muxedMp4, 'video/mp4');
-  origin.file('/download', media.mp3, 'application/octet-stream', { 'content-disposition': 'attachment; filename="My Song.mp3"' });
-  origin.file('/download-utf8', media.mp3, 'application/octet-stream', { 'content-disposition': `attachment; filename="Caf_ song.mp3"; filename*=UTF-8''Caf%C3%A9%20song.mp3` });
-  origin.file('/download-bad-cd', media.mp3, 'application/octet-stream', { 'content-disposition': 'attachment; filename="unterminated' });
+  origin.file('/download', media.mp3, 'application/octet-stream', {
+    'content-disposition': 'attachment; filename="My Song.mp3"',
+  });
+  origin.file('/download-utf8', media.mp3, 'application/octet-stream', {
+    'content-disposition': `attachment; filename="Caf_ song.mp3"; filename*=UTF-8''Caf%C3%A9%20song.mp3`,
+  });
+  origin.file('/download-bad-cd', media.mp3, 'application/octet-stream', {
+    'content-disposition': 'attachment; filename="unterminated',
+  });
   origin.body('/empty', '<html><head><title>Nothing here</title></head><body>text</body></html>', 'text/html');
   origin.body('/plain', 'just words', 'text/plain');
   origin.status('/missing', 404);
@@ -32,10 +38,16 @@ afterAll(async () => {
   await origin.close();
 });
 
-const extract = (body: unknown) => request(gw.app).post('/api/v1/extract').send(body as object);
+const extract = (body: unknown) =>
+  request(gw.app)
+    .post('/api/v1/extract')
+    .send(body as object);
 
 function expectError(res: request.Response, status: number, code: string): void {
-  expect({ status: res.status, body: res.body }).toEqual({ status, body: { success: false, error: { code, message: expect.any(String) } } });
+  expect({ status: res.status, body: res.body }).toEqual({
+    status,
+    body: { success: false, error: { code, message: expect.any(String) } },
+  });
 }
 
 describe('POST /api/v1/extract', () => {
@@ -50,7 +62,21 @@ describe('POST /api/v1/extract', () => {
         extract_profile: 'direct_file',
         content_type: 'video',
         title: 'clip.mp4',
-        media: [{ index: 0, type: 'video', sources: [expect.objectContaining({ url, quality: 'original', stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4' })] }],
+        media: [
+          {
+            index: 0,
+            type: 'video',
+            sources: [
+              expect.objectContaining({
+                url,
+                quality: 'original',
+                stream_profile: 'muxed_progressive',
+                mime_type: 'video/mp4',
+                ext: 'mp4',
+              }),
+            ],
+          },
+        ],
         extraction_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
     });
@@ -63,14 +89,21 @@ describe('POST /api/v1/extract', () => {
 
   test("Content-Disposition's UTF-8 filename* is preferred, and a malformed header is ignored", async () => {
     expect((await extract({ url: origin.url('/download-utf8') }).expect(200)).body.data.title).toBe('Café song');
-    expect((await extract({ url: origin.url('/download-bad-cd') }).expect(200)).body.data.title).toBe('download-bad-cd');
+    expect((await extract({ url: origin.url('/download-bad-cd') }).expect(200)).body.data.title).toBe(
+      'download-bad-cd',
+    );
   });
 
   test('an octet-stream file is recognised by its bytes and titled by Content-Disposition', async () => {
     const res = await extract({ url: origin.url('/download') }).expect(200);
     expect(res.body.data.title).toBe('My Song');
     expect(res.body.data.content_type).toBe('audio');
-    expect(res.body.data.media[0].sources[0]).toMatchObject({ stream_profile: 'audio_only', ext: 'mp3', has_audio: true, has_video: false });
+    expect(res.body.data.media[0].sources[0]).toMatchObject({
+      stream_profile: 'audio_only',
+      ext: 'mp3',
+      has_audio: true,
+      has_video: false,
+    });
   });
 
   test('a redirect to a file is followed, and the submitted URL is what download takes', async () => {
@@ -86,7 +119,13 @@ describe('POST /api/v1/extract', () => {
     ['null', 'application/json', 'null', 400, 'invalid_request'],
     ['an object without url', 'application/json', '{"link":"http://x"}', 400, 'invalid_request'],
     ['a number as url', 'application/json', '{"url":42}', 400, 'invalid_request'],
-    ['a url with a field beside it the route does not take', 'application/json', '{"url":"http://127.0.0.2:9/","admin":true}', 400, 'invalid_request'],
+    [
+      'a url with a field beside it the route does not take',
+      'application/json',
+      '{"url":"http://127.0.0.2:9/","admin":true}',
+      400,
+      'invalid_request',
+    ],
   ])('a body that is %s is refused', async (_name, type, body, status, code) => {
     const res = await request(gw.app).post('/api/v1/extract').set('content-type', type).send(body);
     expectError(res, status, code);
@@ -97,28 +136,41 @@ describe('POST /api/v1/extract', () => {
   });
 
   test.each(
-    ['not a url', 'ftp://example.com/file.mp4', 'javascript:alert(1)', '/relative/path', `http://example.com/${'a'.repeat(2100)}`, 'http://user:pw@example.com/', 'http://127.0.0.1:0/', 'https://example.com:00/x'].map(
-      (url) => [url.length > 60 ? `${url.slice(0, 30)}… (${url.length} characters)` : url, url],
-    ),
-  )(
-    '%s is an invalid_url',
-    async (_name, url) => {
-      expectError(await extract({ url }), 400, 'invalid_url');
-    },
-  );
+    [
+      'not a url',
+      'ftp://example.com/file.mp4',
+      'javascript:alert(1)',
+      '/relative/path',
+      `http://example.com/${'a'.repeat(2100)}`,
+      'http://user:pw@example.com/',
+      'http://127.0.0.1:0/',
+      'https://example.com:00/x',
+    ].map((url) => [url.length > 60 ? `${url.slice(0, 30)}… (${url.length} characters)` : url, url]),
+  )('%s is an invalid_url', async (_name, url) => {
+    expectError(await extract({ url }), 400, 'invalid_url');
+  });
 
-  test.each(['http://127.0.0.2:9/', 'http://[::1]:9/', 'http://169.254.169.254/latest/meta-data/', 'http://10.1.2.3/', 'http://192.168.0.1/', 'http://2130706434/', 'http://0x7f000002/'])(
-    '%s is blocked before any connection',
-    async (url) => {
-      expectError(await extract({ url }), 403, 'url_blocked');
-    },
-  );
+  test.each([
+    'http://127.0.0.2:9/',
+    'http://[::1]:9/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://10.1.2.3/',
+    'http://192.168.0.1/',
+    'http://2130706434/',
+    'http://0x7f000002/',
+  ])('%s is blocked before any connection', async (url) => {
+    expectError(await extract({ url }), 403, 'url_blocked');
+  });
 
   test('a loopback or private address is refused with a message naming EGRESS_ALLOWLIST, not what it lists', async () => {
     const loopback = await extract({ url: 'http://127.0.0.2:9/' });
-    expect(loopback.body.error.message).toBe('127.0.0.2 is a loopback address; reelay does not fetch it unless the operator lists it in EGRESS_ALLOWLIST.');
+    expect(loopback.body.error.message).toBe(
+      '127.0.0.2 is a loopback address; reelay does not fetch it unless the operator lists it in EGRESS_ALLOWLIST.',
+    );
     const private10 = await extract({ url: 'http://10.1.2.3/' });
-    expect(private10.body.error.message).toBe('10.1.2.3 is a private address; reelay does not fetch it unless the operator lists it in EGRESS_ALLOWLIST.');
+    expect(private10.body.error.message).toBe(
+      '10.1.2.3 is a private address; reelay does not fetch it unless the operator lists it in EGRESS_ALLOWLIST.',
+    );
     // The test gateway's allowlist holds 127.0.0.1: the answer never says so.
     expect(loopback.body.error.message + private10.body.error.message).not.toContain('127.0.0.1');
   });
@@ -138,7 +190,9 @@ describe('POST /api/v1/extract', () => {
     const res = await extract({ url: origin.url('/plain') });
     expectError(res, 422, 'no_media_found');
     // yt-dlp, when on PATH, was asked last (ytdlp.test.ts checks both forms exactly).
-    expect(res.body.error.message).toMatch(/^No video, audio or image found at this URL: looked for a media file, OpenGraph, Twitter card and JSON-LD tags, HTML5 media elements, (and HLS\/DASH manifests|HLS\/DASH manifests, and yt-dlp)\.$/);
+    expect(res.body.error.message).toMatch(
+      /^No video, audio or image found at this URL: looked for a media file, OpenGraph, Twitter card and JSON-LD tags, HTML5 media elements, (and HLS\/DASH manifests|HLS\/DASH manifests, and yt-dlp)\.$/,
+    );
   });
 
   test('an origin that never answers is upstream_timeout', async () => {
@@ -151,7 +205,13 @@ describe('POST /api/v1/extract', () => {
     try {
       expect((await request(down.app).get('/readyz')).body).toMatchObject({ redis: 'ok' });
       await server.stop();
-      expectError(await request(down.app).post('/api/v1/extract').send({ url: origin.url('/clip.mp4') }), 503, 'service_unavailable');
+      expectError(
+        await request(down.app)
+          .post('/api/v1/extract')
+          .send({ url: origin.url('/clip.mp4') }),
+        503,
+        'service_unavailable',
+      );
       const ready = await request(down.app).get('/readyz').expect(503);
       expect(ready.body).toMatchObject({ status: 'not_ready', redis: 'down', reason: 'Redis does not answer.' });
     } finally {
@@ -184,7 +244,9 @@ describe('the service frame', () => {
     const text = (await request(gw.app).get('/metrics').expect(200)).text;
     expect(text).toMatch(/reelay_extracts_total\{platform="generic",outcome="success",app="gateway"\} [1-9]/);
     expect(text).toMatch(/reelay_extracts_total\{platform="generic",outcome="content_not_found",app="gateway"\} [1-9]/);
-    expect(text).toMatch(/reelay_http_requests_total\{method="POST",route="\/api\/v1\/extract",status="200",app="gateway"\} [1-9]/);
+    expect(text).toMatch(
+      /reelay_http_requests_total\{method="POST",route="\/api\/v1\/extract",status="200",app="gateway"\} [1-9]/,
+    );
     expect(text).toMatch(/reelay_extract_duration_seconds_bucket\{le="0.1",[^}]*platform="generic",outcome="success"/);
     expect(text).not.toMatch(/route="\/nope"/);
   });
@@ -194,13 +256,32 @@ describe('the service frame', () => {
     expect(doc.openapi).toBe('3.1.0');
     const op = doc.paths['/api/v1/extract'].post;
     expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ExtractRequest' });
-    expect(op.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ExtractEnvelope' });
-    expect(doc.components.schemas.Source.properties.stream_profile.enum).toEqual(['muxed_progressive', 'video_only', 'audio_only', 'image', 'hls', 'dash']);
+    expect(op.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ExtractEnvelope',
+    });
+    expect(doc.components.schemas.Source.properties.stream_profile.enum).toEqual([
+      'muxed_progressive',
+      'video_only',
+      'audio_only',
+      'image',
+      'hls',
+      'dash',
+    ]);
     // The contract's operations (DESIGN.md), listed here rather than read back from the routes the
     // document is built from, so a route that goes missing fails this test.
-    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+    );
     expect(operations).toEqual(
-      expect.arrayContaining(['POST /api/v1/extract', 'POST /api/v1/download', 'GET /api/v1/jobs/{id}', 'GET /api/v1/jobs/{id}/artifact', 'GET /api/v1/platforms', 'POST /api', 'POST /api/playground']),
+      expect.arrayContaining([
+        'POST /api/v1/extract',
+        'POST /api/v1/download',
+        'GET /api/v1/jobs/{id}',
+        'GET /api/v1/jobs/{id}/artifact',
+        'GET /api/v1/platforms',
+        'POST /api',
+        'POST /api/playground',
+      ]),
     );
   });
 });

@@ -33,7 +33,12 @@ export async function startGithub(client: { id: string; secret: string }): Promi
     if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {
       const user = users.get(url.searchParams.get('login') ?? '');
       const redirectUri = url.searchParams.get('redirect_uri') ?? '';
-      if (!user || url.searchParams.get('client_id') !== client.id || url.searchParams.get('code_challenge_method') !== 'S256') return json(res, 400, { error: 'bad request' });
+      if (
+        !user ||
+        url.searchParams.get('client_id') !== client.id ||
+        url.searchParams.get('code_challenge_method') !== 'S256'
+      )
+        return json(res, 400, { error: 'bad request' });
       const code = randomBytes(10).toString('hex');
       secrets.push(code);
       codes.set(code, { user, challenge: url.searchParams.get('code_challenge') ?? '', redirectUri });
@@ -53,9 +58,12 @@ export async function startGithub(client: { id: string; secret: string }): Promi
         const verifier = form.get('code_verifier') ?? '';
         const challenge = createHash('sha256').update(verifier).digest('base64url');
         // GitHub answers errors with 200 and an error field.
-        if (form.get('client_id') !== client.id || form.get('client_secret') !== client.secret) return json(res, 200, { error: 'incorrect_client_credentials' });
-        if (!grant || grant.redirectUri !== form.get('redirect_uri')) return json(res, 200, { error: 'bad_verification_code' });
-        if (challenge !== grant.challenge) return json(res, 200, { error: 'bad_verification_code', error_description: 'PKCE verification failed' });
+        if (form.get('client_id') !== client.id || form.get('client_secret') !== client.secret)
+          return json(res, 200, { error: 'incorrect_client_credentials' });
+        if (!grant || grant.redirectUri !== form.get('redirect_uri'))
+          return json(res, 200, { error: 'bad_verification_code' });
+        if (challenge !== grant.challenge)
+          return json(res, 200, { error: 'bad_verification_code', error_description: 'PKCE verification failed' });
         const token = `gho_${randomBytes(16).toString('hex')}`;
         secrets.push(token);
         tokens.set(token, grant.user);
@@ -66,7 +74,12 @@ export async function startGithub(client: { id: string; secret: string }): Promi
     const user = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (!user) return json(res, 401, { message: 'Bad credentials' });
     if (url.pathname === '/api/user') return json(res, 200, { id: user.id, login: user.login });
-    if (url.pathname === '/api/user/emails') return json(res, 200, user.emails.map((e) => ({ ...e, visibility: null })));
+    if (url.pathname === '/api/user/emails')
+      return json(
+        res,
+        200,
+        user.emails.map((e) => ({ ...e, visibility: null })),
+      );
     json(res, 404, { message: 'Not Found' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -24,7 +24,17 @@ export interface TestGateway extends Gateway {
  * The extract cache is off too: elsewhere a second extract of a URL must reach its origin.
  */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return parseConfig({ PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_V1_PER_MIN: '0', RATE_LIMIT_PUBLIC_PER_MIN: '1000', MAX_ACTIVE_JOBS_PER_CLIENT: '0', EXTRACT_CACHE_SECONDS: '0', ...env });
+  return parseConfig({
+    PATH: process.env.PATH,
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_V1_PER_MIN: '0',
+    RATE_LIMIT_PUBLIC_PER_MIN: '1000',
+    MAX_ACTIVE_JOBS_PER_CLIENT: '0',
+    EXTRACT_CACHE_SECONDS: '0',
+    ...env,
+  });
 }
 
 /** A client with the production options, ready before it is returned. */
@@ -35,7 +45,9 @@ export async function testRedis(url = process.env.REDIS_URL!): Promise<RedisClie
   return redis;
 }
 
-export async function buildGateway(options: { env?: Record<string, string>; redis?: RedisClient; deps?: Partial<GatewayDeps> } = {}): Promise<TestGateway> {
+export async function buildGateway(
+  options: { env?: Record<string, string>; redis?: RedisClient; deps?: Partial<GatewayDeps> } = {},
+): Promise<TestGateway> {
   const config = testConfig(options.env);
   const redis = options.redis ?? (await testRedis());
   const logger = createLogger({ name: 'gateway-test', level: 'silent' });
@@ -46,7 +58,15 @@ export async function buildGateway(options: { env?: Record<string, string>; redi
   // Every response a test receives is also checked against what its route documents (status and
   // schema); closing the gateway fails the test file when any was not.
   const mismatches = new Set<string>();
-  const gateway = createGateway({ config, redis, logger, egress, queuePrefix, onResponseMismatch: (problem) => mismatches.add(problem), ...options.deps });
+  const gateway = createGateway({
+    config,
+    redis,
+    logger,
+    egress,
+    queuePrefix,
+    onResponseMismatch: (problem) => mismatches.add(problem),
+    ...options.deps,
+  });
   return {
     ...gateway,
     redis,
@@ -54,7 +74,8 @@ export async function buildGateway(options: { env?: Record<string, string>; redi
     close: async () => {
       await gateway.close().catch(() => undefined);
       await redis.quit().catch(() => redis.disconnect());
-      if (mismatches.size) throw new Error(`responses that the OpenAPI document does not describe:\n${[...mismatches].join('\n')}`);
+      if (mismatches.size)
+        throw new Error(`responses that the OpenAPI document does not describe:\n${[...mismatches].join('\n')}`);
     },
   };
 }

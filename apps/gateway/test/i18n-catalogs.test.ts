@@ -12,12 +12,20 @@ const PLURAL = /_(zero|one|two|few|many|other)$/;
 type Catalog = Record<string, string>;
 
 function languages(): string[] {
-  return fs.readdirSync(LOCALES).filter((name) => fs.statSync(path.join(LOCALES, name)).isDirectory()).sort();
+  return fs
+    .readdirSync(LOCALES)
+    .filter((name) => fs.statSync(path.join(LOCALES, name)).isDirectory())
+    .sort();
 }
 
 function catalogs(language: string): Record<string, Catalog> {
   const dir = path.join(LOCALES, language);
-  return Object.fromEntries(fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => [f.replace(/\.json$/, ''), JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Catalog]));
+  return Object.fromEntries(
+    fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => [f.replace(/\.json$/, ''), JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Catalog]),
+  );
 }
 
 /** Keys without their plural suffix, each with the plural forms it has (none for a plain key). */
@@ -43,7 +51,10 @@ function usedKeys(): Map<string, string[]> {
   const used = new Map<string, string[]>();
   const add = (key: string, file: string) => used.set(key, [...(used.get(key) ?? []), file]);
   // The pages, their scripts and the partials the gateway puts into every page (the top bar).
-  const files = [...fs.readdirSync(WEB_DIR), ...fs.readdirSync(path.join(WEB_DIR, 'partials')).map((f) => `partials/${f}`)];
+  const files = [
+    ...fs.readdirSync(WEB_DIR),
+    ...fs.readdirSync(path.join(WEB_DIR, 'partials')).map((f) => `partials/${f}`),
+  ];
   for (const file of files.filter((f) => /\.(js|html)$/.test(f))) {
     const text = fs.readFileSync(path.join(WEB_DIR, file), 'utf8');
     for (const m of text.matchAll(/['"`]((?:common|front|playground|settings):[A-Za-z0-9_.-]+)['"`]/g)) add(m[1], file);
@@ -64,34 +75,49 @@ describe('the web app catalogs', () => {
     const all = languages();
     expect(all).toContain('en');
     expect(all.length).toBeGreaterThan(1);
-    const offered = (file: string, pattern: RegExp) => JSON.parse(pattern.exec(fs.readFileSync(path.join(WEB_DIR, file), 'utf8'))![1].replace(/'/g, '"')) as string[];
+    const offered = (file: string, pattern: RegExp) =>
+      JSON.parse(pattern.exec(fs.readFileSync(path.join(WEB_DIR, file), 'utf8'))![1].replace(/'/g, '"')) as string[];
     expect(offered('i18n.js', /export const LANGUAGES = (\[[^\]]*\])/).sort()).toEqual(all);
     expect(offered('shell.js', /const ours = (\[[^\]]*\])/).sort()).toEqual(all);
     for (const lng of all) expect(english.common[`language.${lng}`]).toBeTruthy();
   });
 
-  test.each(languages().filter((lng) => lng !== 'en'))('%s has every namespace and key of English, in its own plural forms', (lng) => {
-    const other = catalogs(lng);
-    expect(Object.keys(other).sort()).toEqual(Object.keys(english).sort());
-    const forms = new Intl.PluralRules(lng).resolvedOptions().pluralCategories;
-    for (const [ns, catalog] of Object.entries(english)) {
-      const mine = baseKeys(other[ns]);
-      const theirs = baseKeys(catalog);
-      expect({ ns, keys: [...mine.keys()].sort() }).toEqual({ ns, keys: [...theirs.keys()].sort() });
-      for (const [key, plural] of theirs) {
-        if (plural.size) expect({ key: `${ns}:${key}`, forms: [...mine.get(key)!].sort() }).toEqual({ key: `${ns}:${key}`, forms: [...forms].sort() });
-        else expect(mine.get(key)!.size).toBe(0);
+  test.each(languages().filter((lng) => lng !== 'en'))(
+    '%s has every namespace and key of English, in its own plural forms',
+    (lng) => {
+      const other = catalogs(lng);
+      expect(Object.keys(other).sort()).toEqual(Object.keys(english).sort());
+      const forms = new Intl.PluralRules(lng).resolvedOptions().pluralCategories;
+      for (const [ns, catalog] of Object.entries(english)) {
+        const mine = baseKeys(other[ns]);
+        const theirs = baseKeys(catalog);
+        expect({ ns, keys: [...mine.keys()].sort() }).toEqual({ ns, keys: [...theirs.keys()].sort() });
+        for (const [key, plural] of theirs) {
+          if (plural.size)
+            expect({ key: `${ns}:${key}`, forms: [...mine.get(key)!].sort() }).toEqual({
+              key: `${ns}:${key}`,
+              forms: [...forms].sort(),
+            });
+          else expect(mine.get(key)!.size).toBe(0);
+        }
       }
-    }
-  });
+    },
+  );
 
   test.each(languages())('%s has no empty strings, and keeps the placeholders and tags of English', (lng) => {
     for (const [ns, catalog] of Object.entries(catalogs(lng))) {
       for (const [key, text] of Object.entries(catalog)) {
-        expect({ key: `${ns}:${key}`, type: typeof text, empty: String(text).trim() === '' }).toEqual({ key: `${ns}:${key}`, type: 'string', empty: false });
+        expect({ key: `${ns}:${key}`, type: typeof text, empty: String(text).trim() === '' }).toEqual({
+          key: `${ns}:${key}`,
+          type: 'string',
+          empty: false,
+        });
         const base = key.replace(PLURAL, '');
         const source = english[ns][key] ?? english[ns][`${base}_other`] ?? english[ns][base];
-        expect({ key: `${ns}:${key}`, markers: markers(text) }).toEqual({ key: `${ns}:${key}`, markers: markers(source) });
+        expect({ key: `${ns}:${key}`, markers: markers(text) }).toEqual({
+          key: `${ns}:${key}`,
+          markers: markers(source),
+        });
       }
     }
   });
@@ -101,7 +127,8 @@ describe('the web app catalogs', () => {
     for (const [key, files] of usedKeys()) {
       const [ns, name] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
       const catalog = english[ns] ?? {};
-      if (!(name in catalog) && !(`${name}_other` in catalog)) missing.push(`${key} (${[...new Set(files)].join(', ')})`);
+      if (!(name in catalog) && !(`${name}_other` in catalog))
+        missing.push(`${key} (${[...new Set(files)].join(', ')})`);
     }
     expect(missing).toEqual([]);
     // The scan finds the keys at all (a broken pattern would pass vacuously).

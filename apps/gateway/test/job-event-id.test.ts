@@ -18,22 +18,39 @@ test('every later state of a job has a greater id, through a retry and a hand-ba
   ];
   expect(life).toEqual([...life].sort((a, b) => a - b));
   expect(new Set(life).size).toBe(life.length);
-  expect(jobEventId({ status: 'processing', progress: 100 }, 1)).toBeLessThan(jobEventId({ status: 'failed', progress: 0 }, 1));
+  expect(jobEventId({ status: 'processing', progress: 100 }, 1)).toBeLessThan(
+    jobEventId({ status: 'failed', progress: 0 }, 1),
+  );
 });
 
 test('a cancel ends the life with a greater id: running (same attempt) or queued (the record counts one more attempt)', () => {
-  expect(jobEventId({ status: 'processing', progress: 100 }, 1)).toBeLessThan(jobEventId({ status: 'cancelled', progress: 0 }, 1));
-  expect(jobEventId({ status: 'queued', progress: 0 }, 1)).toBeLessThan(jobEventId({ status: 'cancelled', progress: 0 }, 2));
+  expect(jobEventId({ status: 'processing', progress: 100 }, 1)).toBeLessThan(
+    jobEventId({ status: 'cancelled', progress: 0 }, 1),
+  );
+  expect(jobEventId({ status: 'queued', progress: 0 }, 1)).toBeLessThan(
+    jobEventId({ status: 'cancelled', progress: 0 }, 2),
+  );
 });
 
 test('the same status and percent keep the same id, so a repeated state is not sent twice', () => {
-  expect(jobEventId({ status: 'processing', progress: 30 }, 1)).toBe(jobEventId({ status: 'processing', progress: 30 }, 1));
+  expect(jobEventId({ status: 'processing', progress: 30 }, 1)).toBe(
+    jobEventId({ status: 'processing', progress: 30 }, 1),
+  );
 });
 
 test('a recording (percent 0 for hours) gets a greater id as its recorded seconds grow, through a resume by another worker, up to its end', () => {
   const rec = (status: 'queued' | 'processing' | 'completed' | 'cancelled', seconds: number, attempts: number) =>
     jobEventId({ status, progress: 0, operation: 'record', recording: { seconds, bytes: 0, gaps: [] } }, attempts);
-  const life = [rec('queued', 0, 0), rec('processing', 0, 1), rec('processing', 1.2, 1), rec('processing', 2.4, 1), rec('queued', 2.4, 1), rec('processing', 2.4, 2), rec('processing', 604_800, 2), rec('completed', 604_800, 2)];
+  const life = [
+    rec('queued', 0, 0),
+    rec('processing', 0, 1),
+    rec('processing', 1.2, 1),
+    rec('processing', 2.4, 1),
+    rec('queued', 2.4, 1),
+    rec('processing', 2.4, 2),
+    rec('processing', 604_800, 2),
+    rec('completed', 604_800, 2),
+  ];
   expect(life).toEqual([...life].sort((a, b) => a - b));
   expect(new Set(life).size).toBe(life.length);
   expect(life.every(Number.isSafeInteger)).toBe(true);

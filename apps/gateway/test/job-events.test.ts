@@ -61,7 +61,13 @@ beforeAll(async () => {
     res.on('close', () => clearInterval(timer));
   });
   origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
-  worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir });
+  worker = await startWorker({
+    config: testConfig(env),
+    logger: createLogger({ name: 'worker-test', level: 'silent' }),
+    metricsPort: 0,
+    prefix: queuePrefix,
+    dataDir,
+  });
 });
 
 afterAll(async () => {
@@ -78,12 +84,22 @@ afterAll(async () => {
 /** A new merge job (each with its own filename, so never the same request twice), queued while paused. */
 async function startMerge(gw: TestGateway): Promise<string> {
   const page = `/split-${randomBytes(4).toString('hex')}.html`;
-  origin.body(page, `<!doctype html><title>Split</title><video><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"'><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>`, 'text/html');
-  const extracted = await request(gw.app).post('/api/v1/extract').send({ url: `${origin.base}${page}` }).expect(200);
+  origin.body(
+    page,
+    `<!doctype html><title>Split</title><video><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"'><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>`,
+    'text/html',
+  );
+  const extracted = await request(gw.app)
+    .post('/api/v1/extract')
+    .send({ url: `${origin.base}${page}` })
+    .expect(200);
   const sources: { url: string; stream_profile: string }[] = extracted.body.data.media[0].sources;
   const video = sources.find((s) => s.stream_profile === 'video_only')!.url;
   const audio = sources.find((s) => s.stream_profile === 'audio_only')!.url;
-  const started = await request(gw.app).post('/api/v1/download').send({ video_url: video, audio_url: audio, filename: page.slice(1, -5) }).expect(202);
+  const started = await request(gw.app)
+    .post('/api/v1/download')
+    .send({ video_url: video, audio_url: audio, filename: page.slice(1, -5) })
+    .expect(202);
   return started.body.data.job_id;
 }
 
@@ -103,7 +119,10 @@ describe('GET /api/v1/jobs/{id}/events', () => {
       await stream.ended;
       expect(stream.status).toBe(404);
       expect(stream.headers['content-type']).toMatch(/^application\/json/);
-      expect(JSON.parse(stream.text)).toEqual({ success: false, error: { code: 'job_not_found', message: expect.any(String) } });
+      expect(JSON.parse(stream.text)).toEqual({
+        success: false,
+        error: { code: 'job_not_found', message: expect.any(String) },
+      });
     }
   });
 
@@ -138,7 +157,11 @@ describe('GET /api/v1/jobs/{id}/events', () => {
     expect(jobs.some((j) => j.status === 'processing' && j.progress > 0 && j.progress < 100)).toBe(true);
     // The terminal event is the last one, and is the job as GET shows it now.
     expect(jobs.at(-1)).toEqual((await request(gw.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data);
-    expect(jobs.at(-1)).toMatchObject({ status: 'completed', progress: 100, artifact: { filename: expect.any(String) } });
+    expect(jobs.at(-1)).toMatchObject({
+      status: 'completed',
+      progress: 100,
+      artifact: { filename: expect.any(String) },
+    });
   }, 30_000);
 
   test('Last-Event-ID resumes after that id, and after the terminal event the answer is 204', async () => {
@@ -150,14 +173,18 @@ describe('GET /api/v1/jobs/{id}/events', () => {
     const again = await untilEnd(await openEvents(base, `/api/v1/jobs/${id}/events`));
     expect(again.map((e) => [e.id, job(e).status])).toEqual([[all.at(-1)!.id, 'completed']]);
     // Resuming after an earlier event gives only what is later.
-    const resumed = await untilEnd(await openEvents(base, `/api/v1/jobs/${id}/events`, { 'last-event-id': all[0].id! }));
+    const resumed = await untilEnd(
+      await openEvents(base, `/api/v1/jobs/${id}/events`, { 'last-event-id': all[0].id! }),
+    );
     expect(resumed.map((e) => e.id)).toEqual([all.at(-1)!.id]);
     // Resuming after the terminal event: 204, which tells an EventSource to stop reconnecting.
     const done = await openEvents(base, `/api/v1/jobs/${id}/events`, { 'last-event-id': all.at(-1)!.id! });
     await done.ended;
     expect(done.status).toBe(204);
     // A garbled Last-Event-ID counts as none.
-    const garbled = await untilEnd(await openEvents(base, `/api/v1/jobs/${id}/events`, { 'last-event-id': 'yesterday' }));
+    const garbled = await untilEnd(
+      await openEvents(base, `/api/v1/jobs/${id}/events`, { 'last-event-id': 'yesterday' }),
+    );
     expect(garbled.map((e) => e.id)).toEqual([all.at(-1)!.id]);
   }, 30_000);
 
@@ -166,7 +193,10 @@ describe('GET /api/v1/jobs/{id}/events', () => {
     const b = served[1] ?? (await serve());
     await a.gw.queue.pause();
     const id = await startMerge(a.gw);
-    const streams = await Promise.all([openEvents(a.base, `/api/v1/jobs/${id}/events`), openEvents(b.base, `/api/v1/jobs/${id}/events`)]);
+    const streams = await Promise.all([
+      openEvents(a.base, `/api/v1/jobs/${id}/events`),
+      openEvents(b.base, `/api/v1/jobs/${id}/events`),
+    ]);
     await Promise.all(streams.map((s) => s.waitFor(1)));
     await a.gw.queue.resume();
     const [fromA, fromB] = await Promise.all(streams.map(untilEnd));
@@ -178,7 +208,10 @@ describe('GET /api/v1/jobs/{id}/events', () => {
     const { gw, base } = served[0] ?? (await serve());
     await gw.queue.pause();
     const id = await startMerge(gw);
-    const clients = async () => String(await gw.redis.call('CLIENT', 'LIST')).split('\n').filter((line) => line.includes(` name=${CONNECTION_NAME} `)).length;
+    const clients = async () =>
+      String(await gw.redis.call('CLIENT', 'LIST'))
+        .split('\n')
+        .filter((line) => line.includes(` name=${CONNECTION_NAME} `)).length;
     await openEvents(base, `/api/v1/jobs/${id}/events`).then((s) => s.waitFor(1).then(() => s.close())); // the reader exists
     const before = await clients();
     const streams = await Promise.all(Array.from({ length: 500 }, () => openEvents(base, `/api/v1/jobs/${id}/events`)));
@@ -194,7 +227,11 @@ describe('GET /api/v1/jobs/{id}/events', () => {
 
   test('with Redis unreachable a stream is refused at once with 503 service_unavailable as JSON, not left hanging', async () => {
     const redis = await startRedis();
-    const gw = await buildGateway({ env: { ...env, REDIS_URL: redis.url }, redis: await testRedis(redis.url), deps: { queuePrefix: 'outage' } });
+    const gw = await buildGateway({
+      env: { ...env, REDIS_URL: redis.url },
+      redis: await testRedis(redis.url),
+      deps: { queuePrefix: 'outage' },
+    });
     const server = gw.app.listen(0, '127.0.0.1');
     try {
       await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -243,7 +280,8 @@ describe('GET /api/v1/jobs/{id}/events', () => {
       await stream.waitFor(1);
       void worker.run();
       const deadline = Date.now() + 15_000;
-      while (!(writing.last && stream.events.some((e) => job(e).progress === 60)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (!(writing.last && stream.events.some((e) => job(e).progress === 60)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       const processing = stream.events.map(job).filter((j) => j.status === 'processing');
       expect(processing.at(-1)?.progress).toBe(60);
       const writtenFor = writing.last - writing.first;

@@ -77,7 +77,11 @@ test('a job taken by a worker between the two reads shows as processing in its f
   } finally {
     restore();
   }
-  await taken!.moveToCompleted({ filename: 'a.mp3', content_type: 'audio/mpeg', size: 1, expires_at: Date.now() + 60_000 }, TOKEN, false);
+  await taken!.moveToCompleted(
+    { filename: 'a.mp3', content_type: 'audio/mpeg', size: 1, expires_at: Date.now() + 60_000 },
+    TOKEN,
+    false,
+  );
 });
 
 test('a job that completes between the two reads shows as it was at the first (processing), never as expired without its file', async () => {

@@ -44,7 +44,9 @@ afterAll(async () => {
 
 /** Posts raw bytes (supertest would serialise a Buffer as JSON when the type is JSON). */
 async function postRaw(pathname: string, headers: Record<string, string>, body: Buffer): Promise<request.Response> {
-  let req = request(gw.app).post(pathname).serialize((data: Buffer) => data as unknown as string);
+  let req = request(gw.app)
+    .post(pathname)
+    .serialize((data: Buffer) => data as unknown as string);
   for (const [name, value] of Object.entries(headers)) req = req.set(name, value);
   return req.send(body);
 }
@@ -58,9 +60,12 @@ function expectEnvelope(res: request.Response, status: number, code: string): vo
 }
 
 describe('malformed paths and bodies are answered with the envelope, never 500', () => {
-  test.each(['/api/v1/jobs/%zz', '/api/v1/jobs/%E0%A4%A/artifact', '/api/v1/jobs/%'])('GET %s is 400 invalid_request', async (url) => {
-    expectEnvelope(await request(gw.app).get(url), 400, 'invalid_request');
-  });
+  test.each(['/api/v1/jobs/%zz', '/api/v1/jobs/%E0%A4%A/artifact', '/api/v1/jobs/%'])(
+    'GET %s is 400 invalid_request',
+    async (url) => {
+      expectEnvelope(await request(gw.app).get(url), 400, 'invalid_request');
+    },
+  );
 
   test.each([
     ['gzip', Buffer.from('this is not gzip')],
@@ -68,7 +73,11 @@ describe('malformed paths and bodies are answered with the envelope, never 500',
     ['br', Buffer.from('nor brotli at all')],
     ['gzip', zlib.gzipSync('{"url": "http://127.0.0.1/x"}').subarray(0, 12)],
   ])('a corrupt %s body is 400 invalid_request', async (encoding, body) => {
-    const res = await postRaw('/api/v1/extract', { 'Content-Type': 'application/json', 'Content-Encoding': encoding }, body);
+    const res = await postRaw(
+      '/api/v1/extract',
+      { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+      body,
+    );
     expectEnvelope(res, 400, 'invalid_request');
   });
 
@@ -86,12 +95,20 @@ describe('malformed paths and bodies are answered with the envelope, never 500',
   });
 
   test('a body in an encoding we do not speak is 415 unsupported_media_type', async () => {
-    const res = await postRaw('/api/v1/extract', { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' }, Buffer.from('{}'));
+    const res = await postRaw(
+      '/api/v1/extract',
+      { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' },
+      Buffer.from('{}'),
+    );
     expectEnvelope(res, 415, 'unsupported_media_type');
   });
 
   test('a well-formed gzip body is still read', async () => {
-    const res = await postRaw('/api/v1/extract', { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, zlib.gzipSync('{"url": "http://127.0.0.2/x"}'));
+    const res = await postRaw(
+      '/api/v1/extract',
+      { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      zlib.gzipSync('{"url": "http://127.0.0.2/x"}'),
+    );
     // Decoded and parsed: the URL reaches the egress check, which refuses it before connecting.
     expectEnvelope(res, 403, 'url_blocked');
   });
@@ -99,35 +116,64 @@ describe('malformed paths and bodies are answered with the envelope, never 500',
 
 describe('file names with unpaired surrogates and bidi controls', () => {
   async function source(): Promise<string> {
-    const data = (await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/page.html') }).expect(200)).body.data;
+    const data = (
+      await request(gw.app)
+        .post('/api/v1/extract')
+        .send({ url: origin.url('/page.html') })
+        .expect(200)
+    ).body.data;
     return data.media[0].sources[0].url;
   }
 
   test('a client filename with a lone surrogate streams, named with U+FFFD and without the override', async () => {
     const url = await source();
-    const res = await request(gw.app).post('/api/v1/download').send({ url, filename: 'a\ud800b\u202egpj.exe' }).expect(200);
+    const res = await request(gw.app)
+      .post('/api/v1/download')
+      .send({ url, filename: 'a\ud800b\u202egpj.exe' })
+      .expect(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(res.headers['content-disposition']).toBe(`attachment; filename=a_bgpj.exe.mp4; filename*=UTF-8''a%EF%BF%BDbgpj.exe.mp4`);
+    expect(res.headers['content-disposition']).toBe(
+      `attachment; filename=a_bgpj.exe.mp4; filename*=UTF-8''a%EF%BF%BDbgpj.exe.mp4`,
+    );
   });
 
   test('a page title with a lone surrogate and U+202E streams with a safe name', async () => {
-    const res = await request(gw.app).post('/api/v1/download').send({ url: await source() }).expect(200);
+    const res = await request(gw.app)
+      .post('/api/v1/download')
+      .send({ url: await source() })
+      .expect(200);
     expect(res.headers['content-disposition']).not.toMatch(/%E2%80%AE/i);
     expect(res.headers['content-disposition']).toMatch(/filename\*=UTF-8''a%EF%BF%BDb%20gpj\.exe\.mp4$/);
   });
 
   test("a completed job whose stored file name has a lone surrogate is still served, as the file's type", async () => {
-    const queued = await request(gw.app).post('/api/v1/download').send({ url: await source(), format: 'webm' }).expect(202);
+    const queued = await request(gw.app)
+      .post('/api/v1/download')
+      .send({ url: await source(), format: 'webm' })
+      .expect(202);
     const connection = await testRedis();
-    const workerConnection = duplicateRedis(connection, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const workerConnection = duplicateRedis(connection, {
+      maxRetriesPerRequest: null,
+      enableOfflineQueue: true,
+      commandTimeout: undefined,
+    });
     // A stand-in worker that stores the name unsanitised, as an older worker might have.
     const worker = new Worker<JobPayload, JobResult>(
       DOWNLOAD_QUEUE,
       async (job) => {
         const file = path.join(await artifacts.makeTempDir(job.id!), 'out');
         fs.copyFileSync(media.muxedMp4, file);
-        const meta = await artifacts.put(job.id!, file, { filename: 'odd \ud800 name.webm', content_type: 'video/webm', expires_at: Date.now() + 60_000 });
-        return { filename: meta.filename, content_type: meta.content_type, size: meta.size, expires_at: meta.expires_at };
+        const meta = await artifacts.put(job.id!, file, {
+          filename: 'odd \ud800 name.webm',
+          content_type: 'video/webm',
+          expires_at: Date.now() + 60_000,
+        });
+        return {
+          filename: meta.filename,
+          content_type: meta.content_type,
+          size: meta.size,
+          expires_at: meta.expires_at,
+        };
       },
       { connection: workerConnection, prefix },
     );
@@ -174,7 +220,11 @@ describe("Node's own refusals of malformed HTTP carry the envelope", () => {
 
   function parse(reply: string): { status: number; type: string | undefined; body: unknown } {
     const [head, body] = reply.split('\r\n\r\n');
-    return { status: Number(head.split(' ')[1]), type: /content-type: ([^\r]+)/i.exec(head)?.[1], body: JSON.parse(body) };
+    return {
+      status: Number(head.split(' ')[1]),
+      type: /content-type: ([^\r]+)/i.exec(head)?.[1],
+      body: JSON.parse(body),
+    };
   }
 
   test('a broken request line is 400 with the envelope', async () => {
@@ -187,7 +237,11 @@ describe("Node's own refusals of malformed HTTP carry the envelope", () => {
 
   test('oversized headers are 431 with the envelope', async () => {
     const reply = parse(await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(8000)}\r\n\r\n`));
-    expect(reply).toEqual({ status: 431, type: 'application/json; charset=utf-8', body: { success: false, error: { code: 'headers_too_large', message: expect.any(String) } } });
+    expect(reply).toEqual({
+      status: 431,
+      type: 'application/json; charset=utf-8',
+      body: { success: false, error: { code: 'headers_too_large', message: expect.any(String) } },
+    });
   });
 
   test('CONNECT, which Node would answer by closing the socket, is 400 with the envelope: this is no proxy', async () => {
@@ -200,7 +254,11 @@ describe("Node's own refusals of malformed HTTP carry the envelope", () => {
 
   test('CONNECT to a path the gateway serves is 405 with its Allow header, even with tunnel bytes after it', async () => {
     const reply = await raw('CONNECT /api/v1/extract HTTP/1.1\r\nHost: x\r\n\r\nSSH-2.0-hello\r\n');
-    expect(parse(reply)).toEqual({ status: 405, type: 'application/json; charset=utf-8', body: { success: false, error: { code: 'method_not_allowed', message: expect.any(String) } } });
+    expect(parse(reply)).toEqual({
+      status: 405,
+      type: 'application/json; charset=utf-8',
+      body: { success: false, error: { code: 'method_not_allowed', message: expect.any(String) } },
+    });
     expect(reply).toMatch(/\r\nAllow: POST\r\n/);
   });
 
@@ -211,12 +269,19 @@ describe("Node's own refusals of malformed HTTP carry the envelope", () => {
     const propfind = await raw('PROPFIND /api/v1/jobs/abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(parse(propfind)).toMatchObject({ status: 405, body: { error: { code: 'method_not_allowed' } } });
     expect(propfind).toMatch(/\r\nallow: GET, HEAD, DELETE\r\n/i); // DELETE cancels the job
-    expect(parse(await raw('TRACE /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(parse(await raw('TRACE /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
   });
 
   test('GET on a POST route is 405 method_not_allowed with Allow: POST, the envelope, and a request id', async () => {
     const res = await request(gw.app).get('/api/v1/download');
-    expect({ status: res.status, allow: res.headers.allow, body: res.body }).toEqual({ status: 405, allow: 'POST', body: { success: false, error: { code: 'method_not_allowed', message: expect.any(String) } } });
+    expect({ status: res.status, allow: res.headers.allow, body: res.body }).toEqual({
+      status: 405,
+      allow: 'POST',
+      body: { success: false, error: { code: 'method_not_allowed', message: expect.any(String) } },
+    });
     expect(res.headers['x-request-id']).toEqual(expect.any(String));
   });
 });

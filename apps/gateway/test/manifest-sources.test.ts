@@ -33,10 +33,20 @@ beforeAll(async () => {
     ),
     'application/dash+xml',
   );
-  origin.body('/only-bad.mpd', mpd(rep('file', 'file:///etc/passwd', 360) + rep('private', 'http://10.0.0.1/a.mp4', 720)), 'application/dash+xml');
+  origin.body(
+    '/only-bad.mpd',
+    mpd(rep('file', 'file:///etc/passwd', 360) + rep('private', 'http://10.0.0.1/a.mp4', 720)),
+    'application/dash+xml',
+  );
   origin.body(
     '/master.m3u8',
-    master([origin.url('/hls/good.m3u8'), 'http://169.254.169.254/v.m3u8', 'file:///etc/passwd', 'http://[::a9fe:a9fe]/v.m3u8', 'data:application/x-mpegurl,x']),
+    master([
+      origin.url('/hls/good.m3u8'),
+      'http://169.254.169.254/v.m3u8',
+      'file:///etc/passwd',
+      'http://[::a9fe:a9fe]/v.m3u8',
+      'data:application/x-mpegurl,x',
+    ]),
     'application/vnd.apple.mpegurl',
   );
   gw = await buildGateway();
@@ -47,21 +57,33 @@ afterAll(async () => {
   await origin.close();
 });
 
-const sourceUrls = (body: { data: { media: { sources: { url: string }[] }[] } }) => body.data.media.flatMap((m) => m.sources.map((s) => s.url));
+const sourceUrls = (body: { data: { media: { sources: { url: string }[] }[] } }) =>
+  body.data.media.flatMap((m) => m.sources.map((s) => s.url));
 
 describe('extract results offer only sources the download could fetch', () => {
   test('a DASH manifest with BaseURLs at file:, ftp:, private, metadata and loopback addresses offers only the public one', async () => {
-    const res = await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/mixed.mpd') }).expect(200);
+    const res = await request(gw.app)
+      .post('/api/v1/extract')
+      .send({ url: origin.url('/mixed.mpd') })
+      .expect(200);
     expect(sourceUrls(res.body)).toEqual([origin.url('/media/good.mp4')]);
   });
 
   test('an HLS master with variants at blocked addresses offers only the public variant', async () => {
-    const res = await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/master.m3u8') }).expect(200);
+    const res = await request(gw.app)
+      .post('/api/v1/extract')
+      .send({ url: origin.url('/master.m3u8') })
+      .expect(200);
     expect(sourceUrls(res.body)).toEqual([origin.url('/hls/good.m3u8')]);
   });
 
   test('a manifest whose every source is refused answers url_blocked', async () => {
-    const res = await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/only-bad.mpd') });
-    expect({ status: res.status, body: res.body }).toEqual({ status: 403, body: { success: false, error: { code: 'url_blocked', message: expect.any(String) } } });
+    const res = await request(gw.app)
+      .post('/api/v1/extract')
+      .send({ url: origin.url('/only-bad.mpd') });
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 403,
+      body: { success: false, error: { code: 'url_blocked', message: expect.any(String) } },
+    });
   });
 });

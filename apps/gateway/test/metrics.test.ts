@@ -65,7 +65,9 @@ test('a malformed JSON body on a real route is counted under that route, not as 
   const res = await request(gw.app).post('/api/v1/extract').set('content-type', 'application/json').send('{"url": ');
   expect(res.status).toBe(400);
   expect(res.body.success).toBe(false);
-  expect(await value('reelay_http_requests_total', { method: 'POST', route: '/api/v1/extract', status: '400' })).toBe(before + 1);
+  expect(await value('reelay_http_requests_total', { method: 'POST', route: '/api/v1/extract', status: '400' })).toBe(
+    before + 1,
+  );
   expect(await value('reelay_http_requests_total', { route: 'unmatched' })).toBe(unmatched);
   // A template with a parameter matches too; a path that is no route stays unmatched.
   expect(gw.metrics.routeOf('GET', '/api/v1/jobs/abc123')).toBe('/api/v1/jobs/:id');
@@ -75,38 +77,58 @@ test('a malformed JSON body on a real route is counted under that route, not as 
 });
 
 test('a direct stream the origin cuts short is counted as origin_error, with its bytes', async () => {
-  await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/media/cut.mp4') }).expect(200);
+  await request(gw.app)
+    .post('/api/v1/extract')
+    .send({ url: origin.url('/media/cut.mp4') })
+    .expect(200);
   const before = await value('reelay_streams_total', { outcome: 'origin_error' });
   const bytesBefore = await value('reelay_stream_bytes_total', {});
   await new Promise<void>((resolve) => {
-    const req = http.request(`${base}/api/v1/download`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('close', () => resolve());
-    });
+    const req = http.request(
+      `${base}/api/v1/download`,
+      { method: 'POST', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('close', () => resolve());
+      },
+    );
     req.on('error', () => resolve());
     req.end(JSON.stringify({ url: origin.url('/media/cut.mp4') }));
   });
-  await until(async () => (await value('reelay_streams_total', { outcome: 'origin_error' })) === before + 1, 'the cut stream to be counted');
+  await until(
+    async () => (await value('reelay_streams_total', { outcome: 'origin_error' })) === before + 1,
+    'the cut stream to be counted',
+  );
   expect(await value('reelay_stream_bytes_total', {})).toBeGreaterThanOrEqual(bytesBefore + 100_000);
   expect(await value('reelay_active_streams', {})).toBe(0);
 });
 
 test('a client that abandons a stream is counted as client_aborted, and its request still appears in the request metrics', async () => {
-  await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/media/endless.mp4') }).expect(200);
+  await request(gw.app)
+    .post('/api/v1/extract')
+    .send({ url: origin.url('/media/endless.mp4') })
+    .expect(200);
   const before = await value('reelay_streams_total', { outcome: 'client_aborted' });
   const requests = await value('reelay_http_requests_total', { route: '/api/v1/download' });
   const durations = await value('reelay_http_request_duration_seconds_count', { route: '/api/v1/download' });
   await new Promise<void>((resolve) => {
-    const req = http.request(`${base}/api/v1/download`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      res.once('data', () => {
-        req.destroy();
-        resolve();
-      });
-    });
+    const req = http.request(
+      `${base}/api/v1/download`,
+      { method: 'POST', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      },
+    );
     req.on('error', () => resolve());
     req.end(JSON.stringify({ url: origin.url('/media/endless.mp4') }));
   });
-  await until(async () => (await value('reelay_streams_total', { outcome: 'client_aborted' })) === before + 1, 'the abandoned stream to be counted');
+  await until(
+    async () => (await value('reelay_streams_total', { outcome: 'client_aborted' })) === before + 1,
+    'the abandoned stream to be counted',
+  );
   expect(await value('reelay_http_requests_total', { route: '/api/v1/download' })).toBe(requests + 1);
   expect(await value('reelay_http_request_duration_seconds_count', { route: '/api/v1/download' })).toBe(durations + 1);
 });

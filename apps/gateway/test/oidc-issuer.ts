@@ -18,7 +18,11 @@ export interface Issuer {
   close(): Promise<void>;
 }
 
-export async function startIssuer(client: { client_id: string; client_secret: string; redirect_uris: string[] }): Promise<Issuer> {
+export async function startIssuer(client: {
+  client_id: string;
+  client_secret: string;
+  redirect_uris: string[];
+}): Promise<Issuer> {
   const users = new Map<string, IssuerUser>();
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -43,12 +47,25 @@ export async function startIssuer(client: { client_id: string; client_secret: st
     void (async () => {
       const details = await provider.interactionDetails(req, res);
       if (details.prompt.name === 'login') {
-        await provider.interactionFinished(req, res, { login: { accountId: url.searchParams.get('user') ?? '' } }, { mergeWithLastSubmission: false });
+        await provider.interactionFinished(
+          req,
+          res,
+          { login: { accountId: url.searchParams.get('user') ?? '' } },
+          { mergeWithLastSubmission: false },
+        );
         return;
       }
-      const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params.client_id) });
+      const grant = new provider.Grant({
+        accountId: details.session!.accountId,
+        clientId: String(details.params.client_id),
+      });
       grant.addOIDCScope('openid email profile');
-      await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+      await provider.interactionFinished(
+        req,
+        res,
+        { consent: { grantId: await grant.save() } },
+        { mergeWithLastSubmission: true },
+      );
     })().catch((err: unknown) => {
       res.statusCode = 500;
       res.end(String(err));

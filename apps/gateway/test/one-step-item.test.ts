@@ -5,8 +5,19 @@ import { expect, test } from '@jest/globals';
 import type { ExtractResult, MediaItem } from '@reelay/contracts';
 import { itemOf } from '../src/services/one-step.js';
 
-const item = (index: number): MediaItem => ({ index, type: 'video', sources: [{ quality: 'original', url: `https://example.com/${index}.mp4`, stream_profile: 'muxed_progressive' }] });
-const result = (count: number, content_type = 'gallery'): ExtractResult => ({ url: 'https://example.com/', platform: 'generic', extract_profile: 'html5', content_type: content_type as ExtractResult['content_type'], title: 't', media: Array.from({ length: count }, (_, i) => item(i)) });
+const item = (index: number): MediaItem => ({
+  index,
+  type: 'video',
+  sources: [{ quality: 'original', url: `https://example.com/${index}.mp4`, stream_profile: 'muxed_progressive' }],
+});
+const result = (count: number, content_type = 'gallery'): ExtractResult => ({
+  url: 'https://example.com/',
+  platform: 'generic',
+  extract_profile: 'html5',
+  content_type: content_type as ExtractResult['content_type'],
+  title: 't',
+  media: Array.from({ length: count }, (_, i) => item(i)),
+});
 
 test('the item at the index, counted from 0', () => {
   expect(itemOf(result(3), 2)).toEqual(item(2));
@@ -19,5 +30,10 @@ test('an index out of range is invalid_request naming the count', () => {
 });
 
 test('a collection is not downloadable in one step yet, and says so', () => {
-  expect(() => itemOf(result(1, 'collection'), 0)).toThrow(expect.objectContaining({ code: 'invalid_request', message: expect.stringContaining('collection downloads are not available yet') }));
+  expect(() => itemOf(result(1, 'collection'), 0)).toThrow(
+    expect.objectContaining({
+      code: 'invalid_request',
+      message: expect.stringContaining('collection downloads are not available yet'),
+    }),
+  );
 });

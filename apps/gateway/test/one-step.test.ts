@@ -38,19 +38,43 @@ beforeAll(async () => {
       hits[name] = (hits[name] ?? 0) + 1;
       res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     });
-  page('/muxed.html', `<html><head><title>Muxed</title></head><body><video>
+  page(
+    '/muxed.html',
+    `<html><head><title>Muxed</title></head><body><video>
     <source src="/media/m240.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p">
     <source src="/media/m720.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="720p">
     <source src="/media/m480.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="480p">
-    </video></body></html>`);
-  page('/split.html', `<html><head><title>Split</title></head><body><video>
+    </video></body></html>`,
+  );
+  page(
+    '/split.html',
+    `<html><head><title>Split</title></head><body><video>
     <source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p">
     <source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'>
-    </video></body></html>`);
-  page('/picture.html', `<html><head><title>Picture</title><meta property="og:image" content="/media/pic.png"></head><body></body></html>`);
-  gw = await buildGateway({ env: { DATA_DIR: dataDir, EXTRACT_CACHE_SECONDS: '60' }, deps: { artifacts, queuePrefix: prefix } });
-  const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '1' });
-  worker = await startWorker({ config, logger: createLogger({ name: 'onestep-worker', level: 'silent' }), metricsPort: 0, prefix, dataDir });
+    </video></body></html>`,
+  );
+  page(
+    '/picture.html',
+    `<html><head><title>Picture</title><meta property="og:image" content="/media/pic.png"></head><body></body></html>`,
+  );
+  gw = await buildGateway({
+    env: { DATA_DIR: dataDir, EXTRACT_CACHE_SECONDS: '60' },
+    deps: { artifacts, queuePrefix: prefix },
+  });
+  const config = parseConfig({
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    WORKER_CONCURRENCY: '1',
+  });
+  worker = await startWorker({
+    config,
+    logger: createLogger({ name: 'onestep-worker', level: 'silent' }),
+    metricsPort: 0,
+    prefix,
+    dataDir,
+  });
 });
 
 afterAll(async () => {
@@ -61,7 +85,8 @@ afterAll(async () => {
 });
 
 const download = (body: object) => request(gw.app).post('/api/v1/download').send(body);
-const expectError = (res: request.Response, status: number, code: string) => expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
+const expectError = (res: request.Response, status: number, code: string) =>
+  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
 
 async function finished(statusUrl: string) {
   const deadline = Date.now() + 20_000;
@@ -75,30 +100,54 @@ async function finished(statusUrl: string) {
 
 describe('a page of muxed sources', () => {
   test('streams the best source and names its quality', async () => {
-    const res = await download({ page_url: origin.url('/muxed.html') }).buffer(true).parse(binary).expect(200);
+    const res = await download({ page_url: origin.url('/muxed.html') })
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
     expect(res.headers['reelay-source-quality']).toBe('720p');
     expect(sha256(res.body as Buffer)).toBe(sha256(fs.readFileSync(media.muxedMp4)));
     expect(res.headers['content-disposition']).toBe('attachment; filename=Muxed.mp4');
   });
 
   test('a quality caps the height, and a cap below every source takes the lowest', async () => {
-    for (const [quality, expected] of [['720p', '720p'], ['480p', '480p'], ['360p', '240p'], ['240p', '240p'], ['worst', '240p'], ['best', '720p']]) {
-      const res = await download({ page_url: origin.url('/muxed.html'), quality }).buffer(true).parse(binary).expect(200);
+    for (const [quality, expected] of [
+      ['720p', '720p'],
+      ['480p', '480p'],
+      ['360p', '240p'],
+      ['240p', '240p'],
+      ['worst', '240p'],
+      ['best', '720p'],
+    ]) {
+      const res = await download({ page_url: origin.url('/muxed.html'), quality })
+        .buffer(true)
+        .parse(binary)
+        .expect(200);
       expect([quality, res.headers['reelay-source-quality']]).toEqual([quality, expected]);
     }
   });
 
   test('the page is extracted through the extract cache', async () => {
     const before = hits['/muxed.html'] ?? 0;
-    await download({ page_url: origin.url('/muxed.html'), quality: '480p' }).buffer(true).parse(binary).expect(200);
-    await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/muxed.html') }).expect(200);
+    await download({ page_url: origin.url('/muxed.html'), quality: '480p' })
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+    await request(gw.app)
+      .post('/api/v1/extract')
+      .send({ url: origin.url('/muxed.html') })
+      .expect(200);
     expect(hits['/muxed.html']).toBe(Math.max(before, 1));
   });
 
   test('a format makes the job a download of the chosen source would make, its view naming the choice', async () => {
     const started = await download({ page_url: origin.url('/muxed.html'), quality: '480p', format: 'mkv' }).expect(202);
     const job = await finished(started.body.data.status_url);
-    expect(job).toMatchObject({ status: 'completed', operation: 'convert', source: { quality: '480p', url: origin.url('/media/m480.mp4') }, artifact: { filename: 'Muxed.mkv' } });
+    expect(job).toMatchObject({
+      status: 'completed',
+      operation: 'convert',
+      source: { quality: '480p', url: origin.url('/media/m480.mp4') },
+      artifact: { filename: 'Muxed.mkv' },
+    });
   });
 });
 
@@ -109,7 +158,11 @@ describe('a page of a video-only and an audio-only file', () => {
     expect(job).toMatchObject({
       status: 'completed',
       operation: 'merge',
-      source: { quality: '360p', video_url: origin.url('/media/video-only.mp4'), audio_url: origin.url('/media/audio-only.m4a') },
+      source: {
+        quality: '360p',
+        video_url: origin.url('/media/video-only.mp4'),
+        audio_url: origin.url('/media/audio-only.m4a'),
+      },
       artifact: { filename: 'Split.mp4' },
     });
     // The same request again is the same job.
@@ -118,7 +171,10 @@ describe('a page of a video-only and an audio-only file', () => {
   });
 
   test('audio_only streams the audio file', async () => {
-    const res = await download({ page_url: origin.url('/split.html'), audio_only: true }).buffer(true).parse(binary).expect(200);
+    const res = await download({ page_url: origin.url('/split.html'), audio_only: true })
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
     expect(sha256(res.body as Buffer)).toBe(sha256(fs.readFileSync(media.audioOnlyM4a)));
     expect(res.headers['reelay-source-quality']).toBeTruthy();
   });
@@ -126,7 +182,12 @@ describe('a page of a video-only and an audio-only file', () => {
   test('an audio format converts the audio file', async () => {
     const started = await download({ page_url: origin.url('/split.html'), format: 'mp3' }).expect(202);
     const job = await finished(started.body.data.status_url);
-    expect(job).toMatchObject({ status: 'completed', operation: 'convert', source: { url: origin.url('/media/audio-only.m4a') }, artifact: { filename: 'Split.mp3' } });
+    expect(job).toMatchObject({
+      status: 'completed',
+      operation: 'convert',
+      source: { url: origin.url('/media/audio-only.m4a') },
+      artifact: { filename: 'Split.mp3' },
+    });
   });
 });
 
@@ -147,9 +208,17 @@ describe('what cannot be chosen', () => {
   test('bad bodies are 400 with the envelope', async () => {
     const page = origin.url('/muxed.html');
     const bad: Array<[object, string, RegExp?]> = [
-      [{ page_url: page, url: origin.url('/media/m240.mp4') }, 'invalid_request', /exactly one of url, video_url with audio_url, page_url, or collection_url/],
+      [
+        { page_url: page, url: origin.url('/media/m240.mp4') },
+        'invalid_request',
+        /exactly one of url, video_url with audio_url, page_url, or collection_url/,
+      ],
       [{ page_url: page, video_url: 'a', audio_url: 'b' }, 'invalid_request'],
-      [{ url: origin.url('/media/m240.mp4'), quality: '720p' }, 'invalid_request', /quality chooses among a page's sources/],
+      [
+        { url: origin.url('/media/m240.mp4'), quality: '720p' },
+        'invalid_request',
+        /quality chooses among a page's sources/,
+      ],
       [{ url: origin.url('/media/m240.mp4'), audio_only: true }, 'invalid_request'],
       [{ page_url: page, quality: '999p' }, 'invalid_request'],
       [{ page_url: page, quality: 720 }, 'invalid_request'],
@@ -177,8 +246,23 @@ describe('what cannot be chosen', () => {
 test('the OpenAPI document states the three download forms as a oneOf, with the preset fields', async () => {
   const doc = (await request(gw.app).get('/api/openapi.json').expect(200)).body;
   const schema = doc.components.schemas.DownloadRequest;
-  expect(schema.oneOf.map((f: { required: string[] }) => f.required)).toEqual([['url'], ['video_url', 'audio_url'], ['page_url'], ['collection_url']]);
+  expect(schema.oneOf.map((f: { required: string[] }) => f.required)).toEqual([
+    ['url'],
+    ['video_url', 'audio_url'],
+    ['page_url'],
+    ['collection_url'],
+  ]);
   expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['page_url', 'item', 'quality', 'audio_only']));
-  expect(schema.properties.quality.enum).toEqual(['best', 'worst', '2160p', '1440p', '1080p', '720p', '480p', '360p', '240p']);
+  expect(schema.properties.quality.enum).toEqual([
+    'best',
+    'worst',
+    '2160p',
+    '1440p',
+    '1080p',
+    '720p',
+    '480p',
+    '360p',
+    '240p',
+  ]);
   expect(doc.components.schemas.Job.properties.source).toBeDefined();
 });

@@ -68,7 +68,12 @@ export class SchemaCases {
         return this.strings(schema)[0];
       case 'number':
       case 'integer': {
-        const min = typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + 1 : 0;
+        const min =
+          typeof schema.minimum === 'number'
+            ? schema.minimum
+            : typeof schema.exclusiveMinimum === 'number'
+              ? schema.exclusiveMinimum + 1
+              : 0;
         return schema.type === 'integer' ? Math.ceil(min) : min;
       }
       case 'boolean':
@@ -76,7 +81,9 @@ export class SchemaCases {
       case 'array':
         return Array.from({ length: Math.max(1, Number(schema.minItems ?? 1)) }, () => this.valid(schema.items ?? {}));
       case 'object':
-        return Object.fromEntries((schema.required ?? []).map((key) => [key, this.valid(schema.properties?.[key] ?? {})]));
+        return Object.fromEntries(
+          (schema.required ?? []).map((key) => [key, this.valid(schema.properties?.[key] ?? {})]),
+        );
       default:
         return 'x';
     }
@@ -106,13 +113,16 @@ export class SchemaCases {
     const first = [...found][0];
     if (first !== undefined) {
       // The longest value still allowed, grown at either end (a URL's path, an e-mail's local part).
-      if (max !== undefined && max <= 4096) for (const grown of [first + 'a'.repeat(max - first.length), 'a'.repeat(max - first.length) + first]) if (offer(grown)) break;
+      if (max !== undefined && max <= 4096)
+        for (const grown of [first + 'a'.repeat(max - first.length), 'a'.repeat(max - first.length) + first])
+          if (offer(grown)) break;
       if (min > 0) offer(first.slice(0, min));
     }
     // Samples of a pattern that no URL meets (a URL field gets blocked URLs only: no name to resolve).
     if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(BLOCKED_URL)) {
       try {
-        for (const sample of fc.sample(fc.stringMatching(new RegExp(schema.pattern, 'u')), { numRuns: 12, seed: 26 })) offer(sample);
+        for (const sample of fc.sample(fc.stringMatching(new RegExp(schema.pattern, 'u')), { numRuns: 12, seed: 26 }))
+          offer(sample);
       } catch {
         /* a pattern fast-check cannot generate from: the values above stand */
       }
@@ -127,11 +137,16 @@ export class SchemaCases {
     if (schema.enum) return schema.enum;
     if (schema.type === 'string') return this.strings(schema);
     if (schema.type === 'number' || schema.type === 'integer') {
-      const values = [this.valid(schema), schema.maximum, typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum - 0.5 : undefined];
+      const values = [
+        this.valid(schema),
+        schema.maximum,
+        typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum - 0.5 : undefined,
+      ];
       return [...new Set(values.filter((v) => typeof v === 'number'))];
     }
     if (schema.type === 'boolean') return [true, false];
-    if (schema.type === 'array' && typeof schema.maxItems === 'number') return [this.valid(schema), this.items(schema, schema.maxItems)];
+    if (schema.type === 'array' && typeof schema.maxItems === 'number')
+      return [this.valid(schema), this.items(schema, schema.maxItems)];
     return [this.valid(schema)];
   }
 
@@ -141,7 +156,13 @@ export class SchemaCases {
     const first = this.valid(item);
     if (!schema.uniqueItems) return Array.from({ length: count }, () => first);
     const distinct = new Set<unknown>([first]);
-    if (item.type === 'string') for (let i = 0; distinct.size < count && i < count * 2; i++) for (const v of [`${String(first)}${i}`, `${i}${String(first)}`]) if (this.stringAllowed(item, v)) { distinct.add(v); break; }
+    if (item.type === 'string')
+      for (let i = 0; distinct.size < count && i < count * 2; i++)
+        for (const v of [`${String(first)}${i}`, `${i}${String(first)}`])
+          if (this.stringAllowed(item, v)) {
+            distinct.add(v);
+            break;
+          }
     for (const v of item.enum ?? []) if (distinct.size < count) distinct.add(v);
     return [...distinct];
   }
@@ -154,39 +175,70 @@ export class SchemaCases {
     const schema = this.resolve(raw);
     const code = typeof schema['x-error-code'] === 'string' ? schema['x-error-code'] : 'invalid_request';
     const out: Violation[] = [];
-    const add = (what: string, v: unknown, c = code, f = field) => out.push({ what: `${f || 'the body'}: ${what}`, value: v, field: f, code: c });
+    const add = (what: string, v: unknown, c = code, f = field) =>
+      out.push({ what: `${f || 'the body'}: ${what}`, value: v, field: f, code: c });
     // Which branch a value breaks is not one constraint; an object whose oneOf only states its forms
     // (which fields go together) still has properties whose own constraints each can break.
     if ((schema.oneOf || schema.anyOf) && !schema.properties) return out;
-    const wrong = schema.type === 'string' ? 12345 : schema.type === 'object' || schema.type === 'array' ? 'x' : schema.type ? 'not-a-' + schema.type : undefined;
+    const wrong =
+      schema.type === 'string'
+        ? 12345
+        : schema.type === 'object' || schema.type === 'array'
+          ? 'x'
+          : schema.type
+            ? 'not-a-' + schema.type
+            : undefined;
     if (wrong !== undefined) add(`a ${typeof wrong} instead of ${schema.type}`, wrong, 'invalid_request');
-    if (schema.enum) add('a value not in its enum', schema.type === 'string' ? 'not-one-of-them' : -987654, 'invalid_request');
+    if (schema.enum)
+      add('a value not in its enum', schema.type === 'string' ? 'not-one-of-them' : -987654, 'invalid_request');
     if (schema.type === 'string' && typeof value === 'string') {
-      if (typeof schema.minLength === 'number' && schema.minLength > 0) add(`shorter than minLength ${schema.minLength}`, value.slice(0, schema.minLength - 1));
+      if (typeof schema.minLength === 'number' && schema.minLength > 0)
+        add(`shorter than minLength ${schema.minLength}`, value.slice(0, schema.minLength - 1));
       if (typeof schema.maxLength === 'number') {
         const longer = value + 'a'.repeat(schema.maxLength + 1 - value.length);
         add(`longer than maxLength ${schema.maxLength}`, longer);
       }
       if (typeof schema.pattern === 'string') {
         const re = new RegExp(schema.pattern, 'u');
-        const candidates = [' ', '\u0000', '!', 'not matching ☃', `${value} `, ` ${value}`, `${value}\u0000`, value.replace('.', '-.'), value.replace('@', '@-'), value.replace(/^http/i, 'ftp'), 'http://user:pw@127.0.0.2/', 'https://'];
-        const breaking = [...new Set(candidates)].filter((c) => c !== value && !re.test(c) && this.stringAllowed({ ...schema, pattern: undefined, enum: undefined }, c));
+        const candidates = [
+          ' ',
+          '\u0000',
+          '!',
+          'not matching ☃',
+          `${value} `,
+          ` ${value}`,
+          `${value}\u0000`,
+          value.replace('.', '-.'),
+          value.replace('@', '@-'),
+          value.replace(/^http/i, 'ftp'),
+          'http://user:pw@127.0.0.2/',
+          'https://',
+        ];
+        const breaking = [...new Set(candidates)].filter(
+          (c) =>
+            c !== value && !re.test(c) && this.stringAllowed({ ...schema, pattern: undefined, enum: undefined }, c),
+        );
         for (const c of breaking.slice(0, 6)) add(`${JSON.stringify(c.slice(0, 40))} against its pattern`, c);
       }
     }
     if ((schema.type === 'number' || schema.type === 'integer') && typeof value === 'number') {
       if (typeof schema.minimum === 'number') add(`below minimum ${schema.minimum}`, schema.minimum - 0.5);
-      if (typeof schema.exclusiveMinimum === 'number') add(`at exclusiveMinimum ${schema.exclusiveMinimum}`, schema.exclusiveMinimum);
+      if (typeof schema.exclusiveMinimum === 'number')
+        add(`at exclusiveMinimum ${schema.exclusiveMinimum}`, schema.exclusiveMinimum);
       if (typeof schema.maximum === 'number') add(`above maximum ${schema.maximum}`, schema.maximum + 0.5);
-      if (typeof schema.exclusiveMaximum === 'number') add(`at exclusiveMaximum ${schema.exclusiveMaximum}`, schema.exclusiveMaximum);
+      if (typeof schema.exclusiveMaximum === 'number')
+        add(`at exclusiveMaximum ${schema.exclusiveMaximum}`, schema.exclusiveMaximum);
       if (schema.type === 'integer') add('not an integer', value + 0.5, 'invalid_request');
     }
     if (schema.type === 'array' && Array.isArray(value)) {
-      if (typeof schema.minItems === 'number' && schema.minItems > 0) add(`fewer than minItems ${schema.minItems}`, value.slice(0, schema.minItems - 1));
-      if (typeof schema.maxItems === 'number') add(`more than maxItems ${schema.maxItems}`, this.items(schema, schema.maxItems + 1));
+      if (typeof schema.minItems === 'number' && schema.minItems > 0)
+        add(`fewer than minItems ${schema.minItems}`, value.slice(0, schema.minItems - 1));
+      if (typeof schema.maxItems === 'number')
+        add(`more than maxItems ${schema.maxItems}`, this.items(schema, schema.maxItems + 1));
       if (schema.uniqueItems && value.length) add('an item twice (uniqueItems)', [...value, value[0]]);
       if (schema.items && value.length) {
-        for (const broken of this.violations(schema.items, value[0], `${field}.0`)) out.push({ ...broken, value: [broken.value, ...value.slice(1)], field: broken.field });
+        for (const broken of this.violations(schema.items, value[0], `${field}.0`))
+          out.push({ ...broken, value: [broken.value, ...value.slice(1)], field: broken.field });
       }
     }
     if (schema.type === 'object' && isObject(value)) out.push(...this.objectViolations(schema, value, field));
@@ -196,8 +248,10 @@ export class SchemaCases {
   private objectViolations(schema: Schema, value: Record<string, unknown>, field: string): Violation[] {
     const out: Violation[] = [];
     const at = (key: string) => (field ? `${field}.${key}` : key);
-    const add = (what: string, v: unknown, f: string) => out.push({ what: `${f}: ${what}`, value: v, field: f, code: 'invalid_request' });
-    if (schema.additionalProperties === false) add('a field the schema does not list', { ...value, [UNKNOWN_FIELD]: true }, at(UNKNOWN_FIELD));
+    const add = (what: string, v: unknown, f: string) =>
+      out.push({ what: `${f}: ${what}`, value: v, field: f, code: 'invalid_request' });
+    if (schema.additionalProperties === false)
+      add('a field the schema does not list', { ...value, [UNKNOWN_FIELD]: true }, at(UNKNOWN_FIELD));
     for (const key of schema.required ?? []) {
       const { [key]: _dropped, ...rest } = value;
       add('required, left out', rest, at(key));
@@ -205,7 +259,11 @@ export class SchemaCases {
     for (const [key, needs] of Object.entries(schema.dependentRequired ?? {})) {
       for (const needed of needs) {
         const { [needed]: _dropped, ...rest } = value;
-        add(`given without ${needed} (dependentRequired)`, { ...rest, [key]: value[key] ?? this.valid(schema.properties?.[key] ?? {}) }, at(key));
+        add(
+          `given without ${needed} (dependentRequired)`,
+          { ...rest, [key]: value[key] ?? this.valid(schema.properties?.[key] ?? {}) },
+          at(key),
+        );
       }
     }
     for (const [key, dependent] of Object.entries(schema.dependentSchemas ?? {})) {
@@ -213,12 +271,18 @@ export class SchemaCases {
       for (const [other, rule] of Object.entries(dependent.properties ?? {})) {
         const own = this.resolve(schema.properties?.[other] ?? {});
         const outside = (own.enum ?? []).find((v) => !(rule.enum ?? []).includes(v));
-        if (outside !== undefined) add(`given with ${other}=${String(outside)} (dependentSchemas)`, { ...value, [key]: value[key] ?? this.valid(schema.properties?.[key] ?? {}), [other]: outside }, at(key));
+        if (outside !== undefined)
+          add(
+            `given with ${other}=${String(outside)} (dependentSchemas)`,
+            { ...value, [key]: value[key] ?? this.valid(schema.properties?.[key] ?? {}), [other]: outside },
+            at(key),
+          );
       }
     }
     for (const [key, property] of Object.entries(schema.properties ?? {})) {
       const current = key in value ? value[key] : this.valid(property);
-      for (const broken of this.violations(property, current, at(key))) out.push({ ...broken, value: { ...value, [key]: broken.value } });
+      for (const broken of this.violations(property, current, at(key)))
+        out.push({ ...broken, value: { ...value, [key]: broken.value } });
     }
     return out;
   }

@@ -39,13 +39,32 @@ let formCodes: Set<string>;
 
 beforeAll(async () => {
   // A deployment webhook secret, so a webhook_url alone is a complete request; limits out of the way.
-  gw = await buildGateway({ env: { TRUST_PROXY: 'true', WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 9).toString('base64')}`, RATE_LIMIT_KEY_PER_MIN: '100000' } });
+  gw = await buildGateway({
+    env: {
+      TRUST_PROXY: 'true',
+      WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 9).toString('base64')}`,
+      RATE_LIMIT_KEY_PER_MIN: '100000',
+    },
+  });
   server = gw.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const doc = (await request(server).get('/api/openapi.json').expect(200)).body as { paths: Record<string, Record<string, Omit<Operation, 'key' | 'method' | 'path'>>>; components: { schemas: Record<string, Schema> } };
+  const doc = (await request(server).get('/api/openapi.json').expect(200)).body as {
+    paths: Record<string, Record<string, Omit<Operation, 'key' | 'method' | 'path'>>>;
+    components: { schemas: Record<string, Schema> };
+  };
   cases = new SchemaCases(doc.components.schemas);
-  operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ ...op, key: `${method} ${path}`, method: method as Operation['method'], path })));
-  formCodes = new Set(['invalid_request', ...[...JSON.stringify(doc).matchAll(/"x-error-code":"([a-z_]+)"/g)].map((m) => m[1])]);
+  operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({
+      ...op,
+      key: `${method} ${path}`,
+      method: method as Operation['method'],
+      path,
+    })),
+  );
+  formCodes = new Set([
+    'invalid_request',
+    ...[...JSON.stringify(doc).matchAll(/"x-error-code":"([a-z_]+)"/g)].map((m) => m[1]),
+  ]);
   session = await signUp(server as unknown as Parameters<typeof signUp>[0]);
   apiKey = (await session.agent.post('/account/keys').send({ name: 'openapi truth' }).expect(201)).body.data.secret;
 }, 20_000);
@@ -89,7 +108,13 @@ function baseBody(op: Operation): Record<string, unknown> {
 
 /** A refusal of a body that breaks one constraint: 400, the envelope, the stated code, the field named. */
 function expectRefused(res: request.Response, code: string, field: string, where: string): void {
-  const seen = { where, status: res.status, code: res.body?.error?.code, names: String(res.body?.error?.message).includes(field), envelope: res.body?.success };
+  const seen = {
+    where,
+    status: res.status,
+    code: res.body?.error?.code,
+    names: String(res.body?.error?.message).includes(field),
+    envelope: res.body?.success,
+  };
   expect(seen).toEqual({ where, status: 400, code, names: true, envelope: false });
 }
 
@@ -98,17 +123,50 @@ function expectNotRefusedForForm(op: Operation, res: request.Response, where: st
   if (res.status < 400) return;
   const code = String(res.body?.error?.code);
   const documented = op.responses[String(res.status)]?.description ?? '';
-  expect({ where, status: res.status, code, formRefusal: formCodes.has(code), documented: documented.includes(code) }).toEqual({ where, status: res.status, code, formRefusal: false, documented: true });
+  expect({
+    where,
+    status: res.status,
+    code,
+    formRefusal: formCodes.has(code),
+    documented: documented.includes(code),
+  }).toEqual({ where, status: res.status, code, formRefusal: false, documented: true });
 }
 
 describe('every operation with a request body', () => {
   test('the walk finds the routes with bodies and cases of every kind (so it cannot pass empty)', () => {
     // Query parameters are walked below; this notices the routes that state them.
-    expect(withQuery().map((op) => op.key)).toEqual(expect.arrayContaining(['get /account/keys/{id}/usage', 'get /api/v1/jobs/{id}/children']));
+    expect(withQuery().map((op) => op.key)).toEqual(
+      expect.arrayContaining(['get /account/keys/{id}/usage', 'get /api/v1/jobs/{id}/children']),
+    );
     const keys = withBody().map((op) => op.key);
-    expect(keys).toEqual(expect.arrayContaining(['post /api/v1/extract', 'post /api', 'post /api/playground', 'post /api/v1/download', 'post /account/signup', 'post /account/login', 'post /account/keys']));
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'post /api/v1/extract',
+        'post /api',
+        'post /api/playground',
+        'post /api/v1/download',
+        'post /account/signup',
+        'post /account/login',
+        'post /account/keys',
+      ]),
+    );
     const all = withBody().flatMap((op) => cases.violations(bodySchema(op)!, baseBody(op), ''));
-    for (const kind of ['does not list', 'required, left out', 'instead of', 'maxLength', 'minLength', 'pattern', 'below minimum', 'exclusiveMinimum', 'above maximum', 'enum', 'maxItems', 'uniqueItems', 'dependentRequired', 'dependentSchemas']) {
+    for (const kind of [
+      'does not list',
+      'required, left out',
+      'instead of',
+      'maxLength',
+      'minLength',
+      'pattern',
+      'below minimum',
+      'exclusiveMinimum',
+      'above maximum',
+      'enum',
+      'maxItems',
+      'uniqueItems',
+      'dependentRequired',
+      'dependentSchemas',
+    ]) {
       expect([kind, all.some((c) => c.what.includes(kind))]).toEqual([kind, true]);
     }
   });
@@ -132,7 +190,12 @@ describe('every operation with a request body', () => {
       const bodies: [string, unknown][] = [['its example', base]];
       for (const [key, property] of Object.entries(schema.properties ?? {})) {
         // A server-issued value (a signed cursor) is allowed only as issued: no value made here is one.
-        if (!cases.resolve(property)['x-server-issued']) for (const value of cases.validValues(property)) bodies.push([`${key}=${JSON.stringify(value).slice(0, 60)}`, withDependencies(schema, inItsForm(schema, { ...base, [key]: value }, key), key)]);
+        if (!cases.resolve(property)['x-server-issued'])
+          for (const value of cases.validValues(property))
+            bodies.push([
+              `${key}=${JSON.stringify(value).slice(0, 60)}`,
+              withDependencies(schema, inItsForm(schema, { ...base, [key]: value }, key), key),
+            ]);
         const neededByForm = formsOf(schema).some((f) => fits(f, base) && f.required.includes(key));
         if (key in base && !(schema.required ?? []).includes(key) && !neededByForm) {
           const { [key]: _left, ...rest } = base;
@@ -157,12 +220,23 @@ describe('every operation with a request body', () => {
         const schema = cases.resolve(param.schema);
         const allowed = cases.validValues(schema);
         for (const value of schema['x-server-issued'] ? [] : allowed) {
-          expectNotRefusedForForm(op, await sendQuery(op, param.name, value, fresh), `${op.key} ?${param.name}=${String(value).slice(0, 40)}`);
+          expectNotRefusedForForm(
+            op,
+            await sendQuery(op, param.name, value, fresh),
+            `${op.key} ?${param.name}=${String(value).slice(0, 40)}`,
+          );
           sent++;
         }
         // A query value is always a string: only a string's own constraints can be broken here.
-        for (const broken of cases.violations(schema, allowed[0], param.name).filter((v) => typeof v.value === 'string')) {
-          expectRefused(await sendQuery(op, param.name, broken.value, fresh), broken.code, broken.field, `${op.key} ${broken.what}`);
+        for (const broken of cases
+          .violations(schema, allowed[0], param.name)
+          .filter((v) => typeof v.value === 'string')) {
+          expectRefused(
+            await sendQuery(op, param.name, broken.value, fresh),
+            broken.code,
+            broken.field,
+            `${op.key} ${broken.what}`,
+          );
           sent++;
         }
       }
@@ -174,7 +248,8 @@ describe('every operation with a request body', () => {
 /** A body with `key` set, completed with what the schema's dependentRequired and dependentSchemas ask for it. */
 function withDependencies(schema: Schema, body: Record<string, unknown>, key: string): Record<string, unknown> {
   const out = { ...body };
-  for (const needed of schema.dependentRequired?.[key] ?? []) out[needed] ??= cases.valid(schema.properties?.[needed] ?? {});
+  for (const needed of schema.dependentRequired?.[key] ?? [])
+    out[needed] ??= cases.valid(schema.properties?.[needed] ?? {});
   for (const [other, rule] of Object.entries(schema.dependentSchemas?.[key]?.properties ?? {})) {
     if (rule.enum && !rule.enum.includes(out[other])) out[other] = rule.enum[0];
   }
@@ -189,17 +264,21 @@ interface Form {
 function formsOf(schema: Schema): Form[] {
   return (schema.oneOf ?? []).map((f) => ({
     required: (f.required as string[] | undefined) ?? [],
-    forbidden: (((f.not as Schema | undefined)?.anyOf ?? []) as Schema[]).flatMap((n) => (n.required as string[] | undefined) ?? []),
+    forbidden: (((f.not as Schema | undefined)?.anyOf ?? []) as Schema[]).flatMap(
+      (n) => (n.required as string[] | undefined) ?? [],
+    ),
   }));
 }
-const fits = (form: Form, body: Record<string, unknown>) => form.required.every((k) => k in body) && form.forbidden.every((k) => !(k in body));
+const fits = (form: Form, body: Record<string, unknown>) =>
+  form.required.every((k) => k in body) && form.forbidden.every((k) => !(k in body));
 
 /** `body` with `key` set, moved into the form that takes `key` (as a client following the oneOf would). */
 function inItsForm(schema: Schema, body: Record<string, unknown>, key: string): Record<string, unknown> {
   const forms = formsOf(schema);
   if (forms.length === 0) return body;
   const allows = (f: Form) => !f.forbidden.includes(key);
-  const form = forms.find((f) => f.required.includes(key)) ?? forms.find((f) => allows(f) && fits(f, body)) ?? forms.find(allows);
+  const form =
+    forms.find((f) => f.required.includes(key)) ?? forms.find((f) => allows(f) && fits(f, body)) ?? forms.find(allows);
   if (!form) return body;
   const out = { ...body };
   for (const other of forms) for (const k of other.required) if (!form.required.includes(k) && k !== key) delete out[k];
@@ -216,17 +295,28 @@ describe('every operation with a query parameter', () => {
     const client = (op: Operation) => (op.security.some((s) => 'session' in s) ? fresh.agent : request(server));
     expect(withQuery.length).toBeGreaterThan(0);
     for (const op of withQuery) {
-      const params = (op as unknown as { parameters: { name: string; in: string }[] }).parameters.filter((p) => p.in === 'query');
+      const params = (op as unknown as { parameters: { name: string; in: string }[] }).parameters.filter(
+        (p) => p.in === 'query',
+      );
       const path = op.path.replace(/\{[A-Za-z_]+\}/g, 'AAAAAAAAAAAAAAAAAAAAAA');
       for (const p of params) {
         for (const bad of ['%E0%A4%A', 'x'.repeat(5000), '../../', '']) {
           const res = await client(op)[op.method](`${path}?${p.name}=${bad}`);
           const where = `${op.key} ?${p.name}=${bad.slice(0, 20)}`;
-          expect({ where, envelope: res.body?.success, documented: (op.responses[String(res.status)]?.description ?? '').includes(String(res.body?.error?.code)) }).toEqual({ where, envelope: false, documented: true });
+          expect({
+            where,
+            envelope: res.body?.success,
+            documented: (op.responses[String(res.status)]?.description ?? '').includes(String(res.body?.error?.code)),
+          }).toEqual({ where, envelope: false, documented: true });
         }
         const twice = await client(op)[op.method](`${path}?${p.name}=a&${p.name}=b`);
         // Given twice: refused (400), or answered for what the route checks first (an unknown id: 404).
-        expect({ key: op.key, refused: twice.status >= 400 && twice.status < 500, envelope: twice.body?.success, documented: (op.responses[String(twice.status)]?.description ?? '').includes(String(twice.body?.error?.code)) }).toEqual({ key: op.key, refused: true, envelope: false, documented: true });
+        expect({
+          key: op.key,
+          refused: twice.status >= 400 && twice.status < 500,
+          envelope: twice.body?.success,
+          documented: (op.responses[String(twice.status)]?.description ?? '').includes(String(twice.body?.error?.code)),
+        }).toEqual({ key: op.key, refused: true, envelope: false, documented: true });
       }
     }
   });

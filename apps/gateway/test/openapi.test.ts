@@ -14,7 +14,19 @@ let doc: {
   openapi: string;
   servers: { url: string }[];
   info: { description: string };
-  paths: Record<string, Record<string, { security?: unknown; responses: Record<string, { description?: string; content?: Record<string, unknown>; headers?: Record<string, unknown> }> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        security?: unknown;
+        responses: Record<
+          string,
+          { description?: string; content?: Record<string, unknown>; headers?: Record<string, unknown> }
+        >;
+      }
+    >
+  >;
 };
 
 beforeAll(async () => {
@@ -47,16 +59,22 @@ describe('the OpenAPI document', () => {
   test('documents the download answers a client meets: 206, 413, 415 and 416, with the real media types', () => {
     const download = doc.paths['/api/v1/download'].post.responses;
     expect(Object.keys(download)).toEqual(expect.arrayContaining(['200', '202', '206', '413', '415', '416']));
-    expect(Object.keys(download['200'].content ?? {})).toEqual(expect.arrayContaining(['video/mp4', 'audio/mpeg', 'image/jpeg', 'application/octet-stream']));
+    expect(Object.keys(download['200'].content ?? {})).toEqual(
+      expect.arrayContaining(['video/mp4', 'audio/mpeg', 'image/jpeg', 'application/octet-stream']),
+    );
     expect(download['206'].headers).toHaveProperty('Content-Range');
     expect(download['200'].headers).toHaveProperty('Content-Disposition');
   });
 
-  test('documents surface B\'s 429s with Retry-After and the RateLimit headers, and 405 for other methods', () => {
+  test("documents surface B's 429s with Retry-After and the RateLimit headers, and 405 for other methods", () => {
     for (const path of ['/api/v1/extract', '/api/v1/download']) {
       const responses = doc.paths[path].post.responses;
-      expect(Object.keys(responses['429'].headers ?? {})).toEqual(expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
-      expect(Object.keys(responses['200'].headers ?? {})).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+      expect(Object.keys(responses['429'].headers ?? {})).toEqual(
+        expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
+      expect(Object.keys(responses['200'].headers ?? {})).toEqual(
+        expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
     }
     expect(doc.paths['/api/v1/download'].post.responses['429'].description).toMatch(/too_many_jobs/);
     expect(doc.paths['/api/v1/jobs/{id}'].get.responses['429']).toBeUndefined();
@@ -66,19 +84,46 @@ describe('the OpenAPI document', () => {
   test("documents the artifact's 206 and the types a job writes", () => {
     const artifact = doc.paths['/api/v1/jobs/{id}/artifact'].get.responses;
     expect(Object.keys(artifact)).toEqual(expect.arrayContaining(['200', '206', '404', '409', '410', '416']));
-    expect(Object.keys(artifact['200'].content ?? {}).sort()).toEqual(['application/x-subrip', 'application/zip', 'audio/mp4', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'text/vtt', 'video/mp4', 'video/webm', 'video/x-matroska']);
+    expect(Object.keys(artifact['200'].content ?? {}).sort()).toEqual([
+      'application/x-subrip',
+      'application/zip',
+      'audio/mp4',
+      'audio/mpeg',
+      'audio/ogg',
+      'audio/wav',
+      'text/vtt',
+      'video/mp4',
+      'video/webm',
+      'video/x-matroska',
+    ]);
   });
 
   test('documents subtitle tracks on media items and the languages a download embeds', () => {
-    const schemas = (doc as unknown as { components: { schemas: Record<string, { properties?: Record<string, { description?: string; items?: unknown }> }> } }).components.schemas;
+    const schemas = (
+      doc as unknown as {
+        components: {
+          schemas: Record<string, { properties?: Record<string, { description?: string; items?: unknown }> }>;
+        };
+      }
+    ).components.schemas;
     expect(schemas.MediaItem.properties?.subtitles?.items).toEqual({ $ref: '#/components/schemas/Subtitle' });
-    expect(Object.keys(schemas.Subtitle.properties ?? {}).sort()).toEqual(['auto_generated', 'format', 'label', 'language', 'url']);
-    expect(schemas.DownloadRequest.properties?.subtitles?.description).toMatch(/mov_text in mp4, WebVTT in mkv and webm/);
+    expect(Object.keys(schemas.Subtitle.properties ?? {}).sort()).toEqual([
+      'auto_generated',
+      'format',
+      'label',
+      'language',
+      'url',
+    ]);
+    expect(schemas.DownloadRequest.properties?.subtitles?.description).toMatch(
+      /mov_text in mp4, WebVTT in mkv and webm/,
+    );
   });
 
   test('describes /api/openapi.json as a JSON object', () => {
     const own = doc.paths['/api/openapi.json'].get.responses['200'].content;
-    expect(own).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' }, example: expect.any(Object) } });
+    expect(own).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' }, example: expect.any(Object) },
+    });
   });
 
   test('public routes say no security applies; /api needs the key and account routes the session', () => {
@@ -87,17 +132,27 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/account/signup'].post.security).toEqual([]);
     expect(doc.paths['/api'].post.security).toEqual([{ apiKey: [] }]);
     expect(doc.paths['/account/keys'].get.security).toEqual([{ session: [] }]);
-    for (const operations of Object.values(doc.paths)) for (const op of Object.values(operations)) expect(op.security).toBeDefined();
+    for (const operations of Object.values(doc.paths))
+      for (const op of Object.values(operations)) expect(op.security).toBeDefined();
   });
 
   test('the account routes answer in the {success, data} envelope', () => {
-    expect(doc.paths['/account/me'].get.responses['200'].content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/AccountEnvelope' }, example: { success: true, data: { email: 'ada@example.com' } } } });
+    expect(doc.paths['/account/me'].get.responses['200'].content).toEqual({
+      'application/json': {
+        schema: { $ref: '#/components/schemas/AccountEnvelope' },
+        example: { success: true, data: { email: 'ada@example.com' } },
+      },
+    });
   });
 });
 
 describe('links between operations (extract → download → job → artifact and events)', () => {
   type Link = { operationId: string; parameters?: Record<string, string>; requestBody?: Record<string, string> };
-  type Op = { operationId: string; parameters?: { name: string; in: string }[]; responses: Record<string, { links?: Record<string, Link>; content?: Record<string, { example?: unknown }> }> };
+  type Op = {
+    operationId: string;
+    parameters?: { name: string; in: string }[];
+    responses: Record<string, { links?: Record<string, Link>; content?: Record<string, { example?: unknown }> }>;
+  };
   const ops = () => Object.values(doc.paths).flatMap((byMethod) => Object.values(byMethod) as unknown as Op[]);
   /** The value a `$response.body#/…` expression names in an example answer. */
   const pointAt = (example: unknown, expression: string): unknown =>
@@ -108,9 +163,17 @@ describe('links between operations (extract → download → job → artifact an
       .reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], example);
 
   test('follow the flow: each answer names the next operation and where its inputs come from', () => {
-    const linksOf = (path: string, method: string, status: string) => (doc.paths[path][method] as unknown as Op).responses[status].links ?? {};
-    for (const path of ['/api/v1/extract', '/api', '/api/playground']) expect(linksOf(path, 'post', '200').download).toMatchObject({ operationId: 'postApiV1Download', requestBody: { url: expect.stringContaining('/sources/0/url') } });
-    expect(linksOf('/api/v1/download', 'post', '202').job).toMatchObject({ operationId: 'getApiV1JobsId', parameters: { id: '$response.body#/data/job_id' } });
+    const linksOf = (path: string, method: string, status: string) =>
+      (doc.paths[path][method] as unknown as Op).responses[status].links ?? {};
+    for (const path of ['/api/v1/extract', '/api', '/api/playground'])
+      expect(linksOf(path, 'post', '200').download).toMatchObject({
+        operationId: 'postApiV1Download',
+        requestBody: { url: expect.stringContaining('/sources/0/url') },
+      });
+    expect(linksOf('/api/v1/download', 'post', '202').job).toMatchObject({
+      operationId: 'getApiV1JobsId',
+      parameters: { id: '$response.body#/data/job_id' },
+    });
     expect(Object.keys(linksOf('/api/v1/jobs/{id}', 'get', '200')).sort()).toEqual(['artifact', 'events']);
   });
 
@@ -123,9 +186,13 @@ describe('links between operations (extract → download → job → artifact an
           const where = `${op.operationId} ${status} ${name}`;
           const target = byId.get(link.operationId);
           expect([where, target !== undefined]).toEqual([where, true]);
-          for (const param of Object.keys(link.parameters ?? {})) expect([where, param, target?.parameters?.some((p) => p.name === param)]).toEqual([where, param, true]);
+          for (const param of Object.keys(link.parameters ?? {}))
+            expect([where, param, target?.parameters?.some((p) => p.name === param)]).toEqual([where, param, true]);
           const example = response.content?.['application/json']?.example;
-          for (const expression of [...Object.values(link.parameters ?? {}), ...Object.values(link.requestBody ?? {})]) {
+          for (const expression of [
+            ...Object.values(link.parameters ?? {}),
+            ...Object.values(link.requestBody ?? {}),
+          ]) {
             expect([where, expression, typeof pointAt(example, expression)]).toEqual([where, expression, 'string']);
             checked++;
           }
@@ -140,7 +207,9 @@ describe('the document as people read it (/docs)', () => {
   test('groups the routes under the names a user would look for, in that order', () => {
     const tags = (doc as unknown as { tags: { name: string }[] }).tags.map((t) => t.name);
     expect(tags).toEqual(['Extract and download', 'Jobs', 'API with a key', 'Account', 'Subscriptions', 'Operations']);
-    const used = Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op as unknown as { tags: string[] }).tags));
+    const used = Object.values(doc.paths).flatMap((ops) =>
+      Object.values(ops).flatMap((op) => (op as unknown as { tags: string[] }).tags),
+    );
     expect(new Set(used)).toEqual(new Set(tags));
     expect(doc.paths['/api/v1/extract'].post).toMatchObject({ tags: ['Extract and download'] });
     expect(doc.paths['/api/v1/jobs/{id}/events'].get).toMatchObject({ tags: ['Jobs'] });
@@ -156,10 +225,17 @@ describe('the document as people read it (/docs)', () => {
         expect([where, route.body.safeParse(route.bodyExample).success]).toEqual([where, true]);
       }
       const answered = Object.entries(route.responses).filter(([, spec]) => spec.example !== undefined);
-      const noBody = Object.entries(route.responses).some(([status, spec]) => status.startsWith('2') && !spec.schema && !spec.contentType);
+      const noBody = Object.entries(route.responses).some(
+        ([status, spec]) => status.startsWith('2') && !spec.schema && !spec.contentType,
+      );
       expect([where, answered.length > 0 || noBody]).toEqual([where, true]);
       for (const [status, spec] of answered) {
-        if (spec.schema) expect([where, status, spec.schema.safeParse(spec.example).error?.issues ?? 'ok']).toEqual([where, status, 'ok']);
+        if (spec.schema)
+          expect([where, status, spec.schema.safeParse(spec.example).error?.issues ?? 'ok']).toEqual([
+            where,
+            status,
+            'ok',
+          ]);
       }
     }
   });
@@ -170,9 +246,16 @@ describe('the document as people read it (/docs)', () => {
       parameters: { name: string; in: string }[];
       responses: Record<string, { content?: Record<string, { example?: string }>; headers?: Record<string, unknown> }>;
     };
-    expect(op.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Last-Event-ID', in: 'header' }), expect.objectContaining({ name: 'id', in: 'path' })]));
+    expect(op.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'Last-Event-ID', in: 'header' }),
+        expect.objectContaining({ name: 'id', in: 'path' }),
+      ]),
+    );
     expect(Object.keys(op.responses['200'].content!)).toEqual(['text/event-stream']);
-    expect(op.responses['200'].content!['text/event-stream'].example).toMatch(/^retry: \d+\n\nid: \d+\nevent: job\ndata: \{/);
+    expect(op.responses['200'].content!['text/event-stream'].example).toMatch(
+      /^retry: \d+\n\nid: \d+\nevent: job\ndata: \{/,
+    );
     expect(op.responses['200'].headers).toHaveProperty('X-Accel-Buffering');
     expect(op.description).toMatch(/Last-Event-ID/);
     expect(op.description).toMatch(/completed, failed, expired or cancelled/);
@@ -180,18 +263,41 @@ describe('the document as people read it (/docs)', () => {
     expect(op.responses).toHaveProperty('204');
   });
 
-  test('documents the webhook: the request fields, the Job\'s webhook, and a 3.1 webhooks entry with the payload and the Standard Webhooks headers', () => {
-    const full = doc as unknown as { webhooks: Record<string, { post: { parameters: { name: string; in: string }[]; requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>; components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } };
+  test("documents the webhook: the request fields, the Job's webhook, and a 3.1 webhooks entry with the payload and the Standard Webhooks headers", () => {
+    const full = doc as unknown as {
+      webhooks: Record<
+        string,
+        {
+          post: {
+            parameters: { name: string; in: string }[];
+            requestBody: { content: Record<string, { schema: { $ref: string } }> };
+          };
+        }
+      >;
+      components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> };
+    };
     const hook = full.webhooks.jobEnded.post;
-    expect(hook.parameters.map((p) => [p.name, p.in])).toEqual([['webhook-id', 'header'], ['webhook-timestamp', 'header'], ['webhook-signature', 'header']]);
+    expect(hook.parameters.map((p) => [p.name, p.in])).toEqual([
+      ['webhook-id', 'header'],
+      ['webhook-timestamp', 'header'],
+      ['webhook-signature', 'header'],
+    ]);
     expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
     const schemas = full.components.schemas;
     expect(Object.keys(schemas.WebhookEvent.properties)).toEqual(['type', 'timestamp', 'data']);
-    expect(schemas.WebhookEvent.properties.type).toMatchObject({ enum: ['job.completed', 'job.failed', 'job.cancelled', 'subscription.item.completed', 'subscription.item.failed'] });
+    expect(schemas.WebhookEvent.properties.type).toMatchObject({
+      enum: ['job.completed', 'job.failed', 'job.cancelled', 'subscription.item.completed', 'subscription.item.failed'],
+    });
     expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_url');
     expect(schemas.DownloadRequest.properties).toHaveProperty('webhook_secret');
     expect(schemas.Job.properties).toHaveProperty('webhook');
-    expect(Object.keys(schemas.JobWebhook.properties)).toEqual(['url', 'status', 'attempts', 'last_status', 'last_error']);
+    expect(Object.keys(schemas.JobWebhook.properties)).toEqual([
+      'url',
+      'status',
+      'attempts',
+      'last_status',
+      'last_error',
+    ]);
     expect(JSON.stringify(schemas.JobWebhook)).not.toMatch(/secret/);
   });
 });
@@ -212,12 +318,19 @@ describe('the response check the suite runs on every gateway', () => {
       },
     };
     const app = express();
-    app.get('/thing', responseCheck(route, (p) => problems.push(p)), route.handler);
+    app.get(
+      '/thing',
+      responseCheck(route, (p) => problems.push(p)),
+      route.handler,
+    );
     await request(app).get('/thing?kind=good').expect(200);
     await request(app).get('/thing?kind=empty').expect(204);
     expect(problems).toEqual([]);
     await request(app).get('/thing?kind=bad').expect(200);
     await request(app).get('/thing?kind=teapot').expect(418);
-    expect(problems).toEqual([expect.stringMatching(/^GET \/thing → 200: body does not match its schema at count/), 'GET /thing → 418: status not documented']);
+    expect(problems).toEqual([
+      expect.stringMatching(/^GET \/thing → 200: body does not match its schema at count/),
+      'GET /thing → 418: status not documented',
+    ]);
   });
 });

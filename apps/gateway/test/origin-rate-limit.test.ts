@@ -14,7 +14,9 @@ let mediaLimited = false;
 
 function answers(path: string, status: number, retryAfter?: string): void {
   origin.route(path, (_req, res) => {
-    res.writeHead(status, { 'content-type': 'text/html', ...(retryAfter ? { 'retry-after': retryAfter } : {}) }).end('<html><body>slow down</body></html>');
+    res
+      .writeHead(status, { 'content-type': 'text/html', ...(retryAfter ? { 'retry-after': retryAfter } : {}) })
+      .end('<html><body>slow down</body></html>');
   });
 }
 
@@ -48,21 +50,33 @@ describe('extract of a page whose origin limits requests', () => {
     ['/page/503-bare', 502, 'upstream_error', undefined],
     ['/page/503-garbled', 502, 'upstream_error', undefined],
   ])('%s answers %d %s with Retry-After %s', async (path, status, code, retryAfter) => {
-    const res = await request(gw.app).post('/api/v1/extract').set('cache-control', 'no-cache').send({ url: origin.url(path) });
-    expect([res.status, res.body.success, res.body.error?.code, res.headers['retry-after']]).toEqual([status, false, code, retryAfter]);
+    const res = await request(gw.app)
+      .post('/api/v1/extract')
+      .set('cache-control', 'no-cache')
+      .send({ url: origin.url(path) });
+    expect([res.status, res.body.success, res.body.error?.code, res.headers['retry-after']]).toEqual([
+      status,
+      false,
+      code,
+      retryAfter,
+    ]);
     expect(typeof res.body.error.message).toBe('string');
   });
 });
 
 describe('a direct stream whose origin starts limiting after the extract', () => {
-  test('the download answers 503 upstream_rate_limited with the origin\'s Retry-After', async () => {
+  test("the download answers 503 upstream_rate_limited with the origin's Retry-After", async () => {
     const url = origin.url('/media/limited.mp4');
     mediaLimited = false;
     const extracted = await request(gw.app).post('/api/v1/extract').send({ url }).expect(200);
     expect(extracted.body.data.media[0].sources[0].url).toBe(url);
     mediaLimited = true;
     const res = await request(gw.app).post('/api/v1/download').send({ url });
-    expect([res.status, res.body.error?.code, res.headers['retry-after']]).toEqual([503, 'upstream_rate_limited', '45']);
+    expect([res.status, res.body.error?.code, res.headers['retry-after']]).toEqual([
+      503,
+      'upstream_rate_limited',
+      '45',
+    ]);
     expect(res.body.error.message).toBe('The origin is rate limiting requests (429) for 45 s; try again later.');
   });
 });

@@ -8,7 +8,17 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { createLogger } from '@reelay/observability';
-import { describeWithTools, freePort, PROXY_TOOLS, startOrigin, startTinyproxy, testMedia, type Origin, type RealProxy, type TestMedia } from '@reelay/testkit';
+import {
+  describeWithTools,
+  freePort,
+  PROXY_TOOLS,
+  startOrigin,
+  startTinyproxy,
+  testMedia,
+  type Origin,
+  type RealProxy,
+  type TestMedia,
+} from '@reelay/testkit';
 import { buildGateway, type TestGateway } from './helpers.js';
 
 const PASS = 'Gw-s3cret-pass';
@@ -59,10 +69,16 @@ describeWithTools('the gateway behind outbound proxies', PROXY_TOOLS, () => {
 
   test('an extract leaves through the extraction proxies, its download through the media proxy, both with the cookies', async () => {
     const authority = `CONNECT 127.0.0.1:${origin.port} `;
-    const extract = await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/clip.mp4') }).expect(200);
+    const extract = await request(gw.app)
+      .post('/api/v1/extract')
+      .send({ url: origin.url('/clip.mp4') })
+      .expect(200);
     expect(extractProxy.log()).toContain(authority);
     expect(mediaProxy.log()).not.toContain(authority);
-    const res = await request(gw.app).post('/api/v1/download').send({ url: extract.body.data.media[0].sources[0].url }).expect(200);
+    const res = await request(gw.app)
+      .post('/api/v1/download')
+      .send({ url: extract.body.data.media[0].sources[0].url })
+      .expect(200);
     expect(res.headers['content-type']).toBe('video/mp4');
     expect(mediaProxy.log()).toContain(authority);
     expect(cookiesSeen.length).toBeGreaterThanOrEqual(2);
@@ -83,7 +99,9 @@ describeWithTools('the gateway behind outbound proxies', PROXY_TOOLS, () => {
   test('with every proxy dead an extract answers 502 upstream_error, naming no proxy and no password', async () => {
     const dead = await gwWith(`http://gw:${PASS}@127.0.0.1:${await freePort()}`);
     try {
-      const res = await request(dead.app).post('/api/v1/extract').send({ url: origin.url('/clip.mp4') });
+      const res = await request(dead.app)
+        .post('/api/v1/extract')
+        .send({ url: origin.url('/clip.mp4') });
       expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 502, code: 'upstream_error' });
       expect(JSON.stringify(res.body)).not.toMatch(new RegExp(`${PASS}|127\\.0\\.0\\.1:\\d`));
     } finally {

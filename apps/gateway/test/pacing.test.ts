@@ -12,13 +12,22 @@ let inFlight = 0;
 let maxInFlight = 0;
 
 const video = (origin: Origin, id: string) =>
-  JSON.stringify({ status: 2, title: `Video ${id}`, files: { mp4: { url: origin.url(`/video/${id}.mp4`), width: 640, height: 360, bitrate: 500000, duration: 3, size: 1000 } } });
+  JSON.stringify({
+    status: 2,
+    title: `Video ${id}`,
+    files: {
+      mp4: { url: origin.url(`/video/${id}.mp4`), width: 640, height: 360, bitrate: 500000, duration: 3, size: 1000 },
+    },
+  });
 
 /** Answers `status` with Retry-After `retryAfter` the first time, the video after. */
 function limitedOnce(path: string, id: string, status: number, retryAfter?: string): void {
   let n = 0;
   origin.route(path, (_req, res) => {
-    if (n++ === 0) return void res.writeHead(status, retryAfter ? { 'retry-after': retryAfter } : {}).end('{"error":"Too Many Requests"}');
+    if (n++ === 0)
+      return void res
+        .writeHead(status, retryAfter ? { 'retry-after': retryAfter } : {})
+        .end('{"error":"Too Many Requests"}');
     res.writeHead(200, { 'content-type': 'application/json' }).end(video(origin, id));
   });
 }
@@ -50,7 +59,10 @@ afterAll(async () => {
   await origin.close();
 });
 
-const extract = (id: string) => request(gw.app).post('/api/v1/extract').send({ url: `https://streamable.com/${id}` });
+const extract = (id: string) =>
+  request(gw.app)
+    .post('/api/v1/extract')
+    .send({ url: `https://streamable.com/${id}` });
 
 describe('platform pacing through the gateway', () => {
   test('a 429 with Retry-After: 1 is retried once and the extract succeeds', async () => {
@@ -68,7 +80,11 @@ describe('platform pacing through the gateway', () => {
 
   test('a 503 without Retry-After answers 503 upstream_rate_limited without one', async () => {
     const res = await extract('bare1');
-    expect([res.status, res.body.error.code, res.headers['retry-after']]).toEqual([503, 'upstream_rate_limited', undefined]);
+    expect([res.status, res.body.error.code, res.headers['retry-after']]).toEqual([
+      503,
+      'upstream_rate_limited',
+      undefined,
+    ]);
   });
 
   test('a burst of 30 extracts never has more than PACING_CONCURRENCY_PER_PLATFORM requests at the platform', async () => {
@@ -80,7 +96,12 @@ describe('platform pacing through the gateway', () => {
 
   test('the metrics count platform requests by platform and outcome', async () => {
     const text = (await request(gw.app).get('/metrics').expect(200)).text;
-    const count = (outcome: string) => Number(new RegExp(`reelay_platform_requests_total\\{platform="streamable",outcome="${outcome}"[^}]*\\} (\\d+)`).exec(text)?.[1]);
+    const count = (outcome: string) =>
+      Number(
+        new RegExp(`reelay_platform_requests_total\\{platform="streamable",outcome="${outcome}"[^}]*\\} (\\d+)`).exec(
+          text,
+        )?.[1],
+      );
     expect(count('retried')).toBe(1);
     expect(count('rate_limited')).toBe(2);
     expect(count('ok')).toBe(30);

@@ -12,7 +12,14 @@ import { syndicationToken } from '@reelay/extractors';
 import { parseConfig } from '@reelay/config';
 import { probe } from '@reelay/media';
 import { createLogger } from '@reelay/observability';
-import { fixture as platformFixture, serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import {
+  fixture as platformFixture,
+  serveFile,
+  startOrigin,
+  testMedia,
+  type Origin,
+  type TestMedia,
+} from '@reelay/testkit';
 import { startWorker } from '@reelay/worker';
 import { binary, buildGateway, type TestGateway } from './helpers.js';
 
@@ -40,7 +47,8 @@ beforeAll(async () => {
   // X: the syndication endpoint (token checked) and the 240p MP4 variant.
   origin.route('/tweet-result', (req, res) => {
     const query = new URL(req.url!, origin.base).searchParams;
-    const ok = query.get('id') === '1790000000000000001' && query.get('token') === syndicationToken('1790000000000000001');
+    const ok =
+      query.get('id') === '1790000000000000001' && query.get('token') === syndicationToken('1790000000000000001');
     res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' }).end(ok ? fixture('x/video.json') : '');
   });
   origin.body('/x/amplify_video/1790000000000000001/pl/master.m3u8', fixture('x/master.m3u8'), 'application/x-mpegURL');
@@ -52,7 +60,12 @@ beforeAll(async () => {
     serveFile(req, res, media.muxedMp4, 'video/mp4');
   });
   gw = await buildGateway({
-    env: { DATA_DIR: dataDir, PLATFORM_REDDIT_WWW: origin.base, PLATFORM_X_SYNDICATION: origin.base, PLATFORM_VIMEO_PLAYER: origin.base },
+    env: {
+      DATA_DIR: dataDir,
+      PLATFORM_REDDIT_WWW: origin.base,
+      PLATFORM_X_SYNDICATION: origin.base,
+      PLATFORM_VIMEO_PLAYER: origin.base,
+    },
     deps: { artifacts, queuePrefix: prefix },
   });
 });
@@ -90,14 +103,29 @@ describe('Reddit through the gateway', () => {
     const sources: Source[] = data.media[0].sources;
     const video = sources.find((s) => s.stream_profile === 'video_only' && s.quality === '360p')!;
     const audio = sources.find((s) => s.stream_profile === 'audio_only')!;
-    const started = await request(gw.app).post('/api/v1/download').send({ video_url: video.url, audio_url: audio.url }).expect(202);
+    const started = await request(gw.app)
+      .post('/api/v1/download')
+      .send({ video_url: video.url, audio_url: audio.url })
+      .expect(202);
     const statusUrl: string = started.body.data.status_url;
     expect(started.headers.location).toBe(statusUrl);
     const queued = await request(gw.app).get(statusUrl).expect(200);
     expect(queued.body.data).toMatchObject({ id: started.body.data.job_id, status: 'queued', operation: 'merge' });
 
-    const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '1' });
-    const worker = await startWorker({ config, logger: createLogger({ name: 'platforms-worker', level: 'silent' }), metricsPort: 0, prefix, dataDir });
+    const config = parseConfig({
+      REDIS_URL: process.env.REDIS_URL,
+      EGRESS_ALLOWLIST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      WORKER_CONCURRENCY: '1',
+    });
+    const worker = await startWorker({
+      config,
+      logger: createLogger({ name: 'platforms-worker', level: 'silent' }),
+      metricsPort: 0,
+      prefix,
+      dataDir,
+    });
     try {
       const deadline = Date.now() + 20_000;
       let job = queued.body.data;
@@ -105,7 +133,12 @@ describe('Reddit through the gateway', () => {
         await new Promise((r) => setTimeout(r, 100));
         job = (await request(gw.app).get(statusUrl).expect(200)).body.data;
       }
-      expect(job).toMatchObject({ status: 'completed', operation: 'merge', progress: 100, artifact: { filename: 'A test clip with split audio.mp4', content_type: 'video/mp4' } });
+      expect(job).toMatchObject({
+        status: 'completed',
+        operation: 'merge',
+        progress: 100,
+        artifact: { filename: 'A test clip with split audio.mp4', content_type: 'video/mp4' },
+      });
       const file = await request(gw.app).get(job.artifact.url).buffer(true).parse(binary).expect(200);
       const local = path.join(dataDir, 'merged-check.mp4');
       fs.writeFileSync(local, file.body as Buffer);
@@ -126,7 +159,9 @@ describe('X through the gateway', () => {
   test('a post is extracted as x and an MP4 variant downloads byte for byte', async () => {
     const data = await extract('https://x.com/reelaytest/status/1790000000000000001');
     expect(data).toMatchObject({ platform: 'x', extract_profile: 'x_syndication', content_type: 'video' });
-    const low = data.media[0].sources.find((s: Source) => s.stream_profile === 'muxed_progressive' && s.quality === '240p');
+    const low = data.media[0].sources.find(
+      (s: Source) => s.stream_profile === 'muxed_progressive' && s.quality === '240p',
+    );
     expect(sha256(await downloadBytes(low.url))).toBe(sha256(fs.readFileSync(media.muxedMp4)));
   });
 });

@@ -23,7 +23,9 @@ describe('GET /api/v1/platforms', () => {
   test('lists every registered platform with its patterns and kinds, generated from the registry', async () => {
     const res = await request(gw.app).get('/api/v1/platforms').expect(200);
     const names = res.body.data.platforms.map((p: { platform: string }) => p.platform);
-    expect(names).toEqual(expect.arrayContaining(['bluesky', 'mastodon', 'peertube', 'reddit', 'x', 'vimeo', 'streamable', 'dailymotion']));
+    expect(names).toEqual(
+      expect.arrayContaining(['bluesky', 'mastodon', 'peertube', 'reddit', 'x', 'vimeo', 'streamable', 'dailymotion']),
+    );
     const reddit = res.body.data.platforms.find((p: { platform: string }) => p.platform === 'reddit');
     // The patterns travel as strings; a client compiles them and must get the registry's answers.
     const listed = (url: string) => reddit.patterns.some((p: string) => new RegExp(p).test(url));
@@ -38,15 +40,27 @@ describe('GET /api/v1/platforms', () => {
 
   test('is described in the OpenAPI document', async () => {
     const doc = (await request(gw.app).get('/api/openapi.json').expect(200)).body;
-    expect(doc.paths['/api/v1/platforms'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlatformsEnvelope' });
+    expect(doc.paths['/api/v1/platforms'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/PlatformsEnvelope',
+    });
   });
 });
 
 describe('readiness', () => {
   test('readyz says how many workers are connected to the queue', async () => {
-    expect((await request(gw.app).get('/readyz').expect(503)).body).toMatchObject({ status: 'not_ready', redis: 'ok', workers: 0 });
+    expect((await request(gw.app).get('/readyz').expect(503)).body).toMatchObject({
+      status: 'not_ready',
+      redis: 'ok',
+      workers: 0,
+    });
     const logger = createLogger({ name: 'worker-test', level: 'silent' });
-    const worker: RunningWorker = await startWorker({ config: gw.config, logger, metricsPort: 0, dataDir, prefix: gw.queue.opts.prefix });
+    const worker: RunningWorker = await startWorker({
+      config: gw.config,
+      logger,
+      metricsPort: 0,
+      dataDir,
+      prefix: gw.queue.opts.prefix,
+    });
     try {
       const deadline = Date.now() + 5_000;
       let workers = 0;

@@ -25,14 +25,24 @@ afterAll(async () => {
 const start = (env: { FFMPEG_PATH?: string } = {}): Promise<RunningWorker> =>
   startWorker({ config: { ...gw.config, ...env }, logger, metricsPort: 0, dataDir, prefix: gw.queue.opts.prefix });
 
-const NO_WORKER = { status: 'not_ready', redis: 'ok', worker_health: { healthy: 0, unhealthy: 0 }, reason: expect.stringMatching(/^No worker has sent a heartbeat in the last 30 s/) };
+const NO_WORKER = {
+  status: 'not_ready',
+  redis: 'ok',
+  worker_health: { healthy: 0, unhealthy: 0 },
+  reason: expect.stringMatching(/^No worker has sent a heartbeat in the last 30 s/),
+};
 
 test('readyz is 503 while every worker with a heartbeat cannot run ffmpeg, and ready again once one can', async () => {
   expect((await request(gw.app).get('/readyz').expect(503)).body).toMatchObject(NO_WORKER);
   const broken = await start({ FFMPEG_PATH: '/nonexistent' });
   let healthy: RunningWorker | undefined;
   try {
-    expect((await request(gw.app).get('/readyz').expect(503)).body).toMatchObject({ status: 'not_ready', redis: 'ok', worker_health: { healthy: 0, unhealthy: 1 }, reason: expect.stringContaining('cannot run ffmpeg') });
+    expect((await request(gw.app).get('/readyz').expect(503)).body).toMatchObject({
+      status: 'not_ready',
+      redis: 'ok',
+      worker_health: { healthy: 0, unhealthy: 1 },
+      reason: expect.stringContaining('cannot run ffmpeg'),
+    });
     healthy = await start();
     const ready = (await request(gw.app).get('/readyz').expect(200)).body;
     expect(ready).toMatchObject({ status: 'ready', worker_health: { healthy: 1, unhealthy: 1 } });
@@ -46,5 +56,7 @@ test('readyz is 503 while every worker with a heartbeat cannot run ffmpeg, and r
 
 test('the Readiness schema in the OpenAPI document describes worker_health', async () => {
   const doc = (await request(gw.app).get('/api/openapi.json').expect(200)).body;
-  expect(Object.keys(doc.components.schemas.Readiness.properties)).toEqual(expect.arrayContaining(['workers', 'worker_health', 'reason']));
+  expect(Object.keys(doc.components.schemas.Readiness.properties)).toEqual(
+    expect.arrayContaining(['workers', 'worker_health', 'reason']),
+  );
 });

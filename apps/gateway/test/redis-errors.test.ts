@@ -23,23 +23,39 @@ describe('a Redis failure', () => {
     expect({ code: mapped?.code, status: mapped?.status }).toEqual({ code: 'service_unavailable', status: 503 });
   });
 
-  test.each(['Command timed out', 'Connection is closed.', "Stream isn't writeable and enableOfflineQueue options is false"])('failing with "%s" is service_unavailable', (message) => {
+  test.each([
+    'Command timed out',
+    'Connection is closed.',
+    "Stream isn't writeable and enableOfflineQueue options is false",
+  ])('failing with "%s" is service_unavailable', (message) => {
     expect(redisUnavailable(new Error(message))?.code).toBe('service_unavailable');
   });
 
   test('a transaction discarded because Redis refused a queued write (EXECABORT after OOM) is service_unavailable', () => {
-    const aborted = Object.assign(reply('EXECABORT Transaction discarded because of previous errors.'), { previousErrors: [reply('OOM command not allowed')] });
+    const aborted = Object.assign(reply('EXECABORT Transaction discarded because of previous errors.'), {
+      previousErrors: [reply('OOM command not allowed')],
+    });
     expect(redisUnavailable(aborted)?.code).toBe('service_unavailable');
   });
 
   test('a reply that means a bug in reelay (a wrong type, a bad script) stays a 500', () => {
-    expect(redisUnavailable(reply('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBeUndefined();
+    expect(
+      redisUnavailable(reply('WRONGTYPE Operation against a key holding the wrong kind of value')),
+    ).toBeUndefined();
     expect(redisUnavailable(reply('ERR Error running script'))).toBeUndefined();
-    expect(redisUnavailable(Object.assign(reply('EXECABORT Transaction discarded because of previous errors.'), { previousErrors: [reply('ERR syntax error')] }))).toBeUndefined();
+    expect(
+      redisUnavailable(
+        Object.assign(reply('EXECABORT Transaction discarded because of previous errors.'), {
+          previousErrors: [reply('ERR syntax error')],
+        }),
+      ),
+    ).toBeUndefined();
   });
 
   test("neither an origin's connection failure nor a ReelayError is taken for Redis", () => {
-    expect(redisUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }))).toBeUndefined();
+    expect(
+      redisUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' })),
+    ).toBeUndefined();
     expect(redisUnavailable(new ReelayError('upstream_error', 'Command timed out'))).toBeUndefined();
   });
 });

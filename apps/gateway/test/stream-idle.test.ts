@@ -11,7 +11,12 @@ let origin: Origin;
 let gw: TestGateway;
 let server: http.Server;
 // The upstream socket's own idle timeout is long here, so only the stream's idle deadline can act.
-const egress = new Egress({ allowlist: ['127.0.0.1'], responseTimeoutMs: 30_000, idleTimeoutMs: 30_000, streamIdleMs: 300 });
+const egress = new Egress({
+  allowlist: ['127.0.0.1'],
+  responseTimeoutMs: 30_000,
+  idleTimeoutMs: 30_000,
+  streamIdleMs: 300,
+});
 
 beforeAll(async () => {
   origin = await startOrigin();
@@ -42,7 +47,9 @@ describe('direct streams whose client does not read', () => {
     await request(gw.app).post('/api/v1/extract').send({ url }).expect(200);
     const body = JSON.stringify({ url });
     const client = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
-    client.write(`POST /api/v1/download HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    client.write(
+      `POST /api/v1/download HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+    );
     // Read the first bytes (the answer started), then never read again.
     const first = await new Promise<Buffer>((resolve) => client.once('data', resolve));
     expect(first.toString('latin1')).toMatch(/^HTTP\/1\.1 200/);

@@ -37,7 +37,10 @@ const deliveries: { headers: http.IncomingHttpHeaders; body: string }[] = [];
 
 function feed(episodes: number[]): string {
   const items = episodes
-    .map((n) => `<item><title>Episode ${n}</title><guid isPermaLink="false">ep-${n}</guid><enclosure url="${origin.url(`/audio/${n}.m4a`)}" length="1000" type="audio/mp4"/></item>`)
+    .map(
+      (n) =>
+        `<item><title>Episode ${n}</title><guid isPermaLink="false">ep-${n}</guid><enclosure url="${origin.url(`/audio/${n}.m4a`)}" length="1000" type="audio/mp4"/></item>`,
+    )
     .join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Tones Weekly</title><link>${origin.url('/')}</link>\n${items}\n</channel></rss>`;
 }
@@ -48,11 +51,14 @@ function serveFeed(route: string, episodes: number[]): void {
   origin.body(route, feed(episodes), RSS);
 }
 
-const api = (method: 'get' | 'post' | 'patch' | 'delete', url: string, apiKey = key) => request(gw.app)[method](url).set('X-API-Key', apiKey);
+const api = (method: 'get' | 'post' | 'patch' | 'delete', url: string, apiKey = key) =>
+  request(gw.app)[method](url).set('X-API-Key', apiKey);
 
 function verify(headers: http.IncomingHttpHeaders, body: string): boolean {
   const signed = `${String(headers['webhook-id'])}.${String(headers['webhook-timestamp'])}.${body}`;
-  const expected = createHmac('sha256', Buffer.from(SECRET.slice('whsec_'.length), 'base64')).update(signed).digest('base64');
+  const expected = createHmac('sha256', Buffer.from(SECRET.slice('whsec_'.length), 'base64'))
+    .update(signed)
+    .digest('base64');
   return String(headers['webhook-signature']).split(' ').includes(`v1,${expected}`);
 }
 
@@ -73,9 +79,26 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverBase = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}`;
-  gw = await buildGateway({ env: { TRUST_PROXY: 'true', DATA_DIR: dataDir, MAX_SUBSCRIPTIONS_PER_ACCOUNT: '4', MAX_ITEMS_PER_CHECK: '2' }, deps: { artifacts: new FsArtifactStore(dataDir), queuePrefix: prefix } });
-  const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '1' });
-  worker = await startWorker({ config, logger: createLogger({ name: 'subs-test', level: 'silent' }), metricsPort: 0, prefix, dataDir, webhookRetryDelayMs: 300, webhookTimeoutMs: 1_500 });
+  gw = await buildGateway({
+    env: { TRUST_PROXY: 'true', DATA_DIR: dataDir, MAX_SUBSCRIPTIONS_PER_ACCOUNT: '4', MAX_ITEMS_PER_CHECK: '2' },
+    deps: { artifacts: new FsArtifactStore(dataDir), queuePrefix: prefix },
+  });
+  const config = parseConfig({
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    WORKER_CONCURRENCY: '1',
+  });
+  worker = await startWorker({
+    config,
+    logger: createLogger({ name: 'subs-test', level: 'silent' }),
+    metricsPort: 0,
+    prefix,
+    dataDir,
+    webhookRetryDelayMs: 300,
+    webhookTimeoutMs: 1_500,
+  });
   const { agent } = await signUp(gw.app);
   key = (await createKey(agent)).secret;
 }, 60_000);
@@ -92,20 +115,44 @@ afterAll(async () => {
 describe('a podcast feed, watched', () => {
   test('since now: only a new episode is downloaded, and its signed webhook names the subscription', async () => {
     serveFeed('/tones.xml', [2, 1]);
-    const created = await api('post', '/api/v1/subscriptions').send({ url: origin.url('/tones.xml'), every: 600, preset: { audio_only: true }, webhook_url: `${receiverBase}/hook`, webhook_secret: SECRET }).expect(201);
+    const created = await api('post', '/api/v1/subscriptions')
+      .send({
+        url: origin.url('/tones.xml'),
+        every: 600,
+        preset: { audio_only: true },
+        webhook_url: `${receiverBase}/hook`,
+        webhook_secret: SECRET,
+      })
+      .expect(201);
     const sub = created.body.data;
-    expect(sub).toMatchObject({ name: 'Tones Weekly', every: 600, since: 'now', status: 'active', items: { completed: 0, failed: 0 }, preset: { audio_only: true } });
+    expect(sub).toMatchObject({
+      name: 'Tones Weekly',
+      every: 600,
+      since: 'now',
+      status: 'active',
+      items: { completed: 0, failed: 0 },
+      preset: { audio_only: true },
+    });
     expect(created.headers.location).toBe(`/api/v1/subscriptions/${sub.id}`);
     expect(Date.parse(sub.next_check_at) - Date.now()).toBeGreaterThan(590_000);
     const seen = (await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data;
     expect(seen.map((i: { status: string }) => i.status)).toEqual(['seen', 'seen']);
 
     // Nothing new: a check starts nothing.
-    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 0, seen: 2 });
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({
+      started: 0,
+      seen: 2,
+    });
     serveFeed('/tones.xml', [3, 2, 1]);
-    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 1, seen: 3 });
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({
+      started: 1,
+      seen: 3,
+    });
     // A second check finds it in the archive.
-    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 0, seen: 3 });
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({
+      started: 0,
+      seen: 3,
+    });
 
     await eventually(async () => expect(deliveries).toHaveLength(1), 20_000);
     const [delivery] = deliveries;
@@ -116,35 +163,66 @@ describe('a podcast feed, watched', () => {
     const items = (await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data;
     const fresh = items.find((i: { job_id?: string }) => i.job_id);
     expect(fresh).toMatchObject({ title: 'Episode 3', status: 'completed', job_id: event.data.id });
-    expect((await api('get', `/api/v1/subscriptions/${sub.id}`).expect(200)).body.data.items).toEqual({ completed: 1, failed: 0 });
+    expect((await api('get', `/api/v1/subscriptions/${sub.id}`).expect(200)).body.data.items).toEqual({
+      completed: 1,
+      failed: 0,
+    });
     // The file is there.
     await request(gw.app).get(`/api/v1/jobs/${event.data.id}/artifact`).expect(200);
   }, 40_000);
 
   test('since all: the first check runs at creation, MAX_ITEMS_PER_CHECK at a time', async () => {
     serveFeed('/all.xml', [13, 12, 11]);
-    const sub = (await api('post', '/api/v1/subscriptions').send({ url: origin.url('/all.xml'), since: 'all', name: 'All of it' }).expect(201)).body.data;
+    const sub = (
+      await api('post', '/api/v1/subscriptions')
+        .send({ url: origin.url('/all.xml'), since: 'all', name: 'All of it' })
+        .expect(201)
+    ).body.data;
     expect(sub.name).toBe('All of it');
     expect((await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data).toHaveLength(2);
-    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 1, seen: 3 });
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({
+      started: 1,
+      seen: 3,
+    });
     await api('delete', `/api/v1/subscriptions/${sub.id}`).expect(204);
   }, 20_000);
 
   test('a check reads past the first page as far as the archive, and starts the oldest new entries first', async () => {
     const newestFirst = (from: number, to: number) => Array.from({ length: from - to + 1 }, (_, i) => from - i);
     serveFeed('/long.xml', newestFirst(150, 1)); // pages of 100: 150..51, then 50..1
-    const sub = (await api('post', '/api/v1/subscriptions').send({ url: origin.url('/long.xml') }).expect(201)).body.data;
+    const sub = (
+      await api('post', '/api/v1/subscriptions')
+        .send({ url: origin.url('/long.xml') })
+        .expect(201)
+    ).body.data;
     expect((await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data).toHaveLength(100);
     // Nothing new: the first page holds entries of the archive, so no further page is read.
-    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 0, seen: 100 });
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({
+      started: 0,
+      seen: 100,
+    });
     // 120 new episodes: the first page is all new, the second reaches the archive (and the listing stops there).
     serveFeed('/long.xml', newestFirst(270, 1));
     const started = async () =>
-      ((await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data as { title: string; job_id?: string }[]).filter((i) => i.job_id).map((i) => i.title).sort();
-    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 2, seen: 200 });
+      (
+        (await api('get', `/api/v1/subscriptions/${sub.id}/items`).expect(200)).body.data as {
+          title: string;
+          job_id?: string;
+        }[]
+      )
+        .filter((i) => i.job_id)
+        .map((i) => i.title)
+        .sort();
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({
+      started: 2,
+      seen: 200,
+    });
     expect(await started()).toEqual(['Episode 151', 'Episode 152']);
     // The next check goes on from there: what is left is always above the archive.
-    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({ started: 2, seen: 200 });
+    expect((await api('post', `/api/v1/subscriptions/${sub.id}/check`).expect(200)).body.data).toEqual({
+      started: 2,
+      seen: 200,
+    });
     expect(await started()).toEqual(['Episode 151', 'Episode 152', 'Episode 153', 'Episode 154']);
     await api('delete', `/api/v1/subscriptions/${sub.id}`).expect(204);
   }, 40_000);
@@ -152,13 +230,22 @@ describe('a podcast feed, watched', () => {
 
 test('pause and resume: a paused subscription has no next check and is not checked', async () => {
   serveFeed('/pause.xml', [21]);
-  const sub = (await api('post', '/api/v1/subscriptions').send({ url: origin.url('/pause.xml') }).expect(201)).body.data;
+  const sub = (
+    await api('post', '/api/v1/subscriptions')
+      .send({ url: origin.url('/pause.xml') })
+      .expect(201)
+  ).body.data;
   expect(sub.every).toBe(3600);
-  const paused = (await api('patch', `/api/v1/subscriptions/${sub.id}`).send({ status: 'paused', every: 900, name: 'Quiet' }).expect(200)).body.data;
+  const paused = (
+    await api('patch', `/api/v1/subscriptions/${sub.id}`)
+      .send({ status: 'paused', every: 900, name: 'Quiet' })
+      .expect(200)
+  ).body.data;
   expect(paused).toMatchObject({ status: 'paused', every: 900, name: 'Quiet' });
   expect(paused.next_check_at).toBeUndefined();
   expect(await gw.subscriptions.checker.check(sub.id)).toEqual({ started: 0, seen: 0 }); // the schedule's check skips it
-  const resumed = (await api('patch', `/api/v1/subscriptions/${sub.id}`).send({ status: 'active' }).expect(200)).body.data;
+  const resumed = (await api('patch', `/api/v1/subscriptions/${sub.id}`).send({ status: 'active' }).expect(200)).body
+    .data;
   expect(resumed.status).toBe('active');
   expect(Date.parse(resumed.next_check_at) - Date.now()).toBeGreaterThan(890_000);
   const list = (await api('get', '/api/v1/subscriptions').expect(200)).body.data;
@@ -169,7 +256,11 @@ test('pause and resume: a paused subscription has no next check and is not check
 
 test('five failed checks in a row make it failing, checked less often, until one succeeds', async () => {
   serveFeed('/flaky.xml', [31]);
-  const sub = (await api('post', '/api/v1/subscriptions').send({ url: origin.url('/flaky.xml'), every: 300 }).expect(201)).body.data;
+  const sub = (
+    await api('post', '/api/v1/subscriptions')
+      .send({ url: origin.url('/flaky.xml'), every: 300 })
+      .expect(201)
+  ).body.data;
   origin.route('/flaky.xml', (_req, res) => void res.writeHead(500).end('down'));
   for (let i = 1; i <= 5; i++) {
     const res = await api('post', `/api/v1/subscriptions/${sub.id}/check`);
@@ -192,21 +283,42 @@ test('five failed checks in a row make it failing, checked less often, until one
 
 test("another owner's subscription is 404 everywhere; no credentials is 401", async () => {
   serveFeed('/mine.xml', [41]);
-  const sub = (await api('post', '/api/v1/subscriptions').send({ url: origin.url('/mine.xml') }).expect(201)).body.data;
+  const sub = (
+    await api('post', '/api/v1/subscriptions')
+      .send({ url: origin.url('/mine.xml') })
+      .expect(201)
+  ).body.data;
   const other = await signUp(gw.app);
   const otherKey = (await createKey(other.agent)).secret;
-  for (const [method, url] of [['get', ''], ['patch', ''], ['delete', ''], ['post', '/check'], ['get', '/items']] as const) {
+  for (const [method, url] of [
+    ['get', ''],
+    ['patch', ''],
+    ['delete', ''],
+    ['post', '/check'],
+    ['get', '/items'],
+  ] as const) {
     const req = api(method, `/api/v1/subscriptions/${sub.id}${url}`, otherKey);
     expectError(await (method === 'patch' ? req.send({ name: 'x' }) : req), 404, 'subscription_not_found');
     // The same through the other owner's web session.
     const viaSession = other.agent[method](`/api/v1/subscriptions/${sub.id}${url}`);
-    expectError(await (method === 'patch' ? viaSession.send({ name: 'x' }) : viaSession), 404, 'subscription_not_found');
+    expectError(
+      await (method === 'patch' ? viaSession.send({ name: 'x' }) : viaSession),
+      404,
+      'subscription_not_found',
+    );
   }
   expect((await api('get', '/api/v1/subscriptions', otherKey).expect(200)).body.data).toEqual([]);
   expectError(await request(gw.app).get('/api/v1/subscriptions'), 401, 'api_key_required');
   expectError(await request(gw.app).get('/api/v1/subscriptions').set('X-API-Key', 'rly_nope'), 401, 'invalid_api_key');
   // A session write from another site is refused.
-  expectError(await other.agent.post('/api/v1/subscriptions').set('Origin', 'https://evil.example').send({ url: origin.url('/mine.xml') }), 403, 'cross_site_request');
+  expectError(
+    await other.agent
+      .post('/api/v1/subscriptions')
+      .set('Origin', 'https://evil.example')
+      .send({ url: origin.url('/mine.xml') }),
+    403,
+    'cross_site_request',
+  );
   await api('delete', `/api/v1/subscriptions/${sub.id}`).expect(204);
 });
 
@@ -214,7 +326,11 @@ test('deleting the account removes its subscriptions and their schedules', async
   serveFeed('/gone.xml', [61]);
   const owner = await signUp(gw.app);
   const ownerKey = (await createKey(owner.agent)).secret;
-  const sub = (await api('post', '/api/v1/subscriptions', ownerKey).send({ url: origin.url('/gone.xml') }).expect(201)).body.data;
+  const sub = (
+    await api('post', '/api/v1/subscriptions', ownerKey)
+      .send({ url: origin.url('/gone.xml') })
+      .expect(201)
+  ).body.data;
   expect(await gw.subscriptions.store.get(sub.id)).toBeDefined();
   await owner.agent.delete('/account').send({ password: PASSWORD }).expect(204);
   expect(await gw.subscriptions.store.get(sub.id)).toBeUndefined();
@@ -230,17 +346,35 @@ test('limits and bad bodies: each a clear error envelope', async () => {
   const post = (body: unknown) => api('post', '/api/v1/subscriptions', ownerKey).send(body as object);
   expectError(await post({ url: origin.url('/single.m4a') }), 400, 'invalid_request');
   expect((await post({ url: origin.url('/single.m4a') })).body.error.message).toMatch(/not a collection/);
-  for (const bad of [{}, { url: 42 }, { url: origin.url('/limit.xml'), every: 10 }, { url: origin.url('/limit.xml'), every: 604_801 }, { url: origin.url('/limit.xml'), since: 'yesterday' }, { url: origin.url('/limit.xml'), extra: 1 }, { url: origin.url('/limit.xml'), preset: { quality: 'huge' } }, { url: origin.url('/limit.xml'), webhook_secret: SECRET }, { url: 'file:///etc/passwd' }]) {
+  for (const bad of [
+    {},
+    { url: 42 },
+    { url: origin.url('/limit.xml'), every: 10 },
+    { url: origin.url('/limit.xml'), every: 604_801 },
+    { url: origin.url('/limit.xml'), since: 'yesterday' },
+    { url: origin.url('/limit.xml'), extra: 1 },
+    { url: origin.url('/limit.xml'), preset: { quality: 'huge' } },
+    { url: origin.url('/limit.xml'), webhook_secret: SECRET },
+    { url: 'file:///etc/passwd' },
+  ]) {
     const res = await post(bad);
     expect(res.status).toBe(400);
     expect(res.body.success).toBe(false);
   }
   expectError(await post({ url: 'http://169.254.169.254/feed.xml' }), 403, 'url_blocked');
-  expectError(await post({ url: origin.url('/limit.xml'), webhook_url: 'http://10.0.0.1/hook', webhook_secret: SECRET }), 403, 'url_blocked');
+  expectError(
+    await post({ url: origin.url('/limit.xml'), webhook_url: 'http://10.0.0.1/hook', webhook_secret: SECRET }),
+    403,
+    'url_blocked',
+  );
   const ids: string[] = [];
   for (let i = 0; i < 4; i++) ids.push((await post({ url: origin.url('/limit.xml') }).expect(201)).body.data.id);
   expectError(await post({ url: origin.url('/limit.xml') }), 409, 'subscription_limit_reached');
-  expectError(await api('patch', `/api/v1/subscriptions/${ids[0]}`, ownerKey).send({ status: 'failing' }), 400, 'invalid_request');
+  expectError(
+    await api('patch', `/api/v1/subscriptions/${ids[0]}`, ownerKey).send({ status: 'failing' }),
+    400,
+    'invalid_request',
+  );
   expectError(await api('get', `/api/v1/subscriptions/${'x'.repeat(500)}`, ownerKey), 404, 'subscription_not_found');
   // Deleting the account's subscriptions (the account deletion path) leaves none, schedules included.
   const accountId = (await gw.redis.hget(`reelay:sub:${ids[0]}`, 'account_id'))!;
@@ -258,17 +392,33 @@ test('the schedule: two replicas and a restart run exactly one check per period'
     res.writeHead(200, { 'content-type': RSS }).end(feed([61]));
   });
   origin.file('/audio/61.m4a', media.audioOnlyM4a, 'audio/mp4');
-  const replicaA = startSubscriptionChecks(fast.subscriptions.checker, { redis: fast.redis, prefix: fast.queue.opts.prefix, logger });
-  let replicaB = startSubscriptionChecks(fast.subscriptions.checker, { redis: fast.redis, prefix: fast.queue.opts.prefix, logger });
+  const replicaA = startSubscriptionChecks(fast.subscriptions.checker, {
+    redis: fast.redis,
+    prefix: fast.queue.opts.prefix,
+    logger,
+  });
+  let replicaB = startSubscriptionChecks(fast.subscriptions.checker, {
+    redis: fast.redis,
+    prefix: fast.queue.opts.prefix,
+    logger,
+  });
   try {
     const { agent } = await signUp(fast.app);
     const fastKey = (await createKey(agent)).secret;
-    await request(fast.app).post('/api/v1/subscriptions').set('X-API-Key', fastKey).send({ url: origin.url('/sched.xml'), every: 300 }).expect(201);
+    await request(fast.app)
+      .post('/api/v1/subscriptions')
+      .set('X-API-Key', fastKey)
+      .send({ url: origin.url('/sched.xml'), every: 300 })
+      .expect(201);
     checks.length = 0; // the creation's listing
     await new Promise((r) => setTimeout(r, 4_500));
     // A replica restarts mid-way: the schedule lives in Redis, so nothing is lost or doubled.
     await replicaB.close();
-    replicaB = startSubscriptionChecks(fast.subscriptions.checker, { redis: fast.redis, prefix: fast.queue.opts.prefix, logger });
+    replicaB = startSubscriptionChecks(fast.subscriptions.checker, {
+      redis: fast.redis,
+      prefix: fast.queue.opts.prefix,
+      logger,
+    });
     await new Promise((r) => setTimeout(r, 5_000));
     // Each scheduled check ran once, on one replica: the origin saw exactly as many listings as
     // the schedule's jobs completed, one period apart at least; and the schedule outlived the restart

@@ -25,11 +25,24 @@ let media: TestMedia;
 let gw: TestGateway;
 let worker: RunningWorker;
 
-const EN_VTT = 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHello there\n\n00:00:01.000 --> 00:00:02.000\nGeneral greeting\n';
+const EN_VTT =
+  'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHello there\n\n00:00:01.000 --> 00:00:02.000\nGeneral greeting\n';
 const FR_SRT = '1\n00:00:00,000 --> 00:00:01,000\nBonjour\n\n2\n00:00:01,000 --> 00:00:02,000\nSalut\n';
-const segment = (start: string, end: string, text: string) => `WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n\n${start} --> ${end}\n${text}\n`;
+const segment = (start: string, end: string, text: string) =>
+  `WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n\n${start} --> ${end}\n${text}\n`;
 const subPlaylist = (lang: string) =>
-  ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:1', '#EXT-X-PLAYLIST-TYPE:VOD', '#EXTINF:1.0,', `${lang}0.vtt`, '#EXTINF:1.0,', `${lang}1.vtt`, '#EXT-X-ENDLIST', ''].join('\n');
+  [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    '#EXT-X-TARGETDURATION:1',
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    '#EXTINF:1.0,',
+    `${lang}0.vtt`,
+    '#EXTINF:1.0,',
+    `${lang}1.vtt`,
+    '#EXT-X-ENDLIST',
+    '',
+  ].join('\n');
 const MASTER = [
   '#EXTM3U',
   '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="subs/en.m3u8"',
@@ -53,17 +66,33 @@ beforeAll(async () => {
   origin.file('/media/audio.m4a', media.audioOnlyM4a, 'audio/mp4');
   origin.body('/subs/en.vtt', EN_VTT, 'text/vtt');
   origin.body('/subs/fr.srt', FR_SRT, 'application/x-subrip');
-  origin.body('/subs/ja.ttml', '<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p begin="0s" end="1s">こんにちは</p></div></body></tt>', 'application/ttml+xml');
+  origin.body(
+    '/subs/ja.ttml',
+    '<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p begin="0s" end="1s">こんにちは</p></div></body></tt>',
+    'application/ttml+xml',
+  );
   origin.body('/page', PAGE, 'text/html');
   origin.file('/media/video-only.mp4', media.videoOnlyMp4, 'video/mp4');
-  origin.body('/split', `<!doctype html><html><head><title>Split</title></head><body><video>
+  origin.body(
+    '/split',
+    `<!doctype html><html><head><title>Split</title></head><body><video>
     <source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"'><source src="/media/audio.m4a" type='audio/mp4; codecs="mp4a.40.2"'>
-    <track src="/subs/en.vtt" srclang="en"></video></body></html>`, 'text/html');
+    <track src="/subs/en.vtt" srclang="en"></video></body></html>`,
+    'text/html',
+  );
   // A track that later redirects to a private address: the guard refuses the hop before connecting.
   origin.redirect('/subs/moved.vtt', 'http://10.255.255.1/internal.vtt');
-  origin.body('/moved', '<!doctype html><title>Moved</title><video src="/media/muxed.mp4"><track src="/subs/moved.vtt" srclang="en"></video>', 'text/html');
+  origin.body(
+    '/moved',
+    '<!doctype html><title>Moved</title><video src="/media/muxed.mp4"><track src="/subs/moved.vtt" srclang="en"></video>',
+    'text/html',
+  );
   for (const name of fs.readdirSync(media.hlsDir)) {
-    origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+    origin.file(
+      `/hls/${name}`,
+      path.join(media.hlsDir, name),
+      name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+    );
   }
   origin.body('/hls/master.m3u8', MASTER, 'application/vnd.apple.mpegurl');
   // The test DASH rendition with two sidecar text adaptation sets, as packagers write them.
@@ -72,20 +101,45 @@ beforeAll(async () => {
   }
   const text = (lang: string, mime: string, file: string) =>
     `<AdaptationSet contentType="text" mimeType="${mime}" lang="${lang}"><Representation id="sub-${lang}" bandwidth="256"><BaseURL>${file}</BaseURL></Representation></AdaptationSet>`;
-  const sets = [text('en', 'text/vtt', 'subs/en.vtt'), text('fr', 'application/x-subrip', 'subs/fr.srt'), text('ja', 'application/ttml+xml', 'subs/ja.ttml')];
-  const mpd = fs.readFileSync(path.join(media.dashDir, 'manifest.mpd'), 'utf8').replace('</Period>', `${sets.join('')}</Period>`);
+  const sets = [
+    text('en', 'text/vtt', 'subs/en.vtt'),
+    text('fr', 'application/x-subrip', 'subs/fr.srt'),
+    text('ja', 'application/ttml+xml', 'subs/ja.ttml'),
+  ];
+  const mpd = fs
+    .readFileSync(path.join(media.dashDir, 'manifest.mpd'), 'utf8')
+    .replace('</Period>', `${sets.join('')}</Period>`);
   origin.body('/dash/manifest.mpd', mpd, 'application/dash+xml');
   origin.body('/dash/subs/en.vtt', EN_VTT, 'text/vtt');
   origin.body('/dash/subs/fr.srt', FR_SRT, 'application/x-subrip');
-  origin.body('/dash/subs/ja.ttml', '<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p begin="0s" end="1s">x</p></div></body></tt>', 'application/ttml+xml');
-  for (const [lang, first, second] of [['en', 'One', 'Two'], ['de', 'Eins', 'Zwei']]) {
+  origin.body(
+    '/dash/subs/ja.ttml',
+    '<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p begin="0s" end="1s">x</p></div></body></tt>',
+    'application/ttml+xml',
+  );
+  for (const [lang, first, second] of [
+    ['en', 'One', 'Two'],
+    ['de', 'Eins', 'Zwei'],
+  ]) {
     origin.body(`/hls/subs/${lang}.m3u8`, subPlaylist(lang), 'application/vnd.apple.mpegurl');
     origin.body(`/hls/subs/${lang}0.vtt`, segment('00:00:00.000', '00:00:00.900', first), 'text/vtt');
     origin.body(`/hls/subs/${lang}1.vtt`, segment('00:00:01.000', '00:00:01.900', second), 'text/vtt');
   }
   gw = await buildGateway({ env: { DATA_DIR: dataDir }, deps: { artifacts, queuePrefix: prefix } });
-  const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', DATA_DIR: dataDir, WORKER_CONCURRENCY: '1' });
-  worker = await startWorker({ config, logger: createLogger({ name: 'subtitles-worker', level: 'silent' }), metricsPort: 0, prefix, dataDir });
+  const config = parseConfig({
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    WORKER_CONCURRENCY: '1',
+  });
+  worker = await startWorker({
+    config,
+    logger: createLogger({ name: 'subtitles-worker', level: 'silent' }),
+    metricsPort: 0,
+    prefix,
+    dataDir,
+  });
 });
 
 afterAll(async () => {
@@ -95,18 +149,32 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-type Job = { status: string; operation: string; error?: unknown; artifact: { url: string; filename: string; content_type: string } };
-type Item = { sources: { url: string; stream_profile: string }[]; subtitles?: { language: string; url: string; format: string; label?: string }[] };
+type Job = {
+  status: string;
+  operation: string;
+  error?: unknown;
+  artifact: { url: string; filename: string; content_type: string };
+};
+type Item = {
+  sources: { url: string; stream_profile: string }[];
+  subtitles?: { language: string; url: string; format: string; label?: string }[];
+};
 
 async function extract(p: string): Promise<Item[]> {
-  const res = await request(gw.app).post('/api/v1/extract').send({ url: origin.url(p) }).expect(200);
+  const res = await request(gw.app)
+    .post('/api/v1/extract')
+    .send({ url: origin.url(p) })
+    .expect(200);
   return res.body.data.media;
 }
 
 const download = (body: Record<string, unknown>) => request(gw.app).post('/api/v1/download').send(body);
 
 /** Follows a 202 to its finished job and returns the artifact's bytes, its job and a local copy. */
-async function finished(body: Record<string, unknown>, ext: string): Promise<{ job: Job; bytes: Buffer; file: string }> {
+async function finished(
+  body: Record<string, unknown>,
+  ext: string,
+): Promise<{ job: Job; bytes: Buffer; file: string }> {
   const queued = await download(body).expect(202);
   const statusUrl = queued.body.data.status_url as string;
   const deadline = Date.now() + 30_000;
@@ -125,7 +193,13 @@ async function finished(body: Record<string, unknown>, ext: string): Promise<{ j
 const subtitleStreams = async (file: string) => (await probe(file)).streams.map((s) => [s.type, s.codec]);
 /** The language tag of each subtitle stream, as ffprobe reads it. */
 function languages(file: string): string[] {
-  const out = JSON.parse(execFileSync(process.env.FFPROBE_PATH || 'ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type:stream_tags=language', '-of', 'json', file], { encoding: 'utf8' })) as {
+  const out = JSON.parse(
+    execFileSync(
+      process.env.FFPROBE_PATH || 'ffprobe',
+      ['-v', 'error', '-show_entries', 'stream=codec_type:stream_tags=language', '-of', 'json', file],
+      { encoding: 'utf8' },
+    ),
+  ) as {
     streams: { codec_type: string; tags?: Record<string, string> }[];
   };
   return out.streams.filter((s) => s.codec_type === 'subtitle').map((s) => s.tags?.language ?? '');
@@ -143,7 +217,10 @@ describe('a page with <track> elements', () => {
 
   test('a vtt track downloads as it is, streamed, named after the title and language', async () => {
     await extract('/page');
-    const res = await download({ url: origin.url('/subs/en.vtt') }).buffer(true).parse(binary).expect(200);
+    const res = await download({ url: origin.url('/subs/en.vtt') })
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/vtt/);
     expect(res.headers['content-disposition']).toContain('Tracked clip.en.vtt');
     expect((res.body as Buffer).toString('utf8')).toBe(EN_VTT);
@@ -152,11 +229,18 @@ describe('a page with <track> elements', () => {
   test('an srt track asked as vtt, and a vtt track asked as srt, are converted by a job', async () => {
     await extract('/page');
     const vtt = await finished({ url: origin.url('/subs/fr.srt'), format: 'vtt' }, 'vtt');
-    expect(vtt.job).toMatchObject({ operation: 'convert', artifact: { filename: 'Tracked clip.fr.vtt', content_type: 'text/vtt' } });
-    expect(vtt.bytes.toString('utf8')).toMatch(/^WEBVTT\s+(?:00:)?00:00\.000 --> (?:00:)?00:01\.000\nBonjour\s+(?:00:)?00:01\.000 --> (?:00:)?00:02\.000\nSalut/);
+    expect(vtt.job).toMatchObject({
+      operation: 'convert',
+      artifact: { filename: 'Tracked clip.fr.vtt', content_type: 'text/vtt' },
+    });
+    expect(vtt.bytes.toString('utf8')).toMatch(
+      /^WEBVTT\s+(?:00:)?00:00\.000 --> (?:00:)?00:01\.000\nBonjour\s+(?:00:)?00:01\.000 --> (?:00:)?00:02\.000\nSalut/,
+    );
     const srt = await finished({ url: origin.url('/subs/en.vtt'), format: 'srt' }, 'srt');
     expect(srt.job.artifact).toMatchObject({ filename: 'Tracked clip.en.srt', content_type: 'application/x-subrip' });
-    expect(srt.bytes.toString('utf8')).toMatch(/^1\r?\n00:00:00,000 --> 00:00:01,000\r?\nHello there[\s\S]*General greeting/);
+    expect(srt.bytes.toString('utf8')).toMatch(
+      /^1\r?\n00:00:00,000 --> 00:00:01,000\r?\nHello there[\s\S]*General greeting/,
+    );
   });
 
   test('a TTML track downloads as it is but is not converted', async () => {
@@ -170,14 +254,23 @@ describe('a page with <track> elements', () => {
     const [video] = await extract('/page');
     const { job, file } = await finished({ url: video.sources[0].url, format: 'mp4', subtitles: ['en', 'fr'] }, 'mp4');
     expect(job).toMatchObject({ operation: 'convert', artifact: { content_type: 'video/mp4' } });
-    expect(await subtitleStreams(file)).toEqual([['video', 'h264'], ['audio', 'aac'], ['subtitle', 'mov_text'], ['subtitle', 'mov_text']]);
+    expect(await subtitleStreams(file)).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+      ['subtitle', 'mov_text'],
+      ['subtitle', 'mov_text'],
+    ]);
     expect(languages(file)).toEqual(['eng', 'fre']);
   });
 
   test('subtitles embedded in webm are WebVTT tracks', async () => {
     const [video] = await extract('/page');
     const { file } = await finished({ url: video.sources[0].url, format: 'webm', subtitles: ['fr'] }, 'webm');
-    expect(await subtitleStreams(file)).toEqual([['video', 'vp9'], ['audio', 'opus'], ['subtitle', 'webvtt']]);
+    expect(await subtitleStreams(file)).toEqual([
+      ['video', 'vp9'],
+      ['audio', 'opus'],
+      ['subtitle', 'webvtt'],
+    ]);
     expect(languages(file)).toEqual(['fre']);
   });
 
@@ -185,7 +278,11 @@ describe('a page with <track> elements', () => {
     const [video] = await extract('/page');
     const { job, file } = await finished({ url: video.sources[0].url, subtitles: ['en'] }, 'mkv');
     expect(job.artifact).toMatchObject({ filename: 'Tracked clip.mkv', content_type: 'video/x-matroska' });
-    expect(await subtitleStreams(file)).toEqual([['video', 'h264'], ['audio', 'aac'], ['subtitle', 'webvtt']]);
+    expect(await subtitleStreams(file)).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+      ['subtitle', 'webvtt'],
+    ]);
   });
 
   test('the languages are part of the request: other languages make another job, the same ones the same job', async () => {
@@ -199,13 +296,17 @@ describe('a page with <track> elements', () => {
 });
 
 describe('a merge pair', () => {
-  test('the video and audio members are merged with the item\'s track embedded as mov_text', async () => {
+  test("the video and audio members are merged with the item's track embedded as mov_text", async () => {
     const [item] = await extract('/split');
     const video = item.sources.find((s) => s.stream_profile === 'video_only')!;
     const audio = item.sources.find((s) => s.stream_profile === 'audio_only')!;
     const { job, file } = await finished({ video_url: video.url, audio_url: audio.url, subtitles: ['en'] }, 'mp4');
     expect(job).toMatchObject({ operation: 'merge', artifact: { filename: 'Split.mp4' } });
-    expect(await subtitleStreams(file)).toEqual([['video', 'h264'], ['audio', 'aac'], ['subtitle', 'mov_text']]);
+    expect(await subtitleStreams(file)).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+      ['subtitle', 'mov_text'],
+    ]);
     expect(languages(file)).toEqual(['eng']);
   });
 });
@@ -213,7 +314,10 @@ describe('a merge pair', () => {
 describe('an HLS master with subtitle renditions', () => {
   test('each rendition is an hls track, joined by a job into one WebVTT file', async () => {
     const [item] = await extract('/hls/master.m3u8');
-    expect(item.subtitles?.map((s) => [s.language, s.format, s.label])).toEqual([['en', 'hls', 'English'], ['de', 'hls', 'Deutsch']]);
+    expect(item.subtitles?.map((s) => [s.language, s.format, s.label])).toEqual([
+      ['en', 'hls', 'English'],
+      ['de', 'hls', 'Deutsch'],
+    ]);
     const { job, bytes } = await finished({ url: item.subtitles![1].url }, 'vtt');
     expect(job).toMatchObject({ operation: 'remux', artifact: { content_type: 'text/vtt' } });
     expect(bytes.toString('utf8')).toMatch(/^WEBVTT[\s\S]*Eins[\s\S]*Zwei/);
@@ -222,7 +326,11 @@ describe('an HLS master with subtitle renditions', () => {
   test('the HLS video remuxed to mkv carries the HLS subtitle track as WebVTT with its language', async () => {
     const [item] = await extract('/hls/master.m3u8');
     const { file } = await finished({ url: item.sources[0].url, format: 'mkv', subtitles: ['de'] }, 'mkv');
-    expect(await subtitleStreams(file)).toEqual([['video', 'h264'], ['audio', 'aac'], ['subtitle', 'webvtt']]);
+    expect(await subtitleStreams(file)).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+      ['subtitle', 'webvtt'],
+    ]);
     expect(languages(file)).toEqual(['ger']);
   });
 });
@@ -239,9 +347,17 @@ describe('a DASH manifest with text adaptation sets', () => {
     ]);
     const video = item.sources.find((s) => s.url.endsWith('#representation=0'))!;
     const audio = item.sources.find((s) => s.url.endsWith('#representation=1'))!;
-    const { job, file } = await finished({ video_url: video.url, audio_url: audio.url, format: 'mkv', subtitles: ['fr', 'en'] }, 'mkv');
+    const { job, file } = await finished(
+      { video_url: video.url, audio_url: audio.url, format: 'mkv', subtitles: ['fr', 'en'] },
+      'mkv',
+    );
     expect(job).toMatchObject({ operation: 'remux' });
-    expect(await subtitleStreams(file)).toEqual([['video', 'h264'], ['audio', 'aac'], ['subtitle', 'webvtt'], ['subtitle', 'webvtt']]);
+    expect(await subtitleStreams(file)).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+      ['subtitle', 'webvtt'],
+      ['subtitle', 'webvtt'],
+    ]);
     expect(languages(file)).toEqual(['fre', 'eng']);
   });
 });
@@ -250,21 +366,38 @@ describe('requests that cannot be met', () => {
   test('subtitles for an audio format, an audio source, or a language the item lacks are invalid_request, saying why', async () => {
     const [video, audio] = await extract('/page');
     const asMp3 = await download({ url: video.sources[0].url, format: 'mp3', subtitles: ['en'] }).expect(400);
-    expect(asMp3.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/mp4, webm or mkv/) });
+    expect(asMp3.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/mp4, webm or mkv/),
+    });
     const onAudio = await download({ url: audio.sources[0].url, subtitles: ['en'] }).expect(400);
     expect(onAudio.body.error.message).toMatch(/no video/);
     const missing = await download({ url: video.sources[0].url, subtitles: ['es'] }).expect(400);
-    expect(missing.body.error).toMatchObject({ code: 'invalid_request', message: 'This media item has no subtitles in "es"; it has: en, fr, ja.' });
+    expect(missing.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: 'This media item has no subtitles in "es"; it has: en, fr, ja.',
+    });
     const ttml = await download({ url: video.sources[0].url, subtitles: ['ja'] }).expect(400);
     expect(ttml.body.error.message).toMatch(/TTML/);
   });
 
   test('a clip cannot embed subtitles (their timeline would drift from the cut), and a track cannot be clipped', async () => {
     const [video] = await extract('/page');
-    const clipped = await download({ url: video.sources[0].url, format: 'mkv', subtitles: ['en'], clip: { start: 0.5, end: 1.5 } }).expect(400);
-    expect(clipped.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/clip cannot embed subtitles/) });
+    const clipped = await download({
+      url: video.sources[0].url,
+      format: 'mkv',
+      subtitles: ['en'],
+      clip: { start: 0.5, end: 1.5 },
+    }).expect(400);
+    expect(clipped.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/clip cannot embed subtitles/),
+    });
     const track = await download({ url: video.subtitles![0].url, clip: { start: 0.5, end: 1.5 } }).expect(400);
-    expect(track.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/cannot be clipped/) });
+    expect(track.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/cannot be clipped/),
+    });
   });
 
   test('a track that redirects to a private address is refused by the guard, streamed or fetched by a job', async () => {
@@ -282,7 +415,15 @@ describe('requests that cannot be met', () => {
   });
 
   test('malformed languages, repeated or too many are refused before anything is looked up', async () => {
-    for (const subtitles of [['en', 'en'], ['<script>'], [''], ['x'.repeat(36)], Array.from({ length: 9 }, (_, i) => `l${i}`), 'en', []]) {
+    for (const subtitles of [
+      ['en', 'en'],
+      ['<script>'],
+      [''],
+      ['x'.repeat(36)],
+      Array.from({ length: 9 }, (_, i) => `l${i}`),
+      'en',
+      [],
+    ]) {
       const res = await download({ url: origin.url('/media/muxed.mp4'), subtitles }).expect(400);
       expect(res.body.error.code).toBe('invalid_request');
     }
@@ -291,8 +432,14 @@ describe('requests that cannot be met', () => {
   test('a subtitle URL no extract returned is unknown_source; a subtitle asked as video, or media asked as vtt, is invalid_request', async () => {
     const [video] = await extract('/page');
     expect((await download({ url: origin.url('/subs/other.vtt') }).expect(400)).body.error.code).toBe('unknown_source');
-    expect((await download({ url: origin.url('/subs/en.vtt'), format: 'mp4' }).expect(400)).body.error.message).toMatch(/vtt or srt/);
-    expect((await download({ url: origin.url('/subs/en.vtt'), subtitles: ['en'] }).expect(400)).body.error.code).toBe('invalid_request');
-    expect((await download({ url: video.sources[0].url, format: 'srt' }).expect(400)).body.error.message).toMatch(/subtitle format/);
+    expect((await download({ url: origin.url('/subs/en.vtt'), format: 'mp4' }).expect(400)).body.error.message).toMatch(
+      /vtt or srt/,
+    );
+    expect((await download({ url: origin.url('/subs/en.vtt'), subtitles: ['en'] }).expect(400)).body.error.code).toBe(
+      'invalid_request',
+    );
+    expect((await download({ url: video.sources[0].url, format: 'srt' }).expect(400)).body.error.message).toMatch(
+      /subtitle format/,
+    );
   });
 });

@@ -38,10 +38,15 @@ const api = (app: TestGateway, ip: string, key?: string) => {
   const req = request(app.app).post('/api').set('X-Forwarded-For', ip);
   return key === undefined ? req : req.set('X-API-Key', key);
 };
-const playground = (app: TestGateway, ip: string) => request(app.app).post('/api/playground').set('X-Forwarded-For', ip);
+const playground = (app: TestGateway, ip: string) =>
+  request(app.app).post('/api/playground').set('X-Forwarded-For', ip);
 
 function limitHeaders(res: request.Response) {
-  return { limit: Number(res.headers['ratelimit-limit']), remaining: Number(res.headers['ratelimit-remaining']), reset: Number(res.headers['ratelimit-reset']) };
+  return {
+    limit: Number(res.headers['ratelimit-limit']),
+    remaining: Number(res.headers['ratelimit-remaining']),
+    reset: Number(res.headers['ratelimit-reset']),
+  };
 }
 
 describe('POST /api and POST /api/playground', () => {
@@ -50,7 +55,10 @@ describe('POST /api and POST /api/playground', () => {
     const res = await playground(gw, uniqueIp()).send({ url }).expect(200);
     const surfaceB = await request(gw.app).post('/api/v1/extract').send({ url }).expect(200);
     // Each extract has its own extraction_id; everything else is the same answer.
-    expect({ ...res.body, data: { ...res.body.data, extraction_id: 'id' } }).toEqual({ ...surfaceB.body, data: { ...surfaceB.body.data, extraction_id: 'id' } });
+    expect({ ...res.body, data: { ...res.body.data, extraction_id: 'id' } }).toEqual({
+      ...surfaceB.body,
+      data: { ...surfaceB.body.data, extraction_id: 'id' },
+    });
     expect(res.body).toMatchObject({ success: true, data: { url, extract_profile: 'direct_file' } });
     const headers = limitHeaders(res);
     expect(headers).toMatchObject({ limit: 15, remaining: 14 });
@@ -127,7 +135,9 @@ describe('rate limits held in Redis across gateway replicas', () => {
     const url = origin.url('/clip.mp4');
     const remaining: number[] = [];
     for (let i = 0; i < 15; i++) {
-      const res = await playground(i % 2 ? other : gw, ip).send({ url }).expect(200);
+      const res = await playground(i % 2 ? other : gw, ip)
+        .send({ url })
+        .expect(200);
       remaining.push(limitHeaders(res).remaining);
     }
     expect(remaining).toEqual([14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
@@ -150,7 +160,10 @@ describe('rate limits held in Redis across gateway replicas', () => {
     const key = await createKey(agent);
     const ip = uniqueIp();
     const url = origin.url('/clip.mp4');
-    expect(limitHeaders(await api(a, ip, key.secret).send({ url }).expect(200))).toMatchObject({ limit: 3, remaining: 2 });
+    expect(limitHeaders(await api(a, ip, key.secret).send({ url }).expect(200))).toMatchObject({
+      limit: 3,
+      remaining: 2,
+    });
     expect(limitHeaders(await api(b, ip, key.secret).send({ url }).expect(200))).toMatchObject({ remaining: 1 });
     expect(limitHeaders(await api(a, ip, key.secret).send({ url }).expect(200))).toMatchObject({ remaining: 0 });
     const refused = await api(b, ip, key.secret).send({ url });
@@ -166,23 +179,40 @@ describe('rate limits held in Redis across gateway replicas', () => {
     const { agent } = await signUp(app.app);
     const key = await createKey(agent);
     const ip = uniqueIp();
-    for (let i = 0; i < 3; i++) expectError(await api(app, ip, `rly_guess_${i}`).send({ url: origin.url('/clip.mp4') }), 401, 'invalid_api_key');
+    for (let i = 0; i < 3; i++)
+      expectError(await api(app, ip, `rly_guess_${i}`).send({ url: origin.url('/clip.mp4') }), 401, 'invalid_api_key');
     expectError(await api(app, ip, 'rly_guess_4').send({ url: origin.url('/clip.mp4') }), 429, 'rate_limited');
     expectError(await playground(app, ip).send({ url: origin.url('/clip.mp4') }), 429, 'rate_limited');
     // A real key from the same address is not held back by the guesses.
-    await api(app, ip, key.secret).send({ url: origin.url('/clip.mp4') }).expect(200);
+    await api(app, ip, key.secret)
+      .send({ url: origin.url('/clip.mp4') })
+      .expect(200);
   });
 
   test('when Redis is down, /api and the playground answer 503, never unlimited', async () => {
     const server = await startRedis();
     const down = await buildGateway({ redis: await testRedis(server.url), env: { TRUST_PROXY: 'true' } });
     try {
-      await playground(down, uniqueIp()).send({ url: origin.url('/clip.mp4') }).expect(200);
+      await playground(down, uniqueIp())
+        .send({ url: origin.url('/clip.mp4') })
+        .expect(200);
       await server.stop();
-      expectError(await api(down, uniqueIp(), `rly_${'y'.repeat(43)}`).send({ url: origin.url('/clip.mp4') }), 503, 'service_unavailable');
+      expectError(
+        await api(down, uniqueIp(), `rly_${'y'.repeat(43)}`).send({ url: origin.url('/clip.mp4') }),
+        503,
+        'service_unavailable',
+      );
       expectError(await api(down, uniqueIp()).send({ url: origin.url('/clip.mp4') }), 503, 'service_unavailable');
-      expectError(await playground(down, uniqueIp()).send({ url: origin.url('/clip.mp4') }), 503, 'service_unavailable');
-      expectError(await request(down.app).post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }), 503, 'service_unavailable');
+      expectError(
+        await playground(down, uniqueIp()).send({ url: origin.url('/clip.mp4') }),
+        503,
+        'service_unavailable',
+      );
+      expectError(
+        await request(down.app).post('/account/login').send({ email: uniqueEmail(), password: PASSWORD }),
+        503,
+        'service_unavailable',
+      );
     } finally {
       down.redis.disconnect();
       await down.close();
@@ -204,7 +234,13 @@ describe('observability', () => {
     await api(app, ip, key.secret).send({ url }).expect(403);
     await playground(app, ip).send({ url }).expect(200);
     const text = (await request(app.app).get('/metrics')).text;
-    for (const [surface, auth] of [['api', 'ok'], ['api', 'missing'], ['api', 'invalid'], ['api', 'disabled'], ['playground', 'none']]) {
+    for (const [surface, auth] of [
+      ['api', 'ok'],
+      ['api', 'missing'],
+      ['api', 'invalid'],
+      ['api', 'disabled'],
+      ['playground', 'none'],
+    ]) {
       expect(text).toContain(`reelay_surface_requests_total{surface="${surface}",auth="${auth}",app="gateway"} 1\n`);
     }
     expect(text).not.toContain(key.secret);
@@ -222,18 +258,33 @@ describe('observability', () => {
     const app = await gateway({ LOG_LEVEL: 'trace' }, { logger });
     const email = uniqueEmail();
     const ip = uniqueIp();
-    const signup = await request(app.app).post('/account/signup').set('X-Forwarded-For', ip).send({ email, password: PASSWORD }).expect(201);
+    const signup = await request(app.app)
+      .post('/account/signup')
+      .set('X-Forwarded-For', ip)
+      .send({ email, password: PASSWORD })
+      .expect(201);
     const cookie = String(signup.headers['set-cookie']).split(';')[0];
-    await request(app.app).post('/account/login').set('X-Forwarded-For', ip).send({ email, password: `${PASSWORD} wrong` }).expect(401);
-    const key = (await request(app.app).post('/account/keys').set('Cookie', cookie).send({ name: 'logged' }).expect(201)).body.data as { secret: string };
-    await api(app, ip, key.secret).send({ url: origin.url('/clip.mp4') }).expect(200);
-    await api(app, ip, key.secret).send({ url: origin.url('/missing') }).expect(404);
+    await request(app.app)
+      .post('/account/login')
+      .set('X-Forwarded-For', ip)
+      .send({ email, password: `${PASSWORD} wrong` })
+      .expect(401);
+    const key = (
+      await request(app.app).post('/account/keys').set('Cookie', cookie).send({ name: 'logged' }).expect(201)
+    ).body.data as { secret: string };
+    await api(app, ip, key.secret)
+      .send({ url: origin.url('/clip.mp4') })
+      .expect(200);
+    await api(app, ip, key.secret)
+      .send({ url: origin.url('/missing') })
+      .expect(404);
     await request(app.app).get('/account/keys').set('Cookie', cookie).expect(200);
     await request(app.app).post('/account/logout').set('Cookie', cookie).expect(204);
     const log = lines.join('');
     expect(log).toContain('/account/login');
     expect(log).toContain('"url":"/api"');
-    for (const secret of [PASSWORD, key.secret, key.secret.slice(4), cookie, cookie.split('=')[1]]) expect(log).not.toContain(secret);
+    for (const secret of [PASSWORD, key.secret, key.secret.slice(4), cookie, cookie.split('=')[1]])
+      expect(log).not.toContain(secret);
   });
 });
 
@@ -242,10 +293,21 @@ describe('the OpenAPI document', () => {
     const doc = (await request(gw.app).get('/api/openapi.json').expect(200)).body;
     const apiOp = doc.paths['/api'].post;
     expect(apiOp.security).toEqual([{ apiKey: [] }]);
-    expect(doc.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }));
-    expect(apiOp.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ExtractRequest' });
-    expect(apiOp.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ExtractEnvelope' });
-    expect(Object.keys(apiOp.responses['200'].headers)).toEqual(['Age', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    expect(doc.components.securitySchemes.apiKey).toEqual(
+      expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
+    );
+    expect(apiOp.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ExtractRequest',
+    });
+    expect(apiOp.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ExtractEnvelope',
+    });
+    expect(Object.keys(apiOp.responses['200'].headers)).toEqual([
+      'Age',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+    ]);
     expect(Object.keys(apiOp.responses)).toEqual(expect.arrayContaining(['401', '403', '429']));
     expect(apiOp.responses['429'].headers).toHaveProperty('Retry-After');
     const playgroundOp = doc.paths['/api/playground'].post;

@@ -32,10 +32,21 @@ afterAll(async () => {
   await origin.close();
 });
 
-const limitHeaders = (res: request.Response) => ({ limit: res.headers['ratelimit-limit'], remaining: res.headers['ratelimit-remaining'] });
-const extract = (gw: TestGateway, ip: string) => request(gw.app).post('/api/v1/extract').set('X-Forwarded-For', ip).send({ url: origin.url('/clip.mp4') });
+const limitHeaders = (res: request.Response) => ({
+  limit: res.headers['ratelimit-limit'],
+  remaining: res.headers['ratelimit-remaining'],
+});
+const extract = (gw: TestGateway, ip: string) =>
+  request(gw.app)
+    .post('/api/v1/extract')
+    .set('X-Forwarded-For', ip)
+    .send({ url: origin.url('/clip.mp4') });
 /** A conversion job; each filename is another request, so another job. */
-const convert = (gw: TestGateway, ip: string, filename: string) => request(gw.app).post('/api/v1/download').set('X-Forwarded-For', ip).send({ url: origin.url('/clip.mp4'), format: 'mp3', filename });
+const convert = (gw: TestGateway, ip: string, filename: string) =>
+  request(gw.app)
+    .post('/api/v1/download')
+    .set('X-Forwarded-For', ip)
+    .send({ url: origin.url('/clip.mp4'), format: 'mp3', filename });
 
 describe('RATE_LIMIT_V1_PER_MIN', () => {
   let a: TestGateway;
@@ -51,7 +62,10 @@ describe('RATE_LIMIT_V1_PER_MIN', () => {
     expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(59);
     expect(limitHeaders(await convert(b, ip, 'one').expect(202))).toEqual({ limit: '4', remaining: '2' });
     // An error answer is counted and labelled too: the budget is for requests, not for successes.
-    const bad = await request(a.app).post('/api/v1/download').set('X-Forwarded-For', ip).send({ url: origin.url('/never-extracted.mp4') });
+    const bad = await request(a.app)
+      .post('/api/v1/download')
+      .set('X-Forwarded-For', ip)
+      .send({ url: origin.url('/never-extracted.mp4') });
     expectError(bad, 400, 'unknown_source');
     expect(limitHeaders(bad)).toEqual({ limit: '4', remaining: '1' });
     await extract(b, ip).expect(200);
@@ -63,7 +77,9 @@ describe('RATE_LIMIT_V1_PER_MIN', () => {
     expectError(await convert(b, ip, 'two'), 429, 'rate_limited');
     // Another address has a budget of its own.
     expect(limitHeaders(await extract(b, uniqueIp()).expect(200))).toEqual({ limit: '4', remaining: '3' });
-    expect((await request(a.app).get('/metrics')).text).toMatch(/reelay_rate_limited_total\{surface="v1",app="gateway"\} 1/);
+    expect((await request(a.app).get('/metrics')).text).toMatch(
+      /reelay_rate_limited_total\{surface="v1",app="gateway"\} 1/,
+    );
   });
 
   test('polling a job and asking for its artifact do not count, even once the budget is spent', async () => {
@@ -74,7 +90,11 @@ describe('RATE_LIMIT_V1_PER_MIN', () => {
     for (let i = 0; i < 10; i++) {
       const polled = await request(b.app).get(accepted.body.data.status_url).set('X-Forwarded-For', ip).expect(200);
       expect(polled.headers['ratelimit-limit']).toBeUndefined();
-      expectError(await request(a.app).get(`${accepted.body.data.status_url}/artifact`).set('X-Forwarded-For', ip), 409, 'artifact_not_ready');
+      expectError(
+        await request(a.app).get(`${accepted.body.data.status_url}/artifact`).set('X-Forwarded-For', ip),
+        409,
+        'artifact_not_ready',
+      );
     }
   });
 
@@ -91,7 +111,8 @@ describe('RATE_LIMIT_V1_PER_MIN', () => {
   test('0 turns the limit off: no RateLimit headers, no refusals', async () => {
     const unlimited = await gateway({ RATE_LIMIT_V1_PER_MIN: '0' });
     const ip = uniqueIp();
-    for (let i = 0; i < 6; i++) expect((await extract(unlimited, ip).expect(200)).headers['ratelimit-limit']).toBeUndefined();
+    for (let i = 0; i < 6; i++)
+      expect((await extract(unlimited, ip).expect(200)).headers['ratelimit-limit']).toBeUndefined();
   });
 });
 
@@ -118,41 +139,64 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
     expect(reused.body.data.job_id).toBe(answers[i].body.data.job_id);
     // Another client is not held by this one's jobs.
     await convert(a, uniqueIp(), 'p1').expect(202);
-    expect((await request(a.app).get('/metrics')).text + (await request(b.app).get('/metrics')).text).toMatch(/reelay_rate_limited_total\{surface="jobs",app="gateway"\} [1-4]/);
+    expect((await request(a.app).get('/metrics')).text + (await request(b.app).get('/metrics')).text).toMatch(
+      /reelay_rate_limited_total\{surface="jobs",app="gateway"\} [1-4]/,
+    );
   });
 
   test('a slot is free again once its job completes or fails, and a job that never reached the queue frees its slot after the grace', async () => {
     const ip = uniqueIp();
     const release = new Map<string, (fail: boolean) => void>();
     const base = await testRedis();
-    const connection = duplicateRedis(base, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const connection = duplicateRedis(base, {
+      maxRetriesPerRequest: null,
+      enableOfflineQueue: true,
+      commandTimeout: undefined,
+    });
     // A real BullMQ worker on the gateways' queue that ends each job when the test says so.
     const worker = new Worker<JobPayload>(
       DOWNLOAD_QUEUE,
       (job: Job<JobPayload>) =>
-        new Promise((resolve, reject) => release.set(job.id!, (fail) => (fail ? reject(new Error('failed on purpose')) : resolve(undefined)))),
+        new Promise((resolve, reject) =>
+          release.set(job.id!, (fail) => (fail ? reject(new Error('failed on purpose')) : resolve(undefined))),
+        ),
       { connection, prefix, concurrency: 10 },
     );
     try {
       const done = (await convert(a, ip, 'done').expect(202)).body.data.job_id as string;
       const failing = (await convert(b, ip, 'failing').expect(202)).body.data.job_id as string;
-      await eventually(async () => expect([...release.keys()]).toEqual(expect.arrayContaining([done, failing])), 15_000);
+      await eventually(
+        async () => expect([...release.keys()]).toEqual(expect.arrayContaining([done, failing])),
+        15_000,
+      );
       expect((await request(a.app).get(`/api/v1/jobs/${done}`).expect(200)).body.data.status).toBe('processing');
       expectError(await convert(a, ip, 'third'), 429, 'too_many_jobs');
 
       release.get(done)!(false);
-      await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${done}`)).body.data.status).toMatch(/completed|expired/), 15_000);
+      await eventually(
+        async () =>
+          expect((await request(a.app).get(`/api/v1/jobs/${done}`)).body.data.status).toMatch(/completed|expired/),
+        15_000,
+      );
       const third = (await convert(b, ip, 'third').expect(202)).body.data.job_id as string;
       expectError(await convert(a, ip, 'fourth'), 429, 'too_many_jobs');
 
       // Failing for good needs its attempts used up; each failure frees nothing until the last one.
-      for (let attempt = 0; (await request(a.app).get(`/api/v1/jobs/${failing}`)).body.data.status !== 'failed'; attempt++) {
+      for (
+        let attempt = 0;
+        (await request(a.app).get(`/api/v1/jobs/${failing}`)).body.data.status !== 'failed';
+        attempt++
+      ) {
         expect(attempt).toBeLessThan(3);
         await eventually(async () => expect(release.has(failing)).toBe(true), 15_000);
         const fail = release.get(failing)!;
         release.delete(failing);
         fail(true);
-        await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${failing}`)).body.data.status).not.toBe('processing'), 5000);
+        await eventually(
+          async () =>
+            expect((await request(a.app).get(`/api/v1/jobs/${failing}`)).body.data.status).not.toBe('processing'),
+          5000,
+        );
       }
       await convert(a, ip, 'fourth').expect(202);
       expectError(await convert(b, ip, 'fifth'), 429, 'too_many_jobs');
@@ -161,7 +205,11 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
       // holds its slot for the grace period (a live replica may be about to enqueue it), then not.
       await eventually(async () => expect(release.has(third)).toBe(true), 15_000);
       release.get(third)!(false);
-      await eventually(async () => expect((await request(a.app).get(`/api/v1/jobs/${third}`)).body.data.status).toMatch(/completed|expired/), 15_000);
+      await eventually(
+        async () =>
+          expect((await request(a.app).get(`/api/v1/jobs/${third}`)).body.data.status).toMatch(/completed|expired/),
+        15_000,
+      );
       const key = `reelay:${prefix.replace(/[{}]/g, '')}:client-jobs:${ip}`; // each deployment's (queue prefix's) slots, without its hash tag's braces
       await a.redis.zadd(key, Date.now() - 1000, 'never-enqueued-job-id-000000');
       expectError(await convert(b, ip, 'fifth'), 429, 'too_many_jobs');
@@ -179,27 +227,42 @@ describe('MAX_ACTIVE_JOBS_PER_CLIENT', () => {
     }
   }, 60_000);
 
-  test("a job whose worker dies keeps its slot while it waits for another worker, which then frees it", async () => {
+  test('a job whose worker dies keeps its slot while it waits for another worker, which then frees it', async () => {
     const own = `{test-v1-dies-${randomBytes(4).toString('hex')}}`;
-    const gw = await buildGateway({ env: { TRUST_PROXY: 'true', MAX_ACTIVE_JOBS_PER_CLIENT: '1' }, deps: { queuePrefix: own } });
+    const gw = await buildGateway({
+      env: { TRUST_PROXY: 'true', MAX_ACTIVE_JOBS_PER_CLIENT: '1' },
+      deps: { queuePrefix: own },
+    });
     open.push(gw);
     const ip = uniqueIp();
     await extract(gw, ip).expect(200);
     const base = await testRedis();
-    const connections = [0, 1].map(() => duplicateRedis(base, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined }));
+    const connections = [0, 1].map(() =>
+      duplicateRedis(base, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined }),
+    );
     // Short locks, so a dead worker's job is seen as stalled within a second or two.
     const options = { prefix: own, lockDuration: 1000, stalledInterval: 500 };
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
-    const doomed = new Worker<JobPayload>(DOWNLOAD_QUEUE, () => (started(), new Promise(() => undefined)), { ...options, connection: connections[0] });
+    const doomed = new Worker<JobPayload>(DOWNLOAD_QUEUE, () => (started(), new Promise(() => undefined)), {
+      ...options,
+      connection: connections[0],
+    });
     let rescuer: Worker<JobPayload> | undefined;
     try {
       const job = (await convert(gw, ip, 'orphaned').expect(202)).body.data.job_id as string;
       await running;
       await doomed.close(true); // stops at once: no more lock renewals, the job is left active
       expectError(await convert(gw, ip, 'next'), 429, 'too_many_jobs');
-      rescuer = new Worker<JobPayload>(DOWNLOAD_QUEUE, async () => undefined, { ...options, connection: connections[1] });
-      await eventually(async () => expect((await request(gw.app).get(`/api/v1/jobs/${job}`)).body.data.status).toMatch(/completed|expired/), 15_000);
+      rescuer = new Worker<JobPayload>(DOWNLOAD_QUEUE, async () => undefined, {
+        ...options,
+        connection: connections[1],
+      });
+      await eventually(
+        async () =>
+          expect((await request(gw.app).get(`/api/v1/jobs/${job}`)).body.data.status).toMatch(/completed|expired/),
+        15_000,
+      );
       await convert(gw, ip, 'next').expect(202);
     } finally {
       await rescuer?.close();

@@ -96,9 +96,27 @@ beforeAll(async () => {
   origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
   origin.file('/media/gone.mp4', media.muxedMp4, 'video/mp4');
   const logger = createLogger({ name: 'webhooks-test', level: 'debug', destination: logs });
-  gw = await buildGateway({ env: { DATA_DIR: dataDir, WEBHOOK_SECRET: `${DEPLOYMENT_SECRET} ${OLD_DEPLOYMENT_SECRET}` }, deps: { artifacts: new FsArtifactStore(dataDir), queuePrefix: prefix, logger } });
-  const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'debug', WORKER_CONCURRENCY: '1', WEBHOOK_SECRET: `${DEPLOYMENT_SECRET} ${OLD_DEPLOYMENT_SECRET}` });
-  worker = await startWorker({ config, logger, metricsPort: 0, prefix, dataDir, webhookRetryDelayMs: 300, webhookTimeoutMs: 1_500 });
+  gw = await buildGateway({
+    env: { DATA_DIR: dataDir, WEBHOOK_SECRET: `${DEPLOYMENT_SECRET} ${OLD_DEPLOYMENT_SECRET}` },
+    deps: { artifacts: new FsArtifactStore(dataDir), queuePrefix: prefix, logger },
+  });
+  const config = parseConfig({
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'debug',
+    WORKER_CONCURRENCY: '1',
+    WEBHOOK_SECRET: `${DEPLOYMENT_SECRET} ${OLD_DEPLOYMENT_SECRET}`,
+  });
+  worker = await startWorker({
+    config,
+    logger,
+    metricsPort: 0,
+    prefix,
+    dataDir,
+    webhookRetryDelayMs: 300,
+    webhookTimeoutMs: 1_500,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -111,14 +129,25 @@ afterAll(async () => {
 });
 
 async function sourceUrl(route: string): Promise<string> {
-  const extracted = (await request(gw.app).post('/api/v1/extract').send({ url: origin.url(route) }).expect(200)).body.data;
+  const extracted = (
+    await request(gw.app)
+      .post('/api/v1/extract')
+      .send({ url: origin.url(route) })
+      .expect(200)
+  ).body.data;
   return extracted.media[0].sources[0].url as string;
 }
 
 /** Starts a convert job (mkv) with a webhook to `hook` on the receiver; returns the job id. */
-async function startJob(hook: string, extra: Record<string, unknown> = { webhook_secret: SECRET }, route = '/media/clip.mp4'): Promise<string> {
+async function startJob(
+  hook: string,
+  extra: Record<string, unknown> = { webhook_secret: SECRET },
+  route = '/media/clip.mp4',
+): Promise<string> {
   const url = await sourceUrl(route);
-  const res = await request(gw.app).post('/api/v1/download').send({ url, format: 'mkv', webhook_url: receiverBase + hook, ...extra });
+  const res = await request(gw.app)
+    .post('/api/v1/download')
+    .send({ url, format: 'mkv', webhook_url: receiverBase + hook, ...extra });
   expect(res.status).toBe(202);
   return res.body.data.job_id as string;
 }
@@ -137,13 +166,16 @@ type ShownJob = Record<string, unknown> & { status: string; error?: unknown; web
 
 const at = (hook: string) => deliveries.filter((d) => d.path === hook);
 
-test('a completed job\'s webhook arrives signed, verifies with the docs\' code, and the Job shows it delivered', async () => {
+test("a completed job's webhook arrives signed, verifies with the docs' code, and the Job shows it delivered", async () => {
   const id = await startJob('/done');
   const job = await settled(id);
   expect(job.webhook).toEqual({ url: `${receiverBase}/done`, status: 'delivered', attempts: 1, last_status: 204 });
   const [delivery] = at('/done');
   expect(delivery.verified.error).toBeUndefined();
-  expect(delivery.verified.event).toMatchObject({ type: 'job.completed', data: { id, status: 'completed', artifact: { url: `/api/v1/jobs/${id}/artifact` } } });
+  expect(delivery.verified.event).toMatchObject({
+    type: 'job.completed',
+    data: { id, status: 'completed', artifact: { url: `/api/v1/jobs/${id}/artifact` } },
+  });
   expect(delivery.headers['content-type']).toBe('application/json');
   expect(delivery.headers['webhook-id']).toBe(`msg_${id}`);
   expect(Math.abs(Number(delivery.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
@@ -151,17 +183,27 @@ test('a completed job\'s webhook arrives signed, verifies with the docs\' code, 
   const { webhook: _, ...shown } = job;
   expect(delivery.verified.event!.data).toEqual(shown);
   // Someone else's secret does not verify it.
-  expect(() => verifyWebhook(`whsec_${randomBytes(32).toString('base64')}`, delivery.headers, delivery.body)).toThrow('bad signature');
-  expect(() => verifyWebhook(SECRET, delivery.headers, delivery.body.replace('completed', 'failed'))).toThrow('bad signature');
+  expect(() => verifyWebhook(`whsec_${randomBytes(32).toString('base64')}`, delivery.headers, delivery.body)).toThrow(
+    'bad signature',
+  );
+  expect(() => verifyWebhook(SECRET, delivery.headers, delivery.body.replace('completed', 'failed'))).toThrow(
+    'bad signature',
+  );
 }, 40_000);
 
-test('a failed job\'s webhook says job.failed, with the job\'s error', async () => {
+test("a failed job's webhook says job.failed, with the job's error", async () => {
   const url = await sourceUrl('/media/gone.mp4');
   origin.status('/media/gone.mp4', 404);
-  const res = await request(gw.app).post('/api/v1/download').send({ url, format: 'mkv', webhook_url: `${receiverBase}/failed`, webhook_secret: SECRET }).expect(202);
+  const res = await request(gw.app)
+    .post('/api/v1/download')
+    .send({ url, format: 'mkv', webhook_url: `${receiverBase}/failed`, webhook_secret: SECRET })
+    .expect(202);
   const job = await settled(res.body.data.job_id);
   expect(job).toMatchObject({ status: 'failed', webhook: { status: 'delivered', attempts: 1 } });
-  expect(at('/failed')[0].verified.event).toMatchObject({ type: 'job.failed', data: { status: 'failed', error: job.error } });
+  expect(at('/failed')[0].verified.event).toMatchObject({
+    type: 'job.failed',
+    data: { status: 'failed', error: job.error },
+  });
 }, 40_000);
 
 test('a receiver that fails the first attempt gets the same message again, and the Job shows 2 attempts, delivered', async () => {
@@ -197,18 +239,24 @@ test('a receiver that never accepts makes the Job show the webhook failed after 
   expect(at('/down')).toHaveLength(8);
 }, 40_000);
 
-test('without webhook_secret the deployment\'s WEBHOOK_SECRET signs, once per secret, so either verifies during a rotation', async () => {
+test("without webhook_secret the deployment's WEBHOOK_SECRET signs, once per secret, so either verifies during a rotation", async () => {
   secrets.set('/deployment', DEPLOYMENT_SECRET);
   await settled(await startJob('/deployment', {}));
   const [delivery] = at('/deployment');
   expect(String(delivery.headers['webhook-signature']).split(' ')).toHaveLength(2);
   expect(verifyWebhook(DEPLOYMENT_SECRET, delivery.headers, delivery.body)).toMatchObject({ type: 'job.completed' });
-  expect(verifyWebhook(OLD_DEPLOYMENT_SECRET, delivery.headers, delivery.body)).toMatchObject({ type: 'job.completed' });
+  expect(verifyWebhook(OLD_DEPLOYMENT_SECRET, delivery.headers, delivery.body)).toMatchObject({
+    type: 'job.completed',
+  });
 }, 40_000);
 
-test('the webhook is part of the request\'s identity: the same media with another webhook is another job', async () => {
+test("the webhook is part of the request's identity: the same media with another webhook is another job", async () => {
   const url = await sourceUrl('/media/clip.mp4');
-  const send = (hook: string) => request(gw.app).post('/api/v1/download').send({ url, format: 'webm', webhook_url: receiverBase + hook, webhook_secret: SECRET }).expect(202);
+  const send = (hook: string) =>
+    request(gw.app)
+      .post('/api/v1/download')
+      .send({ url, format: 'webm', webhook_url: receiverBase + hook, webhook_secret: SECRET })
+      .expect(202);
   const a = (await send('/identity-a')).body.data.job_id;
   expect((await send('/identity-a')).body.data.job_id).toBe(a);
   expect((await send('/identity-b')).body.data.job_id).not.toBe(a);
@@ -217,7 +265,10 @@ test('the webhook is part of the request\'s identity: the same media with anothe
 
 test('bad webhooks are refused at request time, before any job or connection', async () => {
   const url = await sourceUrl('/media/clip.mp4');
-  const post = (body: Record<string, unknown>) => request(gw.app).post('/api/v1/download').send({ url, format: 'mkv', ...body });
+  const post = (body: Record<string, unknown>) =>
+    request(gw.app)
+      .post('/api/v1/download')
+      .send({ url, format: 'mkv', ...body });
   const blocked = await post({ webhook_url: 'http://127.0.0.2:9/hook', webhook_secret: SECRET }).expect(403);
   expect(blocked.body.error.code).toBe('url_blocked');
   for (const body of [
@@ -233,15 +284,24 @@ test('bad webhooks are refused at request time, before any job or connection', a
     expect(JSON.stringify(res.body)).not.toContain(String(body.webhook_secret));
   }
   // A direct stream has no job to announce.
-  const direct = await request(gw.app).post('/api/v1/download').send({ url, webhook_url: `${receiverBase}/x`, webhook_secret: SECRET }).expect(400);
+  const direct = await request(gw.app)
+    .post('/api/v1/download')
+    .send({ url, webhook_url: `${receiverBase}/x`, webhook_secret: SECRET })
+    .expect(400);
   expect(direct.body.error.code).toBe('invalid_request');
 });
 
 test('without any secret a webhook is 400: a gateway with no WEBHOOK_SECRET and a request with no webhook_secret', async () => {
   const bare = await buildGateway({ deps: { queuePrefix: `${prefix}-bare` } });
   try {
-    const res = await request(bare.app).post('/api/v1/download').send({ url: origin.url('/media/clip.mp4'), format: 'mkv', webhook_url: `${receiverBase}/x` }).expect(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('WEBHOOK_SECRET') });
+    const res = await request(bare.app)
+      .post('/api/v1/download')
+      .send({ url: origin.url('/media/clip.mp4'), format: 'mkv', webhook_url: `${receiverBase}/x` })
+      .expect(400);
+    expect(res.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('WEBHOOK_SECRET'),
+    });
   } finally {
     await bare.close();
   }

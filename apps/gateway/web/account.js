@@ -32,19 +32,38 @@ function takeLinkToken() {
 export async function signedOutExtras(status) {
   const { providers, mail, passkeys } = await features();
   const box = byId('social-signin');
-  const passkeyButton = passkeys && passkeysSupported()
-    ? el('button', { type: 'button', id: 'passkey-signin', onclick: async () => {
-        try {
-          await signInWithPasskey();
-          location.reload();
-        } catch (err) {
-          say(status, err.message, 'error');
-        }
-      } }, t('settings:account.signInWithPasskey'))
-    : null;
+  const passkeyButton =
+    passkeys && passkeysSupported()
+      ? el(
+          'button',
+          {
+            type: 'button',
+            id: 'passkey-signin',
+            onclick: async () => {
+              try {
+                await signInWithPasskey();
+                location.reload();
+              } catch (err) {
+                say(status, err.message, 'error');
+              }
+            },
+          },
+          t('settings:account.signInWithPasskey'),
+        )
+      : null;
   box.replaceChildren(
     el('p', {}, t('settings:account.orSocial')),
-    ...providers.map((p) => el('a', { class: 'button', href: `/account/oauth/${encodeURIComponent(p.id)}/start?return_to=/settings/api-keys`, 'data-provider': p.id }, t('settings:account.signInWith', { name: p.name }))),
+    ...providers.map((p) =>
+      el(
+        'a',
+        {
+          class: 'button',
+          href: `/account/oauth/${encodeURIComponent(p.id)}/start?return_to=/settings/api-keys`,
+          'data-provider': p.id,
+        },
+        t('settings:account.signInWith', { name: p.name }),
+      ),
+    ),
     passkeyButton,
   );
   box.hidden = !providers.length && !passkeyButton;
@@ -54,7 +73,12 @@ export async function signedOutExtras(status) {
   forgot.replaceChildren(
     el('h2', {}, t('settings:account.forgotTitle')),
     el('p', { class: 'hint' }, t('settings:account.forgotHint')),
-    el('div', { class: 'field' }, el('label', { for: 'forgot-email' }, t('settings:email')), el('input', { id: 'forgot-email', type: 'email', required: true, autocomplete: 'email' })),
+    el(
+      'div',
+      { class: 'field' },
+      el('label', { for: 'forgot-email' }, t('settings:email')),
+      el('input', { id: 'forgot-email', type: 'email', required: true, autocomplete: 'email' }),
+    ),
     el('p', { class: 'form-error', role: 'alert' }),
     el('button', { type: 'submit' }, t('settings:account.forgotButton')),
   );
@@ -93,14 +117,28 @@ export async function handleMailedLink(status) {
   form.hidden = false;
   form.replaceChildren(
     el('h2', {}, t('settings:account.resetTitle')),
-    el('div', { class: 'field' }, el('label', { for: 'reset-password' }, t('settings:account.newPassword')), el('input', { id: 'reset-password', type: 'password', required: true, minlength: 10, autocomplete: 'new-password' })),
+    el(
+      'div',
+      { class: 'field' },
+      el('label', { for: 'reset-password' }, t('settings:account.newPassword')),
+      el('input', {
+        id: 'reset-password',
+        type: 'password',
+        required: true,
+        minlength: 10,
+        autocomplete: 'new-password',
+      }),
+    ),
     el('p', { class: 'form-error', role: 'alert' }),
     el('button', { type: 'submit', class: 'primary' }, t('settings:account.resetButton')),
   );
   form.onsubmit = async (event) => {
     event.preventDefault();
     try {
-      await api('/account/password/reset', { method: 'POST', body: { token: link.token, password: byId('reset-password').value } });
+      await api('/account/password/reset', {
+        method: 'POST',
+        body: { token: link.token, password: byId('reset-password').value },
+      });
       form.hidden = true;
       say(status, t('settings:account.resetDone'), 'success');
     } catch (err) {
@@ -115,13 +153,27 @@ function miniForm(id, title, fields, button, onSubmit, buttonClass = '') {
     'form',
     { id, class: 'mini-form', novalidate: true },
     el('h3', {}, title),
-    ...fields.map((f) => el('div', { class: 'field' }, el('label', { for: `${id}-${f.name}` }, f.label), el('input', { id: `${id}-${f.name}`, name: f.name, type: f.type ?? 'password', autocomplete: f.autocomplete ?? 'off' }))),
+    ...fields.map((f) =>
+      el(
+        'div',
+        { class: 'field' },
+        el('label', { for: `${id}-${f.name}` }, f.label),
+        el('input', {
+          id: `${id}-${f.name}`,
+          name: f.name,
+          type: f.type ?? 'password',
+          autocomplete: f.autocomplete ?? 'off',
+        }),
+      ),
+    ),
     el('p', { class: 'form-error', role: 'alert' }),
     el('button', { type: 'submit', class: buttonClass }, button),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const values = Object.fromEntries(fields.map((f) => [f.name, /** @type {HTMLInputElement} */ (form.querySelector(`[name="${f.name}"]`)).value]));
+    const values = Object.fromEntries(
+      fields.map((f) => [f.name, /** @type {HTMLInputElement} */ (form.querySelector(`[name="${f.name}"]`)).value]),
+    );
     try {
       await onSubmit(values);
       form.reset();
@@ -142,58 +194,127 @@ export async function accountPanel(me, status, onGone) {
 
   // Only a deployment that mails asks for the address to be confirmed (without SMTP keys need no
   // confirmed address, and no link was ever sent).
-  const verify = mail && me.email_verified === false
-    ? el('p', { class: 'warning', id: 'verify-notice' }, t('settings:account.unverified'), ' ', el('button', { type: 'button', class: 'small', onclick: async () => {
-        try {
-          await api('/account/verify/resend', { method: 'POST' });
-          say(status, t('settings:account.resent'), 'success');
-        } catch (err) {
-          say(status, err.message, 'error');
-        }
-      } }, t('settings:account.resend')))
-    : ''; // replaceChildren would write null as the text "null"
+  const verify =
+    mail && me.email_verified === false
+      ? el(
+          'p',
+          { class: 'warning', id: 'verify-notice' },
+          t('settings:account.unverified'),
+          ' ',
+          el(
+            'button',
+            {
+              type: 'button',
+              class: 'small',
+              onclick: async () => {
+                try {
+                  await api('/account/verify/resend', { method: 'POST' });
+                  say(status, t('settings:account.resent'), 'success');
+                } catch (err) {
+                  say(status, err.message, 'error');
+                }
+              },
+            },
+            t('settings:account.resend'),
+          ),
+        )
+      : ''; // replaceChildren would write null as the text "null"
 
   const methods = el(
     'ul',
     { id: 'sign-in-methods' },
-    el('li', {}, t('settings:account.passwordState', { state: me.has_password ? t('settings:account.passwordSet') : t('settings:account.passwordNone') })),
+    el(
+      'li',
+      {},
+      t('settings:account.passwordState', {
+        state: me.has_password ? t('settings:account.passwordSet') : t('settings:account.passwordNone'),
+      }),
+    ),
     ...providers.map((p) => {
       const identity = linked.get(p.id);
       const action = identity
-        ? el('button', { type: 'button', class: 'small', onclick: async () => {
-            try {
-              await api(`/account/oauth/${encodeURIComponent(p.id)}`, { method: 'DELETE' });
-              await refresh();
-            } catch (err) {
-              say(status, err.message, 'error');
-            }
-          } }, t('settings:account.unlink', { name: p.name }))
-        : el('button', { type: 'button', class: 'small', onclick: async () => {
-            const { url } = await api(`/account/oauth/${encodeURIComponent(p.id)}/link`, { method: 'POST' });
-            location.assign(url);
-          } }, t('settings:account.link', { name: p.name }));
-      return el('li', { 'data-provider': p.id }, identity?.email ? t('settings:account.linkedAs', { name: p.name, email: identity.email }) : p.name, ' ', action);
+        ? el(
+            'button',
+            {
+              type: 'button',
+              class: 'small',
+              onclick: async () => {
+                try {
+                  await api(`/account/oauth/${encodeURIComponent(p.id)}`, { method: 'DELETE' });
+                  await refresh();
+                } catch (err) {
+                  say(status, err.message, 'error');
+                }
+              },
+            },
+            t('settings:account.unlink', { name: p.name }),
+          )
+        : el(
+            'button',
+            {
+              type: 'button',
+              class: 'small',
+              onclick: async () => {
+                const { url } = await api(`/account/oauth/${encodeURIComponent(p.id)}/link`, { method: 'POST' });
+                location.assign(url);
+              },
+            },
+            t('settings:account.link', { name: p.name }),
+          );
+      return el(
+        'li',
+        { 'data-provider': p.id },
+        identity?.email ? t('settings:account.linkedAs', { name: p.name, email: identity.email }) : p.name,
+        ' ',
+        action,
+      );
     }),
   );
 
   const sessionList = el(
     'ul',
     { id: 'session-list' },
-    ...sessions.map((s) => el('li', { 'data-current': String(s.current) }, el('span', { translate: 'no' }, s.device), ' ', t(s.current ? 'settings:account.sessionCurrent' : 'settings:account.session', { ip: s.ip ?? '' }), ' ', timeEl(s.last_seen_at))),
+    ...sessions.map((s) =>
+      el(
+        'li',
+        { 'data-current': String(s.current) },
+        el('span', { translate: 'no' }, s.device),
+        ' ',
+        t(s.current ? 'settings:account.sessionCurrent' : 'settings:account.session', { ip: s.ip ?? '' }),
+        ' ',
+        timeEl(s.last_seen_at),
+      ),
+    ),
   );
-  const endOthers = el('button', { type: 'button', id: 'end-others', onclick: async () => {
-    const { ended } = await api('/account/sessions', { method: 'DELETE' });
-    say(status, t('settings:account.othersEnded', { count: ended, n: formatNumber(ended) }), 'success');
-    await refresh();
-  } }, t('settings:account.signOutOthers'));
+  const endOthers = el(
+    'button',
+    {
+      type: 'button',
+      id: 'end-others',
+      onclick: async () => {
+        const { ended } = await api('/account/sessions', { method: 'DELETE' });
+        say(status, t('settings:account.othersEnded', { count: ended, n: formatNumber(ended) }), 'success');
+        await refresh();
+      },
+    },
+    t('settings:account.signOutOthers'),
+  );
 
   const change = miniForm(
     'password-form',
     t('settings:account.changePasswordTitle'),
-    [...(me.has_password ? [{ name: 'current_password', label: t('settings:account.currentPassword'), autocomplete: 'current-password' }] : []), { name: 'password', label: t('settings:account.newPassword'), autocomplete: 'new-password' }],
+    [
+      ...(me.has_password
+        ? [{ name: 'current_password', label: t('settings:account.currentPassword'), autocomplete: 'current-password' }]
+        : []),
+      { name: 'password', label: t('settings:account.newPassword'), autocomplete: 'new-password' },
+    ],
     t('settings:account.changePasswordButton'),
     async (v) => {
-      await api('/account/password', { method: 'POST', body: v.current_password === undefined ? { password: v.password } : v });
+      await api('/account/password', {
+        method: 'POST',
+        body: v.current_password === undefined ? { password: v.password } : v,
+      });
       say(status, t('settings:account.passwordChanged'), 'success');
       await refresh();
     },
@@ -201,7 +322,9 @@ export async function accountPanel(me, status, onGone) {
   const remove = miniForm(
     'delete-account-form',
     t('settings:account.deleteTitle'),
-    me.has_password ? [{ name: 'password', label: t('settings:account.currentPassword'), autocomplete: 'current-password' }] : [],
+    me.has_password
+      ? [{ name: 'password', label: t('settings:account.currentPassword'), autocomplete: 'current-password' }]
+      : [],
     t('settings:account.deleteButton'),
     async (v) => {
       if (!window.confirm(t('settings:account.deleteConfirm'))) return;
@@ -235,7 +358,11 @@ export async function showUsage(key, status) {
   try {
     const days = await api(`/account/keys/${encodeURIComponent(key.id)}/usage?days=30`);
     const quiet = days.every((d) => d.requests === 0);
-    box.replaceChildren(el('h3', {}, t('settings:account.usageTitle', { name: key.name })), quiet ? el('p', { class: 'muted' }, t('settings:account.usageNone')) : usageChart(days), el('button', { type: 'button', class: 'small', onclick: () => (box.hidden = true) }, t('settings:account.close')));
+    box.replaceChildren(
+      el('h3', {}, t('settings:account.usageTitle', { name: key.name })),
+      quiet ? el('p', { class: 'muted' }, t('settings:account.usageNone')) : usageChart(days),
+      el('button', { type: 'button', class: 'small', onclick: () => (box.hidden = true) }, t('settings:account.close')),
+    );
     box.hidden = false;
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

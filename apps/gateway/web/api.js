@@ -108,7 +108,8 @@ export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === null || value === undefined || value === false) continue;
-    if (name.startsWith('on') && typeof value === 'function') node.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
+    if (name.startsWith('on') && typeof value === 'function')
+      node.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
     else if (name in node && typeof value !== 'string') node[name] = value;
     else node.setAttribute(name, value === true ? '' : String(value));
   }
@@ -134,7 +135,12 @@ export function formatBytes(bytes) {
   return t(units[unit], { value: shown });
 }
 
-const THIS_YEAR = /** @type {Intl.DateTimeFormatOptions} */ ({ day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+const THIS_YEAR = /** @type {Intl.DateTimeFormatOptions} */ ({
+  day: 'numeric',
+  month: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+});
 const OTHER_YEAR = /** @type {Intl.DateTimeFormatOptions} */ ({ ...THIS_YEAR, year: 'numeric' });
 
 /** A <time> element for an ISO date in the page's language (the year only when it is not this one), or the fallback text. */
@@ -143,7 +149,11 @@ export function timeEl(iso, fallback = t('common:none')) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return document.createTextNode(fallback);
   const options = date.getFullYear() === new Date().getFullYear() ? THIS_YEAR : OTHER_YEAR;
-  return el('time', { datetime: date.toISOString(), title: formatDate(date, { dateStyle: 'medium', timeStyle: 'medium' }) }, formatDate(date, options));
+  return el(
+    'time',
+    { datetime: date.toISOString(), title: formatDate(date, { dateStyle: 'medium', timeStyle: 'medium' }) },
+    formatDate(date, options),
+  );
 }
 
 /**

@@ -22,10 +22,28 @@ export { parseTime, showTime };
 export function clipBox(item) {
   const id = (part) => `clip-${item.index}-${part}`;
   const known = typeof item.duration === 'number' && item.duration > 0 ? item.duration : null;
-  const input = (part, placeholder) => /** @type {HTMLInputElement} */ (el('input', { id: id(part), type: 'text', inputmode: 'decimal', autocomplete: 'off', spellcheck: 'false', placeholder, 'aria-describedby': `${id('hint')} ${id('error')}` }));
+  const input = (part, placeholder) =>
+    /** @type {HTMLInputElement} */ (
+      el('input', {
+        id: id(part),
+        type: 'text',
+        inputmode: 'decimal',
+        autocomplete: 'off',
+        spellcheck: 'false',
+        placeholder,
+        'aria-describedby': `${id('hint')} ${id('error')}`,
+      })
+    );
   const start = input('start', '0:00');
   const end = input('end', known ? showTime(known) : t('playground:clip.endPlaceholder'));
-  const mode = /** @type {HTMLSelectElement} */ (el('select', { id: id('mode') }, el('option', { value: 'fast' }, t('playground:clip.fast')), el('option', { value: 'precise' }, t('playground:clip.precise'))));
+  const mode = /** @type {HTMLSelectElement} */ (
+    el(
+      'select',
+      { id: id('mode') },
+      el('option', { value: 'fast' }, t('playground:clip.fast')),
+      el('option', { value: 'precise' }, t('playground:clip.precise')),
+    )
+  );
   const error = el('p', { id: id('error'), class: 'form-error', role: 'alert' });
   const field = (text, control) => el('div', { class: 'field' }, el('label', { for: control.id }, text), control);
   const node = el(
@@ -33,7 +51,13 @@ export function clipBox(item) {
     { class: 'clip' },
     el('legend', {}, t('playground:clip.title')),
     el('p', { id: id('hint'), class: 'hint' }, t('playground:clip.hint')),
-    el('div', { class: 'clip-fields' }, field(t('playground:clip.start'), start), field(t('playground:clip.end'), end), field(t('playground:clip.cut'), mode)),
+    el(
+      'div',
+      { class: 'clip-fields' },
+      field(t('playground:clip.start'), start),
+      field(t('playground:clip.end'), end),
+      field(t('playground:clip.cut'), mode),
+    ),
     error,
   );
 
@@ -69,6 +93,10 @@ export function clipBox(item) {
     show(message, culprit);
     return /** @type {false} */ (false);
   };
-  const label = (/** @type {Clip} */ clip) => t(clip.mode === 'precise' ? 'playground:clip.labelPrecise' : 'playground:clip.label', { start: showTime(clip.start), end: showTime(clip.end) });
+  const label = (/** @type {Clip} */ clip) =>
+    t(clip.mode === 'precise' ? 'playground:clip.labelPrecise' : 'playground:clip.label', {
+      start: showTime(clip.start),
+      end: showTime(clip.end),
+    });
   return { node, read, show: (message) => show(message, null), label };
 }

@@ -14,7 +14,12 @@ import { t } from './i18n.js';
  */
 const MAX_PAGES = 50;
 
-const KINDS = { playlist: 'front:kindPlaylist', channel: 'front:kindChannel', feed: 'front:kindFeed', profile: 'front:kindProfile' };
+const KINDS = {
+  playlist: 'front:kindPlaylist',
+  channel: 'front:kindChannel',
+  feed: 'front:kindFeed',
+  profile: 'front:kindProfile',
+};
 const ITEM_TYPES = { video: 'front:itemVideo', audio: 'front:itemAudio', image: 'front:itemImage' };
 
 /**
@@ -66,7 +71,14 @@ class Picker {
       // The picture is decoration beside the words (which name the row); one that fails leaves its place empty.
       const blank = () => el('span', { class: 'entry-thumb' });
       const thumb = thumbnail
-        ? el('img', { class: 'entry-thumb', src: thumbnail, alt: '', loading: 'lazy', referrerpolicy: 'no-referrer', onerror: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (e.target).replaceWith(blank()) })
+        ? el('img', {
+            class: 'entry-thumb',
+            src: thumbnail,
+            alt: '',
+            loading: 'lazy',
+            referrerpolicy: 'no-referrer',
+            onerror: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (e.target).replaceWith(blank()),
+          })
         : this.pictures
           ? blank()
           : null;
@@ -120,7 +132,17 @@ export function showCollection(panel, info, host) {
   const list = (entries, ticked) => {
     const fresh = entries.filter((entry) => Number.isInteger(entry?.index) && !seen.has(entry.index));
     for (const entry of fresh) seen.add(entry.index);
-    return picker.add(fresh.map((entry) => ({ value: entry.index, thumbnail: entry.thumbnail, describe: () => [entry.title || entry.url, typeof entry.duration === 'number' ? el('span', { class: 'muted' }, ` · ${clock(entry.duration)}`) : null] })), ticked);
+    return picker.add(
+      fresh.map((entry) => ({
+        value: entry.index,
+        thumbnail: entry.thumbnail,
+        describe: () => [
+          entry.title || entry.url,
+          typeof entry.duration === 'number' ? el('span', { class: 'muted' }, ` · ${clock(entry.duration)}`) : null,
+        ],
+      })),
+      ticked,
+    );
   };
   // Every entry is here and the server's "all" means just these (a site may count more than it lists).
   const whole = () => !state.cursor && !state.truncated && (state.total ?? 0) <= seen.size;
@@ -178,19 +200,32 @@ export function showCollection(panel, info, host) {
   );
   picker.button.addEventListener('click', () => {
     const picked = picker.chosen();
-    if (picked.length) host.run(picker.button, () => host.download(picked.length === seen.size && whole() ? 'all' : picked));
+    if (picked.length)
+      host.run(picker.button, () => host.download(picked.length === seen.size && whole() ? 'all' : picked));
   });
 
   function reword() {
     heading.textContent = info.title || t('front:collection');
-    const count = state.total === undefined && state.cursor ? t('front:entriesSoFar', { count: seen.size }) : t('front:entryCount', { count: state.total ?? seen.size });
+    const count =
+      state.total === undefined && state.cursor
+        ? t('front:entriesSoFar', { count: seen.size })
+        : t('front:entryCount', { count: state.total ?? seen.size });
     about.textContent = `${t(KINDS[info.collection?.kind] ?? KINDS.playlist)} · ${count}`;
     hint.hidden = !state.cursor && !state.truncated;
-    if (state.cursor) hint.textContent = state.total === undefined ? t('front:moreToList', { shown: seen.size }) : t('front:firstEntries', { shown: seen.size, total: state.total });
-    else if (state.truncated) hint.textContent = state.total !== undefined && state.total > seen.size ? t('front:limitOf', { max: seen.size, total: state.total }) : t('front:limit', { max: seen.size });
+    if (state.cursor)
+      hint.textContent =
+        state.total === undefined
+          ? t('front:moreToList', { shown: seen.size })
+          : t('front:firstEntries', { shown: seen.size, total: state.total });
+    else if (state.truncated)
+      hint.textContent =
+        state.total !== undefined && state.total > seen.size
+          ? t('front:limitOf', { max: seen.size, total: state.total })
+          : t('front:limit', { max: seen.size });
     more.textContent = t('front:showMore');
     more.hidden = !state.cursor;
-    all.textContent = state.total === undefined ? t('front:downloadAllUnknown') : t('front:downloadAll', { count: state.total });
+    all.textContent =
+      state.total === undefined ? t('front:downloadAllUnknown') : t('front:downloadAll', { count: state.total });
     all.hidden = !state.cursor;
     picker.reword();
   }
@@ -228,7 +263,10 @@ export function showItems(panel, info, host) {
       describe: () => {
         // An item's own title when it has one (a post's caption for each picture), else its number.
         const name = item.title && item.title !== info.title ? item.title : t('front:itemNumber', { n: i + 1 });
-        const facts = [ITEM_TYPES[item.type] ? t(ITEM_TYPES[item.type]) : null, typeof item.duration === 'number' ? clock(item.duration) : null].filter(Boolean);
+        const facts = [
+          ITEM_TYPES[item.type] ? t(ITEM_TYPES[item.type]) : null,
+          typeof item.duration === 'number' ? clock(item.duration) : null,
+        ].filter(Boolean);
         return [name, facts.length ? el('span', { class: 'muted' }, ` · ${facts.join(' · ')}`) : null];
       },
     })),
@@ -248,7 +286,14 @@ export function showItems(panel, info, host) {
     picker.reword();
   }
   reword();
-  panel.replaceChildren(heading, about, hint, el('div', { class: 'choice-tools' }, picker.toggle), picker.fieldset, el('div', { class: 'choice-actions' }, picker.button));
+  panel.replaceChildren(
+    heading,
+    about,
+    hint,
+    el('div', { class: 'choice-tools' }, picker.toggle),
+    picker.fieldset,
+    el('div', { class: 'choice-actions' }, picker.button),
+  );
   panel.hidden = false;
   return { reword };
 }

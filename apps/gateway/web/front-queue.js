@@ -27,7 +27,9 @@ const SILENCE_MS = 60_000;
 function load() {
   try {
     const parsed = JSON.parse(window.localStorage.getItem(STORAGE_KEY) ?? '[]');
-    return Array.isArray(parsed) ? parsed.filter((e) => e && typeof e.id === 'string' && typeof e.title === 'string') : [];
+    return Array.isArray(parsed)
+      ? parsed.filter((e) => e && typeof e.id === 'string' && typeof e.title === 'string')
+      : [];
   } catch {
     return [];
   }
@@ -98,7 +100,8 @@ export class Queue {
   start() {
     // A finished job's file is kept only so long (ARTIFACT_TTL_SECONDS): past its time, say so.
     for (const entry of this.entries) {
-      if (entry.status === 'completed' && entry.artifact && Date.parse(entry.artifact.expires_at) < Date.now()) entry.status = 'expired';
+      if (entry.status === 'completed' && entry.artifact && Date.parse(entry.artifact.expires_at) < Date.now())
+        entry.status = 'expired';
     }
     this.save();
     this.render();
@@ -112,7 +115,10 @@ export class Queue {
   /** Adds a download at the top (a job already listed is moved up, not doubled). @param {Omit<Entry, 'created'>} fields */
   add(fields) {
     const existing = this.entries.find((e) => e.id === fields.id);
-    this.entries = [{ ...existing, ...fields, created: Date.now() }, ...this.entries.filter((e) => e.id !== fields.id)].slice(0, MAX_ENTRIES);
+    this.entries = [
+      { ...existing, ...fields, created: Date.now() },
+      ...this.entries.filter((e) => e.id !== fields.id),
+    ].slice(0, MAX_ENTRIES);
     this.save();
     this.render();
     const entry = this.entries[0];
@@ -173,8 +179,13 @@ export class Queue {
       })
       .catch((err) => {
         // Offline or the server restarting: the job may well be running; look again later.
-        if (err.code === 'network_error' || err.status >= 500) setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
-        else this.patch(entry.id, err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: keptReason(err) });
+        if (err.code === 'network_error' || err.status >= 500)
+          setTimeout(() => this.follow(this.entry(entry.id) ?? entry), 5000);
+        else
+          this.patch(
+            entry.id,
+            err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: keptReason(err) },
+          );
       });
   }
 
@@ -203,12 +214,14 @@ export class Queue {
     const entry = this.entry(id);
     if (!entry) return;
     const before = entry.status;
-    const progress = Math.round(job.status === 'completed' ? 100 : job.progress ?? 0);
-    if (job.status === 'processing' && !this.firstSample.has(id)) this.firstSample.set(id, { at: Date.now(), progress });
+    const progress = Math.round(job.status === 'completed' ? 100 : (job.progress ?? 0));
+    if (job.status === 'processing' && !this.firstSample.has(id))
+      this.firstSample.set(id, { at: Date.now(), progress });
     /** @type {Partial<Entry>} */
     const fields = { status: job.status, progress, error: job.error?.message };
     if (job.recording) fields.recording = job.recording.seconds;
-    if (job.entries) fields.counts = { done: job.entries.completed, total: job.entries.total, failed: job.entries.failed ?? 0 };
+    if (job.entries)
+      fields.counts = { done: job.entries.completed, total: job.entries.total, failed: job.entries.failed ?? 0 };
     if (job.artifact) fields.artifact = job.artifact;
     this.patch(id, fields);
     if (job.status === before) return;
@@ -219,7 +232,11 @@ export class Queue {
         saveLink(entry.artifact.url, entry.artifact.filename);
         this.patch(id, { saved: true });
       }
-    } else if (job.status === 'failed') this.parts.announce(() => t('front:announceFailed', { title: entry.title, reason: job.error?.message ?? t('front:noReason') }), 'error');
+    } else if (job.status === 'failed')
+      this.parts.announce(
+        () => t('front:announceFailed', { title: entry.title, reason: job.error?.message ?? t('front:noReason') }),
+        'error',
+      );
   }
 
   render() {
@@ -235,19 +252,37 @@ export class Queue {
     const id = `q-${entry.id.replace(/[^A-Za-z0-9_-]/g, '')}`;
     const running = !TERMINAL.has(entry.status) && entry.status !== 'saved';
     const statusText = this.statusText(entry);
-    const kind = entry.status === 'failed' || entry.status === 'expired' ? 'error' : entry.status === 'completed' || entry.status === 'saved' ? 'success' : 'info';
-    const bar = running && entry.kind !== 'direct'
-      ? el(
-          'div',
-          { class: 'progress-row' },
-          el('progress', { max: 100, value: entry.kind === 'record' ? null : entry.progress ?? 0, 'aria-labelledby': `${id}-title`, 'aria-describedby': `${id}-status` }),
-          entry.kind === 'record' ? null : el('span', { class: 'percent', 'aria-hidden': 'true' }, `${entry.progress ?? 0}%`),
-        )
-      : null;
+    const kind =
+      entry.status === 'failed' || entry.status === 'expired'
+        ? 'error'
+        : entry.status === 'completed' || entry.status === 'saved'
+          ? 'success'
+          : 'info';
+    const bar =
+      running && entry.kind !== 'direct'
+        ? el(
+            'div',
+            { class: 'progress-row' },
+            el('progress', {
+              max: 100,
+              value: entry.kind === 'record' ? null : (entry.progress ?? 0),
+              'aria-labelledby': `${id}-title`,
+              'aria-describedby': `${id}-status`,
+            }),
+            entry.kind === 'record'
+              ? null
+              : el('span', { class: 'percent', 'aria-hidden': 'true' }, `${entry.progress ?? 0}%`),
+          )
+        : null;
     const row = el(
       'li',
       { class: 'card job', 'data-job-id': entry.id, 'data-status': entry.status },
-      el('div', { class: 'job-head' }, el('strong', { id: `${id}-title`, class: 'job-title' }, entry.title), el('span', { class: 'badge', 'data-status': entry.status }, badgeText(entry))),
+      el(
+        'div',
+        { class: 'job-head' },
+        el('strong', { id: `${id}-title`, class: 'job-title' }, entry.title),
+        el('span', { class: 'badge', 'data-status': entry.status }, badgeText(entry)),
+      ),
       bar,
       el('p', { id: `${id}-status`, class: 'job-status', 'data-kind': kind }, statusText),
       this.actions(entry),
@@ -284,7 +319,9 @@ export class Queue {
         return [detail(entry), t('front:ready', { size })].filter(Boolean).join(' · ');
       }
       case 'failed':
-        return t('front:failed', { reason: entry.unknown ? t('front:jobUnknown') : entry.error ?? t('front:noReason') });
+        return t('front:failed', {
+          reason: entry.unknown ? t('front:jobUnknown') : (entry.error ?? t('front:noReason')),
+        });
       case 'expired':
         return t('front:expired');
       case 'cancelled':
@@ -299,20 +336,49 @@ export class Queue {
     const box = el('div', { class: 'job-actions' });
     const label = (key) => t(key, { title: entry.title });
     if (entry.status === 'completed' && entry.artifact) {
-      box.append(el('a', { class: 'button primary', href: entry.artifact.url, download: entry.artifact.filename, 'data-action': 'save' }, t('front:save', { filename: entry.artifact.filename })));
+      box.append(
+        el(
+          'a',
+          {
+            class: 'button primary',
+            href: entry.artifact.url,
+            download: entry.artifact.filename,
+            'data-action': 'save',
+          },
+          t('front:save', { filename: entry.artifact.filename }),
+        ),
+      );
     }
     if (entry.kind === 'record' && entry.status === 'processing') {
-      const stop = el('button', { type: 'button', class: 'small', 'data-action': 'stop', 'aria-label': label('front:stopLabel'), disabled: entry.stopping === true }, t(entry.stopping ? 'front:stopping' : 'front:stop'));
+      const stop = el(
+        'button',
+        {
+          type: 'button',
+          class: 'small',
+          'data-action': 'stop',
+          'aria-label': label('front:stopLabel'),
+          disabled: entry.stopping === true,
+        },
+        t(entry.stopping ? 'front:stopping' : 'front:stop'),
+      );
       stop.addEventListener('click', () => this.control(entry, stop, 'stop'));
       box.append(stop);
     }
     if (entry.kind !== 'direct' && !TERMINAL.has(entry.status)) {
-      const cancel = el('button', { type: 'button', class: 'small', 'data-action': 'cancel', 'aria-label': label('front:cancelLabel') }, t('front:cancel'));
+      const cancel = el(
+        'button',
+        { type: 'button', class: 'small', 'data-action': 'cancel', 'aria-label': label('front:cancelLabel') },
+        t('front:cancel'),
+      );
       cancel.addEventListener('click', () => this.control(entry, cancel, 'cancel'));
       box.append(cancel);
     }
     if (TERMINAL.has(entry.status) || entry.status === 'saved') {
-      const remove = el('button', { type: 'button', class: 'small', 'data-action': 'remove', 'aria-label': label('front:removeLabel') }, t('front:remove'));
+      const remove = el(
+        'button',
+        { type: 'button', class: 'small', 'data-action': 'remove', 'aria-label': label('front:removeLabel') },
+        t('front:remove'),
+      );
       remove.addEventListener('click', () => {
         this.entries = this.entries.filter((e) => e.id !== entry.id);
         this.save();
@@ -346,7 +412,12 @@ export class Queue {
 function detail(entry) {
   const counts = entry.counts;
   if (!counts) return entry.detail;
-  return [t('front:entriesDone', { done: counts.done, total: counts.total }), counts.failed ? t('front:entriesFailed', { count: counts.failed }) : null].filter(Boolean).join(', ');
+  return [
+    t('front:entriesDone', { done: counts.done, total: counts.total }),
+    counts.failed ? t('front:entriesFailed', { count: counts.failed }) : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
 }
 
 /** The badge's word: the status, and "Recording" for a recording that runs. @param {Entry} entry */

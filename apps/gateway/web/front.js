@@ -46,7 +46,12 @@ function closeChoice() {
   panel = null;
 }
 
-const queue = new Queue({ section: byId('queue'), list: byId('queue-list'), clear: byId('clear-finished'), announce: tell });
+const queue = new Queue({
+  section: byId('queue'),
+  list: byId('queue-list'),
+  clear: byId('clear-finished'),
+  announce: tell,
+});
 /** Ids for direct downloads, unique even when a gallery's items start within one millisecond. */
 let directCount = 0;
 
@@ -92,7 +97,7 @@ function preset() {
 /** "720p · MP3" beside the Preferences heading, so the choice shows while it is folded. */
 function showPrefs() {
   const prefs = currentPrefs();
-  const parts = [prefs.audio_only ? t('front:audioOnly') : quality.selectedOptions[0]?.textContent ?? prefs.quality];
+  const parts = [prefs.audio_only ? t('front:audioOnly') : (quality.selectedOptions[0]?.textContent ?? prefs.quality)];
   if (prefs.format) parts.push(format.selectedOptions[0]?.textContent ?? prefs.format);
   prefsSummary.textContent = `(${parts.join(' · ')})`;
   quality.disabled = prefs.audio_only;
@@ -134,7 +139,11 @@ async function start(link) {
   const host = { run: busy, announce: tell };
   if (info.content_type === 'collection') {
     tell(() => t('front:collectionFound', { title }));
-    panel = showCollection(choice, info, { ...host, more: (cursor) => nextPage(link, cursor), download: (entries) => downloadCollection(link, title, entries) });
+    panel = showCollection(choice, info, {
+      ...host,
+      more: (cursor) => nextPage(link, cursor),
+      download: (entries) => downloadCollection(link, title, entries),
+    });
     return;
   }
   const item = info.media?.[0];
@@ -193,7 +202,13 @@ async function downloadPage(link, title, item) {
   const query = new URLSearchParams({ page_url: link });
   for (const [name, value] of Object.entries(fields)) query.set(name, String(value));
   saveLink(`/api/v1/download/stream?${query}`, filename);
-  queue.add({ id: `direct-${Date.now().toString(36)}-${(directCount += 1)}`, title, kind: 'direct', status: 'saved', filename });
+  queue.add({
+    id: `direct-${Date.now().toString(36)}-${(directCount += 1)}`,
+    title,
+    kind: 'direct',
+    status: 'saved',
+    filename,
+  });
   return { job: false, filename: filename ?? title };
 }
 
@@ -215,7 +230,13 @@ async function downloadItems(link, title, items, count) {
       started += 1;
     } catch (err) {
       firstError ??= err;
-      queue.add({ id: `failed-${Date.now().toString(36)}-${(directCount += 1)}`, title: name, kind: 'direct', status: 'failed', error: keptReason(err) });
+      queue.add({
+        id: `failed-${Date.now().toString(36)}-${(directCount += 1)}`,
+        title: name,
+        kind: 'direct',
+        status: 'failed',
+        error: keptReason(err),
+      });
     }
   }
   if (started === 0) throw firstError;

@@ -67,8 +67,12 @@ async function loadLanguage(lng) {
 export function t(/** @type {string} */ key, /** @type {Record<string, unknown>} */ vars = undefined) {
   if (!vars) return /** @type {string} */ (i18next.t(key));
   // i18next takes the plural from `count` and the words from `replace`, so count can be shown formatted.
-  const replace = Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, typeof value === 'number' ? formatNumber(value) : value]));
-  return /** @type {string} */ (i18next.t(key, typeof vars.count === 'number' ? { count: vars.count, replace } : { replace }));
+  const replace = Object.fromEntries(
+    Object.entries(vars).map(([name, value]) => [name, typeof value === 'number' ? formatNumber(value) : value]),
+  );
+  return /** @type {string} */ (
+    i18next.t(key, typeof vars.count === 'number' ? { count: vars.count, replace } : { replace })
+  );
 }
 
 /** The language in use ('en', 'de'). */
@@ -267,7 +271,9 @@ if (typeof document !== 'undefined') {
   // Another tab switched the language: follow it.
   window.addEventListener('storage', (event) => {
     if (event.key === LANGUAGE_KEY && LANGUAGES.includes(event.newValue)) {
-      void show(event.newValue).then(() => window.dispatchEvent(new CustomEvent(LANGUAGE_EVENT, { detail: event.newValue })));
+      void show(event.newValue).then(() =>
+        window.dispatchEvent(new CustomEvent(LANGUAGE_EVENT, { detail: event.newValue })),
+      );
     }
   });
 }

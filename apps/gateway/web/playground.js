@@ -40,14 +40,25 @@ const MERGE_FORMATS = ['mp4', 'webm', 'mkv'];
 const AUDIO_FORMATS = ['mp3', 'm4a', 'opus', 'wav'];
 const POLL_MS = 1000;
 
-const profileLabel = (source) => (PROFILE_LABELS[source.stream_profile] ? t(PROFILE_LABELS[source.stream_profile]) : source.stream_profile);
+const profileLabel = (source) =>
+  PROFILE_LABELS[source.stream_profile] ? t(PROFILE_LABELS[source.stream_profile]) : source.stream_profile;
 /** "720p video only": how sentences and labels name a source. */
-const sourceName = (source) => t('playground:sourceName', { quality: source.quality, profile: PROFILE_INLINE[source.stream_profile] ? t(PROFILE_INLINE[source.stream_profile]) : source.stream_profile });
+const sourceName = (source) =>
+  t('playground:sourceName', {
+    quality: source.quality,
+    profile: PROFILE_INLINE[source.stream_profile] ? t(PROFILE_INLINE[source.stream_profile]) : source.stream_profile,
+  });
 // A merge pair is one video and one audio source of the same item (DESIGN.md, invalid_merge_pair).
-const isVideoOnly = (s) => s.stream_profile === 'video_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === true && s.has_audio === false);
-const isAudioOnly = (s) => s.stream_profile === 'audio_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === false);
+const isVideoOnly = (s) =>
+  s.stream_profile === 'video_only' ||
+  (SEGMENTED.has(s.stream_profile) && s.has_video === true && s.has_audio === false);
+const isAudioOnly = (s) =>
+  s.stream_profile === 'audio_only' || (SEGMENTED.has(s.stream_profile) && s.has_video === false);
 // A stream that does not say (a media playlist without CODECS) may have sound: offer audio formats.
-const hasAudio = (s) => isAudioOnly(s) || s.stream_profile === 'muxed_progressive' || (SEGMENTED.has(s.stream_profile) && s.has_audio !== false);
+const hasAudio = (s) =>
+  isAudioOnly(s) ||
+  s.stream_profile === 'muxed_progressive' ||
+  (SEGMENTED.has(s.stream_profile) && s.has_audio !== false);
 
 /** Extracts through the keyless surface A route. */
 function extract(url) {
@@ -127,7 +138,11 @@ function renderResult(data) {
       fact(t('playground:fact.content'), data.content_type),
       fact(t('playground:fact.items'), formatNumber(data.media.length)),
     ),
-    el('p', { class: 'source-link', translate: 'no' }, el('a', { href: data.url, rel: 'noopener noreferrer', target: '_blank' }, data.url)),
+    el(
+      'p',
+      { class: 'source-link', translate: 'no' },
+      el('a', { href: data.url, rel: 'noopener noreferrer', target: '_blank' }, data.url),
+    ),
   );
   result.replaceChildren(head, ...data.media.map((item) => renderItem(item, data)));
   result.hidden = false;
@@ -141,9 +156,22 @@ function renderItem(item, data) {
   // Job labels outlive the result on screen, so they carry the page title.
   const jobName = count > 1 ? `${data.title} (${name})` : data.title;
   const type = ITEM_TYPES[item.type] ? t(ITEM_TYPES[item.type]) : item.type;
-  const details = [type, formatDuration(item.duration), t('playground:sourceCount', { count: item.sources.length, n: formatNumber(item.sources.length) })].filter(Boolean).join(' · ');
+  const details = [
+    type,
+    formatDuration(item.duration),
+    t('playground:sourceCount', { count: item.sources.length, n: formatNumber(item.sources.length) }),
+  ]
+    .filter(Boolean)
+    .join(' · ');
   const thumb = item.thumbnail
-    ? el('img', { class: 'thumb', src: item.thumbnail, alt: t('playground:thumbnail', { name }), loading: 'lazy', referrerpolicy: 'no-referrer', onerror: (e) => e.target.replaceWith(placeholder(item.type)) })
+    ? el('img', {
+        class: 'thumb',
+        src: item.thumbnail,
+        alt: t('playground:thumbnail', { name }),
+        loading: 'lazy',
+        referrerpolicy: 'no-referrer',
+        onerror: (e) => e.target.replaceWith(placeholder(item.type)),
+      })
     : placeholder(item.type);
 
   // Images cannot be cut; anything else shares the item's clip range.
@@ -156,7 +184,17 @@ function renderItem(item, data) {
     el(
       'thead',
       {},
-      el('tr', {}, ...[t('playground:col.quality'), t('playground:col.profile'), t('playground:col.size'), t('playground:col.codecs')].map((h) => el('th', { scope: 'col' }, h)), el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, t('playground:col.actions')))),
+      el(
+        'tr',
+        {},
+        ...[
+          t('playground:col.quality'),
+          t('playground:col.profile'),
+          t('playground:col.size'),
+          t('playground:col.codecs'),
+        ].map((h) => el('th', { scope: 'col' }, h)),
+        el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, t('playground:col.actions'))),
+      ),
     ),
     el('tbody', {}, ...rows),
   );
@@ -173,7 +211,17 @@ function renderItem(item, data) {
   return el(
     'article',
     { class: 'card media-item', 'aria-labelledby': titleId },
-    el('div', { class: 'media-head' }, thumb, el('div', {}, el('h3', { id: titleId, translate: item.title ? 'no' : null }, name), el('p', { class: 'muted' }, details))),
+    el(
+      'div',
+      { class: 'media-head' },
+      thumb,
+      el(
+        'div',
+        {},
+        el('h3', { id: titleId, translate: item.title ? 'no' : null }, name),
+        el('p', { class: 'muted' }, details),
+      ),
+    ),
     clip ? el('div', { class: 'item-choices' }, clip.node, renderAudio(item, name, jobName, clip)) : null,
     el('div', { class: 'table-wrap' }, table),
     videos.length && audios.length ? renderMerge(item, jobName, videos, audios, clip) : null,
@@ -182,13 +230,17 @@ function renderItem(item, data) {
 }
 
 function placeholder(type) {
-  return el('div', { class: 'thumb thumb-empty', 'aria-hidden': 'true' }, type === 'audio' ? '♪' : type === 'image' ? '▣' : '▶');
+  return el(
+    'div',
+    { class: 'thumb thumb-empty', 'aria-hidden': 'true' },
+    type === 'audio' ? '♪' : type === 'image' ? '▣' : '▶',
+  );
 }
 
 /** The clip to send: undefined for none, false when the range is wrong (the clip box says why). */
 function clipOf(clip) {
   const range = clip?.read();
-  return range === false ? false : range ?? undefined;
+  return range === false ? false : (range ?? undefined);
 }
 
 /**
@@ -200,20 +252,35 @@ function renderAudio(item, itemName, jobName, clip) {
   if (!source) return null;
   const id = (part) => `audio-${item.index}-${part}`;
   const from = sourceName(source);
-  const format = el('select', { id: id('format'), 'aria-describedby': id('hint') }, ...AUDIO_FORMATS.map((f) => el('option', { value: f }, f)));
+  const format = el(
+    'select',
+    { id: id('format'), 'aria-describedby': id('hint') },
+    ...AUDIO_FORMATS.map((f) => el('option', { value: f }, f)),
+  );
   const button = el('button', { type: 'button', 'aria-describedby': id('hint') }, t('playground:audio.save'));
   button.addEventListener('click', () => {
     const range = clipOf(clip);
     if (range === false) return;
     const body = { url: source.url, format: format.value, clip: range };
-    const job = t('playground:audio.job', { name: jobName, format: body.format }) + (range ? ` (${clip.label(range)})` : '');
-    download(body, { label: t('playground:audio.label', { name: itemName }), job, fallback: `audio.${body.format}` }, button, null, clip);
+    const job =
+      t('playground:audio.job', { name: jobName, format: body.format }) + (range ? ` (${clip.label(range)})` : '');
+    download(
+      body,
+      { label: t('playground:audio.label', { name: itemName }), job, fallback: `audio.${body.format}` },
+      button,
+      null,
+      clip,
+    );
   });
   return el(
     'fieldset',
     { class: 'audio-only' },
     el('legend', {}, t('playground:audio.title')),
-    el('p', { id: id('hint'), class: 'hint' }, t(isAudioOnly(source) ? 'playground:audio.hint' : 'playground:audio.hintPicture', { source: from })),
+    el(
+      'p',
+      { id: id('hint'), class: 'hint' },
+      t(isAudioOnly(source) ? 'playground:audio.hint' : 'playground:audio.hintPicture', { source: from }),
+    ),
     el('label', { for: id('format') }, t('playground:format')),
     el('div', { class: 'input-row' }, format, button),
   );
@@ -222,55 +289,120 @@ function renderAudio(item, itemName, jobName, clip) {
 function renderSource(source, itemName, jobName, clip) {
   const dims = source.width && source.height ? `${source.width}×${source.height}` : null;
   const label = sourceName(source);
-  const progress = el('progress', { class: 'row-progress', max: 100, hidden: true, 'aria-label': t('playground:source.progress', { source: label }) });
+  const progress = el('progress', {
+    class: 'row-progress',
+    max: 100,
+    hidden: true,
+    'aria-label': t('playground:source.progress', { source: label }),
+  });
   // A live source is recorded (operation record) until it ends or the job's Stop button is pressed.
   const live = source.is_live === true;
-  const button = el('button', { type: 'button', class: 'small', 'aria-label': t(live ? 'playground:source.recordLabel' : 'playground:source.downloadLabel', { source: label, name: itemName }) }, t(live ? 'playground:source.record' : 'playground:source.download'));
+  const button = el(
+    'button',
+    {
+      type: 'button',
+      class: 'small',
+      'aria-label': t(live ? 'playground:source.recordLabel' : 'playground:source.downloadLabel', {
+        source: label,
+        name: itemName,
+      }),
+    },
+    t(live ? 'playground:source.record' : 'playground:source.download'),
+  );
   // Any source may be converted (a job): audio formats from anything with sound, video formats from video.
   const video = source.stream_profile !== 'image' && !isAudioOnly(source);
   const audio = hasAudio(source);
-  const option = (f, note) => el('option', { value: f }, note ? t('playground:source.formatNote', { format: f, note }) : f);
-  const format = !live && (video || audio)
-    ? el(
-        'select',
-        { class: 'small', 'aria-label': t('playground:source.formatLabel', { source: label, name: itemName }) },
-        el('option', { value: '' }, t(SEGMENTED.has(source.stream_profile) ? 'playground:automatic' : 'playground:original')),
-        video ? el('optgroup', { label: t('playground:video') }, ...MERGE_FORMATS.map((f) => option(f))) : null,
-        audio ? el('optgroup', { label: t('playground:audio.title') }, ...AUDIO_FORMATS.map((f) => option(f, video ? t('playground:audio.note') : null))) : null,
-      )
-    : null;
+  const option = (f, note) =>
+    el('option', { value: f }, note ? t('playground:source.formatNote', { format: f, note }) : f);
+  const format =
+    !live && (video || audio)
+      ? el(
+          'select',
+          { class: 'small', 'aria-label': t('playground:source.formatLabel', { source: label, name: itemName }) },
+          el(
+            'option',
+            { value: '' },
+            t(SEGMENTED.has(source.stream_profile) ? 'playground:automatic' : 'playground:original'),
+          ),
+          video ? el('optgroup', { label: t('playground:video') }, ...MERGE_FORMATS.map((f) => option(f))) : null,
+          audio
+            ? el(
+                'optgroup',
+                { label: t('playground:audio.title') },
+                ...AUDIO_FORMATS.map((f) => option(f, video ? t('playground:audio.note') : null)),
+              )
+            : null,
+        )
+      : null;
   button.addEventListener('click', () => {
     if (live) {
-      download({ url: source.url, live: {} }, { label, job: t('playground:source.recordJob', { name: jobName }), fallback: 'recording.mp4' }, button, progress, clip);
+      download(
+        { url: source.url, live: {} },
+        { label, job: t('playground:source.recordJob', { name: jobName }), fallback: 'recording.mp4' },
+        button,
+        progress,
+        clip,
+      );
       return;
     }
     const range = source.stream_profile === 'image' ? undefined : clipOf(clip);
     if (range === false) return;
     const body = { url: source.url, clip: range };
     if (format?.value) body.format = format.value;
-    const job = t(body.format ? 'playground:source.jobAs' : 'playground:source.job', { source: label, name: jobName, format: body.format }) + (range ? ` (${clip.label(range)})` : '');
+    const job =
+      t(body.format ? 'playground:source.jobAs' : 'playground:source.job', {
+        source: label,
+        name: jobName,
+        format: body.format,
+      }) + (range ? ` (${clip.label(range)})` : '');
     const names = { label, job, fallback: `download${source.ext ? `.${source.ext}` : ''}` };
     download(body, names, button, progress, clip);
   });
   return el(
     'tr',
     {},
-    el('th', { scope: 'row' }, el('span', { translate: 'no' }, source.quality), dims ? el('span', { class: 'muted block' }, dims) : null),
-    el('td', { 'data-label': t('playground:col.profile') }, profileLabel(source), source.ext ? el('span', { class: 'muted' }, ` · ${source.ext}`) : null, SEGMENTED.has(source.stream_profile) ? el('span', { class: 'muted block' }, t('playground:source.byJob')) : null),
+    el(
+      'th',
+      { scope: 'row' },
+      el('span', { translate: 'no' }, source.quality),
+      dims ? el('span', { class: 'muted block' }, dims) : null,
+    ),
+    el(
+      'td',
+      { 'data-label': t('playground:col.profile') },
+      profileLabel(source),
+      source.ext ? el('span', { class: 'muted' }, ` · ${source.ext}`) : null,
+      SEGMENTED.has(source.stream_profile) ? el('span', { class: 'muted block' }, t('playground:source.byJob')) : null,
+    ),
     el('td', { 'data-label': t('playground:col.size') }, formatBytes(source.size)),
-    el('td', { 'data-label': t('playground:col.codecs') }, source.codecs ? el('code', {}, source.codecs) : t('common:none')),
+    el(
+      'td',
+      { 'data-label': t('playground:col.codecs') },
+      source.codecs ? el('code', {}, source.codecs) : t('common:none'),
+    ),
     el('td', { class: 'actions' }, format, button, progress),
   );
 }
 
 function renderMerge(item, name, videos, audios, clip) {
   const id = (part) => `merge-${item.index}-${part}`;
-  const option = (s) => el('option', { value: s.url }, [s.quality, profileLabel(s), s.size ? formatBytes(s.size) : null].filter(Boolean).join(' · '));
+  const option = (s) =>
+    el(
+      'option',
+      { value: s.url },
+      [s.quality, profileLabel(s), s.size ? formatBytes(s.size) : null].filter(Boolean).join(' · '),
+    );
   const video = el('select', { id: id('video'), name: 'video_url' }, ...videos.map(option));
   const audio = el('select', { id: id('audio'), name: 'audio_url' }, ...audios.map(option));
-  const format = el('select', { id: id('format'), name: 'format' }, el('option', { value: '' }, t('playground:automatic')), ...MERGE_FORMATS.map((f) => el('option', { value: f }, f)));
+  const format = el(
+    'select',
+    { id: id('format'), name: 'format' },
+    el('option', { value: '' }, t('playground:automatic')),
+    ...MERGE_FORMATS.map((f) => el('option', { value: f }, f)),
+  );
   const button = el('button', { type: 'submit', class: 'primary' }, t('playground:merge.button'));
-  const field = (labelText, control) => el('div', { class: 'field' }, el('label', { for: control.id }, labelText), control);
+  const field = (labelText, control) =>
+    el('div', { class: 'field' }, el('label', { for: control.id }, labelText), control);
   const subtitles = languageChoices(item, t('playground:merge.subtitles'));
   const mergeForm = el(
     'form',
@@ -281,7 +413,14 @@ function renderMerge(item, name, videos, audios, clip) {
       el('legend', {}, t('playground:merge.title')),
       el('p', { class: 'hint' }, t('playground:merge.hint')),
       subtitles?.node ?? null,
-      el('div', { class: 'merge-fields' }, field(t('playground:video'), video), field(t('playground:audio'), audio), field(t('playground:format'), format), button),
+      el(
+        'div',
+        { class: 'merge-fields' },
+        field(t('playground:video'), video),
+        field(t('playground:audio'), audio),
+        field(t('playground:format'), format),
+        button,
+      ),
     ),
   );
   mergeForm.addEventListener('submit', async (event) => {
@@ -408,9 +547,18 @@ function trackJob(accepted, label) {
   }
   const id = `job-${jobList.children.length + 1}`;
   const badge = el('span', { class: 'badge', 'data-status': accepted.status }, badgeText(accepted.status));
-  const progress = el('progress', { max: 100, value: 0, 'aria-labelledby': `${id}-label`, 'aria-describedby': `${id}-status` });
+  const progress = el('progress', {
+    max: 100,
+    value: 0,
+    'aria-labelledby': `${id}-label`,
+    'aria-describedby': `${id}-status`,
+  });
   const percent = el('span', { class: 'percent', 'aria-hidden': 'true' }, '0%');
-  const statusLine = el('p', { id: `${id}-status`, class: 'job-status', 'aria-live': 'polite' }, statusText(accepted.status));
+  const statusLine = el(
+    'p',
+    { id: `${id}-status`, class: 'job-status', 'aria-live': 'polite' },
+    statusText(accepted.status),
+  );
   const actions = el('div', { class: 'job-actions' });
   const item = el(
     'li',
@@ -425,7 +573,11 @@ function trackJob(accepted, label) {
   say(status, started);
 
   // Cancel (DELETE /api/v1/jobs/{id}) while the job is queued or processing; the poll shows the end.
-  const cancel = el('button', { type: 'button', class: 'small', 'aria-label': t('playground:job.cancelLabel', { name: label }) }, t('common:cancel'));
+  const cancel = el(
+    'button',
+    { type: 'button', class: 'small', 'aria-label': t('playground:job.cancelLabel', { name: label }) },
+    t('common:cancel'),
+  );
   cancel.addEventListener('click', async () => {
     cancel.disabled = true;
     try {
@@ -460,8 +612,9 @@ function trackJob(accepted, label) {
       if (failures < 5) setTimeout(poll, POLL_MS * 2 ** failures);
       return;
     }
-    if (job.operation === 'record' && job.status === 'processing') showRecording(job, accepted, actions, statusLine, label);
-    const value = Math.round(job.status === 'completed' ? 100 : job.progress ?? 0);
+    if (job.operation === 'record' && job.status === 'processing')
+      showRecording(job, accepted, actions, statusLine, label);
+    const value = Math.round(job.status === 'completed' ? 100 : (job.progress ?? 0));
     progress.value = value;
     percent.textContent = formatNumber(value / 100, { style: 'percent' });
     badge.textContent = badgeText(job.status);
@@ -469,12 +622,25 @@ function trackJob(accepted, label) {
     if (job.status !== lastStatus) {
       lastStatus = job.status;
       statusLine.dataset.kind = job.status === 'failed' ? 'error' : job.status === 'completed' ? 'success' : 'info';
-      statusLine.textContent = job.status === 'failed' && job.error ? t('playground:job.failedBecause', { message: job.error.message }) : statusText(job.status);
-      if (job.status === 'completed' && job.recording) statusLine.textContent = t('playground:job.recorded', { seconds: formatNumber(Math.round(job.recording.seconds)), ended: job.ended });
+      statusLine.textContent =
+        job.status === 'failed' && job.error
+          ? t('playground:job.failedBecause', { message: job.error.message })
+          : statusText(job.status);
+      if (job.status === 'completed' && job.recording)
+        statusLine.textContent = t('playground:job.recorded', {
+          seconds: formatNumber(Math.round(job.recording.seconds)),
+          ended: job.ended,
+        });
       if (job.status === 'completed' && job.artifact) showArtifact(actions, job.artifact);
       // The page's status line still saying "job started" would be wrong once the job has ended.
       if (status.textContent === started && (job.status === 'completed' || job.status === 'failed')) {
-        say(status, job.status === 'completed' ? t('playground:job.doneStatus', { name: label }) : t('playground:job.failedStatus', { name: label, message: job.error?.message ?? '' }), job.status === 'completed' ? 'success' : 'error');
+        say(
+          status,
+          job.status === 'completed'
+            ? t('playground:job.doneStatus', { name: label })
+            : t('playground:job.failedStatus', { name: label, message: job.error?.message ?? '' }),
+          job.status === 'completed' ? 'success' : 'error',
+        );
       }
     }
     if (job.status === 'queued' || job.status === 'processing') setTimeout(poll, POLL_MS);
@@ -490,9 +656,15 @@ function trackJob(accepted, label) {
 function showRecording(job, accepted, actions, statusLine, label) {
   const seconds = Math.round(job.recording?.seconds ?? 0);
   const gaps = job.recording?.gaps.length ?? 0;
-  statusLine.textContent = gaps ? t('playground:job.recordingGaps', { seconds: formatNumber(seconds), count: gaps, gaps: formatNumber(gaps) }) : t('playground:job.recording', { seconds: formatNumber(seconds) });
+  statusLine.textContent = gaps
+    ? t('playground:job.recordingGaps', { seconds: formatNumber(seconds), count: gaps, gaps: formatNumber(gaps) })
+    : t('playground:job.recording', { seconds: formatNumber(seconds) });
   if (actions.querySelector('[data-stop]')) return;
-  const stop = el('button', { type: 'button', class: 'small', 'data-stop': '', 'aria-label': t('playground:job.stopLabel', { name: label }) }, t('playground:job.stop'));
+  const stop = el(
+    'button',
+    { type: 'button', class: 'small', 'data-stop': '', 'aria-label': t('playground:job.stopLabel', { name: label }) },
+    t('playground:job.stop'),
+  );
   stop.addEventListener('click', async () => {
     stop.disabled = true;
     try {
@@ -510,8 +682,19 @@ function showRecording(job, accepted, actions, statusLine, label) {
 function showArtifact(actions, artifact) {
   const expires = new Date(artifact.expires_at);
   actions.replaceChildren(
-    el('a', { class: 'button primary', href: artifact.url, download: artifact.filename }, t('playground:job.save', { file: artifact.filename })),
-    el('span', { class: 'muted' }, ` ${formatBytes(artifact.size)}`, ...(Number.isNaN(expires.getTime()) ? [] : [' · ', t('playground:job.until', { time: formatDate(expires, { timeStyle: 'medium' }) })])),
+    el(
+      'a',
+      { class: 'button primary', href: artifact.url, download: artifact.filename },
+      t('playground:job.save', { file: artifact.filename }),
+    ),
+    el(
+      'span',
+      { class: 'muted' },
+      ` ${formatBytes(artifact.size)}`,
+      ...(Number.isNaN(expires.getTime())
+        ? []
+        : [' · ', t('playground:job.until', { time: formatDate(expires, { timeStyle: 'medium' }) })]),
+    ),
   );
 }
 

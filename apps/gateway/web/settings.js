@@ -76,11 +76,15 @@ function authForm(form, path, { minPassword }) {
     event.preventDefault();
     const email = form.elements.email;
     const password = form.elements.password;
-    const problem = !email.value.trim() || !email.checkValidity()
-      ? [email, t('settings:invalidEmail')]
-      : password.value.length < minPassword
-        ? [password, minPassword > 1 ? t('settings:passwordTooShort', { count: minPassword }) : t('settings:passwordMissing')]
-        : null;
+    const problem =
+      !email.value.trim() || !email.checkValidity()
+        ? [email, t('settings:invalidEmail')]
+        : password.value.length < minPassword
+          ? [
+              password,
+              minPassword > 1 ? t('settings:passwordTooShort', { count: minPassword }) : t('settings:passwordMissing'),
+            ]
+          : null;
     for (const input of [email, password]) input.removeAttribute('aria-invalid');
     if (problem) {
       problem[0].setAttribute('aria-invalid', 'true');
@@ -124,7 +128,9 @@ byId('logout-button').addEventListener('click', async () => {
 /** From the counts themselves, so it reads the same whatever scale success_rate uses. */
 function successRate(usage) {
   const total = usage?.total_requests ?? 0;
-  return total ? formatNumber((usage.successful_requests ?? 0) / total, { style: 'percent', maximumFractionDigits: 1 }) : t('common:none');
+  return total
+    ? formatNumber((usage.successful_requests ?? 0) / total, { style: 'percent', maximumFractionDigits: 1 })
+    : t('common:none');
 }
 
 async function loadKeys(focusAfter) {
@@ -139,24 +145,50 @@ function keyRow(key) {
   const usage = key.usage ?? {};
   const toggle = el(
     'button',
-    { type: 'button', class: 'small', 'data-key-id': key.id, 'data-action': 'toggle', 'aria-label': t(key.enabled ? 'settings:keys.disableLabel' : 'settings:keys.enableLabel', { name: key.name }) },
+    {
+      type: 'button',
+      class: 'small',
+      'data-key-id': key.id,
+      'data-action': 'toggle',
+      'aria-label': t(key.enabled ? 'settings:keys.disableLabel' : 'settings:keys.enableLabel', { name: key.name }),
+    },
     t(key.enabled ? 'settings:keys.disable' : 'settings:keys.enable'),
   );
   toggle.addEventListener('click', () => setEnabled(key, !key.enabled));
-  const remove = el('button', { type: 'button', class: 'small danger', 'aria-label': t('settings:keys.deleteLabel', { name: key.name }) }, t('settings:keys.delete'));
+  const remove = el(
+    'button',
+    { type: 'button', class: 'small danger', 'aria-label': t('settings:keys.deleteLabel', { name: key.name }) },
+    t('settings:keys.delete'),
+  );
   remove.addEventListener('click', () => deleteKey(key));
-  const usageButton = el('button', { type: 'button', class: 'small', 'aria-label': t('settings:keys.usageLabel', { name: key.name }) }, t('settings:account.usage'));
+  const usageButton = el(
+    'button',
+    { type: 'button', class: 'small', 'aria-label': t('settings:keys.usageLabel', { name: key.name }) },
+    t('settings:account.usage'),
+  );
   usageButton.addEventListener('click', () => showUsage(key, status));
   return el(
     'tr',
     { 'data-key-id': key.id },
     el('th', { scope: 'row', translate: 'no' }, key.name),
     el('td', { 'data-label': t('settings:keys.col.key') }, el('code', {}, `${key.prefix}…`)),
-    el('td', { 'data-label': t('settings:keys.col.status') }, el('span', { class: 'badge', 'data-status': key.enabled ? 'enabled' : 'disabled' }, t(key.enabled ? 'settings:keys.enabled' : 'settings:keys.disabled'))),
+    el(
+      'td',
+      { 'data-label': t('settings:keys.col.status') },
+      el(
+        'span',
+        { class: 'badge', 'data-status': key.enabled ? 'enabled' : 'disabled' },
+        t(key.enabled ? 'settings:keys.enabled' : 'settings:keys.disabled'),
+      ),
+    ),
     el('td', { 'data-label': t('settings:keys.col.created') }, timeEl(key.created_at)),
     el('td', { 'data-label': t('settings:keys.col.lastUsed') }, timeEl(key.last_used_at, t('common:never'))),
     el('td', { class: 'num', 'data-label': t('settings:keys.col.requests') }, formatNumber(usage.total_requests ?? 0)),
-    el('td', { class: 'num', 'data-label': t('settings:keys.col.successful') }, formatNumber(usage.successful_requests ?? 0)),
+    el(
+      'td',
+      { class: 'num', 'data-label': t('settings:keys.col.successful') },
+      formatNumber(usage.successful_requests ?? 0),
+    ),
     el('td', { class: 'num', 'data-label': t('settings:keys.col.rate') }, successRate(usage)),
     el('td', { class: 'actions' }, usageButton, toggle, remove),
   );

@@ -39,7 +39,11 @@ applyTheme(themeChoice());
     // Storage refused: the browser's languages decide.
   }
   const ours = ['en', 'de'];
-  if (!ours.includes(lng)) lng = (navigator.languages ?? []).map((tag) => String(tag).toLowerCase().split('-')[0]).find((tag) => ours.includes(tag)) ?? 'en';
+  if (!ours.includes(lng))
+    lng =
+      (navigator.languages ?? [])
+        .map((tag) => String(tag).toLowerCase().split('-')[0])
+        .find((tag) => ours.includes(tag)) ?? 'en';
   if (lng === 'en') return;
   const root = document.documentElement;
   root.lang = lng;

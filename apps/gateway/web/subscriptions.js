@@ -6,8 +6,18 @@
 import { api, el, say, timeEl } from './api.js';
 import { formatNumber, t } from './i18n.js';
 
-const STATUS = { active: 'settings:subs.status.active', paused: 'settings:subs.status.paused', failing: 'settings:subs.status.failing' };
-const EVERY = { 900: 'settings:subs.every.900', 3600: 'settings:subs.every.3600', 21600: 'settings:subs.every.21600', 86400: 'settings:subs.every.86400', 604800: 'settings:subs.every.604800' };
+const STATUS = {
+  active: 'settings:subs.status.active',
+  paused: 'settings:subs.status.paused',
+  failing: 'settings:subs.status.failing',
+};
+const EVERY = {
+  900: 'settings:subs.every.900',
+  3600: 'settings:subs.every.3600',
+  21600: 'settings:subs.every.21600',
+  86400: 'settings:subs.every.86400',
+  604800: 'settings:subs.every.604800',
+};
 
 function itemsText(completed, failed) {
   const done = t('settings:subs.items', { count: completed, n: formatNumber(completed) });
@@ -29,37 +39,57 @@ export async function loadSubscriptions() {
 
 function row(sub) {
   const status = byId('subs-status');
-  const toggle = el('button', {
-    type: 'button',
-    onclick: async () => {
-      const next = sub.status === 'paused' ? 'active' : 'paused';
-      try {
-        await api(`/api/v1/subscriptions/${encodeURIComponent(sub.id)}`, { method: 'PATCH', body: { status: next } });
-        say(status, next === 'paused' ? t('settings:subs.paused', { name: sub.name }) : t('settings:subs.resumed', { name: sub.name }), 'success');
-        await loadSubscriptions();
-      } catch (err) {
-        say(status, err.message, 'error');
-      }
+  const toggle = el(
+    'button',
+    {
+      type: 'button',
+      onclick: async () => {
+        const next = sub.status === 'paused' ? 'active' : 'paused';
+        try {
+          await api(`/api/v1/subscriptions/${encodeURIComponent(sub.id)}`, { method: 'PATCH', body: { status: next } });
+          say(
+            status,
+            next === 'paused'
+              ? t('settings:subs.paused', { name: sub.name })
+              : t('settings:subs.resumed', { name: sub.name }),
+            'success',
+          );
+          await loadSubscriptions();
+        } catch (err) {
+          say(status, err.message, 'error');
+        }
+      },
     },
-  }, sub.status === 'paused' ? t('settings:subs.resume') : t('settings:subs.pause'));
-  const remove = el('button', {
-    type: 'button',
-    class: 'danger',
-    onclick: async () => {
-      if (!window.confirm(t('settings:subs.confirmDelete', { name: sub.name }))) return;
-      try {
-        await api(`/api/v1/subscriptions/${encodeURIComponent(sub.id)}`, { method: 'DELETE' });
-        say(status, t('settings:subs.deleted', { name: sub.name }), 'success');
-        await loadSubscriptions();
-      } catch (err) {
-        say(status, err.message, 'error');
-      }
+    sub.status === 'paused' ? t('settings:subs.resume') : t('settings:subs.pause'),
+  );
+  const remove = el(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: async () => {
+        if (!window.confirm(t('settings:subs.confirmDelete', { name: sub.name }))) return;
+        try {
+          await api(`/api/v1/subscriptions/${encodeURIComponent(sub.id)}`, { method: 'DELETE' });
+          say(status, t('settings:subs.deleted', { name: sub.name }), 'success');
+          await loadSubscriptions();
+        } catch (err) {
+          say(status, err.message, 'error');
+        }
+      },
     },
-  }, t('settings:subs.remove'));
-  return el('tr', {},
+    t('settings:subs.remove'),
+  );
+  return el(
+    'tr',
+    {},
     el('td', { translate: 'no' }, el('strong', {}, sub.name), el('br'), el('span', { class: 'muted' }, sub.url)),
     el('td', { title: sub.last_error ?? '' }, STATUS[sub.status] ? t(STATUS[sub.status]) : sub.status),
-    el('td', {}, EVERY[sub.every] ? t(EVERY[sub.every]) : t('settings:subs.everySeconds', { n: formatNumber(sub.every) })),
+    el(
+      'td',
+      {},
+      EVERY[sub.every] ? t(EVERY[sub.every]) : t('settings:subs.everySeconds', { n: formatNumber(sub.every) }),
+    ),
     el('td', {}, timeEl(sub.last_checked_at)),
     el('td', {}, itemsText(sub.items.completed, sub.items.failed)),
     el('td', { class: 'actions' }, toggle, ' ', remove),
@@ -101,5 +131,9 @@ export function setUpSubscriptionForm() {
 export function fillIntervals() {
   const select = byId('subs-every');
   const chosen = select.value || '3600';
-  select.replaceChildren(...Object.entries(EVERY).map(([seconds, key]) => el('option', { value: seconds, selected: seconds === chosen }, t(key))));
+  select.replaceChildren(
+    ...Object.entries(EVERY).map(([seconds, key]) =>
+      el('option', { value: seconds, selected: seconds === chosen }, t(key)),
+    ),
+  );
 }

@@ -26,7 +26,11 @@ worker.addEventListener('activate', (/** @type {any} */ event) => {
   event.waitUntil(
     caches
       .keys()
-      .then((names) => Promise.all(names.filter((name) => name.startsWith('reelay-shell-') && name !== CACHE).map((name) => caches.delete(name))))
+      .then((names) =>
+        Promise.all(
+          names.filter((name) => name.startsWith('reelay-shell-') && name !== CACHE).map((name) => caches.delete(name)),
+        ),
+      )
       .then(() => worker.clients.claim()),
   );
 });
@@ -43,6 +47,11 @@ worker.addEventListener('fetch', (/** @type {any} */ event) => {
     const kept = () => caches.open(CACHE).then((cache) => cache.match(url.pathname, { ignoreVary: true }));
     event.respondWith(fetch(request).catch(() => kept().then((hit) => hit ?? Response.error())));
   } else if (ASSETS.has(url.pathname)) {
-    event.respondWith(caches.open(CACHE).then((cache) => cache.match(url.pathname)).then((hit) => hit ?? fetch(request)));
+    event.respondWith(
+      caches
+        .open(CACHE)
+        .then((cache) => cache.match(url.pathname))
+        .then((hit) => hit ?? fetch(request)),
+    );
   }
 });

@@ -26,12 +26,21 @@ export function usageChart(days) {
   const total = days.reduce((sum, d) => sum + d.requests, 0);
   const ok = days.reduce((sum, d) => sum + d.successful, 0);
   const title = svg('title', {});
-  title.textContent = t('settings:account.usageChartLabel', { count: total, requests: formatNumber(total), successful: formatNumber(ok) });
+  title.textContent = t('settings:account.usageChartLabel', {
+    count: total,
+    requests: formatNumber(total),
+    successful: formatNumber(ok),
+  });
   const bars = days.map((d, i) => {
     const h = (d.requests / top) * (height - 20);
     const hOk = (d.successful / top) * (height - 20);
     const label = svg('title', {});
-    label.textContent = t('settings:account.usageDay', { count: d.requests, date: formatDate(`${d.date}T00:00:00Z`, { dateStyle: 'medium', timeZone: 'UTC' }), requests: formatNumber(d.requests), successful: formatNumber(d.successful) });
+    label.textContent = t('settings:account.usageDay', {
+      count: d.requests,
+      date: formatDate(`${d.date}T00:00:00Z`, { dateStyle: 'medium', timeZone: 'UTC' }),
+      requests: formatNumber(d.requests),
+      successful: formatNumber(d.successful),
+    });
     return svg(
       'g',
       { 'data-date': d.date, 'data-requests': d.requests },
@@ -40,6 +49,8 @@ export function usageChart(days) {
       svg('rect', { x: i * slot, y: height - hOk, width: bar, height: hOk, class: 'usage-ok' }),
     );
   });
-  const chart = /** @type {SVGSVGElement} */ (svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', class: 'usage-chart', width: '100%' }, title, ...bars));
+  const chart = /** @type {SVGSVGElement} */ (
+    svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', class: 'usage-chart', width: '100%' }, title, ...bars)
+  );
   return chart;
 }

@@ -20,8 +20,17 @@ export interface BundleEntry {
  * entries are taken in order while they fit, and the rest stay downloadable as their own jobs'
  * artifacts (`left_out` counts them).
  */
-export async function writeBundle(store: ArtifactStore, id: string, title: string, entries: BundleEntry[], expiresAt: number, maxBytes = Infinity): Promise<(ArtifactMeta & { left_out: number }) | undefined> {
-  const found = (await Promise.all(entries.map(async (e) => ({ e, stored: await store.get(e.job_id) })))).filter((x) => x.stored !== undefined);
+export async function writeBundle(
+  store: ArtifactStore,
+  id: string,
+  title: string,
+  entries: BundleEntry[],
+  expiresAt: number,
+  maxBytes = Infinity,
+): Promise<(ArtifactMeta & { left_out: number }) | undefined> {
+  const found = (await Promise.all(entries.map(async (e) => ({ e, stored: await store.get(e.job_id) })))).filter(
+    (x) => x.stored !== undefined,
+  );
   let total = 0;
   const present = found.filter(({ stored }) => {
     // A ZIP's own headers add well under a kilobyte an entry; counted generously.
@@ -31,7 +40,13 @@ export async function writeBundle(store: ArtifactStore, id: string, title: strin
     return true;
   });
   if (present.length === 0) return undefined;
-  const names = bundleEntryNames(present.map(({ e, stored }) => ({ index: e.index, title: e.title, ext: path.extname(stored!.meta.filename).slice(1) })));
+  const names = bundleEntryNames(
+    present.map(({ e, stored }) => ({
+      index: e.index,
+      title: e.title,
+      ext: path.extname(stored!.meta.filename).slice(1),
+    })),
+  );
   const dir = await store.makeTempDir(id);
   try {
     const file = path.join(dir, 'bundle.zip');
@@ -47,7 +62,11 @@ export async function writeBundle(store: ArtifactStore, id: string, title: strin
     });
     zip.end();
     await Promise.race([pipeline(zip.outputStream, fs.createWriteStream(file)), failed]);
-    const meta = await store.put(id, file, { filename: mediaFilename(title.trim() || 'collection', 'zip'), content_type: 'application/zip', expires_at: expiresAt });
+    const meta = await store.put(id, file, {
+      filename: mediaFilename(title.trim() || 'collection', 'zip'),
+      content_type: 'application/zip',
+      expires_at: expiresAt,
+    });
     return { ...meta, left_out: found.length - present.length };
   } finally {
     await store.removeTempDir(dir).catch(() => undefined);

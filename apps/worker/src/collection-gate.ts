@@ -13,7 +13,10 @@ export function collectionOf(job: Pick<Job, 'parent'>): string | undefined {
 }
 
 /** Releases the next gated child of the collection `job` belongs to (after `job` ended for good). */
-export async function releaseNext(job: Pick<Job, 'parent'>, deps: { redis: RedisClient; queue: Queue; prefix?: string; logger: Logger }): Promise<void> {
+export async function releaseNext(
+  job: Pick<Job, 'parent'>,
+  deps: { redis: RedisClient; queue: Queue; prefix?: string; logger: Logger },
+): Promise<void> {
   const parentId = collectionOf(job);
   if (!parentId) return;
   for (;;) {
@@ -22,7 +25,9 @@ export async function releaseNext(job: Pick<Job, 'parent'>, deps: { redis: Redis
     const child = await deps.queue.getJob(next);
     // A child cancelled (removed) while gated is skipped: the next one takes its place.
     if (!child || !(await child.isDelayed())) continue;
-    await child.promote().catch((err: unknown) => deps.logger.warn({ err, jobId: next }, 'could not release a collection child'));
+    await child
+      .promote()
+      .catch((err: unknown) => deps.logger.warn({ err, jobId: next }, 'could not release a collection child'));
     return;
   }
 }

@@ -3,7 +3,19 @@
 // which failed (ignored failures: a child's failure never fails its siblings), the archive updated.
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { RedisClient } from './redis.js';
-import { CANCELLED_CODE, CANCELLED_MESSAGE, jobSignalKey, archiveKey, ChildRecordsSchema, collectionChildrenKey, CollectionPayloadSchema, decodeJobError, encodeJobError, JobResultSchema, type CollectionResult } from '@reelay/contracts';
+import {
+  CANCELLED_CODE,
+  CANCELLED_MESSAGE,
+  jobSignalKey,
+  archiveKey,
+  ChildRecordsSchema,
+  collectionChildrenKey,
+  CollectionPayloadSchema,
+  decodeJobError,
+  encodeJobError,
+  JobResultSchema,
+  type CollectionResult,
+} from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
 import type { Logger } from '@reelay/observability';
 import { writeBundle, type BundleEntry } from './bundle.js';
@@ -27,15 +39,23 @@ const idOfKey = (key: string) => key.slice(key.lastIndexOf(':') + 1);
 export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: Job) => Promise<CollectionResult> {
   return async (job) => {
     const parsed = CollectionPayloadSchema.safeParse(job.data);
-    if (!parsed.success || parsed.data.id !== job.id) throw new UnrecoverableError(encodeJobError({ code: 'invalid_request', message: 'The collection payload is invalid.' }));
+    if (!parsed.success || parsed.data.id !== job.id)
+      throw new UnrecoverableError(
+        encodeJobError({ code: 'invalid_request', message: 'The collection payload is invalid.' }),
+      );
     const payload = parsed.data;
     // Cancelled (DELETE on the parent): its children were cancelled with it; it ends cancelled too.
-    if (await deps.redis.exists(jobSignalKey('cancel', payload.id))) throw new UnrecoverableError(encodeJobError({ code: CANCELLED_CODE, message: CANCELLED_MESSAGE }));
+    if (await deps.redis.exists(jobSignalKey('cancel', payload.id)))
+      throw new UnrecoverableError(encodeJobError({ code: CANCELLED_CODE, message: CANCELLED_MESSAGE }));
     const raw = await deps.redis.get(collectionChildrenKey(deps.prefix, payload.id));
     const records = raw ? ChildRecordsSchema.parse(JSON.parse(raw)) : [];
     const values = await job.getChildrenValues();
     const failures = await job.getIgnoredChildrenFailures();
-    const done = new Set(Object.entries(values).filter(([, v]) => JobResultSchema.safeParse(v).success).map(([k]) => idOfKey(k)));
+    const done = new Set(
+      Object.entries(values)
+        .filter(([, v]) => JobResultSchema.safeParse(v).success)
+        .map(([k]) => idOfKey(k)),
+    );
     const failed = new Map(Object.entries(failures).map(([k, reason]) => [idOfKey(k), reason]));
     let completed = 0;
     let skipped = 0;
@@ -52,18 +72,41 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
     }
     if (payload.archive && archived.length) {
       const key = archiveKey(payload.archive);
-      await deps.redis.multi().sadd(key, ...archived).expire(key, deps.archiveTtlSeconds ?? 365 * 86_400).exec();
+      await deps.redis
+        .multi()
+        .sadd(key, ...archived)
+        .expire(key, deps.archiveTtlSeconds ?? 365 * 86_400)
+        .exec();
     }
     const result: CollectionResult = { completed, failed: records.length - completed - skipped, skipped };
     if (payload.bundle === 'zip' && bundled.length) {
-      const meta = await writeBundle(deps.artifacts, payload.id, payload.title, bundled, Date.now() + deps.artifactTtlSeconds * 1000, deps.maxBundleBytes);
-      if (meta?.left_out) deps.logger.warn({ jobId: job.id, leftOut: meta.left_out }, 'collection bundle: entries past MAX_MEDIA_BYTES left out of the ZIP');
-      if (meta) result.artifact = { filename: meta.filename, content_type: meta.content_type, size: meta.size, expires_at: meta.expires_at };
+      const meta = await writeBundle(
+        deps.artifacts,
+        payload.id,
+        payload.title,
+        bundled,
+        Date.now() + deps.artifactTtlSeconds * 1000,
+        deps.maxBundleBytes,
+      );
+      if (meta?.left_out)
+        deps.logger.warn(
+          { jobId: job.id, leftOut: meta.left_out },
+          'collection bundle: entries past MAX_MEDIA_BYTES left out of the ZIP',
+        );
+      if (meta)
+        result.artifact = {
+          filename: meta.filename,
+          content_type: meta.content_type,
+          size: meta.size,
+          expires_at: meta.expires_at,
+        };
     }
     deps.logger.info({ jobId: job.id, ...result }, 'collection finished');
     if (completed === 0 && skipped < records.length) {
       const cause = decodeJobError(firstError);
-      throw new UnrecoverableError(encodeJobError({ code: cause.code, message: `Every entry failed; the first: ${cause.message}` }));
+      throw new UnrecoverableError(
+        encodeJobError({ code: cause.code, message: `Every entry failed; the first: ${cause.message}` }),
+      );
     }
     return result;
   };

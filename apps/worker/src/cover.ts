@@ -20,13 +20,32 @@ export interface CoverDeps {
 }
 
 /** The cover input for the job's ffmpeg (see coverInputArgs), or undefined when there is none. */
-export async function prepareCover(deps: CoverDeps, cover: Cover, format: OutputFormat, tags: TagPlan | undefined, dir: string, signal: AbortSignal, log: Logger): Promise<string | undefined> {
+export async function prepareCover(
+  deps: CoverDeps,
+  cover: Cover,
+  format: OutputFormat,
+  tags: TagPlan | undefined,
+  dir: string,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<string | undefined> {
   try {
-    const res = await deps.egress.open(cover.url, { signal, deadlineMs: COVER_DEADLINE_MS, headers: { accept: 'image/*' } });
+    const res = await deps.egress.open(cover.url, {
+      signal,
+      deadlineMs: COVER_DEADLINE_MS,
+      headers: { accept: 'image/*' },
+    });
     const raw = path.join(dir, 'cover.source');
     await fs.writeFile(raw, await deps.egress.read(res.body, COVER_MAX_BYTES));
     const jpeg = path.join(dir, 'cover.jpg');
-    await runFfmpeg({ binary: deps.ffmpeg, args: coverConvertArgs(raw, jpeg), signal, timeoutMs: COVER_DEADLINE_MS, limits: deps.limits, cwd: dir });
+    await runFfmpeg({
+      binary: deps.ffmpeg,
+      args: coverConvertArgs(raw, jpeg),
+      signal,
+      timeoutMs: COVER_DEADLINE_MS,
+      limits: deps.limits,
+      cwd: dir,
+    });
     if (format !== 'opus') return jpeg;
     const data = await fs.readFile(jpeg);
     const size = jpegSize(data);
@@ -35,7 +54,10 @@ export async function prepareCover(deps: CoverDeps, cover: Cover, format: Output
     return meta;
   } catch (err) {
     if (signal.aborted) throw err;
-    log.info({ cause: err instanceof Error ? err.message : String(err) }, 'no cover art: the thumbnail could not be fetched or read');
+    log.info(
+      { cause: err instanceof Error ? err.message : String(err) },
+      'no cover art: the thumbnail could not be fetched or read',
+    );
     return undefined;
   }
 }

@@ -5,14 +5,24 @@
 import { AUDIO_FORMATS, type JobPayload } from '@reelay/contracts';
 import { outputFormat, codecPair, type MediaOperation, type OutputExpectation } from '@reelay/media';
 
-export function expectedOutput(payload: JobPayload, operation: MediaOperation, durationSeconds: number | undefined): OutputExpectation {
+export function expectedOutput(
+  payload: JobPayload,
+  operation: MediaOperation,
+  durationSeconds: number | undefined,
+): OutputExpectation {
   const format = outputFormat(operation);
   const faststart = format === 'mp4' || format === 'm4a';
   const subtitles = payload.subtitles?.length;
   if (operation.type === 'subtitle') return { video: false, audio: false, subtitles: 1, faststart: false };
-  const base = { durationSeconds, faststart, maxDurationSeconds: clipCeiling(payload), ...(subtitles ? { subtitles } : {}) };
+  const base = {
+    durationSeconds,
+    faststart,
+    maxDurationSeconds: clipCeiling(payload),
+    ...(subtitles ? { subtitles } : {}),
+  };
   if (AUDIO_FORMATS.has(format)) return { ...base, video: false, audio: true };
-  if (operation.type === 'merge' || (operation.type === 'remux' && operation.videoInput !== undefined)) return { ...base, video: true, audio: true };
+  if (operation.type === 'merge' || (operation.type === 'remux' && operation.videoInput !== undefined))
+    return { ...base, video: true, audio: true };
   const [input] = payload.inputs;
   const { videoCodec, audioCodec } = codecPair(input.codecs);
   return {

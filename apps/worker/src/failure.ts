@@ -84,7 +84,11 @@ function storageFailure(errno: string, where: StorageError['where']): JobFailure
               ? `${place} did not accept the file`
               : `${place} cannot be used (${errno})`;
   // A remote store may be back for the next attempt; a refusal (wrong bucket or rights) just fails again.
-  return { code: 'storage_error', message: `The result could not be stored: ${why}.`, retry: STORAGE_RETRY.has(errno) || errno === REMOTE_STORE };
+  return {
+    code: 'storage_error',
+    message: `The result could not be stored: ${why}.`,
+    retry: STORAGE_RETRY.has(errno) || errno === REMOTE_STORE,
+  };
 }
 
 // ffmpeg writes the output itself, so a full or read-only temp folder shows only in its stderr.
@@ -109,10 +113,21 @@ export interface FailureContext {
 export function classifyFailure(err: unknown, upstream: SessionFailures, ctx: FailureContext): JobFailure {
   if (upstream.blocked) return { code: 'url_blocked', message: upstream.blocked, retry: false };
   if (upstream.limit) return { code: 'upstream_error', message: upstream.limit, retry: false };
-  if (err instanceof ReelayError) return { code: err.code, message: err.message, retry: err.code === 'upstream_error' || err.code === 'upstream_timeout' };
+  if (err instanceof ReelayError)
+    return {
+      code: err.code,
+      message: err.message,
+      retry: err.code === 'upstream_error' || err.code === 'upstream_timeout',
+    };
   // Past a memory or CPU bound: the media (or what the origin made of it) asks too much; it would again.
-  if (err instanceof FfmpegError && err.kind === 'limit') return { code: 'resource_limit', message: `The job was stopped: ${err.message}.`, retry: false };
-  if (upstream.tooLarge) return { code: 'upstream_error', message: `The media is larger than the limit of ${formatBytes(ctx.maxBytes)}.`, retry: false };
+  if (err instanceof FfmpegError && err.kind === 'limit')
+    return { code: 'resource_limit', message: `The job was stopped: ${err.message}.`, retry: false };
+  if (upstream.tooLarge)
+    return {
+      code: 'upstream_error',
+      message: `The media is larger than the limit of ${formatBytes(ctx.maxBytes)}.`,
+      retry: false,
+    };
   // Local faults come before what the origin did: they are true whatever else happened.
   if (err instanceof StorageError) return storageFailure(err.errno, err.where);
   if (err instanceof FfmpegError && err.kind === 'failed') {
@@ -124,14 +139,26 @@ export function classifyFailure(err: unknown, upstream: SessionFailures, ctx: Fa
     return { code: 'internal_error', message: 'ffmpeg could not be started on the worker.', retry: true };
   }
   if (err instanceof FfmpegError && err.kind === 'timeout') {
-    return { code: 'job_timeout', message: `The job ran longer than its limit of ${ctx.timeoutSeconds} seconds.`, retry: false };
+    return {
+      code: 'job_timeout',
+      message: `The job ran longer than its limit of ${ctx.timeoutSeconds} seconds.`,
+      retry: false,
+    };
   }
   if (err instanceof IncompleteOutputError) return incomplete(err.problems, upstream);
-  if (upstream.notFound) return { code: 'content_not_found', message: `The origin answered ${upstream.notFound}: the content does not exist.`, retry: false };
-  if (upstream.unavailable) return { code: upstream.unavailable.code, message: upstream.unavailable.message, retry: true };
-  if (upstream.refused) return { code: 'upstream_error', message: `The origin refused access (${upstream.refused}).`, retry: false };
+  if (upstream.notFound)
+    return {
+      code: 'content_not_found',
+      message: `The origin answered ${upstream.notFound}: the content does not exist.`,
+      retry: false,
+    };
+  if (upstream.unavailable)
+    return { code: upstream.unavailable.code, message: upstream.unavailable.message, retry: true };
+  if (upstream.refused)
+    return { code: 'upstream_error', message: `The origin refused access (${upstream.refused}).`, retry: false };
   if (err instanceof FfmpegError) return ffmpegFailure(err);
-  if (err instanceof WholeFileError) return { code: 'upstream_error', message: `The file could not be fetched: ${err.message}.`, retry: true };
+  if (err instanceof WholeFileError)
+    return { code: 'upstream_error', message: `The file could not be fetched: ${err.message}.`, retry: true };
   if (err instanceof OutputError) return { code: 'upstream_error', message: err.message, retry: false };
   // A bug or a local fault (disk full, Redis gone): another attempt, maybe on another worker, may pass.
   return { code: 'internal_error', message: 'The job failed because of an internal error.', retry: true };
@@ -142,8 +169,14 @@ export function classifyFailure(err: unknown, upstream: SessionFailures, ctx: Fa
 // another attempt would repeat.
 function incomplete(problems: string[], upstream: SessionFailures): JobFailure {
   const what = `The finished file is incomplete: ${problems.join('; ')}.`;
-  if (upstream.notFound) return { code: 'content_not_found', message: `The origin answered ${upstream.notFound} for part of the media. ${what}`, retry: false };
-  if (upstream.unavailable) return { code: upstream.unavailable.code, message: `${upstream.unavailable.message} ${what}`, retry: true };
+  if (upstream.notFound)
+    return {
+      code: 'content_not_found',
+      message: `The origin answered ${upstream.notFound} for part of the media. ${what}`,
+      retry: false,
+    };
+  if (upstream.unavailable)
+    return { code: upstream.unavailable.code, message: `${upstream.unavailable.message} ${what}`, retry: true };
   return { code: 'upstream_error', message: what, retry: false };
 }
 
@@ -152,13 +185,25 @@ function ffmpegFailure(err: FfmpegError): JobFailure {
   const tail = err.stderrTail;
   if (err.kind === 'aborted') return { code: 'internal_error', message: 'The job was cancelled.', retry: false };
   if (/Protocol '[^']*' not on whitelist/.test(tail)) {
-    return { code: 'url_blocked', message: 'The media refers to a resource that is not an http or https URL.', retry: false };
+    return {
+      code: 'url_blocked',
+      message: 'The media refers to a resource that is not an http or https URL.',
+      retry: false,
+    };
   }
   if (/Format not on whitelist/.test(tail)) {
-    return { code: 'upstream_error', message: 'The origin sent a kind of file that is not expected for this source.', retry: false };
+    return {
+      code: 'upstream_error',
+      message: 'The origin sent a kind of file that is not expected for this source.',
+      retry: false,
+    };
   }
   if (/matches no streams|does not contain any stream|Output file is empty/.test(tail)) {
-    return { code: 'upstream_error', message: 'The media has no stream to take (a missing track or representation).', retry: false };
+    return {
+      code: 'upstream_error',
+      message: 'The media has no stream to take (a missing track or representation).',
+      retry: false,
+    };
   }
   if (/Invalid data found|invalid data|moov atom not found|EBML header parsing failed/i.test(tail)) {
     return { code: 'upstream_error', message: 'The origin sent data that is not readable media.', retry: false };

@@ -10,7 +10,9 @@ import type { WorkerMetrics } from './metrics.js';
 /** The operations port is taken: restarting will not free it, so the process should stop once. */
 export class MetricsPortInUseError extends Error {
   constructor(host: string, port: number) {
-    super(`METRICS_PORT ${port} is already in use on ${host} (another worker, or another \`pnpm start\`?). Set METRICS_PORT to a free port, or to 0 to pick one.`);
+    super(
+      `METRICS_PORT ${port} is already in use on ${host} (another worker, or another \`pnpm start\`?). Set METRICS_PORT to a free port, or to 0 to pick one.`,
+    );
     this.name = 'MetricsPortInUseError';
   }
 }
@@ -26,14 +28,24 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-export async function startHealthServer(options: { port: number; host: string; metrics: WorkerMetrics; health: () => HealthState; tools?: () => { ffmpeg: BinaryReport; ffprobe: BinaryReport }; logger: Logger }): Promise<HealthServer> {
+export async function startHealthServer(options: {
+  port: number;
+  host: string;
+  metrics: WorkerMetrics;
+  health: () => HealthState;
+  tools?: () => { ffmpeg: BinaryReport; ffprobe: BinaryReport };
+  logger: Logger;
+}): Promise<HealthServer> {
   const { metrics, logger } = options;
-  const json = (res: http.ServerResponse, status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const json = (res: http.ServerResponse, status: number, body: unknown) =>
+    void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const server = http.createServer((req, res) => {
     if (req.url === '/healthz') {
       const state = options.health();
       const tools = options.tools?.();
-      return state.healthy ? json(res, 200, { status: 'ok', ...tools }) : json(res, 503, { status: 'unhealthy', reason: state.reason, ...tools });
+      return state.healthy
+        ? json(res, 200, { status: 'ok', ...tools })
+        : json(res, 503, { status: 'unhealthy', reason: state.reason, ...tools });
     }
     if (req.url === '/metrics') {
       metrics.registry.metrics().then(
@@ -48,7 +60,9 @@ export async function startHealthServer(options: { port: number; host: string; m
     json(res, 404, { success: false, error: { code: 'not_found', message: 'No such route.' } });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new MetricsPortInUseError(options.host, options.port) : err));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new MetricsPortInUseError(options.host, options.port) : err),
+    );
     server.listen(options.port, options.host, resolve);
   });
   return {

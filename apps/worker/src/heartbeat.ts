@@ -7,7 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { RedisClient } from './redis.js';
-import { isFresh, WORKER_HEALTH_TTL_SECONDS, WorkerHealthSchema, workerHealthKey, type WorkerHealth } from '@reelay/contracts';
+import {
+  isFresh,
+  WORKER_HEALTH_TTL_SECONDS,
+  WorkerHealthSchema,
+  workerHealthKey,
+  type WorkerHealth,
+} from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { HealthState } from './health-server.js';
 
@@ -32,15 +38,28 @@ export class Heartbeat {
   }
 
   async beat(state: HealthState): Promise<void> {
-    const value: WorkerHealth = { healthy: state.healthy, ...(state.reason ? { reason: state.reason } : {}), at: Date.now() };
+    const value: WorkerHealth = {
+      healthy: state.healthy,
+      ...(state.reason ? { reason: state.reason } : {}),
+      at: Date.now(),
+    };
     const prune = this.beats++ % PRUNE_EVERY === 0;
     try {
       // The hash outlives its last writer by the TTL, so it is gone once every worker has stopped.
       if (!prune) {
-        await this.redis.multi().hset(this.key, this.id, JSON.stringify(value)).expire(this.key, WORKER_HEALTH_TTL_SECONDS).exec();
+        await this.redis
+          .multi()
+          .hset(this.key, this.id, JSON.stringify(value))
+          .expire(this.key, WORKER_HEALTH_TTL_SECONDS)
+          .exec();
         return;
       }
-      const [, [, entries]] = (await this.redis.multi().hset(this.key, this.id, JSON.stringify(value)).hgetall(this.key).expire(this.key, WORKER_HEALTH_TTL_SECONDS).exec()) as [unknown, [unknown, Record<string, string>]];
+      const [, [, entries]] = (await this.redis
+        .multi()
+        .hset(this.key, this.id, JSON.stringify(value))
+        .hgetall(this.key)
+        .expire(this.key, WORKER_HEALTH_TTL_SECONDS)
+        .exec()) as [unknown, [unknown, Record<string, string>]];
       const stale = Object.entries(entries ?? {}).filter(([, raw]) => {
         const parsed = WorkerHealthSchema.safeParse(parseOrNull(raw));
         return !parsed.success || !isFresh(parsed.data);
@@ -53,7 +72,10 @@ export class Heartbeat {
 
   /** Calls `tick` (which beats) every `intervalMs`, after the first beat the caller awaited. */
   every(intervalMs: number, tick: () => Promise<void>): void {
-    this.timer = setInterval(() => void tick().catch((err: unknown) => this.logger.warn({ err }, 'heartbeat failed')), intervalMs);
+    this.timer = setInterval(
+      () => void tick().catch((err: unknown) => this.logger.warn({ err }, 'heartbeat failed')),
+      intervalMs,
+    );
     this.timer.unref();
   }
 

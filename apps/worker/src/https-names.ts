@@ -26,7 +26,8 @@ export function toProxyUrl(input: string | URL): string {
   const url = new URL(input);
   url.hash = '';
   if (url.protocol === 'http:') return url.href;
-  if (url.protocol !== 'https:') throw new ReelayError('url_blocked', `Only http and https may be fetched, not ${url.protocol.replace(/:$/, '')}.`);
+  if (url.protocol !== 'https:')
+    throw new ReelayError('url_blocked', `Only http and https may be fetched, not ${url.protocol.replace(/:$/, '')}.`);
   return `http://${standInHost(url.hostname, url.port)}${url.pathname}${url.search}`;
 }
 
@@ -38,12 +39,17 @@ export function toProxyUrl(input: string | URL): string {
 export function fromProxyUrl(target: string): URL {
   const url = absoluteTarget(target);
   // ffmpeg itself must never speak https (see the top of this file): https travels as a stand-in.
-  if (url.protocol !== 'http:') throw new ReelayError('url_blocked', 'ffmpeg may only send plain http to the proxy; https origins travel under stand-in names.');
+  if (url.protocol !== 'http:')
+    throw new ReelayError(
+      'url_blocked',
+      'ffmpeg may only send plain http to the proxy; https origins travel under stand-in names.',
+    );
   if (!url.hostname.endsWith(HTTPS_SUFFIX)) return url;
   const labels = url.hostname.slice(0, -HTTPS_SUFFIX.length).split('.');
   const port = labels.pop() ?? '';
   let host = labels.join('.');
   if (labels.at(-1) === 'ipv6') host = `[${labels.slice(0, -1).join('.').replaceAll('-', ':')}]`;
-  if (!/^\d{1,5}$/.test(port) || host === '' || host === '[]') throw new TypeError(`not a valid https stand-in name: ${url.hostname}`);
+  if (!/^\d{1,5}$/.test(port) || host === '' || host === '[]')
+    throw new TypeError(`not a valid https stand-in name: ${url.hostname}`);
   return new URL(`https://${host}:${port}${url.pathname}${url.search}`);
 }

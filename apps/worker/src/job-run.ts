@@ -9,7 +9,18 @@ import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
 import { ReelayError, type ClipMethod, type JobPayload, type JobResult } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import { buildArgs, clipLength, COVER_FORMATS, FfmpegError, outputFormat, probe, runFfmpeg, verifyOutput, type ChildLimits, type ConvertOperation } from '@reelay/media';
+import {
+  buildArgs,
+  clipLength,
+  COVER_FORMATS,
+  FfmpegError,
+  outputFormat,
+  probe,
+  runFfmpeg,
+  verifyOutput,
+  type ChildLimits,
+  type ConvertOperation,
+} from '@reelay/media';
 import { prepareCover } from './cover.js';
 import { runPreciseClip } from './smart-clip.js';
 import type { Logger } from '@reelay/observability';
@@ -24,7 +35,10 @@ import { fetchWholeFile, WHOLE_FILE_RANGE_THRESHOLD } from './whole-file.js';
 const SMART_FORMATS = new Set(['mp4', 'mkv']);
 
 export interface RunDeps {
-  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'>;
+  config: Pick<
+    Config,
+    'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'
+  >;
   artifacts: ArtifactStore;
   binaries: { ffmpeg: string; ffprobe: string };
   /** The guard the cover art's fetch goes through; without it no cover is embedded. */
@@ -75,10 +89,22 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   // A precise clip cut smart fetches its range while ffprobe reads the duration, and checks it before
   // anything reads the range (smart-clip.ts): the probe is a process start and a request it no
   // longer waits for.
-  const smart = payload.clip?.mode === 'precise' && ctx.plan.operation.type !== 'subtitle' && SMART_FORMATS.has(outputFormat(ctx.plan.operation)) ? payload.clip : undefined;
-  const checkedSeconds = (payload.clip && payload.duration === undefined ? probeDuration(deps, ctx.plan, session, ctx) : Promise.resolve(payload.duration)).then((seconds) => {
+  const smart =
+    payload.clip?.mode === 'precise' &&
+    ctx.plan.operation.type !== 'subtitle' &&
+    SMART_FORMATS.has(outputFormat(ctx.plan.operation))
+      ? payload.clip
+      : undefined;
+  const checkedSeconds = (
+    payload.clip && payload.duration === undefined
+      ? probeDuration(deps, ctx.plan, session, ctx)
+      : Promise.resolve(payload.duration)
+  ).then((seconds) => {
     if (payload.clip && seconds !== undefined && payload.clip.start >= seconds) {
-      throw new ReelayError('invalid_clip', `clip.start (${payload.clip.start} s) is at or past the end of the media (${seconds.toFixed(3)} s).`);
+      throw new ReelayError(
+        'invalid_clip',
+        `clip.start (${payload.clip.start} s) is at or past the end of the media (${seconds.toFixed(3)} s).`,
+      );
     }
     return seconds;
   });
@@ -114,12 +140,30 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   const format = outputFormat(operation);
   // A precise clip into mp4 or mkv is cut smart where the source allows (smart-clip.ts); a fast
   // clip is a copy, and any other precise clip is re-encoded as before.
-  let clipMethod: ClipMethod | undefined = payload.clip ? (payload.clip.mode === 'fast' ? 'copy' : 'reencode') : undefined;
+  let clipMethod: ClipMethod | undefined = payload.clip
+    ? payload.clip.mode === 'fast'
+      ? 'copy'
+      : 'reencode'
+    : undefined;
   const ffmpegStarted = Date.now();
   let ffmpegEnded = ffmpegStarted;
   try {
     if (smart && operation.type !== 'subtitle' && (format === 'mp4' || format === 'mkv')) {
-      clipMethod = await runPreciseClip({ binaries: deps.binaries, limits: childLimits(config), maxOutputBytes: config.MAX_MEDIA_BYTES, env: session.env, dir: ctx.dir, signal: ctx.signal, deadline: ctx.deadline, log, progress: ctx.progress, phases }, { operation, format, clip: smart, mediaSeconds: checkedSeconds, tags: operation.tags, output });
+      clipMethod = await runPreciseClip(
+        {
+          binaries: deps.binaries,
+          limits: childLimits(config),
+          maxOutputBytes: config.MAX_MEDIA_BYTES,
+          env: session.env,
+          dir: ctx.dir,
+          signal: ctx.signal,
+          deadline: ctx.deadline,
+          log,
+          progress: ctx.progress,
+          phases,
+        },
+        { operation, format, clip: smart, mediaSeconds: checkedSeconds, tags: operation.tags, output },
+      );
       inputSeconds = await checkedSeconds; // settled: the steps waited for it
     } else {
       const ffmpeg = (argv: string[]) =>
@@ -165,18 +209,44 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   if (size === 0) throw new OutputError('ffmpeg produced an empty file.');
   if (size >= config.MAX_MEDIA_BYTES) throw new OutputError('The result is larger than the media size limit.');
   // A clip of an input of unknown length may end anywhere before its end: no duration to expect.
-  const expected = expectedOutput(payload, plan.operation, payload.clip && inputSeconds === undefined ? undefined : smart ? clipLength(smart, inputSeconds) : await duration);
-  const problems = await verifyOutput(output, expected, { binary: deps.binaries.ffprobe, kind: plan.operation.type === 'subtitle' ? 'subtitles' : undefined, signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(config) });
+  const expected = expectedOutput(
+    payload,
+    plan.operation,
+    payload.clip && inputSeconds === undefined ? undefined : smart ? clipLength(smart, inputSeconds) : await duration,
+  );
+  const problems = await verifyOutput(output, expected, {
+    binary: deps.binaries.ffprobe,
+    kind: plan.operation.type === 'subtitle' ? 'subtitles' : undefined,
+    signal: ctx.signal,
+    timeoutMs: Math.max(5_000, ctx.deadline - Date.now()),
+    limits: childLimits(config),
+  });
   lap('verify');
   if (problems.length > 0) throw new IncompleteOutputError(problems);
-  if (session.failures.notFound) log.info({ status: session.failures.notFound }, 'the origin answered 404 for part of the media, and the file is complete');
+  if (session.failures.notFound)
+    log.info(
+      { status: session.failures.notFound },
+      'the origin answered 404 for part of the media, and the file is complete',
+    );
 
   const expiresAt = Date.now() + config.ARTIFACT_TTL_SECONDS * 1000;
-  const stored = await onStorage('artifacts', () => deps.artifacts.put(payload.id, output, { filename: plan.filename, content_type: plan.contentType, expires_at: expiresAt }));
+  const stored = await onStorage('artifacts', () =>
+    deps.artifacts.put(payload.id, output, {
+      filename: plan.filename,
+      content_type: plan.contentType,
+      expires_at: expiresAt,
+    }),
+  );
   lap('store');
   await ctx.job.updateProgress(100);
   lap('progress');
-  return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, ...(clipMethod ? { clip_method: clipMethod } : {}) };
+  return {
+    filename: stored.filename,
+    content_type: stored.content_type,
+    size: stored.size,
+    expires_at: stored.expires_at,
+    ...(clipMethod ? { clip_method: clipMethod } : {}),
+  };
 }
 
 /**
@@ -184,18 +254,32 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
  * fetched into the job's folder, then the plan reads it from there and copies its streams, even when
  * the extract did not know their codecs. Undefined for other jobs.
  */
-async function fetchFirst(ctx: RunContext, plan: JobPlan, lap: (phase: string) => void): Promise<{ plan: JobPlan & { operation: ConvertOperation } } | undefined> {
+async function fetchFirst(
+  ctx: RunContext,
+  plan: JobPlan,
+  lap: (phase: string) => void,
+): Promise<{ plan: JobPlan & { operation: ConvertOperation } } | undefined> {
   const { payload, session } = ctx;
   const op = plan.operation;
-  if (!payload.whole_file || op.type !== 'convert' || op.manifest !== undefined || payload.clip || payload.subtitles?.length) return undefined;
+  if (
+    !payload.whole_file ||
+    op.type !== 'convert' ||
+    op.manifest !== undefined ||
+    payload.clip ||
+    payload.subtitles?.length
+  )
+    return undefined;
   const input = typeof op.input === 'string' ? { url: op.input } : op.input;
   const file = path.join(ctx.dir, 'input');
   session.rangeThresholdBytes = WHOLE_FILE_RANGE_THRESHOLD;
   const timeout = AbortSignal.timeout(Math.max(1, ctx.deadline - Date.now()));
   try {
-    await fetchWholeFile(session, input, file, AbortSignal.any([ctx.signal, timeout]), (fraction) => ctx.progress.report(fraction * 90));
+    await fetchWholeFile(session, input, file, AbortSignal.any([ctx.signal, timeout]), (fraction) =>
+      ctx.progress.report(fraction * 90),
+    );
   } catch (err) {
-    if (timeout.aborted && !ctx.signal.aborted) throw new FfmpegError('timeout', 'the file was not fetched within the job time', undefined, '');
+    if (timeout.aborted && !ctx.signal.aborted)
+      throw new FfmpegError('timeout', 'the file was not fetched within the job time', undefined, '');
     throw err;
   }
   lap('fetch');
@@ -207,9 +291,20 @@ async function fetchFirst(ctx: RunContext, plan: JobPlan, lap: (phase: string) =
 
 /** A whole file's operation with the codecs ffprobe finds in its local copy, copying only what fits. */
 async function probedOperation(deps: RunDeps, ctx: RunContext, op: ConvertOperation): Promise<ConvertOperation> {
-  const info = await probe(op.input, { binary: deps.binaries.ffprobe, kind: 'progressive', signal: ctx.signal, timeoutMs: Math.max(5_000, ctx.deadline - Date.now()), limits: childLimits(deps.config) });
+  const info = await probe(op.input, {
+    binary: deps.binaries.ffprobe,
+    kind: 'progressive',
+    signal: ctx.signal,
+    timeoutMs: Math.max(5_000, ctx.deadline - Date.now()),
+    limits: childLimits(deps.config),
+  });
   const codec = (type: string) => info.streams.find((s) => s.type === type)?.codec;
-  return { ...op, streamsFit: false, audioCodec: codec('audio') ?? op.audioCodec, videoCodec: codec('video') ?? op.videoCodec };
+  return {
+    ...op,
+    streamsFit: false,
+    audioCodec: codec('audio') ?? op.audioCodec,
+    videoCodec: codec('video') ?? op.videoCodec,
+  };
 }
 
 /**
@@ -217,10 +312,18 @@ async function probedOperation(deps: RunDeps, ctx: RunContext, op: ConvertOperat
  * inputs, the transfer, and what it did after the last byte (the index written, and moved to the
  * front by +faststart). Empty when no byte went through the proxy (local inputs).
  */
-export function ffmpegTimeline(started: number, ended: number, session: { firstByteAt?: number; lastByteAt?: number }): Record<string, number> {
+export function ffmpegTimeline(
+  started: number,
+  ended: number,
+  session: { firstByteAt?: number; lastByteAt?: number },
+): Record<string, number> {
   const { firstByteAt: first, lastByteAt: last } = session;
   if (first === undefined || last === undefined) return {};
-  return { ffmpeg_to_first_byte: first - started, ffmpeg_transfer: last - first, ffmpeg_after_last_byte: Math.max(0, ended - last) };
+  return {
+    ffmpeg_to_first_byte: first - started,
+    ffmpeg_transfer: last - first,
+    ffmpeg_after_last_byte: Math.max(0, ended - last),
+  };
 }
 
 /** The plan with the cover art in it, for mp3, m4a and opus jobs whose item has a thumbnail. */
@@ -229,19 +332,43 @@ async function withCover(deps: RunDeps, ctx: RunContext): Promise<JobPlan> {
   const operation = plan.operation;
   const format = outputFormat(operation);
   if (!payload.cover || !deps.egress || operation.type === 'subtitle' || !COVER_FORMATS.has(format)) return plan;
-  const cover = await prepareCover({ egress: deps.egress, ffmpeg: deps.binaries.ffmpeg, limits: childLimits(deps.config) }, payload.cover, format, payload.tags, ctx.dir, ctx.signal, ctx.log);
+  const cover = await prepareCover(
+    { egress: deps.egress, ffmpeg: deps.binaries.ffmpeg, limits: childLimits(deps.config) },
+    payload.cover,
+    format,
+    payload.tags,
+    ctx.dir,
+    ctx.signal,
+    ctx.log,
+  );
   return cover ? { ...plan, operation: { ...operation, cover } } : plan;
 }
 
 /** The first input's duration, for progress. A quarter of the job's time at most, 15 s at most. */
-async function probeDuration(deps: RunDeps, plan: JobPlan, session: JobProxySession, ctx: { log: Logger; signal: AbortSignal; deadline: number }): Promise<number | undefined> {
+async function probeDuration(
+  deps: RunDeps,
+  plan: JobPlan,
+  session: JobProxySession,
+  ctx: { log: Logger; signal: AbortSignal; deadline: number },
+): Promise<number | undefined> {
   const timeout = Math.min(15_000, (deps.config.JOB_TIMEOUT_SECONDS * 1000) / 4, ctx.deadline - Date.now());
   try {
-    const info = await probe(plan.probe.input, { binary: deps.binaries.ffprobe, kind: plan.probe.kind, aes128: plan.probe.aes128, env: session.headerReadEnv, signal: ctx.signal, timeoutMs: timeout, limits: childLimits(deps.config) });
+    const info = await probe(plan.probe.input, {
+      binary: deps.binaries.ffprobe,
+      kind: plan.probe.kind,
+      aes128: plan.probe.aes128,
+      env: session.headerReadEnv,
+      signal: ctx.signal,
+      timeoutMs: timeout,
+      limits: childLimits(deps.config),
+    });
     return info.durationSeconds;
   } catch (err) {
     if (!(err instanceof FfmpegError)) throw err;
-    ctx.log.info({ kind: err.kind, exitCode: err.exitCode }, 'no duration from ffprobe: progress will jump to 100 at the end');
+    ctx.log.info(
+      { kind: err.kind, exitCode: err.exitCode },
+      'no duration from ffprobe: progress will jump to 100 at the end',
+    );
     return undefined;
   }
 }

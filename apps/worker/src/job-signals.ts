@@ -4,7 +4,13 @@
 // sent after it is heard on the channel: none falls between the two. Messages for jobs this process
 // does not run are ignored.
 import type { RedisClient } from './redis.js';
-import { JOB_SIGNAL_CHANNEL, jobSignalKey, JobSignalMessageSchema, JobSignalSchema, type JobSignal } from '@reelay/contracts';
+import {
+  JOB_SIGNAL_CHANNEL,
+  jobSignalKey,
+  JobSignalMessageSchema,
+  JobSignalSchema,
+  type JobSignal,
+} from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 
 export type SignalHandler = (signal: JobSignal) => void;
@@ -27,7 +33,12 @@ export class JobSignalListener {
         if (channel === JOB_SIGNAL_CHANNEL) this.deliver(text);
       });
       await this.subscriber.subscribe(JOB_SIGNAL_CHANNEL);
-    })().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'job signals: cannot subscribe; signals reach jobs only when they start'));
+    })().catch((err: unknown) =>
+      this.logger.warn(
+        { err: (err as Error).message },
+        'job signals: cannot subscribe; signals reach jobs only when they start',
+      ),
+    );
     return this.ready;
   }
 

@@ -35,7 +35,8 @@ export class ManifestLedger {
     const master = lines.some((l) => l.startsWith('#EXT-X-STREAM-INF') || MASTER_URI_TAGS.test(l));
     const role = this.roles.get(self);
     if (role === 'segment') throw refused('A playlist was served where a media segment was expected.');
-    if (master && role === 'playlist') throw refused('A master playlist names another master playlist; only one level of nesting is allowed.');
+    if (master && role === 'playlist')
+      throw refused('A master playlist names another master playlist; only one level of nesting is allowed.');
 
     const named: { ref: string; role: Role }[] = [];
     let segments = 0;
@@ -50,7 +51,8 @@ export class ManifestLedger {
         if (uri) named.push({ ref: uri, role: master ? 'playlist' : 'segment' });
       }
     }
-    if (segments > this.maxSegments) throw refused(`A playlist names ${segments} segments, more than the limit of ${this.maxSegments}.`);
+    if (segments > this.maxSegments)
+      throw refused(`A playlist names ${segments} segments, more than the limit of ${this.maxSegments}.`);
 
     let grant = 0;
     for (const { ref, role: childRole } of named) {
@@ -78,7 +80,9 @@ export class ManifestLedger {
     // stream may go live between extract and job. Live recording (operation "record", record/) reads
     // live playlists with its own fetcher and is the one job that takes them.
     if (!master && !lines.includes('#EXT-X-ENDLIST') && !lines.includes('#EXT-X-PLAYLIST-TYPE:VOD')) {
-      throw refused("the stream is live (its playlist has no EXT-X-ENDLIST), and a live variant of a master playlist is not recorded yet: extract the variant's own playlist and download that to record it.");
+      throw refused(
+        "the stream is live (its playlist has no EXT-X-ENDLIST), and a live variant of a master playlist is not recorded yet: extract the variant's own playlist and download that to record it.",
+      );
     }
     return grant;
   }
@@ -86,7 +90,10 @@ export class ManifestLedger {
   /** Checks a DASH manifest and returns the requests it grants (its segments, counted as ffmpeg would). */
   checkDash(text: string): number {
     const segments = dashSegments(text);
-    if (segments > this.maxSegments) throw refused(`A DASH manifest declares ${segments} segments per representation, more than the limit of ${this.maxSegments}.`);
+    if (segments > this.maxSegments)
+      throw refused(
+        `A DASH manifest declares ${segments} segments per representation, more than the limit of ${this.maxSegments}.`,
+      );
     const representations = Math.max(1, (text.match(/<(?:\w+:)?Representation[\s>]/g) ?? []).length);
     return Math.min(segments * representations, this.maxSegments * TOTAL_IN_SEGMENTS) * PER_RESOURCE;
   }
@@ -105,7 +112,8 @@ export function dashSegments(text: string): number {
   for (const match of text.matchAll(/<(?:\w+:)?SegmentTemplate\s[^>]*>/g)) {
     const duration = Number(/\bduration="(\d+)"/.exec(match[0])?.[1]);
     const timescale = Number(/\btimescale="(\d+)"/.exec(match[0])?.[1] ?? 1);
-    if (duration > 0 && timescale > 0 && total !== undefined) templated = Math.max(templated, Math.ceil((total * timescale) / duration));
+    if (duration > 0 && timescale > 0 && total !== undefined)
+      templated = Math.max(templated, Math.ceil((total * timescale) / duration));
   }
   return Math.max(listed, timeline, templated);
 }

@@ -9,7 +9,11 @@ export const MANIFEST_SNIFF_BYTES = 512;
 
 /** Recognises a manifest by its first bytes: content types are too often wrong to rely on. */
 export function sniffManifest(head: Buffer): ManifestKind | undefined {
-  const text = head.subarray(0, MANIFEST_SNIFF_BYTES).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const text = head
+    .subarray(0, MANIFEST_SNIFF_BYTES)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   if (text.startsWith('#EXTM3U')) return 'hls';
   if (text.startsWith('<') && /<(\w+:)?MPD[\s>]/.test(text)) return 'dash';
   return undefined;
@@ -53,7 +57,8 @@ function mapAuthority(authority: string): string | undefined {
 // or codecs); a set is never nested in another, so the first closing tag ends it.
 const ADAPTATION_SET = /<((?:[\w.-]+:)?AdaptationSet)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1\s*>)/g;
 const REPRESENTATION_TAG = /<(?:[\w.-]+:)?Representation\b[^>]*>/g;
-const TEXT_KIND = /\b(?:contentType\s*=\s*["']text["']|mimeType\s*=\s*["'](?:text\/[^"']*|application\/ttml\+xml)["']|codecs\s*=\s*["'](?:wvtt|stpp)[^"']*["'])/i;
+const TEXT_KIND =
+  /\b(?:contentType\s*=\s*["']text["']|mimeType\s*=\s*["'](?:text\/[^"']*|application\/ttml\+xml)["']|codecs\s*=\s*["'](?:wvtt|stpp)[^"']*["'])/i;
 
 /**
  * A DASH manifest without its subtitle adaptation sets. ffmpeg's DASH demuxer opens every set, and

@@ -33,13 +33,46 @@ export class WorkerMetrics {
     // The event-loop lag histogram samples every EVENT_LOOP_PRECISION_MS, not prom-client's 10 ms.
     this.registry = createRegistry({ app: 'worker' }, { eventLoopPrecisionMs: EVENT_LOOP_PRECISION_MS });
     const registers = [this.registry];
-    this.jobs = new prom.Counter({ name: 'reelay_jobs_total', help: 'Job attempts by operation, outcome (completed, failed for good, retried, handed_back at shutdown, cancelled by DELETE /api/v1/jobs/{id}) and error_code (the contract\'s error code of a failed or retried attempt; none otherwise).', labelNames: ['operation', 'outcome', 'error_code'], registers });
-    this.jobDuration = new prom.Histogram({ name: 'reelay_job_duration_seconds', help: 'Time a job attempt took, by operation, outcome and error_code.', labelNames: ['operation', 'outcome', 'error_code'], buckets: JOB_BUCKETS, registers });
-    this.ffmpegFailures = new prom.Counter({ name: 'reelay_ffmpeg_failures_total', help: 'ffmpeg runs that failed, by operation and kind (failed, timeout, aborted).', labelNames: ['operation', 'kind'], registers });
-    this.proxyBytes = new prom.Counter({ name: 'reelay_proxy_bytes_total', help: 'Bytes the egress proxy passed to ffmpeg.', registers });
-    this.proxyBlocked = new prom.Counter({ name: 'reelay_proxy_blocked_total', help: 'ffmpeg requests the egress proxy refused (blocked address or scheme).', registers });
-    this.webhookAttempts = new prom.Counter({ name: 'reelay_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: delivered, retried (failed, another follows) or failed (the last one failed).', labelNames: ['outcome'], registers });
-    this.healthy = new prom.Gauge({ name: 'reelay_worker_healthy', help: '1 while this worker can run ffmpeg and ffprobe and takes jobs, 0 otherwise (its /healthz says why).', registers });
+    this.jobs = new prom.Counter({
+      name: 'reelay_jobs_total',
+      help: "Job attempts by operation, outcome (completed, failed for good, retried, handed_back at shutdown, cancelled by DELETE /api/v1/jobs/{id}) and error_code (the contract's error code of a failed or retried attempt; none otherwise).",
+      labelNames: ['operation', 'outcome', 'error_code'],
+      registers,
+    });
+    this.jobDuration = new prom.Histogram({
+      name: 'reelay_job_duration_seconds',
+      help: 'Time a job attempt took, by operation, outcome and error_code.',
+      labelNames: ['operation', 'outcome', 'error_code'],
+      buckets: JOB_BUCKETS,
+      registers,
+    });
+    this.ffmpegFailures = new prom.Counter({
+      name: 'reelay_ffmpeg_failures_total',
+      help: 'ffmpeg runs that failed, by operation and kind (failed, timeout, aborted).',
+      labelNames: ['operation', 'kind'],
+      registers,
+    });
+    this.proxyBytes = new prom.Counter({
+      name: 'reelay_proxy_bytes_total',
+      help: 'Bytes the egress proxy passed to ffmpeg.',
+      registers,
+    });
+    this.proxyBlocked = new prom.Counter({
+      name: 'reelay_proxy_blocked_total',
+      help: 'ffmpeg requests the egress proxy refused (blocked address or scheme).',
+      registers,
+    });
+    this.webhookAttempts = new prom.Counter({
+      name: 'reelay_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: delivered, retried (failed, another follows) or failed (the last one failed).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.healthy = new prom.Gauge({
+      name: 'reelay_worker_healthy',
+      help: '1 while this worker can run ffmpeg and ffprobe and takes jobs, 0 otherwise (its /healthz says why).',
+      registers,
+    });
     this.queueJobs = new prom.Gauge({
       name: 'reelay_queue_jobs',
       help: 'Jobs in the downloads queue by state, read at scrape time.',
@@ -61,7 +94,12 @@ export class WorkerMetrics {
    * One job attempt ended. errorCode is the contract's error code (from the error table, so the
    * label stays bounded) for failed and retried attempts; leave it out for the others.
    */
-  jobFinished(operation: string, outcome: JobOutcome, seconds: number, errorCode: ErrorCode | typeof NO_ERROR = NO_ERROR): void {
+  jobFinished(
+    operation: string,
+    outcome: JobOutcome,
+    seconds: number,
+    errorCode: ErrorCode | typeof NO_ERROR = NO_ERROR,
+  ): void {
     const labels = { operation, outcome, error_code: errorCode };
     this.jobs.inc(labels);
     this.jobDuration.observe(labels, seconds);

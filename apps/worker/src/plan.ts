@@ -1,7 +1,18 @@
 // From a job payload to the ffmpeg operation that makes its file. The plan follows the inputs (two
 // progressive files, one or two HLS/DASH streams, one progressive file) and the requested format;
 // the payload's `operation` names the job for people and metrics and is not second-guessed here.
-import { AUDIO_FORMATS, mediaFilename, ReelayError, SUBTITLE_FORMATS, type Container, type JobInput, type JobPayload, type ManifestKind, type OutputFormat, type SubtitleInput } from '@reelay/contracts';
+import {
+  AUDIO_FORMATS,
+  mediaFilename,
+  ReelayError,
+  SUBTITLE_FORMATS,
+  type Container,
+  type JobInput,
+  type JobPayload,
+  type ManifestKind,
+  type OutputFormat,
+  type SubtitleInput,
+} from '@reelay/contracts';
 import {
   codecPair,
   codecsFit,
@@ -26,7 +37,6 @@ export interface JobPlan {
   probe: { input: InputSpec; kind: InputKind; aes128: boolean };
 }
 
-
 function invalid(message: string): ReelayError {
   return new ReelayError('invalid_request', message);
 }
@@ -45,7 +55,12 @@ export function toInputSpec(input: JobInput): InputSpec {
  * The container when none was asked for: from the codecs, or mp4 for HLS and DASH whose codecs are
  * unknown (they are nearly always H.264 and AAC). A requested container wins.
  */
-function pickContainer(format: OutputFormat | undefined, videoCodec: string | undefined, audioCodec: string | undefined, kind: ManifestKind | undefined): Container {
+function pickContainer(
+  format: OutputFormat | undefined,
+  videoCodec: string | undefined,
+  audioCodec: string | undefined,
+  kind: ManifestKind | undefined,
+): Container {
   if (format !== undefined && isContainer(format)) return format;
   if (videoCodec === undefined && audioCodec === undefined) return kind ? 'mp4' : 'mkv';
   return containerFor(videoCodec, audioCodec);
@@ -68,11 +83,33 @@ function planSingle(payload: JobPayload, input: JobInput): MediaOperation {
   const representation = kind === 'dash' ? input.representation : undefined;
   const representationType = kind === 'dash' ? input.representation_type : undefined;
   const aes128 = kind === 'hls'; // an HLS playlist may be encrypted; crypto only wraps http
-  const format = payload.format !== undefined && !isContainer(payload.format) ? payload.format : pickContainer(payload.format, videoCodec, audioCodec, kind);
+  const format =
+    payload.format !== undefined && !isContainer(payload.format)
+      ? payload.format
+      : pickContainer(payload.format, videoCodec, audioCodec, kind);
   if (isContainer(format) && copyable(format, videoCodec, audioCodec)) {
-    return { type: 'remux', manifest: kind, input: spec, representation, representationType, container: format, audioCodec, aes128 };
+    return {
+      type: 'remux',
+      manifest: kind,
+      input: spec,
+      representation,
+      representationType,
+      container: format,
+      audioCodec,
+      aes128,
+    };
   }
-  return { type: 'convert', input: spec, manifest: kind, representation, representationType, aes128, format, videoCodec, audioCodec };
+  return {
+    type: 'convert',
+    input: spec,
+    manifest: kind,
+    representation,
+    representationType,
+    aes128,
+    format,
+    videoCodec,
+    audioCodec,
+  };
 }
 
 function planPair(payload: JobPayload, video: JobInput, audio: JobInput): MediaOperation {
@@ -83,11 +120,20 @@ function planPair(payload: JobPayload, video: JobInput, audio: JobInput): MediaO
   const kind = segmented(video);
   if (kind === undefined && segmented(audio) === undefined) {
     const container = pickContainer(payload.format, videoCodec, audioCodec, undefined);
-    return { type: 'merge', videoInput: toInputSpec(video), audioInput: toInputSpec(audio), container, videoCodec, audioCodec };
+    return {
+      type: 'merge',
+      videoInput: toInputSpec(video),
+      audioInput: toInputSpec(audio),
+      container,
+      videoCodec,
+      audioCodec,
+    };
   }
-  if (kind === undefined || segmented(audio) !== kind) throw invalid('A pair must be two progressive files, or two HLS or two DASH streams.');
+  if (kind === undefined || segmented(audio) !== kind)
+    throw invalid('A pair must be two progressive files, or two HLS or two DASH streams.');
   const container = pickContainer(payload.format, videoCodec, audioCodec, kind);
-  if (!copyable(container, videoCodec, audioCodec)) throw invalid(`The pair's codecs cannot be stored in ${container} without re-encoding; ask for another format.`);
+  if (!copyable(container, videoCodec, audioCodec))
+    throw invalid(`The pair's codecs cannot be stored in ${container} without re-encoding; ask for another format.`);
   return {
     type: 'remux',
     manifest: kind,
@@ -105,13 +151,24 @@ function planPair(payload: JobPayload, video: JobInput, audio: JobInput): MediaO
 function toTrack(sub: SubtitleInput): SubtitleTrack {
   const spec = toInputSpec({ url: sub.url, stream_profile: 'muxed_progressive', headers: sub.headers });
   const source = sub.format === 'hls' || sub.format === 'dash' ? sub.format : 'file';
-  return { input: spec, source, representation: sub.representation, language: sub.language, ...(sub.label ? { title: sub.label } : {}) };
+  return {
+    input: spec,
+    source,
+    representation: sub.representation,
+    language: sub.language,
+    ...(sub.label ? { title: sub.label } : {}),
+  };
 }
 
 /** A subtitle download: its one track written as WebVTT or SRT. */
 function planSubtitle(payload: JobPayload): JobPlan {
   const [sub, extra] = payload.subtitles ?? [];
-  if (sub === undefined || extra !== undefined || payload.format === undefined || !SUBTITLE_FORMATS.has(payload.format)) {
+  if (
+    sub === undefined ||
+    extra !== undefined ||
+    payload.format === undefined ||
+    !SUBTITLE_FORMATS.has(payload.format)
+  ) {
     throw invalid('A job reads one or two media inputs, or one subtitle track written as vtt or srt.');
   }
   const format = payload.format === 'srt' ? 'srt' : 'vtt';
@@ -127,24 +184,32 @@ function planSubtitle(payload: JobPayload): JobPlan {
 
 export function planJob(payload: JobPayload): JobPlan {
   if (payload.inputs.length === 0) return planSubtitle(payload);
-  if (payload.format !== undefined && SUBTITLE_FORMATS.has(payload.format)) throw invalid(`Media cannot be converted to ${payload.format}; download a subtitle track's url instead.`);
+  if (payload.format !== undefined && SUBTITLE_FORMATS.has(payload.format))
+    throw invalid(`Media cannot be converted to ${payload.format}; download a subtitle track's url instead.`);
   const [first, second] = payload.inputs;
   for (const input of payload.inputs) {
     if (input.stream_profile === 'image') throw invalid('Images are delivered as they are, not by a job.');
   }
   const planned = second === undefined ? planSingle(payload, first) : planPair(payload, first, second);
   // The clip and tags go into whichever operation makes the file; the cover is added once fetched.
-  const operation: MediaOperation = planned.type === 'subtitle' ? planned : { ...planned, clip: payload.clip, tags: payload.tags };
+  const operation: MediaOperation =
+    planned.type === 'subtitle' ? planned : { ...planned, clip: payload.clip, tags: payload.tags };
   const format = outputFormat(operation);
   if (payload.subtitles?.length) {
-    if (operation.type === 'subtitle' || !isContainer(format)) throw invalid(`Subtitles are embedded in a video: choose mp4, webm or mkv, not ${format}.`);
+    if (operation.type === 'subtitle' || !isContainer(format))
+      throw invalid(`Subtitles are embedded in a video: choose mp4, webm or mkv, not ${format}.`);
     operation.subtitles = payload.subtitles.map(toTrack);
   }
-  const probed = second !== undefined && payload.format !== undefined && AUDIO_FORMATS.has(payload.format) ? second : first;
+  const probed =
+    second !== undefined && payload.format !== undefined && AUDIO_FORMATS.has(payload.format) ? second : first;
   return {
     operation,
     filename: mediaFilename(payload.basename, format),
     contentType: mimeForContainer(format),
-    probe: { input: toInputSpec(probed), kind: segmented(probed) ?? 'progressive', aes128: segmented(probed) === 'hls' },
+    probe: {
+      input: toInputSpec(probed),
+      kind: segmented(probed) ?? 'progressive',
+      aes128: segmented(probed) === 'hls',
+    },
   };
 }

@@ -5,7 +5,14 @@
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { ArtifactStore } from '@reelay/artifacts';
 import type { Config } from '@reelay/config';
-import { CANCELLED_CODE, CANCELLED_MESSAGE, encodeJobError, JobPayloadSchema, ReelayError, type JobResult } from '@reelay/contracts';
+import {
+  CANCELLED_CODE,
+  CANCELLED_MESSAGE,
+  encodeJobError,
+  JobPayloadSchema,
+  ReelayError,
+  type JobResult,
+} from '@reelay/contracts';
 import { FfmpegError } from '@reelay/media';
 import type { Logger } from '@reelay/observability';
 import type { ActiveJobs } from './active-jobs.js';
@@ -22,9 +29,12 @@ import { runRecording } from './record/run-recording.js';
 import type { LiveEgress } from './record/live-fetch.js';
 import fs from 'node:fs/promises';
 
-
 export interface ProcessorDeps {
-  config: Pick<Config, 'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'> & Partial<Pick<Config, 'MAX_RECORD_SECONDS'>>;
+  config: Pick<
+    Config,
+    'JOB_TIMEOUT_SECONDS' | 'ARTIFACT_TTL_SECONDS' | 'MAX_MEDIA_BYTES' | 'JOB_MAX_MEMORY_MB' | 'JOB_MAX_CPU_SECONDS'
+  > &
+    Partial<Pick<Config, 'MAX_RECORD_SECONDS'>>;
   /** The shared data dir where recordings keep their parts (recordings need it and egress). */
   dataDir?: string;
   proxy: Pick<JobProxy, 'openSession' | 'closeSession'>;
@@ -55,7 +65,9 @@ class JobCancelled extends Error {
 
 export type DownloadJob = Job<unknown, JobResult>;
 
-export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?: string, signal?: AbortSignal) => Promise<JobResult> {
+export function createProcessor(
+  deps: ProcessorDeps,
+): (job: DownloadJob, token?: string, signal?: AbortSignal) => Promise<JobResult> {
   const { config, metrics } = deps;
   const timeoutMs = config.JOB_TIMEOUT_SECONDS * 1000;
 
@@ -85,7 +97,9 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
     const stop = new AbortController();
     let unwatch: (() => void) | undefined;
     const session = deps.proxy.openSession(payload.id, {
-      headerNames: [...payload.inputs, ...(payload.subtitles ?? [])].flatMap((input) => Object.keys(input.headers ?? {})),
+      headerNames: [...payload.inputs, ...(payload.subtitles ?? [])].flatMap((input) =>
+        Object.keys(input.headers ?? {}),
+      ),
       maxBytes: config.MAX_MEDIA_BYTES,
       maxRequests: BASE_REQUESTS, // raised by what the job's manifests declare
       onCutOff: () => ffmpegStop.abort(),
@@ -102,12 +116,28 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       });
       if (cancel.signal.aborted) throw new JobCancelled('cancelled while queued');
       if (payload.operation === 'record') {
-        if (!deps.egress?.fetchText || !deps.dataDir) throw new ReelayError('internal_error', 'This worker cannot record (no egress or data dir).');
+        if (!deps.egress?.fetchText || !deps.dataDir)
+          throw new ReelayError('internal_error', 'This worker cannot record (no egress or data dir).');
         const result = await runRecording(
-          { config: { ...config, MAX_RECORD_SECONDS: config.MAX_RECORD_SECONDS ?? 14_400 }, artifacts: deps.artifacts, binaries: deps.binaries, egress: deps.egress as LiveEgress, dataDir: deps.dataDir, limits: { memoryMb: config.JOB_MAX_MEMORY_MB, cpuSeconds: config.JOB_MAX_CPU_SECONDS } },
-          { job, payload, log, signal: AbortSignal.any([signal, cancel.signal]), cancel: cancel.signal, stop: stop.signal },
+          {
+            config: { ...config, MAX_RECORD_SECONDS: config.MAX_RECORD_SECONDS ?? 14_400 },
+            artifacts: deps.artifacts,
+            binaries: deps.binaries,
+            egress: deps.egress as LiveEgress,
+            dataDir: deps.dataDir,
+            limits: { memoryMb: config.JOB_MAX_MEMORY_MB, cpuSeconds: config.JOB_MAX_CPU_SECONDS },
+          },
+          {
+            job,
+            payload,
+            log,
+            signal: AbortSignal.any([signal, cancel.signal]),
+            cancel: cancel.signal,
+            stop: stop.signal,
+          },
         );
-        if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel')) cancel.abort();
+        if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel'))
+          cancel.abort();
         if (cancel.signal.aborted) throw new JobCancelled('cancelled as it finished');
         log.info({ size: result.size, ended: result.ended }, 'recording stored');
         return result;
@@ -131,16 +161,29 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       });
       // A cancel that came as the job finished (the message may lag the key): the cancel wins while
       // the job is still ours to finish, and its artifact goes with it.
-      if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel')) cancel.abort();
+      if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel'))
+        cancel.abort();
       if (cancel.signal.aborted) throw new JobCancelled('cancelled as it finished');
       // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
       // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
       const firstByte = session.firstByteAt !== undefined ? { first_byte_ms: session.firstByteAt - started } : {};
-      log.info({ size: result.size, bytes_fetched: session.bytes, requests: session.requests, range_parts: session.rangeParts, phases_ms: phases, ...firstByte, ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}) }, 'job output stored');
+      log.info(
+        {
+          size: result.size,
+          bytes_fetched: session.bytes,
+          requests: session.requests,
+          range_parts: session.rangeParts,
+          phases_ms: phases,
+          ...firstByte,
+          ...(session.failures.notFound ? { upstream_not_found: session.failures.notFound } : {}),
+        },
+        'job output stored',
+      );
       return result;
     } catch (err) {
       const seconds = (Date.now() - started) / 1000;
-      if (err instanceof FfmpegError && !cancel.signal.aborted) metrics.ffmpegFailures.inc({ operation: payload.operation, kind: err.kind });
+      if (err instanceof FfmpegError && !cancel.signal.aborted)
+        metrics.ffmpegFailures.inc({ operation: payload.operation, kind: err.kind });
       if (control.lost()) {
         // Another run owns the job now; BullMQ refuses this run's result or failure either way.
         metrics.jobFinished(payload.operation, 'lock_lost', seconds);
@@ -150,7 +193,9 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
       if (cancel.signal.aborted) {
         // Its processes are stopped (the abort), its folder goes below; a stored artifact goes now.
         // Failed with the cancel code and unrecoverable, so no retry or stalled check runs it again.
-        await deps.artifacts.remove(payload.id).catch((e: unknown) => log.error({ err: e }, 'could not remove the artifact of a cancelled job'));
+        await deps.artifacts
+          .remove(payload.id)
+          .catch((e: unknown) => log.error({ err: e }, 'could not remove the artifact of a cancelled job'));
         metrics.jobFinished(payload.operation, 'cancelled', seconds);
         log.info({ cause: err instanceof JobCancelled ? err.message : 'stopped while running' }, 'job cancelled');
         throw new UnrecoverableError(encodeJobError({ code: CANCELLED_CODE, message: CANCELLED_MESSAGE }));
@@ -174,21 +219,31 @@ export function createProcessor(deps: ProcessorDeps): (job: DownloadJob, token?:
         log.error('ffmpeg could not be started: job handed back to the queue');
         throw new WaitingError();
       }
-      const failure = classifyFailure(err, session.failures, { timeoutSeconds: config.JOB_TIMEOUT_SECONDS, maxBytes: config.MAX_MEDIA_BYTES });
+      const failure = classifyFailure(err, session.failures, {
+        timeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+        maxBytes: config.MAX_MEDIA_BYTES,
+      });
       const willRetry = failure.retry && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
       // A recording's parts wait for its next attempt; with none to come they go now.
-      if (payload.operation === 'record' && !willRetry && deps.dataDir) await fs.rm(recordingDir(deps.dataDir, payload.id), { recursive: true, force: true }).catch(() => undefined);
+      if (payload.operation === 'record' && !willRetry && deps.dataDir)
+        await fs.rm(recordingDir(deps.dataDir, payload.id), { recursive: true, force: true }).catch(() => undefined);
       // A retried job waits (delayed) as queued: it must not show the percent of the attempt that failed.
       if (willRetry) await progress.reset();
       metrics.jobFinished(payload.operation, willRetry ? 'retried' : 'failed', seconds, failure.code);
-      log.warn({ code: failure.code, retry: willRetry, cause: describe(err), upstream: describeUpstream(session.failures) }, 'job failed');
+      log.warn(
+        { code: failure.code, retry: willRetry, cause: describe(err), upstream: describeUpstream(session.failures) },
+        'job failed',
+      );
       const message = encodeJobError({ code: failure.code, message: failure.message });
       throw failure.retry ? new Error(message) : new UnrecoverableError(message);
     } finally {
       unwatch?.();
       deps.proxy.closeSession(session);
       control.finish();
-      if (dir) await deps.artifacts.removeTempDir(dir).catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));
+      if (dir)
+        await deps.artifacts
+          .removeTempDir(dir)
+          .catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));
     }
   };
 }

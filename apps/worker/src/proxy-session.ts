@@ -15,7 +15,10 @@ export class JobProxySession extends ProxySession {
   clipStart: number | undefined;
 
   constructor(init: SessionInit, maxSegments: number) {
-    super({ ...init, options: { ...init.options, headerNames: [...(init.options.headerNames ?? [])].filter(isSettableHeader) } });
+    super({
+      ...init,
+      options: { ...init.options, headerNames: [...(init.options.headerNames ?? [])].filter(isSettableHeader) },
+    });
     this.manifests = new ManifestLedger(maxSegments);
   }
 

@@ -19,7 +19,13 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 export type JobProxy = GuardedProxy<JobProxySession>;
 
 /** Starts the worker's egress proxy, listening on 127.0.0.1 only, on a free port. */
-export function startJobProxy(options: { egress: ProxyEgress; logger: Logger; hooks?: ProxyHooks; maxSegments: number; fetchConcurrency?: number }): Promise<JobProxy> {
+export function startJobProxy(options: {
+  egress: ProxyEgress;
+  logger: Logger;
+  hooks?: ProxyHooks;
+  maxSegments: number;
+  fetchConcurrency?: number;
+}): Promise<JobProxy> {
   return GuardedProxy.start<JobProxySession>({
     egress: options.egress,
     logger: options.logger,
@@ -43,13 +49,16 @@ export function startJobProxy(options: { egress: ProxyEgress; logger: Logger; ho
 function checkAndRewrite(text: string, target: URL, session: ProxySession): string {
   const kind = sniffManifest(Buffer.from(text.slice(0, MANIFEST_SNIFF_BYTES)));
   if (session instanceof JobProxySession) {
-    session.allowRequests(kind === 'dash' ? session.manifests.checkDash(text) : session.manifests.checkHls(text, target));
+    session.allowRequests(
+      kind === 'dash' ? session.manifests.checkDash(text) : session.manifests.checkHls(text, target),
+    );
   }
   // Checked above: the segments of a playlist the job may read, fetched ahead as ffmpeg reads them,
   // from the clip's start on (ffmpeg seeks past those before it, and they are not fetched at all).
   if (session.ahead) {
     const from = session instanceof JobProxySession ? session.clipStart : undefined;
-    for (const segments of kind === 'dash' ? dashSegments(text, target) : [hlsSegments(text, target)]) session.ahead.plan(segmentsFrom(segments, from));
+    for (const segments of kind === 'dash' ? dashSegments(text, target) : [hlsSegments(text, target)])
+      session.ahead.plan(segmentsFrom(segments, from));
   }
   const rewritten = rewriteManifest(text, target);
   return kind === 'dash' ? withoutTextSets(rewritten) : rewritten;

@@ -17,7 +17,9 @@ export type RedisClient = Redis | Cluster;
 
 /** A client whose duplicates (BullMQ's blocking connection) have no command timeout. */
 class TimedRedis extends Redis {
-  override duplicate<Override extends Partial<RedisOptions> | undefined = undefined>(override?: Override): ReturnType<Redis['duplicate']> {
+  override duplicate<Override extends Partial<RedisOptions> | undefined = undefined>(
+    override?: Override,
+  ): ReturnType<Redis['duplicate']> {
     return new Redis({ ...this.options, commandTimeout: undefined, ...override });
   }
 }
@@ -25,15 +27,22 @@ class TimedRedis extends Redis {
 /** The same for a cluster: the timeout lives in every node's options. */
 class TimedCluster extends Cluster {
   override duplicate(): Cluster {
-    return super.duplicate(undefined, { ...this.options, redisOptions: { ...this.options.redisOptions, commandTimeout: undefined } });
+    return super.duplicate(undefined, {
+      ...this.options,
+      redisOptions: { ...this.options.redisOptions, commandTimeout: undefined },
+    });
   }
 }
 
-type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>;
+type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'> &
+  Partial<Pick<Config, 'REDIS_CLUSTER'>>;
 
 const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2_000);
 
-export function connectRedis(config: RedisConfig, extra: Pick<RedisOptions, 'maxRetriesPerRequest' | 'enableOfflineQueue'>): RedisClient {
+export function connectRedis(
+  config: RedisConfig,
+  extra: Pick<RedisOptions, 'maxRetriesPerRequest' | 'enableOfflineQueue'>,
+): RedisClient {
   const target = redisTarget(config);
   const options: Omit<RedisOptions, 'replyMapping'> = {
     ...(target.options as Omit<RedisOptions, 'replyMapping'>),
@@ -45,7 +54,12 @@ export function connectRedis(config: RedisConfig, extra: Pick<RedisOptions, 'max
   };
   if (target.cluster) {
     const { retryStrategy: _nodeRetry, enableOfflineQueue, ...redisOptions } = options;
-    return new TimedCluster(target.cluster, { redisOptions, clusterRetryStrategy: retryStrategy, slotsRefreshTimeout: 2_000, ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }) });
+    return new TimedCluster(target.cluster, {
+      redisOptions,
+      clusterRetryStrategy: retryStrategy,
+      slotsRefreshTimeout: 2_000,
+      ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    });
   }
   if (target.options.sentinels) options.sentinelRetryStrategy = retryStrategy;
   return target.url ? new TimedRedis(target.url, options) : new TimedRedis(options);

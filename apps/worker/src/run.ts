@@ -5,16 +5,32 @@ import { createLogger } from '@reelay/observability';
 import { startWorker, type WorkerDeps } from './worker.js';
 
 /** What a caller may set besides the environment (the test entry script sets short BullMQ timings). */
-export type WorkerProcessOptions = Pick<WorkerDeps, 'metricsPort' | 'prefix' | 'lockDuration' | 'stalledInterval' | 'shutdownGraceMs' | 'webhookRetryDelayMs' | 'webhookTimeoutMs'>;
+export type WorkerProcessOptions = Pick<
+  WorkerDeps,
+  | 'metricsPort'
+  | 'prefix'
+  | 'lockDuration'
+  | 'stalledInterval'
+  | 'shutdownGraceMs'
+  | 'webhookRetryDelayMs'
+  | 'webhookTimeoutMs'
+>;
 
 export async function runWorkerProcess(options: WorkerProcessOptions = {}): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   if (!hasRedis(config)) {
-    logger.fatal('REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.');
+    logger.fatal(
+      'REDIS_URL (or REDIS_SENTINELS) is not set. Set it to a Redis >= 6.2, or run `pnpm start`, which starts a private redis-server.',
+    );
     process.exit(2);
   }
-  const worker = await startWorker({ config, logger, shutdownGraceMs: config.SHUTDOWN_GRACE_SECONDS * 1000, ...options });
+  const worker = await startWorker({
+    config,
+    logger,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_SECONDS * 1000,
+    ...options,
+  });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

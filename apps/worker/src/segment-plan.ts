@@ -86,7 +86,9 @@ function listed(rep: XmlNode, set: XmlNode, at: URL): PlannedSegment[] | undefin
   const segmentList = (rep.SegmentList ?? set.SegmentList) as XmlNode | undefined;
   if (!segmentList) return undefined;
   const duration = Number(attr(segmentList, 'duration') ?? 0) / Number(attr(segmentList, 'timescale') ?? 1) || 0;
-  const urls = list(segmentList.SegmentURL).map((s) => attr(s, 'media')).filter((m): m is string => m !== undefined);
+  const urls = list(segmentList.SegmentURL)
+    .map((s) => attr(s, 'media'))
+    .filter((m): m is string => m !== undefined);
   return resolveAll(urls, at).map((url, i) => ({ url, start: i * duration }));
 }
 
@@ -116,12 +118,27 @@ function templated(rep: XmlNode, set: XmlNode, at: URL, total: number | undefine
   const id = attr(rep, 'id') ?? '';
   const bandwidth = attr(rep, 'bandwidth') ?? '';
   const expand = (p: { number: number; time: number }) =>
-    media.replace(/\$(RepresentationID|Bandwidth|Number|Time|)(%0(\d+)d)?\$/g, (_w, name: string, _f, width: string | undefined) => {
-      const value = name === 'RepresentationID' ? id : name === 'Bandwidth' ? bandwidth : name === 'Number' ? String(p.number) : name === 'Time' ? String(p.time) : '$';
-      return width && (name === 'Number' || name === 'Time') ? value.padStart(Number(width), '0') : value;
-    });
+    media.replace(
+      /\$(RepresentationID|Bandwidth|Number|Time|)(%0(\d+)d)?\$/g,
+      (_w, name: string, _f, width: string | undefined) => {
+        const value =
+          name === 'RepresentationID'
+            ? id
+            : name === 'Bandwidth'
+              ? bandwidth
+              : name === 'Number'
+                ? String(p.number)
+                : name === 'Time'
+                  ? String(p.time)
+                  : '$';
+        return width && (name === 'Number' || name === 'Time') ? value.padStart(Number(width), '0') : value;
+      },
+    );
   const zero = points[0]?.time ?? 0;
-  return resolveAll(points.map(expand), at).map((url, i) => ({ url, start: (points[i].time - zero) / (timescale || 1) }));
+  return resolveAll(points.map(expand), at).map((url, i) => ({
+    url,
+    start: (points[i].time - zero) / (timescale || 1),
+  }));
 }
 
 function resolveAll(refs: string[], at: URL): URL[] {
@@ -141,7 +158,12 @@ function resolveAll(refs: string[], at: URL): URL[] {
 /** The node's first BaseURL resolved against the parent's, or the parent's. */
 function base(node: XmlNode, parent: URL): URL {
   const first = list(node.BaseURL)[0] as unknown;
-  const text = typeof first === 'string' ? first : typeof first === 'object' && first !== null ? (first as XmlNode)['#text'] : undefined;
+  const text =
+    typeof first === 'string'
+      ? first
+      : typeof first === 'object' && first !== null
+        ? (first as XmlNode)['#text']
+        : undefined;
   if (typeof text !== 'string' || text.trim() === '') return parent;
   try {
     return new URL(text.trim(), parent);

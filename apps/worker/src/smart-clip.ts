@@ -6,7 +6,24 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ChildLimits, ClipRange, MediaOperation, TagPlan } from '@reelay/media';
-import { audioArgs, audioCopyArgs, bodyArgs, fetchRangeArgs, FfmpegError, headArgs, joinArgs, joinScript, planAudioCopy, planSmartCut, probeRange, rangeInputs, reencodeRangeArgs, runFfmpeg, tailArgs, unsplicable } from '@reelay/media';
+import {
+  audioArgs,
+  audioCopyArgs,
+  bodyArgs,
+  fetchRangeArgs,
+  FfmpegError,
+  headArgs,
+  joinArgs,
+  joinScript,
+  planAudioCopy,
+  planSmartCut,
+  probeRange,
+  rangeInputs,
+  reencodeRangeArgs,
+  runFfmpeg,
+  tailArgs,
+  unsplicable,
+} from '@reelay/media';
 import type { Container } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import { OutputError } from './failure.js';
@@ -69,7 +86,9 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
         signal: opts.signal ?? ctx.signal,
         timeoutMs: remaining(),
         limits: ctx.limits,
-        ...(opts.progress !== undefined ? { durationSeconds: opts.progress, onProgress: (percent: number) => ctx.progress.report(percent) } : {}),
+        ...(opts.progress !== undefined
+          ? { durationSeconds: opts.progress, onProgress: (percent: number) => ctx.progress.report(percent) }
+          : {}),
       }),
     );
   const range = path.join(ctx.dir, 'range.nut');
@@ -78,23 +97,41 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
   // caller's ffprobe finds the media's duration (a clip.end past it reads to the end either way).
   let end = clip.end;
   await together(ctx.signal, [
-    (signal) => run('fetch', fetchRangeArgs(rangeInputs(job.operation), clip.start, clip.end, range, { progressUrl: 'pipe:1', maxOutputBytes }), { signal }),
+    (signal) =>
+      run(
+        'fetch',
+        fetchRangeArgs(rangeInputs(job.operation), clip.start, clip.end, range, {
+          progressUrl: 'pipe:1',
+          maxOutputBytes,
+        }),
+        { signal },
+      ),
     async () => {
       const seconds = await job.mediaSeconds;
       if (seconds !== undefined) end = Math.min(end, seconds);
     },
   ]);
   const { size } = await fs.stat(range);
-  if (size >= maxOutputBytes) throw new OutputError('The clip\'s range is larger than the media size limit.');
+  if (size >= maxOutputBytes) throw new OutputError("The clip's range is larger than the media size limit.");
   // 2. Where its keyframes are, and what the head must match.
-  const info = await timed('probe', () => probeRange(range, { binary: ctx.binaries.ffprobe, signal: ctx.signal, timeoutMs: remaining(), limits: ctx.limits }));
+  const info = await timed('probe', () =>
+    probeRange(range, { binary: ctx.binaries.ffprobe, signal: ctx.signal, timeoutMs: remaining(), limits: ctx.limits }),
+  );
   const finish = { format: job.format, tags: job.tags, progressUrl: 'pipe:1', maxOutputBytes, audio: info.audio };
   const length = end - clip.start;
   const why = info.video === undefined ? 'no video stream' : unsplicable(info.video);
-  const plan = why === undefined ? planSmartCut(info.packets, clip.start, end) : { method: 'reencode' as const, reason: why };
+  const plan =
+    why === undefined ? planSmartCut(info.packets, clip.start, end) : { method: 'reencode' as const, reason: why };
   if (plan.method === 'reencode' || info.video === undefined) {
-    ctx.log.info({ reason: plan.method === 'reencode' ? plan.reason : 'no video' }, 'precise clip: the range is re-encoded whole');
-    await run('reencode', reencodeRangeArgs(range, clip.start, end, job.output, { ...finish, video: info.video !== undefined }), { progress: length });
+    ctx.log.info(
+      { reason: plan.method === 'reencode' ? plan.reason : 'no video' },
+      'precise clip: the range is re-encoded whole',
+    );
+    await run(
+      'reencode',
+      reencodeRangeArgs(range, clip.start, end, job.output, { ...finish, video: info.video !== undefined }),
+      { progress: length },
+    );
     return 'reencode';
   }
   // 3. Side by side, each reading the range into its own file: the head, [start, keyframe), encoded
@@ -109,20 +146,47 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
   const tail = tailSource && { file: 'tail.nut', from: tailSource.tail.from };
   const audio = info.audio ? path.join(ctx.dir, 'audio.m4a') : undefined;
   // AAC into MP4 is copied, cut at the sample by an edit list (no encode: the slowest step otherwise).
-  const audioCopy = audio !== undefined ? planAudioCopy(info.audioCodec, info.audioPackets, clip.start, end, job.format) : undefined;
+  const audioCopy =
+    audio !== undefined ? planAudioCopy(info.audioCodec, info.audioPackets, clip.start, end, job.format) : undefined;
   await together(ctx.signal, [
-    (signal) => (head !== undefined ? run('head', headArgs(range, video, clip.start, plan.keyframe, path.join(ctx.dir, head)), { signal }) : undefined),
+    (signal) =>
+      head !== undefined
+        ? run('head', headArgs(range, video, clip.start, plan.keyframe, path.join(ctx.dir, head)), { signal })
+        : undefined,
     async (signal) => {
-      await run('body', bodyArgs(range, video, plan.keyframe, plan.outpoint, path.join(ctx.dir, body), tailSource), { signal });
-      if (tailSource !== undefined && tail !== undefined) await run('tail', tailArgs(tailSource.output, video, tailSource.tail, end, path.join(ctx.dir, tail.file)), { signal });
+      await run('body', bodyArgs(range, video, plan.keyframe, plan.outpoint, path.join(ctx.dir, body), tailSource), {
+        signal,
+      });
+      if (tailSource !== undefined && tail !== undefined)
+        await run('tail', tailArgs(tailSource.output, video, tailSource.tail, end, path.join(ctx.dir, tail.file)), {
+          signal,
+        });
     },
-    (signal) => (audio === undefined ? undefined : run('audio', audioCopy !== undefined ? audioCopyArgs(range, audioCopy, end, audio) : audioArgs(range, clip.start, end, audio, job.format), { signal })),
+    (signal) =>
+      audio === undefined
+        ? undefined
+        : run(
+            'audio',
+            audioCopy !== undefined
+              ? audioCopyArgs(range, audioCopy, end, audio)
+              : audioArgs(range, clip.start, end, audio, job.format),
+            { signal },
+          ),
   ]);
   // 4. Head, body and tail joined, with the audio: all copied.
   const script = path.join(ctx.dir, 'join.ffconcat');
   await fs.writeFile(script, joinScript(head, body, clip.start, plan.keyframe, tail));
   await run('join', joinArgs(script, audio, job.output, { ...finish, codec: video.codec }), { progress: length });
-  ctx.log.info({ codec: info.video.codec, keyframe: plan.keyframe, head_frames: plan.headFrames, tail_frames: plan.tail?.frames ?? 0, audio: audio === undefined ? 'none' : audioCopy !== undefined ? 'copied' : 'encoded' }, 'precise clip cut smart: the head and tail re-encoded, the rest copied');
+  ctx.log.info(
+    {
+      codec: info.video.codec,
+      keyframe: plan.keyframe,
+      head_frames: plan.headFrames,
+      tail_frames: plan.tail?.frames ?? 0,
+      audio: audio === undefined ? 'none' : audioCopy !== undefined ? 'copied' : 'encoded',
+    },
+    'precise clip cut smart: the head and tail re-encoded, the rest copied',
+  );
   return 'smart';
 }
 
@@ -131,7 +195,10 @@ export async function runPreciseClip(ctx: PreciseClipContext, job: PreciseClipJo
  * fails; resolves when all have ended, and then throws the first failure (the others' "aborted"
  * follow from it). A step may be nothing (undefined).
  */
-async function together(parent: AbortSignal, steps: ((signal: AbortSignal) => Promise<void> | undefined)[]): Promise<void> {
+async function together(
+  parent: AbortSignal,
+  steps: ((signal: AbortSignal) => Promise<void> | undefined)[],
+): Promise<void> {
   const failed = new AbortController();
   const signal = AbortSignal.any([parent, failed.signal]);
   let first: { error: unknown } | undefined;

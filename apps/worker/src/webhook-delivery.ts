@@ -7,7 +7,21 @@
 import { createHmac } from 'node:crypto';
 import { Job, UnrecoverableError, type Queue } from 'bullmq';
 import type { RedisClient } from './redis.js';
-import { collectionChildrenKey, collectionView, readChildren, cancelledJobKey, CancelledRecordSchema, jobView, ReelayError, webhookKey, WebhookJobSchema, type JobPayload, type JobView, type WebhookEvent, type WebhookEventType } from '@reelay/contracts';
+import {
+  collectionChildrenKey,
+  collectionView,
+  readChildren,
+  cancelledJobKey,
+  CancelledRecordSchema,
+  jobView,
+  ReelayError,
+  webhookKey,
+  WebhookJobSchema,
+  type JobPayload,
+  type JobView,
+  type WebhookEvent,
+  type WebhookEventType,
+} from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { Logger } from '@reelay/observability';
 
@@ -16,7 +30,9 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** `v1,<signature>` for each key, space-separated (several while a secret is being rotated). */
 export function webhookSignature(keys: Buffer[], id: string, timestamp: number, body: string): string {
-  return keys.map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ');
+  return keys
+    .map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`)
+    .join(' ');
 }
 
 export interface WebhookDeps {
@@ -38,7 +54,9 @@ export interface WebhookDeps {
 
 export type WebhookResult = { status: number };
 
-export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, WebhookResult>) => Promise<WebhookResult> {
+export function createWebhookProcessor(
+  deps: WebhookDeps,
+): (job: Job<unknown, WebhookResult>) => Promise<WebhookResult> {
   return async (job) => {
     const parsed = WebhookJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError('The delivery job is invalid.');
@@ -47,7 +65,9 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
     // Made once, at the first attempt: every retry sends the same body under the same webhook-id.
     const message = data.message ?? (await makeMessage(deps, data.job_id, data.subscription_id));
     if (!data.message) await job.updateData({ ...data, message });
-    const keys = (data.secret ? [data.secret] : deps.secrets).map(webhookKey).filter((k): k is Buffer => k !== undefined);
+    const keys = (data.secret ? [data.secret] : deps.secrets)
+      .map(webhookKey)
+      .filter((k): k is Buffer => k !== undefined);
     if (keys.length === 0) {
       await job.updateProgress({ last_error: 'invalid_request' });
       log.error('webhook not sent: the request gave no webhook_secret and WEBHOOK_SECRET is unset');
@@ -67,7 +87,15 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
     const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     let status: number;
     try {
-      const res = await deps.egress.open(data.url, { method: 'POST', body: message.body, headers, followRedirects: false, allowErrorStatus: true, identity: true, deadlineMs: deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
+      const res = await deps.egress.open(data.url, {
+        method: 'POST',
+        body: message.body,
+        headers,
+        followRedirects: false,
+        allowErrorStatus: true,
+        identity: true,
+        deadlineMs: deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+      });
       res.body.destroy(); // the status is the answer; a receiver's body is never read
       status = res.status;
     } catch (err) {
@@ -92,22 +120,40 @@ export function createWebhookProcessor(deps: WebhookDeps): (job: Job<unknown, We
   };
 }
 
-const EVENT_TYPES: Partial<Record<JobView['status'], WebhookEventType>> = { failed: 'job.failed', cancelled: 'job.cancelled' };
+const EVENT_TYPES: Partial<Record<JobView['status'], WebhookEventType>> = {
+  failed: 'job.failed',
+  cancelled: 'job.cancelled',
+};
 
 /** The message for a download job that has ended: job.completed, job.failed or job.cancelled, with the Job. */
-async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis' | 'collections' | 'prefix'>, id: string, subscriptionId?: string): Promise<{ id: string; body: string }> {
+async function makeMessage(
+  deps: Pick<WebhookDeps, 'downloads' | 'redis' | 'collections' | 'prefix'>,
+  id: string,
+  subscriptionId?: string,
+): Promise<{ id: string; body: string }> {
   const [state, job] = await Promise.all([deps.downloads.getJobState(id), Job.fromId<JobPayload>(deps.downloads, id)]);
   const parent = !job && deps.collections ? await Job.fromId(deps.collections, id) : undefined;
   if (parent && deps.collections && deps.redis) {
     // A collection: announced once, when the parent has ended, with the parent's Job.
     const parentState = await deps.collections.getJobState(id);
-    if (parentState !== 'completed' && parentState !== 'failed') throw new Error(`The collection job has not ended (${parentState}).`);
-    const children = await readChildren(await deps.redis.get(collectionChildrenKey(deps.prefix, id)), async (childId) => {
-      const [childState, child] = await Promise.all([deps.downloads.getJobState(childId), Job.fromId(deps.downloads, childId)]);
-      return { state: childState, job: child };
-    });
+    if (parentState !== 'completed' && parentState !== 'failed')
+      throw new Error(`The collection job has not ended (${parentState}).`);
+    const children = await readChildren(
+      await deps.redis.get(collectionChildrenKey(deps.prefix, id)),
+      async (childId) => {
+        const [childState, child] = await Promise.all([
+          deps.downloads.getJobState(childId),
+          Job.fromId(deps.downloads, childId),
+        ]);
+        return { state: childState, job: child };
+      },
+    );
     const view = collectionView(id, parent, parentState, children);
-    const event: WebhookEvent = { type: EVENT_TYPES[view.status] ?? 'job.completed', timestamp: new Date(parent.finishedOn ?? Date.now()).toISOString(), data: view };
+    const event: WebhookEvent = {
+      type: EVENT_TYPES[view.status] ?? 'job.completed',
+      timestamp: new Date(parent.finishedOn ?? Date.now()).toISOString(),
+      data: view,
+    };
     return { id: `msg_${id}`, body: JSON.stringify(event) };
   }
   if (!job) {
@@ -116,7 +162,9 @@ async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis' | 'coll
     const record = raw ? CancelledRecordSchema.safeParse(JSON.parse(raw)) : undefined;
     if (!record?.success) throw new UnrecoverableError('The download job is gone: there is nothing to announce.');
     const timestamp = record.data.view.finished_at ?? new Date().toISOString();
-    const event: WebhookEvent = subscriptionId ? { type: 'subscription.item.failed', timestamp, data: { ...record.data.view, subscription_id: subscriptionId } } : { type: 'job.cancelled', timestamp, data: record.data.view };
+    const event: WebhookEvent = subscriptionId
+      ? { type: 'subscription.item.failed', timestamp, data: { ...record.data.view, subscription_id: subscriptionId } }
+      : { type: 'job.cancelled', timestamp, data: record.data.view };
     return { id: `msg_${id}`, body: JSON.stringify(event) };
   }
   if (state !== 'completed' && state !== 'failed') throw new Error(`The download job has not ended (${state}).`);
@@ -124,7 +172,11 @@ async function makeMessage(deps: Pick<WebhookDeps, 'downloads' | 'redis' | 'coll
   const timestamp = new Date(job.finishedOn ?? Date.now()).toISOString();
   // A subscription's item (DESIGN.md "Subscriptions"): its own type, and the Job names the subscription.
   const event: WebhookEvent = subscriptionId
-    ? { type: view.status === 'completed' ? 'subscription.item.completed' : 'subscription.item.failed', timestamp, data: { ...view, subscription_id: subscriptionId } }
+    ? {
+        type: view.status === 'completed' ? 'subscription.item.completed' : 'subscription.item.failed',
+        timestamp,
+        data: { ...view, subscription_id: subscriptionId },
+      }
     : { type: EVENT_TYPES[view.status] ?? 'job.completed', timestamp, data: view };
   return { id: `msg_${id}`, body: JSON.stringify(event) };
 }

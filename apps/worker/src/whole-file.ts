@@ -24,7 +24,13 @@ const MAX_REDIRECTS = 10;
  * recorded on the session by the proxy (so the job fails with its code) and thrown here too; the
  * session's byte limit cuts the transfer off. `onProgress` gets the fraction done when the size is known.
  */
-export async function fetchWholeFile(session: JobProxySession, input: InputSpec, file: string, signal: AbortSignal, onProgress?: (fraction: number) => void): Promise<number> {
+export async function fetchWholeFile(
+  session: JobProxySession,
+  input: InputSpec,
+  file: string,
+  signal: AbortSignal,
+  onProgress?: (fraction: number) => void,
+): Promise<number> {
   const proxy = new URL(session.proxyUrl);
   const auth = `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
   let target = new URL(input.url);
@@ -49,17 +55,35 @@ export async function fetchWholeFile(session: JobProxySession, input: InputSpec,
     });
     await pipeline(res, fs.createWriteStream(file), { signal });
     // A body cut short (the origin closed early, the byte limit cut it) is no whole file.
-    if (!res.complete || (Number.isSafeInteger(total) && bytes !== total)) throw new WholeFileError(`the transfer ended after ${bytes} of ${Number.isSafeInteger(total) ? total : '?'} bytes`);
+    if (!res.complete || (Number.isSafeInteger(total) && bytes !== total))
+      throw new WholeFileError(
+        `the transfer ended after ${bytes} of ${Number.isSafeInteger(total) ? total : '?'} bytes`,
+      );
     return bytes;
   }
   throw new ReelayError('upstream_error', `The file redirected more than ${MAX_REDIRECTS} times.`);
 }
 
-function get(proxy: URL, target: URL, headers: Record<string, string>, signal: AbortSignal): Promise<http.IncomingMessage> {
+function get(
+  proxy: URL,
+  target: URL,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     // Absolute-form request line, as any client of an HTTP proxy sends it; no pooled socket (agent:
     // false), so nothing outlives the job's session.
-    const req = http.get({ host: proxy.hostname, port: Number(proxy.port), path: target.href, headers: { ...headers, host: target.host }, agent: false, signal }, resolve);
+    const req = http.get(
+      {
+        host: proxy.hostname,
+        port: Number(proxy.port),
+        path: target.href,
+        headers: { ...headers, host: target.host },
+        agent: false,
+        signal,
+      },
+      resolve,
+    );
     req.once('error', reject);
   });
 }

@@ -9,7 +9,14 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { defaultQueuePrefix, hasRedis, type Config } from '@reelay/config';
-import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE, webhookRetryDelay, WORKER_HEARTBEAT_SECONDS, type JobResult } from '@reelay/contracts';
+import {
+  COLLECTION_QUEUE,
+  DOWNLOAD_QUEUE,
+  WEBHOOK_QUEUE,
+  webhookRetryDelay,
+  WORKER_HEARTBEAT_SECONDS,
+  type JobResult,
+} from '@reelay/contracts';
 import { createCollectionProcessor } from './collection.js';
 import { releaseNext } from './collection-gate.js';
 import { CookieFile, Egress } from '@reelay/egress';
@@ -99,7 +106,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   // Whatever is opened is closed again if a later step fails, so a failed start leaks no sockets.
   const opened: (() => Promise<unknown>)[] = [];
   const closeOpened = async () => {
-    for (const close of [...opened].reverse()) await close().catch((err: unknown) => logger.warn({ err }, 'close failed'));
+    for (const close of [...opened].reverse())
+      await close().catch((err: unknown) => logger.warn({ err }, 'close failed'));
   };
   try {
     return await start();
@@ -137,9 +145,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         allowlist: config.EGRESS_ALLOWLIST,
         client: config.EGRESS_CLIENT,
         purpose: 'media',
-        proxies: { all: config.PROXY_URLS, extract: config.EXTRACT_PROXY_URLS, media: config.MEDIA_PROXY_URLS, ca: config.PROXY_CA_FILE },
+        proxies: {
+          all: config.PROXY_URLS,
+          extract: config.EXTRACT_PROXY_URLS,
+          media: config.MEDIA_PROXY_URLS,
+          ca: config.PROXY_CA_FILE,
+        },
         onProxySkip: (proxy, reason) => logger.warn({ proxy, reason }, 'outbound proxy unreachable, skipped for 30 s'),
-        cookies: config.COOKIES_FILE ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) }) : undefined,
+        cookies: config.COOKIES_FILE
+          ? new CookieFile(config.COOKIES_FILE, { onProblem: (problem) => logger.warn(problem) })
+          : undefined,
       });
     const proxy = await startJobProxy({
       egress,
@@ -170,7 +185,20 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     let health = await toolHealth();
     // Set once the BullMQ worker exists; a job can only fail after that.
     let toolFailed: () => Promise<boolean> = async () => false;
-    const processor = createProcessor({ config, dataDir: deps.dataDir ?? config.DATA_DIR, proxy, egress, artifacts, binaries, logger, metrics, active, signals, onToolFailure: () => toolFailed(), healthy: () => health.healthy });
+    const processor = createProcessor({
+      config,
+      dataDir: deps.dataDir ?? config.DATA_DIR,
+      proxy,
+      egress,
+      artifacts,
+      binaries,
+      logger,
+      metrics,
+      active,
+      signals,
+      onToolFailure: () => toolFailed(),
+      healthy: () => health.healthy,
+    });
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
       connection,
       prefix,
@@ -192,12 +220,19 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     // A collection's child that ended for good lets the next gated sibling into the queue.
     const gate = { redis: queueConnection, queue, prefix, logger };
     const release = (job: Pick<Job, 'parent'> | undefined) => {
-      if (job) releaseNext(job, gate).catch((err: unknown) => logger.warn({ err }, 'collection gate: release failed (the delay releases it later)'));
+      if (job)
+        releaseNext(job, gate).catch((err: unknown) =>
+          logger.warn({ err }, 'collection gate: release failed (the delay releases it later)'),
+        );
     };
     worker.on('completed', (job) => release(job));
     worker.on('failed', (job) => {
       // A failure that will be retried keeps its place; only the final one releases.
-      if (job) void job.getState().then((state) => state === 'failed' && release(job), () => undefined);
+      if (job)
+        void job.getState().then(
+          (state) => state === 'failed' && release(job),
+          () => undefined,
+        );
     });
     worker.on('lockRenewalFailed', (ids: string[]) => {
       const n = active.lose(ids);
@@ -206,27 +241,55 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => worker.close());
     // Deliveries need no ffmpeg: this worker sends them even while it takes no download jobs. A
     // killed worker's delivery returns to the queue when its lock lapses, as a download job does.
-    const webhooks = new Worker(WEBHOOK_QUEUE, createWebhookProcessor({ egress, downloads: queue, collections: collectionQueue, prefix, redis: queueConnection, secrets: config.WEBHOOK_SECRET, logger: logger.child({ component: 'webhooks' }), timeoutMs: deps.webhookTimeoutMs, onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }) }), {
-      connection,
-      prefix,
-      concurrency: 8,
-      lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
-      stalledInterval: deps.stalledInterval ?? Math.max(WEBHOOK_STALLED_CHECK_MS, config.JOB_STALLED_CHECK_SECONDS * 1000),
-      drainDelay: IDLE_POLL_SECONDS,
-      settings: { backoffStrategy: (attemptsMade: number) => deps.webhookRetryDelayMs ?? webhookRetryDelay(attemptsMade) },
-    });
+    const webhooks = new Worker(
+      WEBHOOK_QUEUE,
+      createWebhookProcessor({
+        egress,
+        downloads: queue,
+        collections: collectionQueue,
+        prefix,
+        redis: queueConnection,
+        secrets: config.WEBHOOK_SECRET,
+        logger: logger.child({ component: 'webhooks' }),
+        timeoutMs: deps.webhookTimeoutMs,
+        onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }),
+      }),
+      {
+        connection,
+        prefix,
+        concurrency: 8,
+        lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
+        stalledInterval:
+          deps.stalledInterval ?? Math.max(WEBHOOK_STALLED_CHECK_MS, config.JOB_STALLED_CHECK_SECONDS * 1000),
+        drainDelay: IDLE_POLL_SECONDS,
+        settings: {
+          backoffStrategy: (attemptsMade: number) => deps.webhookRetryDelayMs ?? webhookRetryDelay(attemptsMade),
+        },
+      },
+    );
     webhooks.on('error', (err) => logger.error({ err: err.message }, 'webhook worker error'));
     opened.push(() => webhooks.close());
     // Collection parents: each runs once its children are done (a flow), needs no ffmpeg, and so is
     // taken like deliveries; a killed worker's parent returns to the queue when its lock lapses.
-    const collections = new Worker(COLLECTION_QUEUE, createCollectionProcessor({ redis: queueConnection, prefix, logger: logger.child({ component: 'collections' }), artifacts, artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS, maxBundleBytes: config.MAX_MEDIA_BYTES }), {
-      connection,
-      prefix,
-      concurrency: 4,
-      lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
-      stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
-      drainDelay: IDLE_POLL_SECONDS, // like the other two: BullMQ's 5 s re-polled an empty queue twice as often
-    });
+    const collections = new Worker(
+      COLLECTION_QUEUE,
+      createCollectionProcessor({
+        redis: queueConnection,
+        prefix,
+        logger: logger.child({ component: 'collections' }),
+        artifacts,
+        artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
+        maxBundleBytes: config.MAX_MEDIA_BYTES,
+      }),
+      {
+        connection,
+        prefix,
+        concurrency: 4,
+        lockDuration: deps.lockDuration ?? config.JOB_LOCK_SECONDS * 1000,
+        stalledInterval: deps.stalledInterval ?? config.JOB_STALLED_CHECK_SECONDS * 1000,
+        drainDelay: IDLE_POLL_SECONDS, // like the other two: BullMQ's 5 s re-polled an empty queue twice as often
+      },
+    );
     collections.on('error', (err) => logger.error({ err: err.message }, 'collection worker error'));
     opened.push(() => collections.close());
     let started = false;
@@ -235,7 +298,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       started = true;
       worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped taking jobs'));
     };
-    const brokenTools = 'ffmpeg or ffprobe cannot be run: this worker takes no jobs until they can (GET /healthz says why)';
+    const brokenTools =
+      'ffmpeg or ffprobe cannot be run: this worker takes no jobs until they can (GET /healthz says why)';
     if (health.healthy) takeJobs();
     else logger.error({ reason: health.reason }, brokenTools);
     toolFailed = async () => {
@@ -262,14 +326,27 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       await heartbeat.beat(health);
     });
     opened.push(() => heartbeat.stop());
-    const timer = setInterval(() => housekeeping().catch((err: unknown) => logger.error({ err }, 'housekeeping failed')), deps.housekeepingMs ?? 60_000);
+    const timer = setInterval(
+      () => housekeeping().catch((err: unknown) => logger.error({ err }, 'housekeeping failed')),
+      deps.housekeepingMs ?? 60_000,
+    );
     timer.unref();
     opened.push(async () => clearInterval(timer));
 
     metrics.healthy.set(health.healthy ? 1 : 0);
-    const server = await startHealthServer({ port: deps.metricsPort ?? config.METRICS_PORT, host: config.HOST, metrics, health: () => health, tools, logger });
+    const server = await startHealthServer({
+      port: deps.metricsPort ?? config.METRICS_PORT,
+      host: config.HOST,
+      metrics,
+      health: () => health,
+      tools,
+      logger,
+    });
     const { port } = server;
-    logger.info({ port, concurrency: config.WORKER_CONCURRENCY, healthy: health.healthy, ...tools() }, 'worker started');
+    logger.info(
+      { port, concurrency: config.WORKER_CONCURRENCY, healthy: health.healthy, ...tools() },
+      'worker started',
+    );
 
     let stopping: Promise<void> | undefined;
     const stop = async (): Promise<void> => {

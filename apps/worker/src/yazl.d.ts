@@ -9,7 +9,11 @@ declare module 'yazl' {
   }
   export class ZipFile {
     outputStream: Readable;
-    addReadStreamLazy(metadataPath: string, options: EntryOptions, getReadStream: (cb: (err: Error | null, stream?: Readable) => void) => void): void;
+    addReadStreamLazy(
+      metadataPath: string,
+      options: EntryOptions,
+      getReadStream: (cb: (err: Error | null, stream?: Readable) => void) => void,
+    ): void;
     end(options?: { forceZip64Format?: boolean }, calculatedTotalSizeCallback?: (size: number) => void): void;
     on(event: 'error', listener: (err: Error) => void): this;
   }

@@ -20,7 +20,9 @@ afterAll(async () => {
 });
 
 test('a job whose cancel key is set before it starts fails at once as cancelled, unretried, with nothing run or left', async () => {
-  const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mkv' });
+  const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], {
+    format: 'mkv',
+  });
   await redis.set(jobSignalKey('cancel', job.id), String(Date.now()), 'EX', 60);
   await stack.queue.add(job, { attempts: 3 });
   const done = await stack.queue.finished(job.id);

@@ -44,7 +44,11 @@ async function heartbeats() {
 
 test('the check names a missing binary and the setting that fixes it', async () => {
   const check = await checkTools({ ffmpeg: '/nonexistent/ffmpeg', ffprobe: 'ffprobe' });
-  expect(check).toEqual({ ok: false, reason: 'ffmpeg (/nonexistent/ffmpeg) cannot be run: not found. Set FFMPEG_PATH to a working binary or put ffmpeg on PATH.' });
+  expect(check).toEqual({
+    ok: false,
+    reason:
+      'ffmpeg (/nonexistent/ffmpeg) cannot be run: not found. Set FFMPEG_PATH to a working binary or put ffmpeg on PATH.',
+  });
   const wrong = await checkTools({ ffmpeg: 'ffprobe', ffprobe: 'ffprobe' });
   expect(wrong.ok).toBe(false);
   expect((await checkTools({ ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' })).ok).toBe(true);
@@ -52,9 +56,14 @@ test('the check names a missing binary and the setting that fixes it', async () 
 
 test('the check runs under child bounds: a "binary" that grabs 1 GiB before printing a version is stopped, not trusted', async () => {
   const fake = path.join(dataDir, 'greedy-ffmpeg');
-  fs.writeFileSync(fake, `#!/usr/bin/python3\nblock = bytearray(1 << 30)\nprint("ffmpeg version 9.9")\n`, { mode: 0o755 });
+  fs.writeFileSync(fake, `#!/usr/bin/python3\nblock = bytearray(1 << 30)\nprint("ffmpeg version 9.9")\n`, {
+    mode: 0o755,
+  });
   const check = await checkTools({ ffmpeg: fake, ffprobe: 'ffprobe' });
-  expect(check).toEqual({ ok: false, reason: expect.stringMatching(/^ffmpeg \(.*greedy-ffmpeg\) cannot be run: exited with code 1\./) });
+  expect(check).toEqual({
+    ok: false,
+    reason: expect.stringMatching(/^ffmpeg \(.*greedy-ffmpeg\) cannot be run: exited with code 1\./),
+  });
 });
 
 test('a worker whose ffmpeg is missing answers /healthz 503 with the reason, says unhealthy in Redis, and leaves jobs waiting', async () => {
@@ -69,7 +78,9 @@ test('a worker whose ffmpeg is missing answers /healthz 503 with the reason, say
       ffmpeg: { path: '/nonexistent', source: 'FFMPEG_PATH' },
       ffprobe: { path: 'ffprobe', source: 'PATH' },
     });
-    expect(await heartbeats()).toEqual([{ healthy: false, reason: expect.stringContaining('FFMPEG_PATH'), at: expect.any(Number) }]);
+    expect(await heartbeats()).toEqual([
+      { healthy: false, reason: expect.stringContaining('FFMPEG_PATH'), at: expect.any(Number) },
+    ]);
     expect(sample(await (await fetch(`${worker.metricsUrl}/metrics`)).text(), 'reelay_worker_healthy', {})).toBe(0);
 
     const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mp3' });
@@ -108,7 +119,10 @@ test('a worker whose ffmpeg disappears while it runs hands the job back unharmed
   try {
     expect(worker.health().healthy).toBe(true);
     fs.rmSync(link);
-    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mp3', duration: 2 });
+    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], {
+      format: 'mp3',
+      duration: 2,
+    });
     await queue.add(job, { attempts: 1 });
     await until(() => !worker.health().healthy, 20_000, 'the worker to notice');
     expect(worker.health().reason).toContain('cannot be run: not found');
@@ -127,18 +141,29 @@ test('a worker whose ffmpeg disappears while it runs hands the job back unharmed
 test("a healthy worker's /healthz and start-up log say which ffmpeg and ffprobe it runs, their versions and where they came from", async () => {
   const ffprobe = process.env.FFPROBE_PATH || '/usr/bin/ffprobe';
   const lines: string[] = [];
-  const destination = new (await import('node:stream')).Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) });
-  const worker = await startTestWorker({ prefix: PREFIX, dataDir, env: { FFPROBE_PATH: ffprobe }, logger: createLogger({ name: 'worker-test', level: 'info', destination }) });
+  const destination = new (await import('node:stream')).Writable({
+    write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()),
+  });
+  const worker = await startTestWorker({
+    prefix: PREFIX,
+    dataDir,
+    env: { FFPROBE_PATH: ffprobe },
+    logger: createLogger({ name: 'worker-test', level: 'info', destination }),
+  });
   try {
     const res = await fetch(`${worker.metricsUrl}/healthz`);
-    const version = (binary: string) => execFileSync(binary, ['-hide_banner', '-version'], { encoding: 'utf8' }).split(' ')[2];
+    const version = (binary: string) =>
+      execFileSync(binary, ['-hide_banner', '-version'], { encoding: 'utf8' }).split(' ')[2];
     // Without FFMPEG_PATH: ffmpeg-static's binary where its download worked, else ffmpeg on PATH.
     const ffmpeg = locateBinaries({}).ffmpeg;
     const expected = {
       ffmpeg: { ...ffmpeg, version: version(ffmpeg.path) },
       ffprobe: { path: ffprobe, source: 'FFPROBE_PATH', version: version(ffprobe) },
     };
-    expect({ status: res.status, body: await res.json() }).toEqual({ status: 200, body: { status: 'ok', ...expected } });
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 200,
+      body: { status: 'ok', ...expected },
+    });
     const started = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'worker started');
     expect(started).toMatchObject(expected);
   } finally {

@@ -26,13 +26,26 @@ export function tempDataDir(name: string): string {
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '2', ...env });
+  return parseConfig({
+    REDIS_URL: process.env.REDIS_URL,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    WORKER_CONCURRENCY: '2',
+    ...env,
+  });
 }
 
-export async function startTestWorker(options: { prefix: string; dataDir: string; env?: Record<string, string> } & Partial<WorkerDeps>): Promise<RunningWorker> {
+export async function startTestWorker(
+  options: { prefix: string; dataDir: string; env?: Record<string, string> } & Partial<WorkerDeps>,
+): Promise<RunningWorker> {
   const { env, ...deps } = options;
   const config = testConfig({ DATA_DIR: options.dataDir, ...env });
-  return startWorker({ config, logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, ...deps });
+  return startWorker({
+    config,
+    logger: createLogger({ name: 'worker-test', level: 'silent' }),
+    metricsPort: 0,
+    ...deps,
+  });
 }
 
 /** One test file's worker stack, filled in by beforeAll and stopped by afterAll. */
@@ -49,7 +62,10 @@ export interface WorkerStack {
  * Registers beforeAll/afterAll that start the test media, a local origin (serving the media unless
  * told not to), a worker on its own queue prefix and data folder, and a producer queue; and stop them.
  */
-export function useWorkerStack(name: string, options: { serveMedia?: boolean; env?: Record<string, string> } = {}): WorkerStack {
+export function useWorkerStack(
+  name: string,
+  options: { serveMedia?: boolean; env?: Record<string, string> } = {},
+): WorkerStack {
   // Braces: a hash tag, so the queues also work on a Redis Cluster (REELAY_TEST_REDIS=cluster).
   const stack = { prefix: `{reelay-test-${name}-${process.pid}}` } as WorkerStack;
   beforeAll(async () => {
@@ -71,7 +87,15 @@ export function useWorkerStack(name: string, options: { serveMedia?: boolean; en
 
 export function payload(inputs: JobInput[], extra: Partial<JobPayload> = {}): JobPayload {
   const id = newJobId();
-  return { id, operation: inputs.length === 2 ? 'merge' : 'convert', inputs, basename: 'clip', request_key: `test-${id}`, created_at: Date.now(), ...extra };
+  return {
+    id,
+    operation: inputs.length === 2 ? 'merge' : 'convert',
+    inputs,
+    basename: 'clip',
+    request_key: `test-${id}`,
+    created_at: Date.now(),
+    ...extra,
+  };
 }
 
 /** The producer side, as the gateway uses it: job name `download`, job id = payload id. */
@@ -95,7 +119,8 @@ export class TestQueue {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const state = await this.queue.getJobState(id);
-      if (state === 'completed' || state === 'failed') return (await Job.fromId(this.queue, id)) as Job<JobPayload, JobResult>;
+      if (state === 'completed' || state === 'failed')
+        return (await Job.fromId(this.queue, id)) as Job<JobPayload, JobResult>;
       if (Date.now() > deadline) throw new Error(`job ${id} is still ${state} after ${timeoutMs} ms`);
       await sleep(50);
     }
@@ -116,7 +141,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -130,15 +159,32 @@ export function serveTestMedia(origin: Origin, media: TestMedia): void {
   origin.file('/video-only.mp4', media.videoOnlyMp4, 'video/mp4');
   origin.file('/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
   origin.file('/audio.mp3', media.mp3, 'audio/mpeg');
-  for (const name of fs.readdirSync(media.hlsDir)) origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
-  for (const name of fs.readdirSync(media.dashDir)) origin.file(`/dash/${name}`, path.join(media.dashDir, name), name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment');
+  for (const name of fs.readdirSync(media.hlsDir))
+    origin.file(
+      `/hls/${name}`,
+      path.join(media.hlsDir, name),
+      name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+    );
+  for (const name of fs.readdirSync(media.dashDir))
+    origin.file(
+      `/dash/${name}`,
+      path.join(media.dashDir, name),
+      name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment',
+    );
 }
 
 /**
  * Serves a file a few bytes at a time. `pace()` says how many bytes to send per 50 ms tick (0
  * pauses; Infinity sends the rest), so a test can hold a job mid-run and later let it finish.
  */
-export function trickle(origin: Origin, route: string, file: string, contentType: string, pace: () => number, options: { firstOnly?: boolean } = {}): void {
+export function trickle(
+  origin: Origin,
+  route: string,
+  file: string,
+  contentType: string,
+  pace: () => number,
+  options: { firstOnly?: boolean } = {},
+): void {
   const data = fs.readFileSync(file);
   let requests = 0;
   origin.route(route, (_req, res) => {
@@ -197,16 +243,25 @@ export function processesMentioning(text: string): number[] {
 }
 
 /** GET through the proxy the way ffmpeg does: absolute-form target, optional Basic credentials. */
-export function proxyGet(proxyPort: number, target: string, options: { auth?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+export function proxyGet(
+  proxyPort: number,
+  target: string,
+  options: { auth?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.auth) headers['proxy-authorization'] = `Basic ${Buffer.from(options.auth).toString('base64')}`;
-    const req = http.request({ host: '127.0.0.1', port: proxyPort, method: 'GET', path: target, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port: proxyPort, method: 'GET', path: target, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });

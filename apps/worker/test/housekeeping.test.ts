@@ -27,7 +27,12 @@ test('a starting worker removes expired artifacts and temp folders older than tw
   const threeMinutesAgo = new Date(Date.now() - 180_000);
   fs.utimesSync(oldTemp, threeMinutesAgo, threeMinutesAgo);
 
-  const worker = await startTestWorker({ prefix: `reelay-test-housekeeping-${process.pid}`, dataDir, env: { JOB_TIMEOUT_SECONDS: '60' }, housekeepingMs: 200 });
+  const worker = await startTestWorker({
+    prefix: `reelay-test-housekeeping-${process.pid}`,
+    dataDir,
+    env: { JOB_TIMEOUT_SECONDS: '60' },
+    housekeepingMs: 200,
+  });
   try {
     expect(fs.existsSync(oldTemp)).toBe(false);
     await until(async () => (await store.get(expired)) === undefined, 5_000, 'the start-up sweep');

@@ -16,7 +16,9 @@ describe('https origins reach ffmpeg under stand-in http names', () => {
   });
 
   test('http URLs are given as they are, without the fragment', () => {
-    expect(toProxyUrl('http://127.0.0.1:9/dash/manifest.mpd#representation=1')).toBe('http://127.0.0.1:9/dash/manifest.mpd');
+    expect(toProxyUrl('http://127.0.0.1:9/dash/manifest.mpd#representation=1')).toBe(
+      'http://127.0.0.1:9/dash/manifest.mpd',
+    );
     expect(fromProxyUrl('http://127.0.0.1:9/seg.ts').href).toBe('http://127.0.0.1:9/seg.ts');
   });
 
@@ -31,7 +33,9 @@ describe('https origins reach ffmpeg under stand-in http names', () => {
   });
 
   test('ffmpeg asking the proxy for https directly is refused: https only travels as a stand-in', () => {
-    expect(() => fromProxyUrl('https://cdn.example.com/a.m3u8')).toThrow(expect.objectContaining({ code: 'url_blocked' }));
+    expect(() => fromProxyUrl('https://cdn.example.com/a.m3u8')).toThrow(
+      expect.objectContaining({ code: 'url_blocked' }),
+    );
   });
 
   test('a request target that is not an absolute URL, or a broken stand-in, is not a proxy request', () => {
@@ -43,7 +47,9 @@ describe('https origins reach ffmpeg under stand-in http names', () => {
 describe('manifests', () => {
   test('are recognised by their first bytes, not their content type', () => {
     expect(sniffManifest(Buffer.from('\uFEFF#EXTM3U\n#EXT-X-VERSION:3\n'))).toBe('hls');
-    expect(sniffManifest(Buffer.from('<?xml version="1.0"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011">'))).toBe('dash');
+    expect(sniffManifest(Buffer.from('<?xml version="1.0"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011">'))).toBe(
+      'dash',
+    );
     expect(sniffManifest(Buffer.from([0x47, 0x40, 0x11, 0x10]))).toBeUndefined();
     expect(sniffManifest(Buffer.from('<html><body>#EXTM3U</body></html>'))).toBeUndefined();
   });
@@ -78,11 +84,14 @@ describe('manifests', () => {
   });
 
   test('a scheme-relative reference in a manifest fetched over http stays http', () => {
-    expect(rewriteManifest('#EXTM3U\n//other.example.com/a.ts\n', new URL('http://site.example.com/i.m3u8'))).toBe('#EXTM3U\n//other.example.com/a.ts\n');
+    expect(rewriteManifest('#EXTM3U\n//other.example.com/a.ts\n', new URL('http://site.example.com/i.m3u8'))).toBe(
+      '#EXTM3U\n//other.example.com/a.ts\n',
+    );
   });
 
   test('a DASH manifest gets its BaseURLs rewritten and its templates left alone', () => {
-    const mpd = '<MPD><BaseURL>https://cdn.example.com/v/</BaseURL><SegmentTemplate media="chunk-$RepresentationID$-$Number%05d$.m4s" initialization="https://cdn.example.com/init-$RepresentationID$.m4s"/></MPD>';
+    const mpd =
+      '<MPD><BaseURL>https://cdn.example.com/v/</BaseURL><SegmentTemplate media="chunk-$RepresentationID$-$Number%05d$.m4s" initialization="https://cdn.example.com/init-$RepresentationID$.m4s"/></MPD>';
     expect(rewriteManifest(mpd, new URL('https://site.example.com/m.mpd'))).toBe(
       '<MPD><BaseURL>http://cdn.example.com.443.reelay-https.invalid/v/</BaseURL><SegmentTemplate media="chunk-$RepresentationID$-$Number%05d$.m4s" initialization="http://cdn.example.com.443.reelay-https.invalid/init-$RepresentationID$.m4s"/></MPD>',
     );

@@ -21,7 +21,11 @@ async function send(id: string, signal: JobSignal): Promise<void> {
 
 beforeAll(async () => {
   commands = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
-  listener = new JobSignalListener(new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null }), commands, createLogger({ name: 'signals-test', level: 'silent' }));
+  listener = new JobSignalListener(
+    new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null }),
+    commands,
+    createLogger({ name: 'signals-test', level: 'silent' }),
+  );
   await listener.start();
 });
 

@@ -11,7 +11,16 @@ import { FsArtifactStore } from '@reelay/artifacts';
 import type { JobInput } from '@reelay/contracts';
 import { probe } from '@reelay/media';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
-import { payload, processesMentioning, serveTestMedia, startTestWorker, tempDataDir, TestQueue, trickle, until } from './helpers.js';
+import {
+  payload,
+  processesMentioning,
+  serveTestMedia,
+  startTestWorker,
+  tempDataDir,
+  TestQueue,
+  trickle,
+  until,
+} from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ENTRY = fileURLToPath(new URL('./fixtures/worker-process.mjs', import.meta.url));
@@ -24,7 +33,11 @@ const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   // The children run dist/: build what is stale (a no-op taking well under a second when current).
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`apps/worker does not build:\n${build.stdout}${build.stderr}`);
   media = await testMedia();
   origin = await startOrigin();
@@ -58,7 +71,13 @@ async function spawnWorker(options: { shutdownGraceMs?: number } = {}): Promise<
     WORKER_CONCURRENCY: '1',
     JOB_TIMEOUT_SECONDS: '60',
   };
-  const settings = { prefix: PREFIX, metricsPort: 0, lockDuration: 1_500, stalledInterval: 1_000, shutdownGraceMs: options.shutdownGraceMs ?? 20_000 };
+  const settings = {
+    prefix: PREFIX,
+    metricsPort: 0,
+    lockDuration: 1_500,
+    stalledInterval: 1_000,
+    shutdownGraceMs: options.shutdownGraceMs ?? 20_000,
+  };
   const proc = spawn(process.execPath, [ENTRY, JSON.stringify(settings)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);
   const logs: { msg?: string }[] = [];
@@ -97,17 +116,24 @@ async function expectValidArtifact(id: string): Promise<void> {
   const stored = await new FsArtifactStore(dataDir).get(id);
   expect(stored).toBeDefined();
   const info = await probe(stored!.path);
-  expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['video', 'h264'], ['audio', 'aac']]);
+  expect(info.streams.map((s) => [s.type, s.codec])).toEqual([
+    ['video', 'h264'],
+    ['audio', 'aac'],
+  ]);
   expect(info.durationSeconds).toBeGreaterThan(1.8);
 }
 
-test('a worker killed mid-job loses nothing: the next worker finishes the job and clears the dead one\'s temp folder', async () => {
+test("a worker killed mid-job loses nothing: the next worker finishes the job and clears the dead one's temp folder", async () => {
   let pace = 2_000; // bytes per 50 ms: the 443 KB input would take 11 s
   trickle(origin, '/slow-kill.mp4', media.videoOnlyMp4, 'video/mp4', () => pace);
   const job = mergeJob('/slow-kill.mp4');
   const first = await spawnWorker();
   await queue.add(job, { attempts: 3 });
-  await until(() => tempFolders(job.id).length === 1 && processesMentioning(job.id).length > 0, 10_000, 'the first worker to run ffmpeg');
+  await until(
+    () => tempFolders(job.id).length === 1 && processesMentioning(job.id).length > 0,
+    10_000,
+    'the first worker to run ffmpeg',
+  );
 
   first.proc.kill('SIGKILL');
   expect((await first.exited).signal).toBe('SIGKILL');

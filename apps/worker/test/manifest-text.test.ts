@@ -21,8 +21,14 @@ describe('DASH manifests handed to ffmpeg', () => {
   });
 
   test('keep a video set whose components or roles mention text, and sets with mixed representations', () => {
-    const captioned = set('contentType="video"', '<ContentComponent contentType="text"/><Role value="caption"/><Representation id="0" codecs="avc1.64001f"/>');
-    const mixed = set('mimeType="application/mp4"', '<Representation id="a" codecs="wvtt"/><Representation id="b" codecs="mp4a.40.2"/>');
+    const captioned = set(
+      'contentType="video"',
+      '<ContentComponent contentType="text"/><Role value="caption"/><Representation id="0" codecs="avc1.64001f"/>',
+    );
+    const mixed = set(
+      'mimeType="application/mp4"',
+      '<Representation id="a" codecs="wvtt"/><Representation id="b" codecs="mp4a.40.2"/>',
+    );
     const mpd = `<MPD><Period>${captioned}${mixed}</Period></MPD>`;
     expect(withoutTextSets(mpd)).toBe(mpd);
   });

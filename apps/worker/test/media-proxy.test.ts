@@ -5,7 +5,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { decodeJobError } from '@reelay/contracts';
-import { describeWithTools, freePort, PROXY_TOOLS, serveFile, startOrigin, startTinyproxy, testMedia, type Origin, type RealProxy, type TestMedia } from '@reelay/testkit';
+import {
+  describeWithTools,
+  freePort,
+  PROXY_TOOLS,
+  serveFile,
+  startOrigin,
+  startTinyproxy,
+  testMedia,
+  type Origin,
+  type RealProxy,
+  type TestMedia,
+} from '@reelay/testkit';
 import type { RunningWorker } from '../src/worker.js';
 import { payload, startTestWorker, tempDataDir, TestQueue } from './helpers.js';
 
@@ -49,10 +60,16 @@ describeWithTools('a worker behind MEDIA_PROXY_URLS', PROXY_TOOLS, () => {
   });
 
   test("ffmpeg's input leaves through the media proxy with the cookie file's cookie", async () => {
-    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { operation: 'convert', format: 'mp3' });
+    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], {
+      operation: 'convert',
+      format: 'mp3',
+    });
     await queue.add(job);
     const done = await queue.finished(job.id);
-    expect({ state: await done.getState(), error: done.failedReason ? decodeJobError(done.failedReason) : undefined }).toEqual({ state: 'completed', error: undefined });
+    expect({
+      state: await done.getState(),
+      error: done.failedReason ? decodeJobError(done.failedReason) : undefined,
+    }).toEqual({ state: 'completed', error: undefined });
     expect(proxy.log()).toContain(`CONNECT 127.0.0.1:${origin.port} `);
     expect(cookies.length).toBeGreaterThanOrEqual(1);
     expect(cookies.every((cookie) => cookie === 'cdn_token=t0k3n')).toBe(true);

@@ -23,7 +23,24 @@ let pace = 0;
 
 /** redis-server with every write fsynced to its AOF, so a SIGKILL loses nothing; same port each time. */
 async function startRedisAt(): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', redisDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--dir',
+      redisDir,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -45,7 +62,8 @@ beforeAll(async () => {
   redis = await startRedisAt();
   const env = { REDIS_URL: `redis://127.0.0.1:${port}`, WORKER_CONCURRENCY: '1' };
   // Two workers on separate data folders, as on two hosts: the re-run may land on either.
-  for (const dataDir of dataDirs) workers.push(await startTestWorker({ prefix: PREFIX, dataDir, env, lockDuration: LOCK_MS, stalledInterval: 1000 }));
+  for (const dataDir of dataDirs)
+    workers.push(await startTestWorker({ prefix: PREFIX, dataDir, env, lockDuration: LOCK_MS, stalledInterval: 1000 }));
 });
 
 afterAll(async () => {
@@ -61,7 +79,10 @@ test('a job running through a Redis outage longer than its lock completes exactl
   const queue = new Queue(DOWNLOAD_QUEUE, { connection: client, prefix: PREFIX });
   queue.on('error', () => {});
   try {
-    const job = payload([{ url: origin.url('/slow.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { operation: 'convert', format: 'mkv', duration: 2 });
+    const job = payload(
+      [{ url: origin.url('/slow.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }],
+      { operation: 'convert', format: 'mkv', duration: 2 },
+    );
     await queue.add('download', job, { jobId: job.id, attempts: 1 });
     await until(async () => (await queue.getJobState(job.id)) === 'active', 10_000, 'the job to start');
     await sleep(500); // ffmpeg is reading the slow input
@@ -73,15 +94,24 @@ test('a job running through a Redis outage longer than its lock completes exactl
     await sleep(2 * LOCK_MS); // the stalled check hands the job out again
     pace = Infinity;
 
-    await until(async () => (await queue.getJobState(job.id).catch(() => 'unknown')) === 'completed', 20_000, 'the job to complete').catch(async (err: Error) => {
+    await until(
+      async () => (await queue.getJobState(job.id).catch(() => 'unknown')) === 'completed',
+      20_000,
+      'the job to complete',
+    ).catch(async (err: Error) => {
       const j = await queue.getJob(job.id);
-      throw new Error(`${err.message}: state ${await queue.getJobState(job.id)}, reason ${j?.failedReason}, stalled ${j?.stalledCounter}, ats ${j?.attemptsStarted}`);
+      throw new Error(
+        `${err.message}: state ${await queue.getJobState(job.id)}, reason ${j?.failedReason}, stalled ${j?.stalledCounter}, ats ${j?.attemptsStarted}`,
+      );
     });
     await sleep(1000); // let any other run of the job finish or give up
 
     // Redis's own record: one 'completed' event for this job in the queue's event stream.
     const events = await client.xrange(`${PREFIX}:${DOWNLOAD_QUEUE}:events`, '-', '+');
-    const completions = events.filter(([, fields]) => fields[fields.indexOf('event') + 1] === 'completed' && fields[fields.indexOf('jobId') + 1] === job.id);
+    const completions = events.filter(
+      ([, fields]) =>
+        fields[fields.indexOf('event') + 1] === 'completed' && fields[fields.indexOf('jobId') + 1] === job.id,
+    );
     expect(completions).toHaveLength(1);
     // The workers' metrics agree, and the job was really started more than once.
     let completedCount = 0;

@@ -29,18 +29,113 @@ beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-parallel-'));
   hlsDir = path.join(dir, 'hls');
   fs.mkdirSync(hlsDir);
-  const ffmpeg = (args: string[]) => execFileSync(ffmpegBinary(), ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
-  ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=22050', '-t', String(SEGMENTS), '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-sc_threshold', '0',
-    '-c:a', 'aac', '-b:a', '32k', '-f', 'hls', '-hls_time', '1', '-hls_playlist_type', 'vod', '-hls_segment_filename', path.join(hlsDir, 'seg%03d.ts'), path.join(hlsDir, 'index.m3u8')]);
+  const ffmpeg = (args: string[]) =>
+    execFileSync(ffmpegBinary(), ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
+  ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=160x90:rate=10',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=22050',
+    '-t',
+    String(SEGMENTS),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-g',
+    '10',
+    '-sc_threshold',
+    '0',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '32k',
+    '-f',
+    'hls',
+    '-hls_time',
+    '1',
+    '-hls_playlist_type',
+    'vod',
+    '-hls_segment_filename',
+    path.join(hlsDir, 'seg%03d.ts'),
+    path.join(hlsDir, 'index.m3u8'),
+  ]);
   dashDir = path.join(dir, 'dash');
   fs.mkdirSync(dashDir);
-  ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=22050', '-t', String(SEGMENTS), '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-sc_threshold', '0',
-    '-c:a', 'aac', '-b:a', '32k', '-map', '0:v', '-map', '1:a', '-f', 'dash', '-seg_duration', '1', '-use_template', '1', '-use_timeline', '1',
-    '-init_seg_name', 'init-$RepresentationID$.m4s', '-media_seg_name', 'chunk-$RepresentationID$-$Number%05d$.m4s', path.join(dashDir, 'manifest.mpd')]);
+  ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=160x90:rate=10',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=22050',
+    '-t',
+    String(SEGMENTS),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-g',
+    '10',
+    '-sc_threshold',
+    '0',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '32k',
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-f',
+    'dash',
+    '-seg_duration',
+    '1',
+    '-use_template',
+    '1',
+    '-use_timeline',
+    '1',
+    '-init_seg_name',
+    'init-$RepresentationID$.m4s',
+    '-media_seg_name',
+    'chunk-$RepresentationID$-$Number%05d$.m4s',
+    path.join(dashDir, 'manifest.mpd'),
+  ]);
   // ~12 MB of constant-rate video with its moov at the end: over the range threshold, and ffmpeg
   // seeks to the end and back, as it does on such files.
   bigVideo = path.join(dir, 'big.mp4');
-  ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25', '-t', '8', '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '12M', '-minrate', '12M', '-maxrate', '12M', '-bufsize', '2M', '-x264-params', 'nal-hrd=cbr', '-f', 'mp4', bigVideo]);
+  ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=320x240:rate=25',
+    '-t',
+    '8',
+    '-an',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-b:v',
+    '12M',
+    '-minrate',
+    '12M',
+    '-maxrate',
+    '12M',
+    '-bufsize',
+    '2M',
+    '-x264-params',
+    'nal-hrd=cbr',
+    '-f',
+    'mp4',
+    bigVideo,
+  ]);
   // The same with its moov first: ffmpeg reads it straight through in one request.
   bigFast = path.join(dir, 'big-fast.mp4');
   ffmpeg(['-i', bigVideo, '-c', 'copy', '-movflags', '+faststart', bigFast]);
@@ -49,11 +144,21 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Serves the test HLS under `prefix`, each segment through `segment` (which may delay or fail it). */
-function serveHls(stack: WorkerStack, prefix: string, segment: (name: string, req: http.IncomingMessage, res: http.ServerResponse, send: () => void) => void = (_n, _q, _r, send) => send()): void {
+function serveHls(
+  stack: WorkerStack,
+  prefix: string,
+  segment: (name: string, req: http.IncomingMessage, res: http.ServerResponse, send: () => void) => void = (
+    _n,
+    _q,
+    _r,
+    send,
+  ) => send(),
+): void {
   for (const name of fs.readdirSync(hlsDir)) {
     const file = path.join(hlsDir, name);
     stack.origin.route(`${prefix}/${name}`, (req, res) => {
-      const send = () => serveFile(req, res, file, name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+      const send = () =>
+        serveFile(req, res, file, name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
       if (name.endsWith('.m3u8')) send();
       else segment(name, req, res, send);
     });
@@ -65,7 +170,13 @@ function serveHls(stack: WorkerStack, prefix: string, segment: (name: string, re
  * `bytesPerSecond`: each connection's speed limit, as a CDN's; parts start only for an origin that
  * is slow for the file's size (proxy-ranges.ts), and loopback is not.
  */
-function concurrency(stack: WorkerStack, prefix: string, files: Record<string, string>, extra: Record<string, string> = {}, bytesPerSecond?: number) {
+function concurrency(
+  stack: WorkerStack,
+  prefix: string,
+  files: Record<string, string>,
+  extra: Record<string, string> = {},
+  bytesPerSecond?: number,
+) {
   const seen = { now: 0, max: 0, ranges: 0 };
   for (const [name, file] of Object.entries(files)) {
     stack.origin.route(`${prefix}/${name}`, (req, res) => {
@@ -85,10 +196,19 @@ async function run(stack: WorkerStack, inputs: JobInput[], extra: Parameters<typ
   const done = await stack.queue.finished(job.id, 60_000);
   const state = await done.getState();
   const stored = state === 'completed' ? await new FsArtifactStore(stack.dataDir).get(job.id) : undefined;
-  return { state, error: state === 'failed' ? decodeJobError(done.failedReason) : undefined, attempts: done.attemptsMade, file: stored?.path };
+  return {
+    state,
+    error: state === 'failed' ? decodeJobError(done.failedReason) : undefined,
+    attempts: done.attemptsMade,
+    file: stored?.path,
+  };
 }
 
-const hlsInput = (stack: WorkerStack, prefix: string): JobInput => ({ url: stack.origin.url(`${prefix}/index.m3u8`), stream_profile: 'hls', codecs: 'avc1.42c00d,mp4a.40.2' });
+const hlsInput = (stack: WorkerStack, prefix: string): JobInput => ({
+  url: stack.origin.url(`${prefix}/index.m3u8`),
+  stream_profile: 'hls',
+  codecs: 'avc1.42c00d,mp4a.40.2',
+});
 const remux = (stack: WorkerStack, prefix: string) => run(stack, [hlsInput(stack, prefix)], { operation: 'remux' });
 
 describe('HLS segments served ahead', () => {
@@ -130,10 +250,13 @@ describe('HLS segments served ahead', () => {
   test('segments the origin answers out of order (random delays) still reach ffmpeg in order', async () => {
     const order: string[] = [];
     serveHls(parallel, '/shuffled', (name, _req, _res, send) => {
-      setTimeout(() => {
-        order.push(name);
-        send();
-      }, Math.floor(Math.random() * 150));
+      setTimeout(
+        () => {
+          order.push(name);
+          send();
+        },
+        Math.floor(Math.random() * 150),
+      );
     });
     const done = await remux(parallel, '/shuffled');
     expect(done.error).toBeUndefined();
@@ -165,11 +288,19 @@ describe('HLS segments served ahead', () => {
   }, 60_000);
 
   test('the request budget still stops a playlist that names one segment over and over', async () => {
-    const lines = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', '#EXT-X-PLAYLIST-TYPE:VOD'];
+    const lines = [
+      '#EXTM3U',
+      '#EXT-X-VERSION:3',
+      '#EXT-X-TARGETDURATION:1',
+      '#EXT-X-MEDIA-SEQUENCE:0',
+      '#EXT-X-PLAYLIST-TYPE:VOD',
+    ];
     for (let i = 0; i < 400; i++) lines.push('#EXTINF:1.0,', `seg000.ts?n=${i % 2}`);
     lines.push('#EXT-X-ENDLIST');
     let hits = 0;
-    parallel.origin.route('/loop/index.m3u8', (_req, res) => res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(lines.join('\n')));
+    parallel.origin.route('/loop/index.m3u8', (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(lines.join('\n')),
+    );
     parallel.origin.route('/loop/seg000.ts', (req, res) => {
       hits += 1;
       serveFile(req, res, path.join(hlsDir, 'seg000.ts'), 'video/mp2t');
@@ -192,13 +323,32 @@ describe('DASH segments served ahead', () => {
           seen.max = Math.max(seen.max, seen.now);
           res.once('close', () => (seen.now -= 1));
         }
-        setTimeout(() => serveFile(req, res, path.join(dashDir, name), name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment'), Math.floor(Math.random() * 60));
+        setTimeout(
+          () =>
+            serveFile(
+              req,
+              res,
+              path.join(dashDir, name),
+              name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment',
+            ),
+          Math.floor(Math.random() * 60),
+        );
       });
     }
   }
   const dash = (stack: WorkerStack, prefix: string): JobInput[] => [
-    { url: stack.origin.url(`${prefix}/manifest.mpd#representation=0`), stream_profile: 'dash', representation: '0', codecs: 'avc1.42c00d' },
-    { url: stack.origin.url(`${prefix}/manifest.mpd#representation=1`), stream_profile: 'dash', representation: '1', codecs: 'mp4a.40.2' },
+    {
+      url: stack.origin.url(`${prefix}/manifest.mpd#representation=0`),
+      stream_profile: 'dash',
+      representation: '0',
+      codecs: 'avc1.42c00d',
+    },
+    {
+      url: stack.origin.url(`${prefix}/manifest.mpd#representation=1`),
+      stream_profile: 'dash',
+      representation: '1',
+      codecs: 'mp4a.40.2',
+    },
   ];
 
   test('a DASH pair with concurrency 8 has more video segments in flight than with concurrency 1 and makes the same mp4', async () => {
@@ -218,9 +368,18 @@ describe('DASH segments served ahead', () => {
 });
 
 describe('large files in parallel ranges', () => {
-  const audio = (stack: WorkerStack): JobInput => ({ url: stack.origin.url('/audio-only.m4a'), stream_profile: 'audio_only', codecs: 'mp4a.40.2' });
-  const video = (stack: WorkerStack, route: string): JobInput => ({ url: stack.origin.url(route), stream_profile: 'video_only', codecs: 'avc1.64001e' });
-  const merge = (stack: WorkerStack, route: string, attempts = 1) => run(stack, [video(stack, route), audio(stack)], { operation: 'merge' }, attempts);
+  const audio = (stack: WorkerStack): JobInput => ({
+    url: stack.origin.url('/audio-only.m4a'),
+    stream_profile: 'audio_only',
+    codecs: 'mp4a.40.2',
+  });
+  const video = (stack: WorkerStack, route: string): JobInput => ({
+    url: stack.origin.url(route),
+    stream_profile: 'video_only',
+    codecs: 'avc1.64001e',
+  });
+  const merge = (stack: WorkerStack, route: string, attempts = 1) =>
+    run(stack, [video(stack, route), audio(stack)], { operation: 'merge' }, attempts);
   let expected: { duration: number; frames: string };
 
   beforeAll(async () => {
@@ -239,15 +398,29 @@ describe('large files in parallel ranges', () => {
 
   // Either way ffmpeg's own requests are all the origin sees: its seeks ask from an offset to the end, never a part.
   test.each([
-    ['from a fast origin the same file comes over one connection, with no parts: at its pace they would not pay', parallel, '/ranged-fast', undefined],
-    ['with concurrency 1 the same file is fetched as ffmpeg asks, with no parts, however slow the origin', single, '/ranged1', CDN_RATE],
-  ])('%s', async (_name, stack, prefix, rate) => {
-    const seen = concurrency(stack, prefix, { 'big.mp4': bigVideo }, {}, rate);
-    const done = await merge(stack, `${prefix}/big.mp4`);
-    expect(done.error).toBeUndefined();
-    expect(seen.ranges).toBe(0);
-    expect(framesOf(done.file!, 'v')).toBe(expected.frames);
-  }, 60_000);
+    [
+      'from a fast origin the same file comes over one connection, with no parts: at its pace they would not pay',
+      parallel,
+      '/ranged-fast',
+      undefined,
+    ],
+    [
+      'with concurrency 1 the same file is fetched as ffmpeg asks, with no parts, however slow the origin',
+      single,
+      '/ranged1',
+      CDN_RATE,
+    ],
+  ])(
+    '%s',
+    async (_name, stack, prefix, rate) => {
+      const seen = concurrency(stack, prefix, { 'big.mp4': bigVideo }, {}, rate);
+      const done = await merge(stack, `${prefix}/big.mp4`);
+      expect(done.error).toBeUndefined();
+      expect(seen.ranges).toBe(0);
+      expect(framesOf(done.file!, 'v')).toBe(expected.frames);
+    },
+    60_000,
+  );
 
   test('an origin that offers ranges but answers every request whole falls back to one connection, and the merge is right', async () => {
     const data = fs.readFileSync(bigFast);
@@ -274,7 +447,14 @@ describe('large files in parallel ranges', () => {
       // If-Range with an old validator: the whole (new) file, as RFC 9110 says.
       if (req.headers['if-range'] && req.headers['if-range'] !== etag) {
         const { range: _r, ...rest } = req.headers;
-        return void serveFile({ method: req.method, headers: rest } as http.IncomingMessage, res, bigFast, 'video/mp4', { etag }, CDN_RATE);
+        return void serveFile(
+          { method: req.method, headers: rest } as http.IncomingMessage,
+          res,
+          bigFast,
+          'video/mp4',
+          { etag },
+          CDN_RATE,
+        );
       }
       serveFile(req, res, bigFast, 'video/mp4', { etag }, CDN_RATE);
     });
@@ -292,7 +472,20 @@ describe('large files in parallel ranges', () => {
 
 /** The video frames' hashes: the same pictures, in the same order, whatever the container did. */
 function framesOf(file: string, stream = 'v'): string {
-  return execFileSync(ffmpegBinary(), ['-hide_banner', '-loglevel', 'error', '-i', file, '-map', `0:${stream}:0`, '-c', 'copy', '-f', 'framemd5', '-'])
+  return execFileSync(ffmpegBinary(), [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-i',
+    file,
+    '-map',
+    `0:${stream}:0`,
+    '-c',
+    'copy',
+    '-f',
+    'framemd5',
+    '-',
+  ])
     .toString()
     .split('\n')
     .filter((l) => !l.startsWith('#'))

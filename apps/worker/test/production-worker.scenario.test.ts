@@ -36,7 +36,11 @@ const children: WorkerApp[] = [];
 
 beforeAll(async () => {
   // The children run dist/: build what is stale (a no-op when current).
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`apps/worker does not build:\n${build.stdout}${build.stderr}`);
   bench = (await import(pathToFileURL(path.join(ROOT, 'bench/worker-recovery.mjs')).href)) as typeof bench;
   origin = await startOrigin();
@@ -55,7 +59,14 @@ afterAll(async () => {
 test('a worker survives a frozen Redis: /metrics answers meanwhile, and after SIGCONT it runs jobs again', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-freeze-'));
   dirs.push(dir);
-  const worker = bench.spawnWorker({ REDIS_URL: redis.url, DATA_DIR: dir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info', METRICS_PORT: '0', REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS) });
+  const worker = bench.spawnWorker({
+    REDIS_URL: redis.url,
+    DATA_DIR: dir,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS),
+  });
   children.push(worker);
   const { port } = await worker.started();
   // Production's default prefix, on this file's own Redis.
@@ -79,10 +90,19 @@ test('a worker survives a frozen Redis: /metrics answers meanwhile, and after SI
     expect(slowestScrape).toBeLessThan(TIMEOUT_MS / 1000 + 1);
     expect(worker.child.exitCode).toBeNull();
 
-    const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { operation: 'convert', format: 'mkv', duration: 2 });
+    const job = payload(
+      [{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }],
+      { operation: 'convert', format: 'mkv', duration: 2 },
+    );
     await producer.add('download', job, { jobId: job.id, attempts: 1 });
-    await until(async () => (await producer.getJobState(job.id)) === 'completed', 20_000, 'the job after SIGCONT to complete');
-    process.stderr.write(`worker, frozen Redis: slowest /metrics ${slowestScrape.toFixed(2)} s; a job enqueued after SIGCONT completed ${((performance.now() - resumed) / 1000).toFixed(1)} s later\n`);
+    await until(
+      async () => (await producer.getJobState(job.id)) === 'completed',
+      20_000,
+      'the job after SIGCONT to complete',
+    );
+    process.stderr.write(
+      `worker, frozen Redis: slowest /metrics ${slowestScrape.toFixed(2)} s; a job enqueued after SIGCONT completed ${((performance.now() - resumed) / 1000).toFixed(1)} s later\n`,
+    );
     expect(worker.child.exitCode).toBeNull();
     expect(worker.logs.filter((l) => (l.level ?? 0) >= 60)).toEqual([]); // nothing fatal logged
   } finally {
@@ -93,7 +113,9 @@ test('a worker survives a frozen Redis: /metrics answers meanwhile, and after SI
 
 test("a SIGKILLed worker's jobs are completed by another worker within 15 s, with the production settings", async () => {
   const r = await bench.runRecovery({ jobs: 2 });
-  process.stderr.write(`dead worker (default settings): jobs taken again ${r.takenSeconds.toFixed(1)} s and completed ${r.completedSeconds.toFixed(1)} s after the SIGKILL\n`);
+  process.stderr.write(
+    `dead worker (default settings): jobs taken again ${r.takenSeconds.toFixed(1)} s and completed ${r.completedSeconds.toFixed(1)} s after the SIGKILL\n`,
+  );
   expect(r.failed).toEqual([]);
   expect(r.completedSeconds).toBeLessThan(15);
 }, 90_000);

@@ -18,9 +18,19 @@ const fetched = new Map<number, number>();
 
 beforeAll(async () => {
   origin = await startOrigin();
-  proxy = await startJobProxy({ egress, logger: createLogger({ name: 'proxy-ahead-test', level: 'silent' }), maxSegments: 100, fetchConcurrency: 4 });
+  proxy = await startJobProxy({
+    egress,
+    logger: createLogger({ name: 'proxy-ahead-test', level: 'silent' }),
+    maxSegments: 100,
+    fetchConcurrency: 4,
+  });
   origin.route('/big/index.m3u8', (_req, res) => {
-    const lines = ['#EXTM3U', '#EXT-X-TARGETDURATION:2', ...segments.flatMap((_s, i) => ['#EXTINF:2,', `s${i}.ts`]), '#EXT-X-ENDLIST'];
+    const lines = [
+      '#EXTM3U',
+      '#EXT-X-TARGETDURATION:2',
+      ...segments.flatMap((_s, i) => ['#EXTINF:2,', `s${i}.ts`]),
+      '#EXT-X-ENDLIST',
+    ];
     res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(lines.join('\n'));
   });
   segments.forEach((data, i) =>

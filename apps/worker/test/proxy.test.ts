@@ -18,9 +18,19 @@ const counted = { bytes: 0, blocked: 0 };
 beforeAll(async () => {
   origin = await startOrigin();
   trap = await startTrap('127.0.0.2');
-  proxy = await startJobProxy({ egress, logger, maxSegments: 20_000, hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ } });
+  proxy = await startJobProxy({
+    egress,
+    logger,
+    maxSegments: 20_000,
+    hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ },
+  });
   origin.route('/echo', (req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive', 'x-kept': 'yes', 'keep-alive': 'timeout=5' });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      connection: 'keep-alive',
+      'x-kept': 'yes',
+      'keep-alive': 'timeout=5',
+    });
     res.end(JSON.stringify(req.headers));
   });
   origin.body('/data.bin', Buffer.alloc(64 * 1024, 7), 'application/octet-stream');
@@ -70,11 +80,25 @@ describe('forwarding', () => {
     const s = session({ headerNames: ['Referer', 'Cookie'] });
     const res = await proxyGet(proxy.port, origin.url('/echo'), {
       auth: credentialsOf(s.env),
-      headers: { range: 'bytes=0-', referer: 'https://site.example/', cookie: 'a=1', authorization: 'Bearer secret', 'user-agent': 'Lavf/59.27.100', 'x-other': '1', 'icy-metadata': '1' },
+      headers: {
+        range: 'bytes=0-',
+        referer: 'https://site.example/',
+        cookie: 'a=1',
+        authorization: 'Bearer secret',
+        'user-agent': 'Lavf/59.27.100',
+        'x-other': '1',
+        'icy-metadata': '1',
+      },
     });
     expect(res.status).toBe(200);
     const seen = JSON.parse(res.body.toString()) as Record<string, string>;
-    expect(seen).toMatchObject({ range: 'bytes=0-', referer: 'https://site.example/', cookie: 'a=1', 'icy-metadata': '1', 'accept-encoding': 'identity' });
+    expect(seen).toMatchObject({
+      range: 'bytes=0-',
+      referer: 'https://site.example/',
+      cookie: 'a=1',
+      'icy-metadata': '1',
+      'accept-encoding': 'identity',
+    });
     expect(seen).not.toHaveProperty('authorization');
     expect(seen).not.toHaveProperty('x-other');
     expect(seen).not.toHaveProperty('proxy-authorization');
@@ -159,7 +183,14 @@ describe('the egress guard', () => {
     const status = (auth?: string) =>
       new Promise<number>((resolve, reject) => {
         const headers = auth ? { 'proxy-authorization': `Basic ${Buffer.from(auth).toString('base64')}` } : undefined;
-        const req = http.request({ host: '127.0.0.1', port: proxy.port, method: 'CONNECT', path: target(), headers, agent: false });
+        const req = http.request({
+          host: '127.0.0.1',
+          port: proxy.port,
+          method: 'CONNECT',
+          path: target(),
+          headers,
+          agent: false,
+        });
         req.on('connect', (res: http.IncomingMessage, socket) => {
           socket.destroy();
           resolve(res.statusCode ?? 0);
@@ -182,8 +213,19 @@ describe('https origins and manifests', () => {
   const fake = {
     open: async (url: string | URL, _options?: RequestOptions): Promise<EgressResponse> => {
       asked.push(String(url));
-      const body = String(url).endsWith('.m3u8') ? '#EXTM3U\n#EXTINF:1,\nhttps://cdn.example.com/a/0.ts\n#EXTINF:1,\n1.ts\n#EXT-X-ENDLIST\n' : 'segment';
-      return { url: String(url), status: 206, headers: { 'content-type': 'application/vnd.apple.mpegurl', 'content-length': String(body.length), 'content-range': `bytes 0-${body.length - 1}/${body.length}` }, body: Readable.from([Buffer.from(body)]) };
+      const body = String(url).endsWith('.m3u8')
+        ? '#EXTM3U\n#EXTINF:1,\nhttps://cdn.example.com/a/0.ts\n#EXTINF:1,\n1.ts\n#EXT-X-ENDLIST\n'
+        : 'segment';
+      return {
+        url: String(url),
+        status: 206,
+        headers: {
+          'content-type': 'application/vnd.apple.mpegurl',
+          'content-length': String(body.length),
+          'content-range': `bytes 0-${body.length - 1}/${body.length}`,
+        },
+        body: Readable.from([Buffer.from(body)]),
+      };
     },
   };
   let fakeProxy: JobProxy;
@@ -197,19 +239,26 @@ describe('https origins and manifests', () => {
 
   test('a stand-in name is fetched over https, and a playlist comes back with its https references rewritten', async () => {
     const s = fakeProxy.openSession('AAAAAAAAAAAAAAAAAAAAAA', { maxBytes: 1_000_000 });
-    const res = await proxyGet(fakeProxy.port, 'http://site.example.com.443.reelay-https.invalid:80/live/index.m3u8', { auth: credentialsOf(s.env), headers: { range: 'bytes=0-' } });
+    const res = await proxyGet(fakeProxy.port, 'http://site.example.com.443.reelay-https.invalid:80/live/index.m3u8', {
+      auth: credentialsOf(s.env),
+      headers: { range: 'bytes=0-' },
+    });
     expect(asked).toEqual(['https://site.example.com/live/index.m3u8']);
     expect(res.status).toBe(200);
     expect(res.headers['content-range']).toBeUndefined();
     const text = res.body.toString();
-    expect(text).toBe('#EXTM3U\n#EXTINF:1,\nhttp://cdn.example.com.443.reelay-https.invalid/a/0.ts\n#EXTINF:1,\n1.ts\n#EXT-X-ENDLIST\n');
+    expect(text).toBe(
+      '#EXTM3U\n#EXTINF:1,\nhttp://cdn.example.com.443.reelay-https.invalid/a/0.ts\n#EXTINF:1,\n1.ts\n#EXT-X-ENDLIST\n',
+    );
     expect(res.headers['content-length']).toBe(String(text.length));
     fakeProxy.closeSession(s);
   });
 
   test('a media segment passes through untouched', async () => {
     const s = fakeProxy.openSession('AAAAAAAAAAAAAAAAAAAAAA', { maxBytes: 1_000_000 });
-    const res = await proxyGet(fakeProxy.port, 'http://cdn.example.com.443.reelay-https.invalid/a/0.ts', { auth: credentialsOf(s.env) });
+    const res = await proxyGet(fakeProxy.port, 'http://cdn.example.com.443.reelay-https.invalid/a/0.ts', {
+      auth: credentialsOf(s.env),
+    });
     expect(asked.at(-1)).toBe('https://cdn.example.com/a/0.ts');
     expect([res.status, res.body.toString(), res.headers['content-range']]).toEqual([206, 'segment', 'bytes 0-6/7']);
     fakeProxy.closeSession(s);

@@ -33,7 +33,8 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-const template = (media: string, entries: string) => `<SegmentTemplate timescale="1000" initialization="/media/init.m4s" media="${media}?t=$Time$"><SegmentTimeline>${entries}</SegmentTimeline></SegmentTemplate>`;
+const template = (media: string, entries: string) =>
+  `<SegmentTemplate timescale="1000" initialization="/media/init.m4s" media="${media}?t=$Time$"><SegmentTimeline>${entries}</SegmentTimeline></SegmentTemplate>`;
 /** A dynamic MPD with a video and an audio adaptation set, each given its own SegmentTimeline entries. */
 const mpd = (video: string, audio: string) => `<?xml version="1.0"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="1970-01-01T00:00:00Z" minimumUpdatePeriod="PT1S">
@@ -49,25 +50,44 @@ const mpd = (video: string, audio: string) => `<?xml version="1.0"?>
 /** `count` one-second segments from `firstMs`. */
 const run1s = (firstMs: number, count: number) => `<S t="${firstMs}" d="1000" r="${count - 1}"/>`;
 /** The window of a clock started at t0: a new one-second segment each second, `count` listed (the newest `lag` s behind). */
-const clock = (t0: number, offsetMs = 0, count = 5, lag = 0) => run1s(Math.floor((Date.now() - t0) / 1000) * 1000 + 100_000 + offsetMs - (count - 5 + lag) * 1000, count);
+const clock = (t0: number, offsetMs = 0, count = 5, lag = 0) =>
+  run1s(Math.floor((Date.now() - t0) / 1000) * 1000 + 100_000 + offsetMs - (count - 5 + lag) * 1000, count);
 
 const segmentRequests = () => (origin.hits.get('/media/v.m4s') ?? 0) + (origin.hits.get('/media/a.m4s') ?? 0);
 
-async function take(route: string, options: { id?: string; duration?: number; maxBytes?: number; stopAt?: number; fromStart?: boolean } = {}) {
+async function take(
+  route: string,
+  options: { id?: string; duration?: number; maxBytes?: number; stopAt?: number; fromStart?: boolean } = {},
+) {
   const id = options.id ?? `av${++n}`;
   const av = await AvTake.open(dataDir, id, [
     { url: origin.url(route), stream_profile: 'dash', representation: 'v', representation_type: 'video' },
     { url: origin.url(route), stream_profile: 'dash', representation: 'a', representation_type: 'audio' },
   ]);
   const stop = new AbortController();
-  const recording = av.record({ egress, ffprobe: process.env.FFPROBE_PATH || 'ffprobe', fromStart: options.fromStart ?? false, duration: options.duration, maxSeconds: 60, maxBytes: options.maxBytes ?? 10 * 1024 * 1024, stop: stop.signal, signal: new AbortController().signal, log });
+  const recording = av.record({
+    egress,
+    ffprobe: process.env.FFPROBE_PATH || 'ffprobe',
+    fromStart: options.fromStart ?? false,
+    duration: options.duration,
+    maxSeconds: 60,
+    maxBytes: options.maxBytes ?? 10 * 1024 * 1024,
+    stop: stop.signal,
+    signal: new AbortController().signal,
+    log,
+  });
   if (options.stopAt !== undefined) {
     await until(() => av.view().seconds >= options.stopAt!, 15_000, `${options.stopAt} s recorded`);
     stop.abort();
   }
   const ended = await recording;
   await av.close();
-  const state = (track: string) => JSON.parse(fs.readFileSync(path.join(dataDir, 'recordings', id, track, 'state.json'), 'utf8')) as { parts: string[]; bytes: number; spans: [number, number][] };
+  const state = (track: string) =>
+    JSON.parse(fs.readFileSync(path.join(dataDir, 'recordings', id, track, 'state.json'), 'utf8')) as {
+      parts: string[];
+      bytes: number;
+      spans: [number, number][];
+    };
   return { ended, view: av.view(), video: state('video'), audio: state('audio'), resumed: av.resumed };
 }
 

@@ -10,7 +10,15 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
-import { decodeJobError, JOB_SIGNAL_CHANNEL, jobSignalKey, RecordingProgressSchema, type JobInput, type JobPayload, type JobResult } from '@reelay/contracts';
+import {
+  decodeJobError,
+  JOB_SIGNAL_CHANNEL,
+  jobSignalKey,
+  RecordingProgressSchema,
+  type JobInput,
+  type JobPayload,
+  type JobResult,
+} from '@reelay/contracts';
 import { moovBeforeMdat } from '@reelay/media';
 import { startFolderOrigin, startLiveDash, type FolderOrigin, type LiveStream } from '@reelay/testkit';
 import { payload, until, useWorkerStack } from './helpers.js';
@@ -41,11 +49,13 @@ const pair = (): JobInput[] => [
   { url: origin.url('/av/manifest.mpd'), stream_profile: 'dash', representation: '0', representation_type: 'video' },
   { url: origin.url('/av/manifest.mpd'), stream_profile: 'dash', representation: '1', representation_type: 'audio' },
 ];
-const recording = (extra: Partial<JobPayload> = {}): JobPayload => payload(pair(), { operation: 'record', basename: 'live', ...extra });
+const recording = (extra: Partial<JobPayload> = {}): JobPayload =>
+  payload(pair(), { operation: 'record', basename: 'live', ...extra });
 
 async function completed(id: string, timeoutMs = 30_000): Promise<{ result: JobResult; file: string }> {
   const done = await stack.queue.finished(id, timeoutMs);
-  if ((await done.getState()) !== 'completed') throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  if ((await done.getState()) !== 'completed')
+    throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
   const stored = await store.get(id);
   if (!stored) throw new Error('no artifact');
   return { result: done.returnvalue, file: stored.path };
@@ -56,26 +66,50 @@ const ffmpeg = process.env.FFMPEG_PATH || 'ffmpeg';
 
 /** Each stream's type, codec, and where it starts and ends in the file (seconds). */
 function streams(file: string): { type: string; codec: string; start: number; end: number }[] {
-  const out = JSON.parse(execFileSync(ffprobe, ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,start_time,duration', '-of', 'json', file], { encoding: 'utf8' })) as { streams: { codec_type: string; codec_name: string; start_time: string; duration: string }[] };
-  return out.streams.map((s) => ({ type: s.codec_type, codec: s.codec_name, start: Number(s.start_time), end: Number(s.start_time) + Number(s.duration) }));
+  const out = JSON.parse(
+    execFileSync(
+      ffprobe,
+      ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,start_time,duration', '-of', 'json', file],
+      { encoding: 'utf8' },
+    ),
+  ) as { streams: { codec_type: string; codec_name: string; start_time: string; duration: string }[] };
+  return out.streams.map((s) => ({
+    type: s.codec_type,
+    codec: s.codec_name,
+    start: Number(s.start_time),
+    end: Number(s.start_time) + Number(s.duration),
+  }));
 }
 
 /** The presentation times of one stream's packets, in order. */
 function packetTimes(file: string, type: 'v' | 'a'): number[] {
-  const out = execFileSync(ffprobe, ['-v', 'error', '-select_streams', `${type}:0`, '-show_entries', 'packet=pts_time', '-of', 'csv=p=0', file], { encoding: 'utf8' });
-  return out.split('\n').filter(Boolean).map(Number).sort((a, b) => a - b);
+  const out = execFileSync(
+    ffprobe,
+    ['-v', 'error', '-select_streams', `${type}:0`, '-show_entries', 'packet=pts_time', '-of', 'csv=p=0', file],
+    { encoding: 'utf8' },
+  );
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .sort((a, b) => a - b);
 }
 
 /** The audio's mean volume in dB (ffmpeg volumedetect, on stderr): a 440 Hz tone at ffmpeg's default level is about -21 dB; silence -91. */
 function meanVolume(file: string): number {
-  const run = spawnSync(ffmpeg, ['-hide_banner', '-nostats', '-i', file, '-map', '0:a', '-af', 'volumedetect', '-f', 'null', '-'], { encoding: 'utf8' });
+  const run = spawnSync(
+    ffmpeg,
+    ['-hide_banner', '-nostats', '-i', file, '-map', '0:a', '-af', 'volumedetect', '-f', 'null', '-'],
+    { encoding: 'utf8' },
+  );
   return Number(/mean_volume: (-?[\d.]+) dB/.exec(run.stderr)?.[1] ?? NaN);
 }
 
 /** The largest step between consecutive packets: where a stream has a hole, and how long it is. */
 function largestStep(times: number[]): { at: number; seconds: number } {
   let best = { at: 0, seconds: 0 };
-  for (let i = 1; i < times.length; i++) if (times[i] - times[i - 1] > best.seconds) best = { at: times[i - 1], seconds: times[i] - times[i - 1] };
+  for (let i = 1; i < times.length; i++)
+    if (times[i] - times[i - 1] > best.seconds) best = { at: times[i - 1], seconds: times[i] - times[i - 1] };
   return best;
 }
 
@@ -144,7 +178,13 @@ test('an audio segment that fails after its retries is a hole in the audio alone
 test('stopped through Redis: completed as stopped with both tracks of what it had', async () => {
   const job = recording();
   await stack.queue.add(job);
-  await until(async () => (RecordingProgressSchema.safeParse((await stack.queue.queue.getJob(job.id))?.progress).data?.recording.seconds ?? 0) >= 2, 15_000, 'two seconds recorded');
+  await until(
+    async () =>
+      (RecordingProgressSchema.safeParse((await stack.queue.queue.getJob(job.id))?.progress).data?.recording.seconds ??
+        0) >= 2,
+    15_000,
+    'two seconds recorded',
+  );
   const asked = Date.now();
   await redis.set(jobSignalKey('stop', job.id), String(Date.now()), 'EX', 60);
   await redis.publish(JOB_SIGNAL_CHANNEL, JSON.stringify({ id: job.id, signal: 'stop' }));

@@ -38,7 +38,10 @@ afterAll(async () => {
 });
 
 /** A dynamic MPD of one video representation whose segments are all /media/seg.m4s (named by number). */
-const mpd = (entries: string, options: { startNumber?: number; codecs?: string; extra?: string } = {}) => `<?xml version="1.0"?>
+const mpd = (
+  entries: string,
+  options: { startNumber?: number; codecs?: string; extra?: string } = {},
+) => `<?xml version="1.0"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="1970-01-01T00:00:00Z" minimumUpdatePeriod="PT1S">
   <Period id="0" start="PT0S">
     <AdaptationSet contentType="video" mimeType="video/mp4">${options.extra ?? ''}
@@ -51,11 +54,21 @@ const mpd = (entries: string, options: { startNumber?: number; codecs?: string; 
   </Period>
 </MPD>`;
 /** A window of `count` one-second segments from number `first` (times in ms match the numbers). */
-const sliding = (first: number, count: number, options: { codecs?: string } = {}) => mpd(`<S t="${first * 1000}" d="1000" r="${count - 1}"/>`, { startNumber: first, ...options });
+const sliding = (first: number, count: number, options: { codecs?: string } = {}) =>
+  mpd(`<S t="${first * 1000}" d="1000" r="${count - 1}"/>`, { startNumber: first, ...options });
 
 const segmentRequests = () => origin.hits.get('/media/seg.m4s') ?? 0;
 
-async function run(route: string, options: { id?: string; duration?: number; maxSeconds?: number; fromStart?: boolean; stopWhen?: (seconds: number) => boolean } = {}) {
+async function run(
+  route: string,
+  options: {
+    id?: string;
+    duration?: number;
+    maxSeconds?: number;
+    fromStart?: boolean;
+    stopWhen?: (seconds: number) => boolean;
+  } = {},
+) {
   const { store, resumed } = await RecordingStore.open(dataDir, options.id ?? `job${++n}`);
   const stop = new AbortController();
   const ended = await record({
@@ -125,7 +138,11 @@ test('a representation whose codecs change mid-stream: the recording ends there 
 });
 
 test('a protected representation (ContentProtection) fails with a clear message before any segment is fetched', async () => {
-  origin.texts.set('/drm.mpd', () => mpd('<S t="0" d="1000" r="2"/>', { extra: '<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>' }));
+  origin.texts.set('/drm.mpd', () =>
+    mpd('<S t="0" d="1000" r="2"/>', {
+      extra: '<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>',
+    }),
+  );
   const before = segmentRequests();
   await expect(run('/drm.mpd')).rejects.toThrow(/encrypted/);
   expect(segmentRequests()).toBe(before);

@@ -8,7 +8,15 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
-import { decodeJobError, JOB_SIGNAL_CHANNEL, jobSignalKey, RecordingProgressSchema, type JobInput, type JobPayload, type JobResult } from '@reelay/contracts';
+import {
+  decodeJobError,
+  JOB_SIGNAL_CHANNEL,
+  jobSignalKey,
+  RecordingProgressSchema,
+  type JobInput,
+  type JobPayload,
+  type JobResult,
+} from '@reelay/contracts';
 import { moovBeforeMdat, probe } from '@reelay/media';
 import { startFolderOrigin, startLiveDash, type FolderOrigin, type LiveStream } from '@reelay/testkit';
 import { payload, until, useWorkerStack } from './helpers.js';
@@ -35,11 +43,13 @@ afterAll(async () => {
   for (const s of [timeline, fixed]) if (s) fs.rmSync(s.dir, { recursive: true, force: true });
 });
 
-const recording = (input: Omit<JobInput, 'stream_profile'>, extra: Partial<JobPayload> = {}): JobPayload => payload([{ stream_profile: 'dash', ...input }], { operation: 'record', basename: 'live', ...extra });
+const recording = (input: Omit<JobInput, 'stream_profile'>, extra: Partial<JobPayload> = {}): JobPayload =>
+  payload([{ stream_profile: 'dash', ...input }], { operation: 'record', basename: 'live', ...extra });
 
 async function completed(id: string, timeoutMs = 25_000): Promise<{ result: JobResult; file: string }> {
   const done = await stack.queue.finished(id, timeoutMs);
-  if ((await done.getState()) !== 'completed') throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  if ((await done.getState()) !== 'completed')
+    throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
   const stored = await store.get(id);
   if (!stored) throw new Error('no artifact');
   return { result: done.returnvalue, file: stored.path };
@@ -71,7 +81,10 @@ test('a segment lost well into the broadcast takes no time in the file: its leng
     return n === first + 2 ? 404 : undefined;
   };
   try {
-    const job = recording({ url: origin.url('/timeline/manifest.mpd'), representation: '0' }, { live: { duration: 4 } });
+    const job = recording(
+      { url: origin.url('/timeline/manifest.mpd'), representation: '0' },
+      { live: { duration: 4 } },
+    );
     await stack.queue.add(job);
     const { result, file } = await completed(job.id);
     expect(result.recording!.gaps).toHaveLength(1);
@@ -83,9 +96,19 @@ test('a segment lost well into the broadcast takes no time in the file: its leng
 });
 
 test('the audio representation, chosen by type, stopped through Redis: completed as stopped with what it had', async () => {
-  const job = recording({ url: origin.url('/timeline/manifest.mpd'), representation: '1', representation_type: 'audio' });
+  const job = recording({
+    url: origin.url('/timeline/manifest.mpd'),
+    representation: '1',
+    representation_type: 'audio',
+  });
   await stack.queue.add(job);
-  await until(async () => (RecordingProgressSchema.safeParse((await stack.queue.queue.getJob(job.id))?.progress).data?.recording.seconds ?? 0) >= 2, 15_000, 'two seconds recorded');
+  await until(
+    async () =>
+      (RecordingProgressSchema.safeParse((await stack.queue.queue.getJob(job.id))?.progress).data?.recording.seconds ??
+        0) >= 2,
+    15_000,
+    'two seconds recorded',
+  );
   await redis.set(jobSignalKey('stop', job.id), String(Date.now()), 'EX', 60);
   await redis.publish(JOB_SIGNAL_CHANNEL, JSON.stringify({ id: job.id, signal: 'stop' }));
   const { result, file } = await completed(job.id);
@@ -99,7 +122,10 @@ test('a fixed-duration template (segments from the clock) recorded from its star
   fixed = startLiveDash({ timeline: false, seconds: 4 });
   origin.mount('fixed', fixed.dir);
   await fixed.listed(1);
-  const job = recording({ url: origin.url('/fixed/manifest.mpd'), representation: '0' }, { live: { from_start: true } });
+  const job = recording(
+    { url: origin.url('/fixed/manifest.mpd'), representation: '0' },
+    { live: { from_start: true } },
+  );
   await stack.queue.add(job);
   const { result, file } = await completed(job.id);
   expect(result.ended).toBe('stream_end');

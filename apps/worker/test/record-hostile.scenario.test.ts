@@ -29,8 +29,27 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(dataDir, 'media', 'seg.ts'), Buffer.alloc(188 * 10, 0x47));
   origin.mount('media', path.join(dataDir, 'media'));
   // Two real one-second TS segments of different video codecs, for a stream that changes codecs.
-  for (const [name, codec] of [['h264.ts', 'libx264'], ['mpeg2.ts', 'mpeg2video']]) {
-    execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '1', '-c:v', codec, '-f', 'mpegts', '-y', path.join(dataDir, 'media', name)]);
+  for (const [name, codec] of [
+    ['h264.ts', 'libx264'],
+    ['mpeg2.ts', 'mpeg2video'],
+  ]) {
+    execFileSync('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=64x64:rate=10',
+      '-t',
+      '1',
+      '-c:v',
+      codec,
+      '-f',
+      'mpegts',
+      '-y',
+      path.join(dataDir, 'media', name),
+    ]);
   }
   egress = new Egress({ allowlist: testConfig().EGRESS_ALLOWLIST, purpose: 'media' });
 });
@@ -40,9 +59,19 @@ afterAll(async () => {
 });
 
 const playlist = (seq: number, count: number, extra: string[] = []) =>
-  ['#EXTM3U', '#EXT-X-TARGETDURATION:1', `#EXT-X-MEDIA-SEQUENCE:${seq}`, ...extra, ...Array.from({ length: count }, (_, i) => `#EXTINF:1.0,\n/media/seg.ts?n=${seq + i}`), ''].join('\n');
+  [
+    '#EXTM3U',
+    '#EXT-X-TARGETDURATION:1',
+    `#EXT-X-MEDIA-SEQUENCE:${seq}`,
+    ...extra,
+    ...Array.from({ length: count }, (_, i) => `#EXTINF:1.0,\n/media/seg.ts?n=${seq + i}`),
+    '',
+  ].join('\n');
 
-async function run(route: string, options: { duration?: number; maxSeconds?: number; fromStart?: boolean; codecs?: boolean } = {}) {
+async function run(
+  route: string,
+  options: { duration?: number; maxSeconds?: number; fromStart?: boolean; codecs?: boolean } = {},
+) {
   const { store } = await RecordingStore.open(dataDir, `job${++n}`);
   const codecsOf = options.codecs
     ? (body: Buffer, init?: Buffer) => {
@@ -50,7 +79,21 @@ async function run(route: string, options: { duration?: number; maxSeconds?: num
         return segmentCodecs(body, init, { dir: store.dir, ffprobe: 'ffprobe' });
       }
     : undefined;
-  const ended = await record({ codecsOf, egress, url: origin.url(route), store, resumed: false, fromStart: options.fromStart ?? false, duration: options.duration, maxSeconds: options.maxSeconds ?? 60, maxBytes: 10 * 1024 * 1024, stop: new AbortController().signal, signal: new AbortController().signal, onProgress: () => undefined, log });
+  const ended = await record({
+    codecsOf,
+    egress,
+    url: origin.url(route),
+    store,
+    resumed: false,
+    fromStart: options.fromStart ?? false,
+    duration: options.duration,
+    maxSeconds: options.maxSeconds ?? 60,
+    maxBytes: 10 * 1024 * 1024,
+    stop: new AbortController().signal,
+    signal: new AbortController().signal,
+    onProgress: () => undefined,
+    log,
+  });
   await store.closePart();
   const disk = store.state.parts.reduce((sum, p) => sum + fs.statSync(path.join(store.dir, p)).size, 0);
   return { ended, state: store.state, disk };
@@ -72,7 +115,8 @@ test('thousands of segments per refresh, recorded from the start: the dropped on
   origin.texts.set('/flood.m3u8', () => playlist(5_000 * k++, 5_000));
   const before = [...origin.hits.entries()].filter(([p]) => p.startsWith('/media/')).reduce((a, [, v]) => a + v, 0);
   const { ended, state, disk } = await run('/flood.m3u8', { fromStart: true, maxSeconds: 5 });
-  const segmentRequests = [...origin.hits.entries()].filter(([p]) => p.startsWith('/media/')).reduce((a, [, v]) => a + v, 0) - before;
+  const segmentRequests =
+    [...origin.hits.entries()].filter(([p]) => p.startsWith('/media/')).reduce((a, [, v]) => a + v, 0) - before;
   expect(ended).toBe('max_duration');
   expect(state.seconds).toBe(5);
   expect(segmentRequests).toBe(5); // one request per segment kept, none beyond the bound
@@ -105,12 +149,28 @@ test('a playlist that lists one more segment each second is read about once per 
     const seq = store.state.lastSeq;
     if (seq !== undefined && !recordedAt.has(seq)) recordedAt.set(seq, Date.now());
   };
-  const ended = await record({ egress, url: origin.url('/clock.m3u8'), store, resumed: false, fromStart: false, duration: 8, maxSeconds: 60, maxBytes: 10 * 1024 * 1024, stop: new AbortController().signal, signal: new AbortController().signal, onProgress, log });
+  const ended = await record({
+    egress,
+    url: origin.url('/clock.m3u8'),
+    store,
+    resumed: false,
+    fromStart: false,
+    duration: 8,
+    maxSeconds: 60,
+    maxBytes: 10 * 1024 * 1024,
+    stop: new AbortController().signal,
+    signal: new AbortController().signal,
+    onProgress,
+    log,
+  });
   await store.closePart();
   expect([ended, store.state.seconds, store.state.gaps]).toEqual(['duration', 8, []]);
   // Half-segment polling made 2 reads a segment; RFC 8216's reload rule let the lag creep to a segment.
   expect(origin.hits.get('/clock.m3u8')!).toBeLessThanOrEqual(8 * 1.3 + 2);
-  const lags = [...recordedAt].slice(1).map(([seq, at]) => at - listedAt(seq)).sort((a, b) => a - b);
+  const lags = [...recordedAt]
+    .slice(1)
+    .map(([seq, at]) => at - listedAt(seq))
+    .sort((a, b) => a - b);
   expect(lags).toHaveLength(7);
   expect(lags[3]).toBeLessThan(700);
 });
@@ -133,7 +193,20 @@ test('an encrypted live playlist fails with a clear message before anything is f
 
 test('a stream that changes its codecs at a discontinuity: the recording ends there (codec_change) with what came before, in one codec', async () => {
   const seg = (name: string) => `#EXTINF:1.0,\n/media/${name}`;
-  origin.texts.set('/switch.m3u8', () => ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', seg('h264.ts?a'), seg('h264.ts?b'), '#EXT-X-DISCONTINUITY', seg('mpeg2.ts?c'), seg('mpeg2.ts?d'), '#EXT-X-ENDLIST', ''].join('\n'));
+  origin.texts.set('/switch.m3u8', () =>
+    [
+      '#EXTM3U',
+      '#EXT-X-TARGETDURATION:1',
+      '#EXT-X-MEDIA-SEQUENCE:0',
+      seg('h264.ts?a'),
+      seg('h264.ts?b'),
+      '#EXT-X-DISCONTINUITY',
+      seg('mpeg2.ts?c'),
+      seg('mpeg2.ts?d'),
+      '#EXT-X-ENDLIST',
+      '',
+    ].join('\n'),
+  );
   const { ended, state } = await run('/switch.m3u8', { fromStart: true, codecs: true });
   expect(ended).toBe('codec_change');
   expect(state.seconds).toBe(2);
@@ -143,12 +216,34 @@ test('a stream that changes its codecs at a discontinuity: the recording ends th
 
 test('codecs are read only at a discontinuity, never for a stream without one: no ffprobe at all while recording it', async () => {
   const seg = (name: string) => `#EXTINF:1.0,\n/media/${name}`;
-  origin.texts.set('/plain.m3u8', () => ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', seg('h264.ts?a'), seg('h264.ts?b'), seg('h264.ts?c'), '#EXT-X-ENDLIST', ''].join('\n'));
+  origin.texts.set('/plain.m3u8', () =>
+    [
+      '#EXTM3U',
+      '#EXT-X-TARGETDURATION:1',
+      '#EXT-X-MEDIA-SEQUENCE:0',
+      seg('h264.ts?a'),
+      seg('h264.ts?b'),
+      seg('h264.ts?c'),
+      '#EXT-X-ENDLIST',
+      '',
+    ].join('\n'),
+  );
   probes = 0;
   const plain = await run('/plain.m3u8', { fromStart: true, codecs: true });
   expect([plain.ended, plain.state.seconds, probes]).toEqual(['stream_end', 3, 0]);
   // The same codecs after a discontinuity: two reads (the first part's head, the new segment), and it goes on.
-  origin.texts.set('/same.m3u8', () => ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXT-X-MEDIA-SEQUENCE:0', seg('h264.ts?a'), '#EXT-X-DISCONTINUITY', seg('h264.ts?b'), '#EXT-X-ENDLIST', ''].join('\n'));
+  origin.texts.set('/same.m3u8', () =>
+    [
+      '#EXTM3U',
+      '#EXT-X-TARGETDURATION:1',
+      '#EXT-X-MEDIA-SEQUENCE:0',
+      seg('h264.ts?a'),
+      '#EXT-X-DISCONTINUITY',
+      seg('h264.ts?b'),
+      '#EXT-X-ENDLIST',
+      '',
+    ].join('\n'),
+  );
   probes = 0;
   const same = await run('/same.m3u8', { fromStart: true, codecs: true });
   expect([same.ended, same.state.seconds, same.state.codecs, probes]).toEqual(['stream_end', 2, 'video:h264', 2]);

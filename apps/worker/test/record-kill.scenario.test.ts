@@ -27,7 +27,11 @@ let queue: TestQueue;
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`apps/worker does not build:\n${build.stdout}${build.stderr}`);
   origin = await startFolderOrigin();
   live = startLiveHls({ listSize: 2 });
@@ -50,8 +54,18 @@ afterAll(async () => {
 });
 
 async function spawnWorker(lock = { lockDuration: 1_500, stalledInterval: 1_000 }): Promise<ChildProcess> {
-  const env = { PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info', WORKER_CONCURRENCY: '1' };
-  const proc = spawn(process.execPath, [ENTRY, JSON.stringify({ prefix: PREFIX, metricsPort: 0, ...lock })], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    PATH: process.env.PATH,
+    REDIS_URL: process.env.REDIS_URL,
+    DATA_DIR: dataDir,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    WORKER_CONCURRENCY: '1',
+  };
+  const proc = spawn(process.execPath, [ENTRY, JSON.stringify({ prefix: PREFIX, metricsPort: 0, ...lock })], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(proc);
   proc.once('exit', () => children.delete(proc));
   let out = '';
@@ -64,11 +78,19 @@ async function spawnWorker(lock = { lockDuration: 1_500, stalledInterval: 1_000 
 
 test('a worker SIGKILLed mid-recording: another continues the same job at the live edge and appends; gaps says what was lost', async () => {
   const first = await spawnWorker();
-  const job = payload([{ url: origin.url('/live/index.m3u8'), stream_profile: 'hls' }], { operation: 'record', basename: 'survivor', live: { duration: 6 } });
+  const job = payload([{ url: origin.url('/live/index.m3u8'), stream_profile: 'hls' }], {
+    operation: 'record',
+    basename: 'survivor',
+    live: { duration: 6 },
+  });
   await queue.add(job);
-  const seconds = async () => RecordingProgressSchema.safeParse((await queue.queue.getJob(job.id))?.progress).data?.recording.seconds ?? 0;
+  const seconds = async () =>
+    RecordingProgressSchema.safeParse((await queue.queue.getJob(job.id))?.progress).data?.recording.seconds ?? 0;
   await until(async () => (await seconds()) >= 2, 15_000, 'two seconds recorded by the first worker');
-  const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'recordings', job.id, 'state.json'), 'utf8')) as { lastSeq: number; seconds: number };
+  const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'recordings', job.id, 'state.json'), 'utf8')) as {
+    lastSeq: number;
+    seconds: number;
+  };
   const exited = new Promise((resolve) => first.once('exit', resolve));
   first.kill('SIGKILL');
   await exited;
@@ -77,7 +99,8 @@ test('a worker SIGKILLed mid-recording: another continues the same job at the li
   await until(() => Math.min(...live.window()) > killedAt + 1, 15_000, 'the next segment to leave the window');
   await spawnWorker();
   const done = await queue.finished(job.id, 30_000);
-  if ((await done.getState()) !== 'completed') throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  if ((await done.getState()) !== 'completed')
+    throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
   const result = (await Job.fromId(queue.queue, job.id))!.returnvalue as JobResult;
   expect(result.ended).toBe('duration');
   expect(result.recording!.seconds).toBeGreaterThanOrEqual(6);
@@ -93,9 +116,11 @@ test('a worker SIGKILLed mid-recording: another continues the same job at the li
   expect(fs.existsSync(path.join(dataDir, 'recordings', job.id))).toBe(false);
 }, 60_000);
 
-test('a worker SIGKILLed mid-recording of a live DASH stream\'s video and audio: another continues both tracks, the stretch both lost takes no time, and the file has both', async () => {
+test("a worker SIGKILLed mid-recording of a live DASH stream's video and audio: another continues both tracks, the stretch both lost takes no time, and the file has both", async () => {
   // The worker the test before left running would take the job instead of the one this test kills.
-  await Promise.all([...children].map((child) => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGKILL')))));
+  await Promise.all(
+    [...children].map((child) => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGKILL')))),
+  );
   await dash.listed(2);
   // Locks a little longer than the HLS test's: two tracks and their resume probes on a loaded
   // machine must not miss a renewal (the killed worker's lock still expires long before the window moves on).
@@ -110,7 +135,8 @@ test('a worker SIGKILLed mid-recording of a live DASH stream\'s video and audio:
     { operation: 'record', basename: 'survivor-av', live: { duration: 6 } },
   );
   await queue.add(job);
-  const seconds = async () => RecordingProgressSchema.safeParse((await queue.queue.getJob(job.id))?.progress).data?.recording.seconds ?? 0;
+  const seconds = async () =>
+    RecordingProgressSchema.safeParse((await queue.queue.getJob(job.id))?.progress).data?.recording.seconds ?? 0;
   await until(async () => (await seconds()) >= 2, 15_000, 'two seconds recorded by the first worker');
   const exited = new Promise((resolve) => first.once('exit', resolve));
   first.kill('SIGKILL');
@@ -121,14 +147,16 @@ test('a worker SIGKILLed mid-recording of a live DASH stream\'s video and audio:
   await until(() => Math.max(...dash.window()) >= newest + 6, 15_000, 'the next segments to leave the window');
   await spawnWorker(lock);
   const done = await queue.finished(job.id, 30_000);
-  if ((await done.getState()) !== 'completed') throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  if ((await done.getState()) !== 'completed')
+    throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
   const result = (await Job.fromId(queue.queue, job.id))!.returnvalue as JobResult;
   expect(result.ended).toBe('duration');
   // Each track says what it lost: the stretch the dead worker missed (on a loaded machine in more
   // than one gap, as the window lists three seconds; a track the first worker had not begun yet
   // lost the file's beginning instead).
   const gaps = result.recording!.gaps;
-  for (const track of ['video', 'audio']) expect(gaps.filter((g) => g.track === track).reduce((sum, g) => sum + g.seconds, 0)).toBeGreaterThanOrEqual(1);
+  for (const track of ['video', 'audio'])
+    expect(gaps.filter((g) => g.track === track).reduce((sum, g) => sum + g.seconds, 0)).toBeGreaterThanOrEqual(1);
   expect(gaps.reduce((sum, g) => sum + g.seconds, 0)).toBeGreaterThanOrEqual(6);
   const stored = await new FsArtifactStore(dataDir).get(job.id);
   const info = await probe(stored!.path);

@@ -47,7 +47,12 @@ function simulate({ intervalMs = 1000, jitterMs = 80, lateMs = 10, segments = 60
     newest = now;
   }
   lags.sort((a, b) => a - b);
-  return { readsPerSegment: reads / segments, p50: lags[Math.floor(lags.length / 2)], p99: lags[Math.floor(lags.length * 0.99)], shortestWait: Math.min(...gaps) };
+  return {
+    readsPerSegment: reads / segments,
+    p50: lags[Math.floor(lags.length / 2)],
+    p99: lags[Math.floor(lags.length * 0.99)],
+    shortestWait: Math.min(...gaps),
+  };
 }
 
 test('a stream of one-second segments is read about once per segment, and each is listed at most about half a segment before a read finds it', () => {
@@ -60,7 +65,11 @@ test('a stream of one-second segments is read about once per segment, and each i
 test('segments coming out 3% faster or slower than they claim, or very unevenly, keep the lag under a segment without more reads', () => {
   for (const stream of [{ intervalMs: 970 }, { intervalMs: 1030 }, { jitterMs: 300 }, { lateMs: 60 }]) {
     const run = simulate(stream);
-    expect({ stream, fewReads: run.readsPerSegment < 1.25, lagUnderASegment: run.p99 < 800 }).toEqual({ stream, fewReads: true, lagUnderASegment: true });
+    expect({ stream, fewReads: run.readsPerSegment < 1.25, lagUnderASegment: run.p99 < 800 }).toEqual({
+      stream,
+      fewReads: true,
+      lagUnderASegment: true,
+    });
   }
 });
 

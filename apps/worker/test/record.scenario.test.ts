@@ -8,7 +8,15 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
-import { decodeJobError, JOB_SIGNAL_CHANNEL, jobSignalKey, jobView, RecordingProgressSchema, type JobPayload, type JobResult } from '@reelay/contracts';
+import {
+  decodeJobError,
+  JOB_SIGNAL_CHANNEL,
+  jobSignalKey,
+  jobView,
+  RecordingProgressSchema,
+  type JobPayload,
+  type JobResult,
+} from '@reelay/contracts';
 import { moovBeforeMdat, probe } from '@reelay/media';
 import { payload, until, useWorkerStack } from './helpers.js';
 import { startFolderOrigin, startLiveHls, type FolderOrigin, type LiveStream } from '@reelay/testkit';
@@ -38,7 +46,8 @@ afterAll(async () => {
   for (const s of [live, event]) if (s) fs.rmSync(s.dir, { recursive: true, force: true });
 });
 
-const recording = (url: string, extra: Partial<JobPayload> = {}): JobPayload => payload([{ url, stream_profile: 'hls' }], { operation: 'record', basename: 'live', ...extra });
+const recording = (url: string, extra: Partial<JobPayload> = {}): JobPayload =>
+  payload([{ url, stream_profile: 'hls' }], { operation: 'record', basename: 'live', ...extra });
 
 async function signal(id: string, which: 'stop' | 'cancel'): Promise<void> {
   await redis.set(jobSignalKey(which, id), String(Date.now()), 'EX', 60);
@@ -52,7 +61,8 @@ async function progressOf(id: string) {
 
 async function completed(id: string, timeoutMs = 20_000): Promise<{ result: JobResult; file: string }> {
   const done = await stack.queue.finished(id, timeoutMs);
-  if ((await done.getState()) !== 'completed') throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  if ((await done.getState()) !== 'completed')
+    throw new Error(`recording failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
   const stored = await store.get(id);
   if (!stored) throw new Error('no artifact');
   return { result: done.returnvalue, file: stored.path };
@@ -62,11 +72,15 @@ test('live.duration: records from the live edge about that long, shows its recor
   const job = recording(origin.url('/live/index.m3u8'), { live: { duration: 3 } });
   await stack.queue.add(job);
   const seen: number[] = [];
-  await until(async () => {
-    const p = await progressOf(job.id);
-    if (p) seen.push(p.recording.seconds);
-    return (await stack.queue.state(job.id)) !== 'active' || (p?.recording.seconds ?? 0) >= 1;
-  }, 15_000, 'a running recording to show seconds');
+  await until(
+    async () => {
+      const p = await progressOf(job.id);
+      if (p) seen.push(p.recording.seconds);
+      return (await stack.queue.state(job.id)) !== 'active' || (p?.recording.seconds ?? 0) >= 1;
+    },
+    15_000,
+    'a running recording to show seconds',
+  );
   const { result, file } = await completed(job.id);
   expect(result.ended).toBe('duration');
   expect(result.recording!.seconds).toBeGreaterThanOrEqual(3);
@@ -80,7 +94,12 @@ test('live.duration: records from the live edge about that long, shows its recor
   expect(seen.some((s) => s >= 1)).toBe(true);
   // The Job view shows the recording and why it ended; the parts folder is gone.
   const view = jobView(job.id, (await stack.queue.queue.getJob(job.id))!, 'completed');
-  expect(view).toMatchObject({ operation: 'record', status: 'completed', ended: 'duration', recording: { seconds: result.recording!.seconds } });
+  expect(view).toMatchObject({
+    operation: 'record',
+    status: 'completed',
+    ended: 'duration',
+    recording: { seconds: result.recording!.seconds },
+  });
   expect(fs.existsSync(path.join(stack.dataDir, 'recordings', job.id))).toBe(false);
 });
 
@@ -130,7 +149,10 @@ test('a segment that fails after retries is a gap, not a failure: the recording 
 
 test('a playlist that stops advancing ends the recording after three target durations: completed as stalled', async () => {
   await event.listed(3);
-  const frozen = fs.readFileSync(path.join(event.dir, 'index.m3u8'), 'utf8').replace('#EXT-X-ENDLIST', '').replace(/^(seg\d+\.ts)$/gm, '/event/$1');
+  const frozen = fs
+    .readFileSync(path.join(event.dir, 'index.m3u8'), 'utf8')
+    .replace('#EXT-X-ENDLIST', '')
+    .replace(/^(seg\d+\.ts)$/gm, '/event/$1');
   origin.texts.set('/frozen/index.m3u8', () => frozen);
   const job = recording(origin.url('/frozen/index.m3u8'));
   const started = Date.now();

@@ -27,11 +27,18 @@ test('a job whose attempt failed and waits for its retry shows progress 0 again'
     }, 50);
     res.on('close', () => clearInterval(timer));
   });
-  const job = payload([{ url: stack.origin.url('/flaky.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  const job = payload(
+    [{ url: stack.origin.url('/flaky.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }],
+    { format: 'mkv', duration: 2 },
+  );
   await stack.queue.add(job, { attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
   const progress = async () => (await Job.fromId(stack.queue.queue, job.id))?.progress;
 
-  await until(async () => typeof (await progress()) === 'number' && ((await progress()) as number) > 0, 10_000, 'progress above 0');
+  await until(
+    async () => typeof (await progress()) === 'number' && ((await progress()) as number) > 0,
+    10_000,
+    'progress above 0',
+  );
   cut = true;
   await until(async () => (await stack.queue.state(job.id)) === 'delayed', 10_000, 'the job to wait for its retry');
   expect(await progress()).toBe(0);

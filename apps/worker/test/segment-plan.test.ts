@@ -6,13 +6,23 @@ const hrefs = (segments: PlannedSegment[]) => segments.map((s) => s.url.href);
 
 describe('the segments a playlist names, in order', () => {
   test('an HLS media playlist gives its segments resolved against it; a master or byte ranges give none', () => {
-    const media = '#EXTM3U\n#EXT-X-MAP:URI="init.mp4"\n#EXTINF:2,\na.ts\n#EXTINF:2,\n/abs/b.ts#frag\n#EXTINF:2,\nhttps://other.test/c.ts\n#EXT-X-ENDLIST\n';
-    expect(hrefs(hlsSegments(media, at))).toEqual(['http://cdn.test/v/a.ts', 'http://cdn.test/abs/b.ts', 'https://other.test/c.ts']);
+    const media =
+      '#EXTM3U\n#EXT-X-MAP:URI="init.mp4"\n#EXTINF:2,\na.ts\n#EXTINF:2,\n/abs/b.ts#frag\n#EXTINF:2,\nhttps://other.test/c.ts\n#EXT-X-ENDLIST\n';
+    expect(hrefs(hlsSegments(media, at))).toEqual([
+      'http://cdn.test/v/a.ts',
+      'http://cdn.test/abs/b.ts',
+      'https://other.test/c.ts',
+    ]);
     expect(hlsSegments(media, at).map((s) => s.start)).toEqual([0, 2, 4]);
     expect(segmentsFrom(hlsSegments(media, at), 2.5).map((u) => u.pathname)).toEqual(['/abs/b.ts', '/c.ts']);
     expect(segmentsFrom(hlsSegments(media, at), 9).map((u) => u.pathname)).toEqual(['/c.ts']);
     expect(hlsSegments('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nlow.m3u8\n', at)).toEqual([]);
-    expect(hlsSegments('#EXTM3U\n#EXTINF:2,\n#EXT-X-BYTERANGE:100@0\nall.ts\n#EXTINF:2,\n#EXT-X-BYTERANGE:100@100\nall.ts\n', at)).toEqual([]);
+    expect(
+      hlsSegments(
+        '#EXTM3U\n#EXTINF:2,\n#EXT-X-BYTERANGE:100@0\nall.ts\n#EXTINF:2,\n#EXT-X-BYTERANGE:100@100\nall.ts\n',
+        at,
+      ),
+    ).toEqual([]);
   });
 
   test('a DASH template over a timeline expands $Number%05d$, $Time$ and $RepresentationID$ under each BaseURL', () => {
@@ -25,7 +35,10 @@ describe('the segments a playlist names, in order', () => {
       ['http://cdn.test/v/media/v-hi-00003.m4s', 'http://cdn.test/v/media/v-hi-00004.m4s'],
       ['http://cdn.test/v/media/lo/t5-5.m4s', 'http://cdn.test/v/media/lo/t15-5.m4s'],
     ]);
-    expect(dashSegments(mpd, at).map((segments) => segments.map((s) => s.start))).toEqual([[0, 2], [0, 1]]);
+    expect(dashSegments(mpd, at).map((segments) => segments.map((s) => s.start))).toEqual([
+      [0, 2],
+      [0, 1],
+    ]);
   });
 
   test('a DASH fixed-duration template counts from the duration; a SegmentList lists; an open-ended timeline plans nothing', () => {

@@ -29,7 +29,11 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const START = 1.3; // the head is 1.3–2.0 s; the GOP of the end points begins at 2.0 s
 
-async function cut(codec: string, end: number, format: 'mp4' | 'mkv' = 'mp4'): Promise<{ file: string; method: string }> {
+async function cut(
+  codec: string,
+  end: number,
+  format: 'mp4' | 'mkv' = 'mp4',
+): Promise<{ file: string; method: string }> {
   const work = fs.mkdtempSync(path.join(dir, 'job-'));
   const output = path.join(work, `out.${format}`);
   const method = await runPreciseClip(
@@ -44,14 +48,32 @@ async function cut(codec: string, end: number, format: 'mp4' | 'mkv' = 'mp4'): P
       log: createLogger({ name: 'smart-ends-test', level: 'silent' }),
       progress: { report: () => undefined },
     },
-    { operation: { type: 'convert', input: sources[codec], format }, format, clip: { start: START, end, mode: 'precise' }, output },
+    {
+      operation: { type: 'convert', input: sources[codec], format },
+      format,
+      clip: { start: START, end, mode: 'precise' },
+      output,
+    },
   );
   return { file: output, method };
 }
 
 describe.each(['h264', 'hevc'])('a smart cut of a %s source with B-frames', (codec) => {
   test('plans the copy and the tail so that every end point of a GOP gets exactly the frames before it', () => {
-    const json = execFileSync(ffprobe, ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_entries', 'packet=stream_index,pts_time,dts_time,flags', sources[codec]], { encoding: 'utf8' });
+    const json = execFileSync(
+      ffprobe,
+      [
+        '-v',
+        'error',
+        '-print_format',
+        'json',
+        '-show_streams',
+        '-show_entries',
+        'packet=stream_index,pts_time,dts_time,flags',
+        sources[codec],
+      ],
+      { encoding: 'utf8' },
+    );
     const { packets, video } = parseRangeProbe(json);
     expect(video?.reorderDepth).toBe(2);
     let tails = 0;
@@ -62,8 +84,14 @@ describe.each(['h264', 'hevc'])('a smart cut of a %s source with B-frames', (cod
       // The copied packets: from the keyframe (2.0 s) to the outpoint in decode order.
       const from = packets.findIndex((p) => p.key && Math.abs(p.pts - 2) < 0.001);
       const to = plan.outpoint === undefined ? packets.length : packets.findIndex((p) => p.dts === plan.outpoint);
-      const copied = packets.slice(from, to).map((p) => Math.round(p.pts * FPS)).sort((a, b) => a - b);
-      const tail = plan.tail === undefined ? [] : Array.from({ length: plan.tail.frames }, (_, i) => Math.round(plan.tail!.from * FPS) + i);
+      const copied = packets
+        .slice(from, to)
+        .map((p) => Math.round(p.pts * FPS))
+        .sort((a, b) => a - b);
+      const tail =
+        plan.tail === undefined
+          ? []
+          : Array.from({ length: plan.tail.frames }, (_, i) => Math.round(plan.tail!.from * FPS) + i);
       expect([...copied, ...tail]).toEqual(Array.from({ length: n }, (_, i) => 2 * FPS + i));
       if (plan.tail) tails++;
     }
@@ -72,25 +100,29 @@ describe.each(['h264', 'hevc'])('a smart cut of a %s source with B-frames', (cod
   });
 
   // End points at each position of a B-frame group (x264 veryfast: I/P B B; x265: P b B b b).
-  test.each([1, 2, 3, 4, 5, 7])('ends on the frame before end when end is frame %i of the GOP: every frame in place, clean decode', async (n) => {
-    const end = Number((2 + n / FPS).toFixed(3));
-    const { file, method } = await cut(codec, end);
-    expect(method).toBe('smart');
-    expect(decodeErrors(file)).toBe('');
-    const packets = videoPackets(file);
-    for (let i = 1; i < packets.length; i++) expect(packets[i].dts).toBeGreaterThan(packets[i - 1].dts);
-    const shown = packets.map((p) => p.pts).sort((a, b) => a - b);
-    expect(shown[0]).toBeGreaterThanOrEqual(-0.001);
-    expect(shown[0]).toBeLessThan(1 / FPS);
-    // Exactly the frames of [start, end): their number, and each one the source's at its time.
-    const expected = Math.round((end - START) * FPS);
-    expect(shown.length).toBe(expected);
-    expect(Math.abs(shown.at(-1)! - (end - START - 1 / FPS))).toBeLessThan(0.002);
-    const { count, scores } = frameSsims(file, sources[codec], START, end);
-    expect(count).toBe(expected);
-    expect(scores).toHaveLength(expected);
-    expect(Math.min(...scores)).toBeGreaterThanOrEqual(0.95);
-  }, 60_000);
+  test.each([1, 2, 3, 4, 5, 7])(
+    'ends on the frame before end when end is frame %i of the GOP: every frame in place, clean decode',
+    async (n) => {
+      const end = Number((2 + n / FPS).toFixed(3));
+      const { file, method } = await cut(codec, end);
+      expect(method).toBe('smart');
+      expect(decodeErrors(file)).toBe('');
+      const packets = videoPackets(file);
+      for (let i = 1; i < packets.length; i++) expect(packets[i].dts).toBeGreaterThan(packets[i - 1].dts);
+      const shown = packets.map((p) => p.pts).sort((a, b) => a - b);
+      expect(shown[0]).toBeGreaterThanOrEqual(-0.001);
+      expect(shown[0]).toBeLessThan(1 / FPS);
+      // Exactly the frames of [start, end): their number, and each one the source's at its time.
+      const expected = Math.round((end - START) * FPS);
+      expect(shown.length).toBe(expected);
+      expect(Math.abs(shown.at(-1)! - (end - START - 1 / FPS))).toBeLessThan(0.002);
+      const { count, scores } = frameSsims(file, sources[codec], START, end);
+      expect(count).toBe(expected);
+      expect(scores).toHaveLength(expected);
+      expect(Math.min(...scores)).toBeGreaterThanOrEqual(0.95);
+    },
+    60_000,
+  );
 
   test('into Matroska too', async () => {
     const end = 2 + 2 / FPS;

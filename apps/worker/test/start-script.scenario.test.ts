@@ -22,7 +22,11 @@ let origin: Origin;
 
 beforeAll(async () => {
   // The script runs dist/: build what is stale once here, then start it with --no-build.
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`the apps do not build:\n${build.stdout}${build.stderr}`);
   media = await testMedia();
   origin = await startOrigin();
@@ -67,7 +71,15 @@ interface Started {
 }
 
 /** `env` values override the defaults below; undefined removes one (as a user who never set it). */
-async function start(options: { dataDir?: string; via?: 'node' | 'pnpm'; env?: Record<string, string | undefined>; waitReady?: boolean; ownGroup?: boolean } = {}): Promise<Started> {
+async function start(
+  options: {
+    dataDir?: string;
+    via?: 'node' | 'pnpm';
+    env?: Record<string, string | undefined>;
+    waitReady?: boolean;
+    ownGroup?: boolean;
+  } = {},
+): Promise<Started> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-start-'));
   if (!options.dataDir) dirs.push(dataDir);
   const port = await freePort();
@@ -84,9 +96,15 @@ async function start(options: { dataDir?: string; via?: 'node' | 'pnpm'; env?: R
     ...options.env,
   };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const [cmd, args] = options.via === 'pnpm' ? ['pnpm', ['start', '--no-build']] : [process.execPath, [SCRIPT, '--no-build']];
+  const [cmd, args] =
+    options.via === 'pnpm' ? ['pnpm', ['start', '--no-build']] : [process.execPath, [SCRIPT, '--no-build']];
   // ownGroup: like a terminal's foreground job, so the test can send Ctrl-C to the whole group.
-  const proc = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownGroup ?? false });
+  const proc = spawn(cmd, args, {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownGroup ?? false,
+  });
   started.add(proc);
   const s: Started = {
     proc,
@@ -108,19 +126,29 @@ async function start(options: { dataDir?: string; via?: 'node' | 'pnpm'; env?: R
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (s.stdout += d));
   proc.stderr!.setEncoding('utf8').on('data', (d: string) => (s.stderr += d));
   if (options.waitReady !== false) {
-    await until(async () => {
-      if (proc.exitCode !== null) throw new Error(`start exited with ${proc.exitCode}: ${s.stderr}`);
-      const { gateway, worker } = s.pids();
-      if (!gateway || !worker || !s.stdout.includes('worker started')) return false;
-      return fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-    }, 30_000, 'the gateway and the worker to start');
+    await until(
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`start exited with ${proc.exitCode}: ${s.stderr}`);
+        const { gateway, worker } = s.pids();
+        if (!gateway || !worker || !s.stdout.includes('worker started')) return false;
+        return fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      },
+      30_000,
+      'the gateway and the worker to start',
+    );
   }
   return s;
 }
 
 /** What the start script recorded about its Redis: its pid and the script's own (the owner). */
 function redisState(dataDir: string): { pid: number; owner: number } {
-  return JSON.parse(fs.readFileSync(path.join(dataDir, 'redis', 'reelay-redis.json'), 'utf8')) as { pid: number; owner: number };
+  return JSON.parse(fs.readFileSync(path.join(dataDir, 'redis', 'reelay-redis.json'), 'utf8')) as {
+    pid: number;
+    owner: number;
+  };
 }
 
 function expectAllGone(s: Started, pids: number[]): void {
@@ -140,7 +168,12 @@ test('Ctrl-C (SIGINT to the whole process group) stops the gateway, the worker a
   const job = payload([video, audio], { operation: 'merge', duration: 2 });
   await queue.add('download', job, { jobId: job.id, attempts: 1 });
   await until(() => processesMentioning(job.id).length > 0, 15_000, 'ffmpeg to start on the job');
-  const pids = [first.pids().gateway!, first.pids().worker!, redisState(first.dataDir).pid, ...processesMentioning(job.id)];
+  const pids = [
+    first.pids().gateway!,
+    first.pids().worker!,
+    redisState(first.dataDir).pid,
+    ...processesMentioning(job.id),
+  ];
   await queue.close();
   connection.disconnect();
 
@@ -157,7 +190,11 @@ test('Ctrl-C (SIGINT to the whole process group) stops the gateway, the worker a
   const again = new Redis(second.redisUrl()!, { maxRetriesPerRequest: 1 });
   const queue2 = new Queue(DOWNLOAD_QUEUE, { connection: again });
   try {
-    await until(async () => (await queue2.getJobState(job.id)) === 'completed', 20_000, 'the handed-back job to complete');
+    await until(
+      async () => (await queue2.getJobState(job.id)) === 'completed',
+      20_000,
+      'the handed-back job to complete',
+    );
   } finally {
     await queue2.close();
     again.disconnect();
@@ -182,7 +219,11 @@ test('a crashed worker is restarted while the gateway keeps serving', async () =
   const s = await start();
   const { gateway, worker } = s.pids();
   process.kill(worker!, 'SIGKILL');
-  await until(() => s.pids().worker !== worker && s.stdout.split('worker started').length > 2, 20_000, 'a new worker to start');
+  await until(
+    () => s.pids().worker !== worker && s.stdout.split('worker started').length > 2,
+    20_000,
+    'a new worker to start',
+  );
   expect(s.stderr).toContain('the worker exited with SIGKILL; restarting it');
   expect(s.pids().gateway).toBe(gateway);
   expect((await fetch(`http://127.0.0.1:${s.port}/healthz`)).status).toBe(200);
@@ -205,13 +246,17 @@ test('closing the output early (`pnpm start | head`) stops everything cleanly, w
   expectAllGone(s, pids);
 }, 60_000);
 
-test('SIGTERM sent to pnpm\'s own pid (`pnpm start`) still stops everything', async () => {
+test("SIGTERM sent to pnpm's own pid (`pnpm start`) still stops everything", async () => {
   const s = await start({ via: 'pnpm' });
   const { pid: redisPid, owner: script } = redisState(s.dataDir);
   const pids = [s.pids().gateway!, s.pids().worker!, redisPid];
   s.proc.kill('SIGTERM');
   await s.exited;
-  await until(() => !alive(script) && pids.every((pid) => !alive(pid)), 15_000, 'the start script, the apps and Redis to stop');
+  await until(
+    () => !alive(script) && pids.every((pid) => !alive(pid)),
+    15_000,
+    'the start script, the apps and Redis to stop',
+  );
   expectAllGone(s, pids);
 }, 60_000);
 
@@ -235,7 +280,11 @@ test('a second start, with the default METRICS_PORT taken, gives its worker a fr
     expect(port).toBeGreaterThan(0);
     expect(port).not.toBe(9464);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-    await until(async () => (await fetch(`http://127.0.0.1:${s.port}/readyz`)).status === 200, 15_000, 'readyz to count the worker');
+    await until(
+      async () => (await fetch(`http://127.0.0.1:${s.port}/readyz`)).status === 200,
+      15_000,
+      'readyz to count the worker',
+    );
     expect(s.stdout.split('worker started').length).toBe(2);
     expect(s.stderr).not.toContain('restarting');
     s.proc.kill('SIGTERM');
@@ -267,17 +316,32 @@ test('once ready, one human line says where the gateway, the web app and the API
   const lines = s.stderr.split('\n').filter((line) => line.startsWith('reelay: ready:'));
   // The test's environment names the binaries (FFMPEG_PATH/FFPROBE_PATH) or leaves them to PATH.
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(new RegExp(`^reelay: ready: gateway ${base} · web app ${base}/ · API docs ${base}/docs · ffmpeg \\S+ \\((FFMPEG_PATH|ffmpeg-static|PATH)\\) · ffprobe \\S+ \\((FFPROBE_PATH|PATH)\\)$`));
-  for (const url of [`${base}/readyz`, `${base}/`, `${base}/docs`, `${base}/api/openapi.json`]) expect({ url, status: (await fetch(url)).status }).toEqual({ url, status: 200 });
+  expect(lines[0]).toMatch(
+    new RegExp(
+      `^reelay: ready: gateway ${base} · web app ${base}/ · API docs ${base}/docs · ffmpeg \\S+ \\((FFMPEG_PATH|ffmpeg-static|PATH)\\) · ffprobe \\S+ \\((FFPROBE_PATH|PATH)\\)$`,
+    ),
+  );
+  for (const url of [`${base}/readyz`, `${base}/`, `${base}/docs`, `${base}/api/openapi.json`])
+    expect({ url, status: (await fetch(url)).status }).toEqual({ url, status: 200 });
   s.proc.kill('SIGTERM');
   expect((await s.exited).code).toBe(0);
 }, 60_000);
 
 test('LOG_FORMAT=pretty prints log lines for people instead of JSON', async () => {
   const s = await start({ env: { LOG_FORMAT: 'pretty' }, waitReady: false });
-  await until(() => s.stderr.includes('reelay: ready:') && s.stdout.includes('worker: worker started'), 20_000, 'the ready line');
+  await until(
+    () => s.stderr.includes('reelay: ready:') && s.stdout.includes('worker: worker started'),
+    20_000,
+    'the ready line',
+  );
   const lines = s.stdout.split('\n').filter((line) => /^\[\d\d:\d\d:\d\d\]/.test(line));
-  expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\] INFO: gateway: gateway listening on http:\/\/127\.0\.0\.1:\d+ {"host":"127\.0\.0\.1","port":\d+,.*}$/.test(line))).toBe(true);
+  expect(
+    lines.some((line) =>
+      /^\[\d\d:\d\d:\d\d\] INFO: gateway: gateway listening on http:\/\/127\.0\.0\.1:\d+ {"host":"127\.0\.0\.1","port":\d+,.*}$/.test(
+        line,
+      ),
+    ),
+  ).toBe(true);
   expect(s.stdout).not.toContain('{"level"');
   s.proc.kill('SIGTERM');
   expect((await s.exited).code).toBe(0);

@@ -26,7 +26,10 @@ afterEach(() => {
 });
 
 async function failure(attempts = 1) {
-  const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  const job = payload(
+    [{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }],
+    { format: 'mkv', duration: 2 },
+  );
   await stack.queue.add(job, { attempts, backoff: { type: 'fixed', delay: 50 } });
   const done = await stack.queue.finished(job.id);
   return { state: await done.getState(), error: decodeJobError(done.failedReason), attemptsMade: done.attemptsMade };
@@ -45,7 +48,10 @@ test("a temp folder that cannot be used fails the job as storage_error, naming t
   breakFolder('tmp');
   expect(await failure(3)).toEqual({
     state: 'failed',
-    error: { code: 'storage_error', message: "The result could not be stored: the worker's temporary folder is not a folder." },
+    error: {
+      code: 'storage_error',
+      message: "The result could not be stored: the worker's temporary folder is not a folder.",
+    },
     attemptsMade: 1,
   });
 });
@@ -56,7 +62,10 @@ test('/metrics counts the failures by error code', async () => {
 });
 
 test('once the folder is usable again jobs complete', async () => {
-  const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+  const job = payload(
+    [{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }],
+    { format: 'mkv', duration: 2 },
+  );
   await stack.queue.add(job);
   expect(await (await stack.queue.finished(job.id)).getState()).toBe('completed');
 });
@@ -67,18 +76,34 @@ test('an S3 store that cannot be reached fails the job as storage_error after it
     bucket: 'reelay',
     prefix: 'artifacts/',
     tempDir: path.join(stack.dataDir, 's3-tmp'),
-    client: { endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 },
+    client: {
+      endpoint: `http://127.0.0.1:${await freePort()}`,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      maxAttempts: 1,
+    },
   });
   const prefix = `${stack.prefix}-s3`;
   const worker = await startTestWorker({ prefix, dataDir: stack.dataDir, artifacts: store });
   const queue = new TestQueue(prefix);
   try {
-    const job = payload([{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }], { format: 'mkv', duration: 2 });
+    const job = payload(
+      [{ url: stack.origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.42c00d,mp4a.40.2' }],
+      { format: 'mkv', duration: 2 },
+    );
     await queue.add(job, { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
     const done = await queue.finished(job.id);
-    expect({ state: await done.getState(), error: decodeJobError(done.failedReason), attemptsMade: done.attemptsMade }).toEqual({
+    expect({
+      state: await done.getState(),
+      error: decodeJobError(done.failedReason),
+      attemptsMade: done.attemptsMade,
+    }).toEqual({
       state: 'failed',
-      error: { code: 'storage_error', message: 'The result could not be stored: the artifact store did not accept the file.' },
+      error: {
+        code: 'storage_error',
+        message: 'The result could not be stored: the artifact store did not accept the file.',
+      },
       attemptsMade: 2,
     });
   } finally {

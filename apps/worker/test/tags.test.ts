@@ -17,14 +17,23 @@ beforeAll(async () => {
   stack.origin.body('/c/huge.png', Buffer.alloc(6 * 1024 * 1024, 7), 'image/png');
 });
 
-const TAGS = { title: 'Café talk: part 1', artist: 'Ada Lovelace', date: '2024-05-06', comment: 'https://example.com/watch?v=1&t=2' };
-const muxed = (): JobInput[] => [{ url: stack.origin.url('/c/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.64000c,mp4a.40.2' }];
-const job = (format: OutputFormat, extra: Partial<JobPayload> = {}) => payload(muxed(), { operation: 'convert', format, duration: 6, tags: TAGS, ...extra });
+const TAGS = {
+  title: 'Café talk: part 1',
+  artist: 'Ada Lovelace',
+  date: '2024-05-06',
+  comment: 'https://example.com/watch?v=1&t=2',
+};
+const muxed = (): JobInput[] => [
+  { url: stack.origin.url('/c/muxed.mp4'), stream_profile: 'muxed_progressive', codecs: 'avc1.64000c,mp4a.40.2' },
+];
+const job = (format: OutputFormat, extra: Partial<JobPayload> = {}) =>
+  payload(muxed(), { operation: 'convert', format, duration: 6, tags: TAGS, ...extra });
 
 async function run(job: JobPayload): Promise<Probed & { file: string }> {
   await stack.queue.add(job);
   const done = await stack.queue.finished(job.id, 40_000);
-  if ((await done.getState()) !== 'completed') throw new Error(`job failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
+  if ((await done.getState()) !== 'completed')
+    throw new Error(`job failed: ${JSON.stringify(decodeJobError(done.failedReason))}`);
   const file = (await store.get(job.id))!.path;
   return { ...ffprobe(file), file };
 }
@@ -36,20 +45,26 @@ describe('tags', () => {
     ['mp4', {}, { title: TAGS.title, artist: TAGS.artist, date: TAGS.date, comment: TAGS.comment }],
     ['mkv', {}, { title: TAGS.title, ARTIST: TAGS.artist, DATE_RELEASED: TAGS.date, COMMENT: TAGS.comment }],
     // webm cannot hold H.264: a one-second clip keeps the VP9 encode small.
-    ['webm', { clip: { start: 0, end: 1, mode: 'fast' } }, { title: TAGS.title, ARTIST: TAGS.artist, DATE_RELEASED: TAGS.date, COMMENT: TAGS.comment }],
-  ] as const)('are written into %s in its convention, over the input\'s own', async (format, extra, expected) => {
+    [
+      'webm',
+      { clip: { start: 0, end: 1, mode: 'fast' } },
+      { title: TAGS.title, ARTIST: TAGS.artist, DATE_RELEASED: TAGS.date, COMMENT: TAGS.comment },
+    ],
+  ] as const)("are written into %s in its convention, over the input's own", async (format, extra, expected) => {
     const info = await run(job(format, extra));
     expect(info.format.tags).toMatchObject(expected);
     expect(JSON.stringify(info.format.tags)).not.toContain('Original');
   });
 
-  test('metadata:false writes none and drops the input\'s title and artist', async () => {
+  test("metadata:false writes none and drops the input's title and artist", async () => {
     const info = await run(job('mp4', { tags: false }));
     const tags = info.format.tags ?? {};
-    expect(Object.keys(tags).filter((k) => !['major_brand', 'minor_version', 'compatible_brands'].includes(k))).toEqual([]);
+    expect(Object.keys(tags).filter((k) => !['major_brand', 'minor_version', 'compatible_brands'].includes(k))).toEqual(
+      [],
+    );
   });
 
-  test('a job queued before tags keeps ffmpeg\'s default: the input\'s tags are copied', async () => {
+  test("a job queued before tags keeps ffmpeg's default: the input's tags are copied", async () => {
     const info = await run(job('mkv', { tags: undefined }));
     expect(info.format.tags).toMatchObject({ title: 'Original title', ARTIST: 'Original artist' });
   });

@@ -48,14 +48,28 @@ afterAll(async () => {
 
 test('a webhook URL the guard refuses at delivery is never connected to, and the delivery fails with url_blocked after every attempt', async () => {
   // The job itself fails too (its input on 127.0.0.1 is refused alike): its webhook says job.failed.
-  const job = payload([{ url: `http://127.0.0.1:${port}/in.mp4`, stream_profile: 'muxed_progressive' }], { format: 'mkv', webhook_url: `http://127.0.0.1:${port}/hook` });
-  const delivery: WebhookJob = { job_id: job.id, url: `http://127.0.0.1:${port}/hook`, secret: `whsec_${randomBytes(32).toString('base64')}` };
+  const job = payload([{ url: `http://127.0.0.1:${port}/in.mp4`, stream_profile: 'muxed_progressive' }], {
+    format: 'mkv',
+    webhook_url: `http://127.0.0.1:${port}/hook`,
+  });
+  const delivery: WebhookJob = {
+    job_id: job.id,
+    url: `http://127.0.0.1:${port}/hook`,
+    secret: `whsec_${randomBytes(32).toString('base64')}`,
+  };
   await flows.add({
     name: 'deliver',
     queueName: WEBHOOK_QUEUE,
     data: delivery,
     opts: { jobId: job.id, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' } },
-    children: [{ name: 'download', queueName: DOWNLOAD_QUEUE, data: job, opts: { jobId: job.id, attempts: 1, ignoreDependencyOnFailure: true } }],
+    children: [
+      {
+        name: 'download',
+        queueName: DOWNLOAD_QUEUE,
+        data: job,
+        opts: { jobId: job.id, attempts: 1, ignoreDependencyOnFailure: true },
+      },
+    ],
   });
   await until(async () => (await webhooks.getJobState(job.id)) === 'failed', 20_000, 'the delivery to fail for good');
   const done = (await Job.fromId(webhooks, job.id))!;
@@ -64,7 +78,10 @@ test('a webhook URL the guard refuses at delivery is never connected to, and the
   expect(done.progress).toEqual({ last_error: 'url_blocked' });
   expect(connections).toBe(0);
   // The message was made (job.failed), and the secret is gone from Redis now that no attempt follows.
-  expect(JSON.parse((done.data as WebhookJob).message!.body)).toMatchObject({ type: 'job.failed', data: { id: job.id, status: 'failed' } });
+  expect(JSON.parse((done.data as WebhookJob).message!.body)).toMatchObject({
+    type: 'job.failed',
+    data: { id: job.id, status: 'failed' },
+  });
   expect(done.data).not.toHaveProperty('secret');
   const metrics = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
   expect(sample(metrics, 'reelay_webhook_attempts_total', { outcome: 'retried' })).toBe(WEBHOOK_ATTEMPTS - 1);

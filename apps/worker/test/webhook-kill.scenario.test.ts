@@ -33,7 +33,11 @@ const received: { path: string; id: string; body: string; signed: boolean }[] = 
 const plans = new Map<string, ('fail' | 'hang' | 'ok')[]>();
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/worker/tsconfig.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`apps/worker does not build:\n${build.stdout}${build.stderr}`);
   origin = await startOrigin();
   serveTestMedia(origin, await testMedia());
@@ -48,10 +52,17 @@ beforeAll(async () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const id = String(req.headers['webhook-id']);
       const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
-      const expected = `v1,${createHmac('sha256', key).update(`${id}.${String(req.headers['webhook-timestamp'])}.${body}`).digest('base64')}`;
+      const expected = `v1,${createHmac('sha256', key)
+        .update(`${id}.${String(req.headers['webhook-timestamp'])}.${body}`)
+        .digest('base64')}`;
       const route = req.url ?? '/';
       const attempt = received.filter((r) => r.path === route).length;
-      received.push({ path: route, id, body, signed: String(req.headers['webhook-signature']).split(' ').includes(expected) });
+      received.push({
+        path: route,
+        id,
+        body,
+        signed: String(req.headers['webhook-signature']).split(' ').includes(expected),
+      });
       const plan = plans.get(route) ?? ['ok'];
       const behaviour = plan[Math.min(attempt, plan.length - 1)];
       if (behaviour === 'hang') return;
@@ -81,8 +92,22 @@ afterAll(async () => {
 
 /** A worker process; resolves once it logged 'worker started'. */
 async function spawnWorker(settings: Record<string, number>): Promise<ChildProcess> {
-  const env = { PATH: process.env.PATH, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, EGRESS_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info', WORKER_CONCURRENCY: '1' };
-  const proc = spawn(process.execPath, [ENTRY, JSON.stringify({ prefix: PREFIX, metricsPort: 0, lockDuration: 1_500, stalledInterval: 1_000, ...settings })], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    PATH: process.env.PATH,
+    REDIS_URL: process.env.REDIS_URL,
+    DATA_DIR: dataDir,
+    EGRESS_ALLOWLIST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    WORKER_CONCURRENCY: '1',
+  };
+  const proc = spawn(
+    process.execPath,
+    [
+      ENTRY,
+      JSON.stringify({ prefix: PREFIX, metricsPort: 0, lockDuration: 1_500, stalledInterval: 1_000, ...settings }),
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.add(proc);
   proc.once('exit', () => children.delete(proc));
   let out = '';
@@ -101,14 +126,24 @@ async function kill(proc: ChildProcess): Promise<void> {
 
 /** A convert job and its delivery, as the gateway's DownloadService adds them. */
 async function addJobWithWebhook(hook: string): Promise<string> {
-  const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], { format: 'mkv', webhook_url: receiverBase + hook });
+  const job = payload([{ url: origin.url('/muxed.mp4'), stream_profile: 'muxed_progressive' }], {
+    format: 'mkv',
+    webhook_url: receiverBase + hook,
+  });
   const delivery: WebhookJob = { job_id: job.id, url: receiverBase + hook, secret: SECRET };
   await flows.add({
     name: 'deliver',
     queueName: WEBHOOK_QUEUE,
     data: delivery,
     opts: { jobId: job.id, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' } },
-    children: [{ name: 'download', queueName: DOWNLOAD_QUEUE, data: job, opts: { jobId: job.id, attempts: 1, ignoreDependencyOnFailure: true } }],
+    children: [
+      {
+        name: 'download',
+        queueName: DOWNLOAD_QUEUE,
+        data: job,
+        opts: { jobId: job.id, attempts: 1, ignoreDependencyOnFailure: true },
+      },
+    ],
   });
   return job.id;
 }
@@ -122,7 +157,11 @@ test('a worker killed between two attempts of a delivery loses nothing: another 
   plans.set('/between', ['fail', 'ok']);
   const first = await spawnWorker({ webhookRetryDelayMs: 3_000 });
   const id = await addJobWithWebhook('/between');
-  await until(async () => received.some((r) => r.path === '/between') && (await webhooks.getJobState(id)) === 'delayed', 30_000, 'the first attempt to fail');
+  await until(
+    async () => received.some((r) => r.path === '/between') && (await webhooks.getJobState(id)) === 'delayed',
+    30_000,
+    'the first attempt to fail',
+  );
   await kill(first);
   const second = await spawnWorker({ webhookRetryDelayMs: 3_000 });
   const job = await delivered(id, 20_000);

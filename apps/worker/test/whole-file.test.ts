@@ -24,7 +24,22 @@ beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-whole-'));
   episode = path.join(dir, 'episode.m4a');
   // AAC at 128 kb/s (a re-encode would write 192) in MP4 with its index at the end, as ffmpeg writes it by default.
-  execFileSync(ffmpegBinary(), ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'anoisesrc=d=180:c=pink:r=44100', '-c:a', 'aac', '-b:a', '128k', '-f', 'mp4', episode]);
+  execFileSync(ffmpegBinary(), [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'anoisesrc=d=180:c=pink:r=44100',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-f',
+    'mp4',
+    episode,
+  ]);
 }, 60_000);
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -44,17 +59,33 @@ function serveEpisode(route: string) {
 }
 
 // As the gateway plans an entry's file that needs no conversion: its own format, no codecs known.
-const wholeFile = (url: string, extra: Partial<JobPayload> = {}) => payload([{ url, stream_profile: 'audio_only' } satisfies JobInput], { format: 'm4a', whole_file: true, duration: undefined, ...extra });
+const wholeFile = (url: string, extra: Partial<JobPayload> = {}) =>
+  payload([{ url, stream_profile: 'audio_only' } satisfies JobInput], {
+    format: 'm4a',
+    whole_file: true,
+    duration: undefined,
+    ...extra,
+  });
 
 async function run(job: JobPayload) {
   await stack.queue.add(job);
   const done = await stack.queue.finished(job.id, 60_000);
   const state = await done.getState();
   const stored = state === 'completed' ? await new FsArtifactStore(stack.dataDir).get(job.id) : undefined;
-  return { state, error: state === 'failed' ? decodeJobError(done.failedReason) : undefined, file: stored?.path, meta: stored?.meta };
+  return {
+    state,
+    error: state === 'failed' ? decodeJobError(done.failedReason) : undefined,
+    file: stored?.path,
+    meta: stored?.meta,
+  };
 }
 
-const titleOf = (file: string) => execFileSync(process.env.FFPROBE_PATH || 'ffprobe', ['-v', 'error', '-show_entries', 'format_tags=title', '-of', 'default=nw=1:nk=1', file], { encoding: 'utf8' }).trim();
+const titleOf = (file: string) =>
+  execFileSync(
+    process.env.FFPROBE_PATH || 'ffprobe',
+    ['-v', 'error', '-show_entries', 'format_tags=title', '-of', 'default=nw=1:nk=1', file],
+    { encoding: 'utf8' },
+  ).trim();
 
 describe('a whole file kept in its own format', () => {
   test('is fetched in parallel parts, its AAC copied (not re-encoded) with the tags written', async () => {
@@ -108,7 +139,9 @@ describe('a whole file kept in its own format', () => {
   }, 60_000);
 
   test('a file that is not media fails with upstream_error', async () => {
-    stack.origin.route('/page.m4a', (_req, res) => res.writeHead(200, { 'content-type': 'audio/mp4' }).end('<html>not an episode</html>'));
+    stack.origin.route('/page.m4a', (_req, res) =>
+      res.writeHead(200, { 'content-type': 'audio/mp4' }).end('<html>not an episode</html>'),
+    );
     const done = await run(wholeFile(stack.origin.url('/page.m4a')));
     expect(done.state).toBe('failed');
     expect(done.error?.code).toBe('upstream_error');

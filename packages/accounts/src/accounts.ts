@@ -12,7 +12,12 @@ import { dummyHash, hashPassword, verifyPassword } from './password.js';
 import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
 import type { SignupLimit } from './signup-limit.js';
 
-const IdentitySchema = z.object({ provider: z.string(), subject: z.string(), email: z.string().optional(), linked_at: z.number() });
+const IdentitySchema = z.object({
+  provider: z.string(),
+  subject: z.string(),
+  email: z.string().optional(),
+  linked_at: z.number(),
+});
 export type LinkedIdentity = z.infer<typeof IdentitySchema>;
 
 export const StoredAccountSchema = z.object({
@@ -67,15 +72,33 @@ export class AccountStore {
    */
   async signup(email: string, password: string, ip?: string): Promise<Account> {
     await this.signupLimit?.charge(ip);
-    const stored: StoredAccount = { id: randomBytes(12).toString('base64url'), email, password_hash: await hashPassword(password), created_at: Date.now(), email_verified: false };
+    const stored: StoredAccount = {
+      id: randomBytes(12).toString('base64url'),
+      email,
+      password_hash: await hashPassword(password),
+      created_at: Date.now(),
+      email_verified: false,
+    };
     const created = await guarded(() => this.redis.set(this.key(email), JSON.stringify(stored), 'NX'));
-    if (created !== 'OK') throw new ReelayError('email_taken', 'An account with this e-mail address exists already; sign in instead.');
+    if (created !== 'OK')
+      throw new ReelayError('email_taken', 'An account with this e-mail address exists already; sign in instead.');
     return { id: stored.id, email };
   }
 
   /** Creates an account without a password (social login); undefined when the address has one. */
-  async createLinked(email: string, identity: LinkedIdentity, emailVerified: boolean): Promise<StoredAccount | undefined> {
-    const stored: StoredAccount = { id: randomBytes(12).toString('base64url'), email, password_hash: null, created_at: Date.now(), email_verified: emailVerified, identities: [identity] };
+  async createLinked(
+    email: string,
+    identity: LinkedIdentity,
+    emailVerified: boolean,
+  ): Promise<StoredAccount | undefined> {
+    const stored: StoredAccount = {
+      id: randomBytes(12).toString('base64url'),
+      email,
+      password_hash: null,
+      created_at: Date.now(),
+      email_verified: emailVerified,
+      identities: [identity],
+    };
     const created = await guarded(() => this.redis.set(this.key(email), JSON.stringify(stored), 'NX'));
     return created === 'OK' ? stored : undefined;
   }
@@ -119,14 +142,23 @@ export class AccountStore {
       const stored = StoredAccountSchema.parse(JSON.parse(raw));
       if (stored.id !== account.id) throw notFound();
       const next = change(stored);
-      if ((await runScript(this.redis, COMPARE_AND_SET, [this.key(account.email)], [raw, JSON.stringify(next)])) === 1) return next;
+      if ((await runScript(this.redis, COMPARE_AND_SET, [this.key(account.email)], [raw, JSON.stringify(next)])) === 1)
+        return next;
     }
     throw new ReelayError('service_unavailable', 'The account is being changed by another request; try again.');
   }
 
-  async setPassword(account: Account, password: string, options: { emailVerified?: boolean } = {}): Promise<StoredAccount> {
+  async setPassword(
+    account: Account,
+    password: string,
+    options: { emailVerified?: boolean } = {},
+  ): Promise<StoredAccount> {
     const hash = await hashPassword(password);
-    return this.update(account, (s) => ({ ...s, password_hash: hash, ...(options.emailVerified ? { email_verified: true } : {}) }));
+    return this.update(account, (s) => ({
+      ...s,
+      password_hash: hash,
+      ...(options.emailVerified ? { email_verified: true } : {}),
+    }));
   }
 
   /** Removes the record; the caller removes what hangs off it (keys, sessions, identities, …). */

@@ -25,7 +25,8 @@ export async function deleteAccount(parts: DeletionParts, account: Account): Pro
   const keyHashes = await parts.keys.deleteAll(account.id);
   await parts.sessions.destroyAll(account.id);
   await parts.accounts.remove(account);
-  for (const identity of stored.identities ?? []) await parts.identities.release(identity.provider, identity.subject, account);
+  for (const identity of stored.identities ?? [])
+    await parts.identities.release(identity.provider, identity.subject, account);
   for (const hash of keyHashes) await parts.usage.forget(hash);
   for (const hook of parts.hooks) await hook(account);
 }

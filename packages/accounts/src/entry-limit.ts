@@ -35,12 +35,24 @@ export class EntryLimit {
   /** Counts one try; rate_limited (with Retry-After) past either limit. */
   async charge(ip: string | undefined, account?: string): Promise<void> {
     const base = `${this.prefix}${this.name}:`;
-    let [allowed, ttl] = (await runScript(this.redis, CHARGE, [`${base}ip:${ipBucket(ip)}`], [this.options.windowSeconds, this.options.perIp])) as [number, number];
+    let [allowed, ttl] = (await runScript(
+      this.redis,
+      CHARGE,
+      [`${base}ip:${ipBucket(ip)}`],
+      [this.options.windowSeconds, this.options.perIp],
+    )) as [number, number];
     if (allowed === 1 && account !== undefined && this.options.perAccount) {
-      [allowed, ttl] = (await runScript(this.redis, CHARGE, [`${base}account:${sha256Hex(account)}`], [this.options.windowSeconds, this.options.perAccount])) as [number, number];
+      [allowed, ttl] = (await runScript(
+        this.redis,
+        CHARGE,
+        [`${base}account:${sha256Hex(account)}`],
+        [this.options.windowSeconds, this.options.perAccount],
+      )) as [number, number];
     }
     if (allowed === 1) return;
     const seconds = Math.max(1, Math.ceil(ttl / 1000));
-    throw new ReelayError('rate_limited', `Too many attempts; try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });
+    throw new ReelayError('rate_limited', `Too many attempts; try again in ${seconds} seconds.`, {
+      headers: { 'Retry-After': String(seconds) },
+    });
   }
 }

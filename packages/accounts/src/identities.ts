@@ -35,7 +35,9 @@ export class IdentityIndex {
 
   /** Links the identity to the account; false when another account has it already. */
   async claim(provider: string, subject: string, account: Account): Promise<boolean> {
-    const set = await guarded(() => this.redis.set(this.key(provider, subject), JSON.stringify({ id: account.id, email: account.email }), 'NX'));
+    const set = await guarded(() =>
+      this.redis.set(this.key(provider, subject), JSON.stringify({ id: account.id, email: account.email }), 'NX'),
+    );
     if (set === 'OK') return true;
     return (await this.owner(provider, subject))?.id === account.id;
   }

@@ -62,7 +62,12 @@ export interface AccountServices {
 
 export function createAccountServices(
   redis: RedisClient,
-  options: { limits: SurfaceLimits; login?: LoginThrottleOptions; signup?: SignupLimitOptions; sessionTtlSeconds?: number },
+  options: {
+    limits: SurfaceLimits;
+    login?: LoginThrottleOptions;
+    signup?: SignupLimitOptions;
+    sessionTtlSeconds?: number;
+  },
 ): AccountServices {
   const hour = 3600;
   const parts = {

@@ -61,7 +61,11 @@ export function toView(fields: Record<string, string>): ApiKeyView {
     enabled: fields.enabled === '1',
     created_at: new Date(Number(fields.created_at)).toISOString(),
     last_used_at: fields.last_used_at ? new Date(Number(fields.last_used_at)).toISOString() : null,
-    usage: { total_requests: total, successful_requests: successful, success_rate: total ? Math.round((successful / total) * 10_000) / 10_000 : null },
+    usage: {
+      total_requests: total,
+      successful_requests: successful,
+      success_rate: total ? Math.round((successful / total) * 10_000) / 10_000 : null,
+    },
   };
 }
 
@@ -78,11 +82,21 @@ export class KeyStore {
   async create(accountId: string, name: string): Promise<ApiKeyView & { secret: string }> {
     const count = await guarded(() => this.redis.hlen(accountIndex(accountId)));
     if (count >= MAX_KEYS_PER_ACCOUNT) {
-      throw new ReelayError('key_limit_reached', `An account can have at most ${MAX_KEYS_PER_ACCOUNT} keys; delete one first.`);
+      throw new ReelayError(
+        'key_limit_reached',
+        `An account can have at most ${MAX_KEYS_PER_ACCOUNT} keys; delete one first.`,
+      );
     }
     const secret = newSecret();
     const hash = hashSecret(secret);
-    const fields = { id: randomBytes(12).toString('base64url'), account_id: accountId, name, prefix: secret.slice(0, SHOWN_PREFIX_LENGTH), enabled: '1', created_at: String(Date.now()) };
+    const fields = {
+      id: randomBytes(12).toString('base64url'),
+      account_id: accountId,
+      name,
+      prefix: secret.slice(0, SHOWN_PREFIX_LENGTH),
+      enabled: '1',
+      created_at: String(Date.now()),
+    };
     // Two keys of different slots on a Redis Cluster, so two commands: the index entry first, so that
     // a failure in between leaves an entry without a record (not listed, deletable), never a working
     // key its owner cannot see.
@@ -105,7 +119,9 @@ export class KeyStore {
     return records
       .filter((r) => r.id && r.account_id === accountId)
       .map(toView)
-      .sort((a, b) => a.created_at.localeCompare(b.created_at) || (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0));
+      .sort(
+        (a, b) => a.created_at.localeCompare(b.created_at) || (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0),
+      );
   }
 
   async setEnabled(accountId: string, id: string, enabled: boolean): Promise<ApiKeyView> {

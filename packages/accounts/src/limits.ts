@@ -94,10 +94,20 @@ export class SurfaceGate {
     let reply: RedisReply = ['invalid'];
     if (mode === 'key') {
       const record = apiKeyRecord(keyHash!);
-      reply = await runScript(this.redis, KEY_GATE, [record, `${this.prefix}key:{${record}}`], [this.limits.keyPerMinute, this.windowMs]);
+      reply = await runScript(
+        this.redis,
+        KEY_GATE,
+        [record, `${this.prefix}key:{${record}}`],
+        [this.limits.keyPerMinute, this.windowMs],
+      );
     }
     if (mode !== 'key' || (reply as string[])[0] === 'invalid') {
-      reply = await runScript(this.redis, IP_GATE, [ipKey], [mode === 'key' ? 'invalid' : mode === 'missing' ? 'missing' : 'none', publicLimit, this.windowMs]);
+      reply = await runScript(
+        this.redis,
+        IP_GATE,
+        [ipKey],
+        [mode === 'key' ? 'invalid' : mode === 'missing' ? 'missing' : 'none', publicLimit, this.windowMs],
+      );
     }
     const [auth, count, limit, ttl] = reply as [AuthOutcome, number, number, number];
     return {
@@ -123,5 +133,8 @@ export function ipBucket(ip: string | undefined): string {
   const v6 = parsed as ipaddr.IPv6;
   if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
   // ipaddr.js expands '::', embedded IPv4 and zone ids; the first four groups are the /64.
-  return `${v6.parts.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${v6.parts
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }

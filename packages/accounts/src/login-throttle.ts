@@ -107,7 +107,11 @@ export class LoginThrottle {
   private keys(email: string, ip: string | undefined): { address: string; pair: string; account: string } {
     const address = ipBucket(ip);
     const account = `{${sha256Hex(email)}}`;
-    return { address: `${this.prefix}ip:${address}`, pair: `${this.prefix}${account}:pair:${sha256Hex(address)}`, account: `${this.prefix}${account}:delay` };
+    return {
+      address: `${this.prefix}ip:${address}`,
+      pair: `${this.prefix}${account}:pair:${sha256Hex(address)}`,
+      account: `${this.prefix}${account}:delay`,
+    };
   }
 
   /**
@@ -119,12 +123,19 @@ export class LoginThrottle {
     const { pair, ip: perIp, window, free, delay, maxDelay } = this.limits;
     let [allowed, waitMs] = (await runScript(this.redis, TAKE, [keys.address], [perIp, window])) as [number, number];
     if (allowed === 1) {
-      [allowed, waitMs] = (await runScript(this.redis, ATTEMPT, [keys.pair, keys.account], [pair, window, free, delay, maxDelay])) as [number, number];
+      [allowed, waitMs] = (await runScript(
+        this.redis,
+        ATTEMPT,
+        [keys.pair, keys.account],
+        [pair, window, free, delay, maxDelay],
+      )) as [number, number];
       if (allowed !== 1) await runScript(this.redis, GIVE_BACK, [keys.address], []);
     }
     if (allowed === 1) return;
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    throw new ReelayError('rate_limited', `Too many failed sign-ins; try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });
+    throw new ReelayError('rate_limited', `Too many failed sign-ins; try again in ${seconds} seconds.`, {
+      headers: { 'Retry-After': String(seconds) },
+    });
   }
 
   /**

@@ -17,10 +17,21 @@ export function accountLink(publicUrl: string, fragment: Record<string, string>)
 }
 
 function message(subject: string, paragraphs: string[], action?: { label: string; url: string }): MailMessage {
-  const text = [...paragraphs.slice(0, 1), ...(action ? [`${action.label}:\n${action.url}`] : []), ...paragraphs.slice(1), '— reelay'].join('\n\n') + '\n';
+  const text =
+    [
+      ...paragraphs.slice(0, 1),
+      ...(action ? [`${action.label}:\n${action.url}`] : []),
+      ...paragraphs.slice(1),
+      '— reelay',
+    ].join('\n\n') + '\n';
   const body = [
     ...paragraphs.slice(0, 1).map((p) => `<p>${escapeHtml(p)}</p>`),
-    ...(action ? [`<p><a href="${escapeHtml(action.url)}">${escapeHtml(action.label)}</a></p>`, `<p style="color:#555;font-size:90%">${escapeHtml(action.url)}</p>`] : []),
+    ...(action
+      ? [
+          `<p><a href="${escapeHtml(action.url)}">${escapeHtml(action.label)}</a></p>`,
+          `<p style="color:#555;font-size:90%">${escapeHtml(action.url)}</p>`,
+        ]
+      : []),
     ...paragraphs.slice(1).map((p) => `<p>${escapeHtml(p)}</p>`),
     '<p>— reelay</p>',
   ].join('\n');
@@ -32,17 +43,29 @@ export const mails = {
   verify: (publicUrl: string, token: string): MailMessage =>
     message(
       'Confirm your e-mail address for reelay',
-      ['Someone (hopefully you) made a reelay account with this address. Open the link to confirm it; it works for 24 hours, once.', "If it was not you, ignore this mail: the account cannot make API keys until the address is confirmed."],
+      [
+        'Someone (hopefully you) made a reelay account with this address. Open the link to confirm it; it works for 24 hours, once.',
+        'If it was not you, ignore this mail: the account cannot make API keys until the address is confirmed.',
+      ],
       { label: 'Confirm my address', url: accountLink(publicUrl, { verify: token }) },
     ),
   reset: (publicUrl: string, token: string): MailMessage =>
     message(
       'Reset your reelay password',
-      ['Someone asked to reset the password of the reelay account with this address. Open the link to choose a new one; it works for 1 hour, once, and signs you out everywhere.', 'If it was not you, ignore this mail: your password stays as it is.'],
+      [
+        'Someone asked to reset the password of the reelay account with this address. Open the link to choose a new one; it works for 1 hour, once, and signs you out everywhere.',
+        'If it was not you, ignore this mail: your password stays as it is.',
+      ],
       { label: 'Choose a new password', url: accountLink(publicUrl, { reset: token }) },
     ),
   passwordChanged: (publicUrl: string): MailMessage =>
-    message('Your reelay password was changed', ['The password of your reelay account was just changed, and other devices were signed out.', `If it was not you, reset your password at once: ${publicUrl}/settings/api-keys`]),
+    message('Your reelay password was changed', [
+      'The password of your reelay account was just changed, and other devices were signed out.',
+      `If it was not you, reset your password at once: ${publicUrl}/settings/api-keys`,
+    ]),
   providerLinked: (publicUrl: string, provider: string): MailMessage =>
-    message(`${provider} sign-in was linked to your reelay account`, [`Your reelay account can now be signed in to with ${provider}.`, `If it was not you, unlink it in the settings and change your password: ${publicUrl}/settings/api-keys`]),
+    message(`${provider} sign-in was linked to your reelay account`, [
+      `Your reelay account can now be signed in to with ${provider}.`,
+      `If it was not you, unlink it in the settings and change your password: ${publicUrl}/settings/api-keys`,
+    ]),
 };

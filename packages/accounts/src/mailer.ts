@@ -29,7 +29,13 @@ export class Mailer {
   }
 
   async send(to: string, mail: MailMessage): Promise<void> {
-    await this.transport.sendMail({ from: this.settings.from, to, subject: mail.subject, text: mail.text, html: mail.html });
+    await this.transport.sendMail({
+      from: this.settings.from,
+      to,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+    });
   }
 
   close(): void {

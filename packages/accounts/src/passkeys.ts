@@ -46,10 +46,16 @@ export interface PasskeyView {
   last_used_at: string | null;
 }
 
-const view = (id: string, p: StoredPasskey): PasskeyView => ({ id, name: p.name, created_at: new Date(p.created_at).toISOString(), last_used_at: p.last_used_at ? new Date(p.last_used_at).toISOString() : null });
+const view = (id: string, p: StoredPasskey): PasskeyView => ({
+  id,
+  name: p.name,
+  created_at: new Date(p.created_at).toISOString(),
+  last_used_at: p.last_used_at ? new Date(p.last_used_at).toISOString() : null,
+});
 const record = (id: string) => `reelay:passkey:${sha256Hex(id)}`;
 const index = (accountId: string) => `reelay:account-passkeys:${accountId}`;
-const challengeKey = (purpose: string, challenge: string) => `reelay:webauthn-challenge:${purpose}:${sha256Hex(challenge)}`;
+const challengeKey = (purpose: string, challenge: string) =>
+  `reelay:webauthn-challenge:${purpose}:${sha256Hex(challenge)}`;
 const notFound = () => new ReelayError('not_found', 'No such passkey.');
 const refused = () => new ReelayError('invalid_credentials', 'The passkey could not be verified; try again.');
 
@@ -101,7 +107,11 @@ export class PasskeyStore {
 
   /** Options for navigator.credentials.create(): a discoverable credential, its existing ones excluded. */
   async registrationOptions(account: Account): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    if ((await this.count(account.id)) >= MAX_PASSKEYS_PER_ACCOUNT) throw new ReelayError('invalid_request', `An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys; remove one first.`);
+    if ((await this.count(account.id)) >= MAX_PASSKEYS_PER_ACCOUNT)
+      throw new ReelayError(
+        'invalid_request',
+        `An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys; remove one first.`,
+      );
     const existing = Object.keys(await guarded(() => this.redis.hgetall(index(account.id))));
     const options = await generateRegistrationOptions({
       rpName: this.rp.name,
@@ -128,7 +138,15 @@ export class PasskeyStore {
     }).catch(() => ({ verified: false as const }));
     if (!verification.verified) throw refused();
     const { credential } = verification.registrationInfo;
-    const stored: StoredPasskey = { account_id: account.id, email: account.email, public_key: Buffer.from(credential.publicKey).toString('base64url'), counter: credential.counter, transports: credential.transports, name, created_at: Date.now() };
+    const stored: StoredPasskey = {
+      account_id: account.id,
+      email: account.email,
+      public_key: Buffer.from(credential.publicKey).toString('base64url'),
+      counter: credential.counter,
+      transports: credential.transports,
+      name,
+      created_at: Date.now(),
+    };
     const created = await guarded(() => this.redis.set(record(credential.id), JSON.stringify(stored), 'NX'));
     if (created !== 'OK') throw new ReelayError('invalid_request', 'This passkey is registered already.');
     await guarded(() => this.redis.hset(index(account.id), credential.id, '1'));
@@ -137,7 +155,12 @@ export class PasskeyStore {
 
   /** Options for navigator.credentials.get(): no allow-list, the authenticator offers its passkeys. */
   async authenticationOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
-    const options = await generateAuthenticationOptions({ rpID: this.rp.id, challenge: randomBytes(32), userVerification: 'preferred', allowCredentials: [] });
+    const options = await generateAuthenticationOptions({
+      rpID: this.rp.id,
+      challenge: randomBytes(32),
+      userVerification: 'preferred',
+      allowCredentials: [],
+    });
     await this.keepChallenge('login', options.challenge, '-');
     return options;
   }
@@ -154,7 +177,12 @@ export class PasskeyStore {
       expectedChallenge: (challenge) => this.takeChallenge('login', challenge, '-'),
       expectedOrigin: this.rp.origin,
       expectedRPID: this.rp.id,
-      credential: { id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: passkey.counter, transports: passkey.transports as RegistrationResponseJSON['response']['transports'] },
+      credential: {
+        id,
+        publicKey: Buffer.from(passkey.public_key, 'base64url'),
+        counter: passkey.counter,
+        transports: passkey.transports as RegistrationResponseJSON['response']['transports'],
+      },
       requireUserVerification: false,
     }).catch(() => ({ verified: false as const }));
     if (!verification.verified) throw refused();

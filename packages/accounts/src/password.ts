@@ -12,7 +12,9 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
   // maxmem above the 128·N·r bytes scrypt needs, so raised parameters in stored hashes still verify.
   const maxmem = 256 * (options.N ?? N) * (options.r ?? R);
   return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { ...options, maxmem }, (err, key) => (err ? reject(err) : resolve(key)));
+    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { ...options, maxmem }, (err, key) =>
+      err ? reject(err) : resolve(key),
+    );
   });
 }
 

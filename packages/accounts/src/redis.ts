@@ -30,7 +30,11 @@ function isReplyError(err: unknown): boolean {
 }
 
 export function unavailable(cause: unknown): ReelayError {
-  return new ReelayError('service_unavailable', 'Accounts and limits are unavailable (Redis cannot be reached); try again shortly.', { cause });
+  return new ReelayError(
+    'service_unavailable',
+    'Accounts and limits are unavailable (Redis cannot be reached); try again shortly.',
+    { cause },
+  );
 }
 
 /** Runs a Redis call, turning connection failures into service_unavailable. */
@@ -44,8 +48,14 @@ export async function guarded<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** EVALSHA, and EVAL once when this Redis has not seen the script yet (after a restart or FLUSH). */
-export function runScript(redis: RedisClient, script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
-  if (keys.length !== script.numberOfKeys) throw new Error(`script expects ${script.numberOfKeys} keys, got ${keys.length}`);
+export function runScript(
+  redis: RedisClient,
+  script: LuaScript,
+  keys: string[],
+  args: (string | number)[],
+): Promise<RedisReply> {
+  if (keys.length !== script.numberOfKeys)
+    throw new Error(`script expects ${script.numberOfKeys} keys, got ${keys.length}`);
   return guarded(async () => {
     try {
       return (await redis.evalsha(script.sha, keys.length, ...keys, ...args)) as RedisReply;

@@ -11,13 +11,17 @@ const MAX_PASSWORD_LENGTH = 1024;
  * a letter or digit, the last one 2+ letters. White space around it is allowed (it is trimmed). ECMA-262
  * with no flags, as the OpenAPI document states it.
  */
-export const EMAIL_PATTERN = /^\s*[A-Za-z0-9_'+-]+(?:\.[A-Za-z0-9_'+-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\s*$/;
+export const EMAIL_PATTERN =
+  /^\s*[A-Za-z0-9_'+-]+(?:\.[A-Za-z0-9_'+-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\s*$/;
 
 /** E-mail addresses are compared trimmed and lower-cased: `Ann@Example.com ` signs in as ann@example.com. */
 export const EmailSchema = z
   .string()
   .max(254)
-  .regex(EMAIL_PATTERN, 'Not an e-mail address this service takes (name@example.com; no label of the domain starts or ends with a hyphen).')
+  .regex(
+    EMAIL_PATTERN,
+    'Not an e-mail address this service takes (name@example.com; no label of the domain starts or ends with a hyphen).',
+  )
   .trim()
   .toLowerCase()
   .describe('An e-mail address, at most 254 characters: compared trimmed and lower-cased');
@@ -25,14 +29,24 @@ export const EmailSchema = z
 export const SignupRequestSchema = z
   .object({
     email: EmailSchema,
-    password: z.string().min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`).max(MAX_PASSWORD_LENGTH),
+    password: z
+      .string()
+      .min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`)
+      .max(MAX_PASSWORD_LENGTH),
   })
   .meta({ id: 'SignupRequest' });
 
 // Sign-in does not judge the address's form: anything that is not an account is invalid_credentials.
 export const LoginRequestSchema = z
   .object({
-    email: z.string().min(1).max(254).regex(/\S/, 'The e-mail address is empty.').trim().toLowerCase().describe('The address signed up with (compared trimmed and lower-cased)'),
+    email: z
+      .string()
+      .min(1)
+      .max(254)
+      .regex(/\S/, 'The e-mail address is empty.')
+      .trim()
+      .toLowerCase()
+      .describe('The address signed up with (compared trimmed and lower-cased)'),
     password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
   })
   .meta({ id: 'LoginRequest' });
@@ -40,9 +54,18 @@ export const LoginRequestSchema = z
 export const AccountSchema = z
   .object({
     email: z.string(),
-    email_verified: z.boolean().optional().describe('Whether the address was confirmed (by a mailed link, a reset or a provider that vouches for it)'),
-    has_password: z.boolean().optional().describe('False for an account made by social login that never set a password'),
-    identities: z.array(z.object({ provider: z.string(), name: z.string(), email: z.string().nullable() })).optional().describe('Linked social sign-ins'),
+    email_verified: z
+      .boolean()
+      .optional()
+      .describe('Whether the address was confirmed (by a mailed link, a reset or a provider that vouches for it)'),
+    has_password: z
+      .boolean()
+      .optional()
+      .describe('False for an account made by social login that never set a password'),
+    identities: z
+      .array(z.object({ provider: z.string(), name: z.string(), email: z.string().nullable() }))
+      .optional()
+      .describe('Linked social sign-ins'),
   })
   .meta({ id: 'Account' });
 
@@ -69,7 +92,12 @@ export const ApiKeySchema = z
     usage: z.object({
       total_requests: z.number().int(),
       successful_requests: z.number().int().describe('Requests answered with a 2xx status'),
-      success_rate: z.number().min(0).max(1).nullable().describe('successful_requests / total_requests; null before the first request'),
+      success_rate: z
+        .number()
+        .min(0)
+        .max(1)
+        .nullable()
+        .describe('successful_requests / total_requests; null before the first request'),
     }),
   })
   .meta({ id: 'ApiKey' });
@@ -101,11 +129,22 @@ export const SessionListEnvelopeSchema = ok(z.object({ sessions: z.array(Session
 export const SessionsEndedEnvelopeSchema = ok(z.object({ ended: z.number().int().min(0) }), 'SessionsEndedEnvelope');
 
 export const DeleteAccountRequestSchema = z
-  .object({ password: z.string().min(1).max(MAX_PASSWORD_LENGTH).optional().describe('Needed unless this session signed in within the last 10 minutes') })
+  .object({
+    password: z
+      .string()
+      .min(1)
+      .max(MAX_PASSWORD_LENGTH)
+      .optional()
+      .describe('Needed unless this session signed in within the last 10 minutes'),
+  })
   .meta({ id: 'DeleteAccountRequest' });
 
 export const UsageDaySchema = z
-  .object({ date: z.iso.date().describe('The day, UTC'), requests: z.number().int().min(0), successful: z.number().int().min(0).describe('Requests answered with a 2xx status') })
+  .object({
+    date: z.iso.date().describe('The day, UTC'),
+    requests: z.number().int().min(0),
+    successful: z.number().int().min(0).describe('Requests answered with a 2xx status'),
+  })
   .meta({ id: 'UsageDay' });
 export const UsageEnvelopeSchema = ok(z.array(UsageDaySchema), 'UsageEnvelope');
 /** ?days=N: 1 to 90, default 30. */
@@ -116,27 +155,68 @@ export const UsageDaysSchema = z
   .transform(Number);
 
 const TokenField = z.string().min(1).max(200).describe('The token from the mailed link (after #verify= or #reset=)');
-const NewPassword = z.string().min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`).max(MAX_PASSWORD_LENGTH);
+const NewPassword = z
+  .string()
+  .min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`)
+  .max(MAX_PASSWORD_LENGTH);
 export const VerifyRequestSchema = z.object({ token: TokenField }).meta({ id: 'VerifyRequest' });
-export const ForgotPasswordRequestSchema = z.object({ email: z.string().trim().toLowerCase().min(1).max(254) }).meta({ id: 'ForgotPasswordRequest' });
-export const ResetPasswordRequestSchema = z.object({ token: TokenField, password: NewPassword }).meta({ id: 'ResetPasswordRequest' });
+export const ForgotPasswordRequestSchema = z
+  .object({ email: z.string().trim().toLowerCase().min(1).max(254) })
+  .meta({ id: 'ForgotPasswordRequest' });
+export const ResetPasswordRequestSchema = z
+  .object({ token: TokenField, password: NewPassword })
+  .meta({ id: 'ResetPasswordRequest' });
 export const ChangePasswordRequestSchema = z
-  .object({ current_password: z.string().min(1).max(MAX_PASSWORD_LENGTH).optional().describe('Needed when the account has a password'), password: NewPassword })
+  .object({
+    current_password: z
+      .string()
+      .min(1)
+      .max(MAX_PASSWORD_LENGTH)
+      .optional()
+      .describe('Needed when the account has a password'),
+    password: NewPassword,
+  })
   .meta({ id: 'ChangePasswordRequest' });
-export const VerifiedEnvelopeSchema = ok(z.object({ email: z.string(), email_verified: z.literal(true) }), 'VerifiedEnvelope');
+export const VerifiedEnvelopeSchema = ok(
+  z.object({ email: z.string(), email_verified: z.literal(true) }),
+  'VerifiedEnvelope',
+);
 
-export const ProviderListEnvelopeSchema = ok(z.array(z.object({ id: z.string(), name: z.string() })), 'ProviderListEnvelope');
-export const LinkStartEnvelopeSchema = ok(z.object({ url: z.string().describe("The provider's authorization page: send the browser there") }), 'LinkStartEnvelope');
+export const ProviderListEnvelopeSchema = ok(
+  z.array(z.object({ id: z.string(), name: z.string() })),
+  'ProviderListEnvelope',
+);
+export const LinkStartEnvelopeSchema = ok(
+  z.object({ url: z.string().describe("The provider's authorization page: send the browser there") }),
+  'LinkStartEnvelope',
+);
 
 export const PasskeySchema = z
-  .object({ id: z.string().describe('The credential id (base64url)'), name: z.string(), created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() })
+  .object({
+    id: z.string().describe('The credential id (base64url)'),
+    name: z.string(),
+    created_at: z.iso.datetime(),
+    last_used_at: z.iso.datetime().nullable(),
+  })
   .meta({ id: 'Passkey' });
 export const PasskeyEnvelopeSchema = ok(PasskeySchema, 'PasskeyEnvelope');
 export const PasskeyListEnvelopeSchema = ok(z.object({ passkeys: z.array(PasskeySchema) }), 'PasskeyListEnvelope');
-const PasskeyName = z.string().trim().min(1).max(64).regex(/^\P{Cc}+$/u, 'Passkey names cannot hold control characters.');
+const PasskeyName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^\P{Cc}+$/u, 'Passkey names cannot hold control characters.');
 /** A WebAuthn answer as the browser's PublicKeyCredential.toJSON() gives it; checked in depth by @simplewebauthn/server. */
-const CredentialJson = z.looseObject({ id: z.string().max(1400), rawId: z.string().max(1400), type: z.literal('public-key'), response: z.looseObject({ clientDataJSON: z.string().max(4096) }) });
-export const RegisterPasskeyRequestSchema = z.object({ name: PasskeyName.optional(), response: CredentialJson }).meta({ id: 'RegisterPasskeyRequest' });
+const CredentialJson = z.looseObject({
+  id: z.string().max(1400),
+  rawId: z.string().max(1400),
+  type: z.literal('public-key'),
+  response: z.looseObject({ clientDataJSON: z.string().max(4096) }),
+});
+export const RegisterPasskeyRequestSchema = z
+  .object({ name: PasskeyName.optional(), response: CredentialJson })
+  .meta({ id: 'RegisterPasskeyRequest' });
 export const PasskeyLoginRequestSchema = z.object({ response: CredentialJson }).meta({ id: 'PasskeyLoginRequest' });
 export const RenamePasskeyRequestSchema = z.object({ name: PasskeyName }).meta({ id: 'RenamePasskeyRequest' });
 export const WebauthnOptionsEnvelopeSchema = ok(z.looseObject({ challenge: z.string() }), 'WebauthnOptionsEnvelope');

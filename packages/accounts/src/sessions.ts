@@ -16,7 +16,12 @@ const LAST_SEEN_RESOLUTION_MS = 60_000;
 const SessionSchema = z.object({ account_id: z.string(), email: z.string(), created_at: z.number() });
 export type Session = z.infer<typeof SessionSchema>;
 
-const EntrySchema = z.object({ created_at: z.number(), last_seen_at: z.number(), ip: z.string().optional(), device: z.string().optional() });
+const EntrySchema = z.object({
+  created_at: z.number(),
+  last_seen_at: z.number(),
+  ip: z.string().optional(),
+  device: z.string().optional(),
+});
 
 /** Who is behind a request: what the session list shows. */
 export interface ClientInfo {
@@ -41,8 +46,28 @@ function sessionIndex(accountId: string): string {
 /** A short, readable device name from a User-Agent: browser and system, never the whole header. */
 export function describeDevice(userAgent: string | undefined): string {
   if (!userAgent) return 'Unknown device';
-  const browser = /Edg\//.test(userAgent) ? 'Edge' : /Firefox\//.test(userAgent) ? 'Firefox' : /Chrom(e|ium)\//.test(userAgent) ? 'Chrome' : /Safari\//.test(userAgent) ? 'Safari' : /curl\//.test(userAgent) ? 'curl' : undefined;
-  const system = /Android/.test(userAgent) ? 'Android' : /iPhone|iPad/.test(userAgent) ? 'iOS' : /Windows/.test(userAgent) ? 'Windows' : /Mac OS X/.test(userAgent) ? 'macOS' : /Linux/.test(userAgent) ? 'Linux' : undefined;
+  const browser = /Edg\//.test(userAgent)
+    ? 'Edge'
+    : /Firefox\//.test(userAgent)
+      ? 'Firefox'
+      : /Chrom(e|ium)\//.test(userAgent)
+        ? 'Chrome'
+        : /Safari\//.test(userAgent)
+          ? 'Safari'
+          : /curl\//.test(userAgent)
+            ? 'curl'
+            : undefined;
+  const system = /Android/.test(userAgent)
+    ? 'Android'
+    : /iPhone|iPad/.test(userAgent)
+      ? 'iOS'
+      : /Windows/.test(userAgent)
+        ? 'Windows'
+        : /Mac OS X/.test(userAgent)
+          ? 'macOS'
+          : /Linux/.test(userAgent)
+            ? 'Linux'
+            : undefined;
   if (browser && system) return `${browser} on ${system}`;
   return browser ?? system ?? userAgent.replace(/\p{Cc}/gu, '').slice(0, 60);
 }
@@ -66,7 +91,15 @@ export class SessionStore {
     const entry = { created_at: now, last_seen_at: now, ip: client.ip, device: describeDevice(client.userAgent) };
     // The index first: a session is never live without its entry (the two keys may sit in different
     // cluster slots, so they are written one after the other, not in one transaction).
-    await guarded(async () => checkResults(await this.redis.multi().hset(sessionIndex(account.id), sha256Hex(id), JSON.stringify(entry)).expire(sessionIndex(account.id), this.ttlSeconds).exec()));
+    await guarded(async () =>
+      checkResults(
+        await this.redis
+          .multi()
+          .hset(sessionIndex(account.id), sha256Hex(id), JSON.stringify(entry))
+          .expire(sessionIndex(account.id), this.ttlSeconds)
+          .exec(),
+      ),
+    );
     await guarded(() => this.redis.set(this.key(id), JSON.stringify(session), 'EX', this.ttlSeconds));
     return id;
   }
@@ -88,9 +121,18 @@ export class SessionStore {
     const raw = await guarded(() => this.redis.hget(index, hash));
     const entry = raw ? EntrySchema.safeParse(JSON.parse(raw)) : undefined;
     const now = Date.now();
-    if (entry?.success && now - entry.data.last_seen_at < LAST_SEEN_RESOLUTION_MS && entry.data.ip === client.ip) return;
+    if (entry?.success && now - entry.data.last_seen_at < LAST_SEEN_RESOLUTION_MS && entry.data.ip === client.ip)
+      return;
     const base = entry?.success ? entry.data : { created_at: now, device: describeDevice(client.userAgent) };
-    await guarded(async () => checkResults(await this.redis.multi().hset(index, hash, JSON.stringify({ ...base, last_seen_at: now, ip: client.ip })).expire(index, this.ttlSeconds).exec()));
+    await guarded(async () =>
+      checkResults(
+        await this.redis
+          .multi()
+          .hset(index, hash, JSON.stringify({ ...base, last_seen_at: now, ip: client.ip }))
+          .expire(index, this.ttlSeconds)
+          .exec(),
+      ),
+    );
   }
 
   async destroy(id: string | undefined): Promise<void> {

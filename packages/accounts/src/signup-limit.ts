@@ -34,9 +34,16 @@ export class SignupLimit {
 
   /** Counts a sign-up from this address; rate_limited (with Retry-After) past the limit. */
   async charge(ip: string | undefined): Promise<void> {
-    const [count, ttl] = (await runScript(this.redis, CHARGE, [`${this.prefix}ip:${ipBucket(ip)}`], [this.windowSeconds])) as [number, number];
+    const [count, ttl] = (await runScript(
+      this.redis,
+      CHARGE,
+      [`${this.prefix}ip:${ipBucket(ip)}`],
+      [this.windowSeconds],
+    )) as [number, number];
     if (count <= this.perIp) return;
     const seconds = Math.max(1, Math.ceil(ttl / 1000));
-    throw new ReelayError('rate_limited', `Too many sign-ups from this address; try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });
+    throw new ReelayError('rate_limited', `Too many sign-ups from this address; try again in ${seconds} seconds.`, {
+      headers: { 'Retry-After': String(seconds) },
+    });
   }
 }

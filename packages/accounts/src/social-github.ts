@@ -29,7 +29,11 @@ export class GithubProvider implements SocialProvider {
   ) {
     const base = settings.oauthUrl.replace(/\/$/, '');
     this.config = new client.Configuration(
-      { issuer: base, authorization_endpoint: `${base}/login/oauth/authorize`, token_endpoint: `${base}/login/oauth/access_token` },
+      {
+        issuer: base,
+        authorization_endpoint: `${base}/login/oauth/authorize`,
+        token_endpoint: `${base}/login/oauth/access_token`,
+      },
       settings.clientId,
       settings.clientSecret,
       client.ClientSecretPost(settings.clientSecret),
@@ -51,16 +55,33 @@ export class GithubProvider implements SocialProvider {
 
   async finish(callbackUrl: URL, checks: FlowChecks): Promise<SocialProfile> {
     // GitHub sends no `iss` in the callback; openid-client then needs none.
-    const tokens = await client.authorizationCodeGrant(this.config, callbackUrl, { pkceCodeVerifier: checks.verifier, expectedState: checks.state, idTokenExpected: false });
+    const tokens = await client.authorizationCodeGrant(this.config, callbackUrl, {
+      pkceCodeVerifier: checks.verifier,
+      expectedState: checks.state,
+      idTokenExpected: false,
+    });
     const api = this.settings.apiUrl.replace(/\/$/, '');
     const user = UserSchema.parse(await this.get(`${api}/user`, tokens.access_token));
     const emails = EmailsSchema.parse(await this.get(`${api}/user/emails`, tokens.access_token));
     const primary = emails.find((e) => e.primary) ?? emails.find((e) => e.verified);
-    return { subject: String(user.id), email: primary?.email.trim().toLowerCase(), emailVerified: primary?.verified === true };
+    return {
+      subject: String(user.id),
+      email: primary?.email.trim().toLowerCase(),
+      emailVerified: primary?.verified === true,
+    };
   }
 
   private async get(url: string, token: string): Promise<unknown> {
-    const res = await this.fetch(url, { method: 'GET', body: undefined, headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'x-github-api-version': '2022-11-28' }, redirect: 'manual' });
+    const res = await this.fetch(url, {
+      method: 'GET',
+      body: undefined,
+      headers: {
+        accept: 'application/vnd.github+json',
+        authorization: `Bearer ${token}`,
+        'x-github-api-version': '2022-11-28',
+      },
+      redirect: 'manual',
+    });
     if (!res.ok) throw new Error(`GitHub answered ${res.status} for ${new URL(url).pathname}`);
     return res.json();
   }

@@ -28,7 +28,9 @@ export class OidcProvider implements SocialProvider {
     this.name = settings.name;
     const issuer = new URL(settings.issuer);
     if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && LOOPBACK.has(issuer.hostname))) {
-      throw new Error(`OIDC provider ${settings.id}: the issuer must be https:// (http:// only on the loopback, for tests)`);
+      throw new Error(
+        `OIDC provider ${settings.id}: the issuer must be https:// (http:// only on the loopback, for tests)`,
+      );
     }
   }
 
@@ -38,7 +40,11 @@ export class OidcProvider implements SocialProvider {
       const issuer = new URL(this.settings.issuer);
       const execute = issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [];
       const auth = this.settings.client_secret ? client.ClientSecretBasic(this.settings.client_secret) : client.None();
-      return client.discovery(issuer, this.settings.client_id, this.settings.client_secret, auth, { [client.customFetch]: this.fetch, execute, timeout: 10 });
+      return client.discovery(issuer, this.settings.client_id, this.settings.client_secret, auth, {
+        [client.customFetch]: this.fetch,
+        execute,
+        timeout: 10,
+      });
     })().catch((err: unknown) => {
       this.config = undefined;
       throw err;
@@ -61,7 +67,12 @@ export class OidcProvider implements SocialProvider {
 
   async finish(callbackUrl: URL, checks: FlowChecks): Promise<SocialProfile> {
     const config = await this.configuration();
-    const tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: checks.verifier, expectedState: checks.state, expectedNonce: checks.nonce, idTokenExpected: true });
+    const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: checks.verifier,
+      expectedState: checks.state,
+      expectedNonce: checks.nonce,
+      idTokenExpected: true,
+    });
     const claims = tokens.claims();
     if (!claims) throw new Error('no ID token');
     let email = typeof claims.email === 'string' ? claims.email : undefined;

@@ -38,7 +38,14 @@ export const FLOW_TTL_SECONDS = 600;
 /** Where the web app lands after a sign-in when the flow named nowhere (or somewhere not allowed). */
 export const DEFAULT_RETURN_TO = '/settings/api-keys';
 
-const FlowSchema = z.object({ provider: z.string(), nonce: z.string(), verifier: z.string(), return_to: z.string(), link_account_id: z.string().optional(), link_email: z.string().optional() });
+const FlowSchema = z.object({
+  provider: z.string(),
+  nonce: z.string(),
+  verifier: z.string(),
+  return_to: z.string(),
+  link_account_id: z.string().optional(),
+  link_email: z.string().optional(),
+});
 export type StoredFlow = z.infer<typeof FlowSchema>;
 
 /**
@@ -46,7 +53,14 @@ export type StoredFlow = z.infer<typeof FlowSchema>;
  * `/\host` (which browsers read as another host), no scheme, no control characters, at most 512 chars.
  */
 export function safeReturnTo(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 512 || !value.startsWith('/') || /[\\\p{Cc}]/u.test(value) || value.startsWith('//')) return DEFAULT_RETURN_TO;
+  if (
+    typeof value !== 'string' ||
+    value.length > 512 ||
+    !value.startsWith('/') ||
+    /[\\\p{Cc}]/u.test(value) ||
+    value.startsWith('//')
+  )
+    return DEFAULT_RETURN_TO;
   // Resolved against a dummy origin it must stay on that origin and keep its path.
   const resolved = new URL(value, 'http://reelay.invalid');
   if (resolved.origin !== 'http://reelay.invalid') return DEFAULT_RETURN_TO;
@@ -63,7 +77,9 @@ export class SocialFlows {
   ) {}
 
   /** Starts a flow; returns its state (for the URL and the browser's cookie) and its checks. */
-  async start(flow: Omit<StoredFlow, 'nonce' | 'verifier'>): Promise<{ state: string; nonce: string; verifier: string }> {
+  async start(
+    flow: Omit<StoredFlow, 'nonce' | 'verifier'>,
+  ): Promise<{ state: string; nonce: string; verifier: string }> {
     const state = randomValue();
     const stored: StoredFlow = { ...flow, nonce: randomValue(), verifier: randomValue() };
     await guarded(() => this.redis.set(this.prefix + sha256Hex(state), JSON.stringify(stored), 'EX', FLOW_TTL_SECONDS));

@@ -28,7 +28,9 @@ export class OneTimeTokens {
   /** A new token for the account; only its hash is kept. */
   async issue(purpose: TokenPurpose, data: TokenData): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    await guarded(() => this.redis.set(this.key(purpose, token), JSON.stringify(data), 'EX', TOKEN_TTL_SECONDS[purpose]));
+    await guarded(() =>
+      this.redis.set(this.key(purpose, token), JSON.stringify(data), 'EX', TOKEN_TTL_SECONDS[purpose]),
+    );
     return token;
   }
 

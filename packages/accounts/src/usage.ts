@@ -67,7 +67,9 @@ export class UsageCounter {
   async history(keyHash: string, days: number, now = Date.now()): Promise<UsageDay[]> {
     const dates = lastDays(days, now);
     // One command per day, not a pipeline or MGET: the days live in different cluster slots.
-    const rows = await guarded(() => Promise.all(dates.map((date) => this.redis.hmget(usageDayKey(keyHash, date), 'requests', 'successful'))));
+    const rows = await guarded(() =>
+      Promise.all(dates.map((date) => this.redis.hmget(usageDayKey(keyHash, date), 'requests', 'successful'))),
+    );
     return dates.map((date, i) => ({ date, requests: Number(rows[i][0] ?? 0), successful: Number(rows[i][1] ?? 0) }));
   }
 

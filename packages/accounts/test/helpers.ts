@@ -5,7 +5,13 @@ import type { RedisClient } from '../src/index.js';
 
 /** The run's Redis (one server, or a cluster with REELAY_TEST_REDIS=cluster). */
 export async function testRedis(url = process.env.REDIS_URL!): Promise<RedisClient> {
-  const redis = testRedisClient(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 200, connectTimeout: 5_000, disconnectTimeout: 200 });
+  const redis = testRedisClient(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: () => 200,
+    connectTimeout: 5_000,
+    disconnectTimeout: 200,
+  });
   redis.on('error', () => {}); // fault tests stop servers on purpose
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   return redis;

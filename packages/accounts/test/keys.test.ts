@@ -21,7 +21,13 @@ describe('API keys', () => {
     const key = await keys.create(account, 'my app');
     expect(key.secret).toMatch(/^rly_[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(key.secret.slice(4), 'base64url')).toHaveLength(32);
-    expect(key).toMatchObject({ name: 'my app', prefix: key.secret.slice(0, 8), enabled: true, last_used_at: null, usage: { total_requests: 0, successful_requests: 0, success_rate: null } });
+    expect(key).toMatchObject({
+      name: 'my app',
+      prefix: key.secret.slice(0, 8),
+      enabled: true,
+      last_used_at: null,
+      usage: { total_requests: 0, successful_requests: 0, success_rate: null },
+    });
     const hash = createHash('sha256').update(key.secret).digest('hex');
     const record = await redis.hgetall(apiKeyRecord(hash));
     expect(record).toMatchObject({ id: key.id, account_id: account, enabled: '1' });
@@ -81,6 +87,9 @@ describe('API keys', () => {
   test(`an account can hold at most ${MAX_KEYS_PER_ACCOUNT} keys`, async () => {
     const account = unique('acct');
     for (let i = 0; i < MAX_KEYS_PER_ACCOUNT; i++) await keys.create(account, `k${i}`);
-    await expect(keys.create(account, 'one too many')).rejects.toMatchObject({ code: 'key_limit_reached', status: 409 });
+    await expect(keys.create(account, 'one too many')).rejects.toMatchObject({
+      code: 'key_limit_reached',
+      status: 409,
+    });
   });
 });

@@ -23,7 +23,11 @@ describe('the surface A gate', () => {
     expect(first).toMatchObject({ auth: 'none', allowed: true, limit: 2, remaining: 1 });
     expect(first.resetSeconds).toBeGreaterThanOrEqual(59);
     expect(first.resetSeconds).toBeLessThanOrEqual(60);
-    expect(await g.check({ surface: 'playground', ip, secret: 'rly_ignored' })).toMatchObject({ auth: 'none', allowed: true, remaining: 0 });
+    expect(await g.check({ surface: 'playground', ip, secret: 'rly_ignored' })).toMatchObject({
+      auth: 'none',
+      allowed: true,
+      remaining: 0,
+    });
     expect(await g.check({ surface: 'playground', ip })).toMatchObject({ allowed: false, remaining: 0 });
     expect(await g.check({ surface: 'playground', ip: uniqueIp() })).toMatchObject({ allowed: true, remaining: 1 });
   });
@@ -33,7 +37,13 @@ describe('the surface A gate', () => {
     const key = await keys.create(unique('acct'), 'gate');
     const g = gate();
     for (const remaining of [2, 1, 0]) {
-      expect(await g.check({ surface: 'api', ip, secret: key.secret })).toMatchObject({ auth: 'ok', allowed: true, limit: 3, remaining, keyHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(await g.check({ surface: 'api', ip, secret: key.secret })).toMatchObject({
+        auth: 'ok',
+        allowed: true,
+        limit: 3,
+        remaining,
+        keyHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
     }
     expect(await g.check({ surface: 'api', ip, secret: key.secret })).toMatchObject({ auth: 'ok', allowed: false });
     expect(await g.check({ surface: 'playground', ip })).toMatchObject({ allowed: true, remaining: 1 });
@@ -42,23 +52,43 @@ describe('the surface A gate', () => {
   test('missing and unknown keys are charged to the address, so guessing keys hits the public limit', async () => {
     const ip = uniqueIp();
     const g = gate();
-    expect(await g.check({ surface: 'api', ip })).toMatchObject({ auth: 'missing', allowed: true, remaining: 1, keyHash: undefined });
-    expect(await g.check({ surface: 'api', ip, secret: `rly_${'A'.repeat(43)}` })).toMatchObject({ auth: 'invalid', allowed: true, remaining: 0, keyHash: undefined });
-    expect(await g.check({ surface: 'api', ip, secret: 'rly_another_guess' })).toMatchObject({ auth: 'invalid', allowed: false });
+    expect(await g.check({ surface: 'api', ip })).toMatchObject({
+      auth: 'missing',
+      allowed: true,
+      remaining: 1,
+      keyHash: undefined,
+    });
+    expect(await g.check({ surface: 'api', ip, secret: `rly_${'A'.repeat(43)}` })).toMatchObject({
+      auth: 'invalid',
+      allowed: true,
+      remaining: 0,
+      keyHash: undefined,
+    });
+    expect(await g.check({ surface: 'api', ip, secret: 'rly_another_guess' })).toMatchObject({
+      auth: 'invalid',
+      allowed: false,
+    });
   });
 
   test('a disabled key is recognised, charged to its bucket, and its usage still counted', async () => {
     const account = unique('acct');
     const key = await keys.create(account, 'off');
     await keys.setEnabled(account, key.id, false);
-    expect(await gate().check({ surface: 'api', ip: uniqueIp(), secret: key.secret })).toMatchObject({ auth: 'disabled', allowed: true, limit: 3, keyHash: expect.any(String) });
+    expect(await gate().check({ surface: 'api', ip: uniqueIp(), secret: key.secret })).toMatchObject({
+      auth: 'disabled',
+      allowed: true,
+      limit: 3,
+      keyHash: expect.any(String),
+    });
   });
 
   test('a deleted key is unknown', async () => {
     const account = unique('acct');
     const key = await keys.create(account, 'gone');
     await keys.delete(account, key.id);
-    expect(await gate().check({ surface: 'api', ip: uniqueIp(), secret: key.secret })).toMatchObject({ auth: 'invalid' });
+    expect(await gate().check({ surface: 'api', ip: uniqueIp(), secret: key.secret })).toMatchObject({
+      auth: 'invalid',
+    });
   });
 
   test('the window ends and the bucket is full again', async () => {
@@ -90,7 +120,9 @@ describe('the surface A gate', () => {
     const own = await testRedis(server.url);
     try {
       await server.stop();
-      await expect(new SurfaceGate(own, { keyPerMinute: 5, publicPerMinute: 5 }).check({ surface: 'playground', ip: '192.0.2.1' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+      await expect(
+        new SurfaceGate(own, { keyPerMinute: 5, publicPerMinute: 5 }).check({ surface: 'playground', ip: '192.0.2.1' }),
+      ).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
     } finally {
       own.disconnect();
     }

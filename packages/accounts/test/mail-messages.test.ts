@@ -17,13 +17,24 @@ describe('account mails', () => {
 
 describe('small rules', () => {
   test('device names come from the User-Agent, short', () => {
-    expect(describeDevice('Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0')).toBe('Firefox on Linux');
+    expect(describeDevice('Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0')).toBe(
+      'Firefox on Linux',
+    );
     expect(describeDevice(undefined)).toBe('Unknown device');
     expect(describeDevice('x'.repeat(500))).toHaveLength(60);
   });
 
   test('return_to keeps only paths of this app', () => {
     expect(safeReturnTo('/settings/api-keys#x')).toBe('/settings/api-keys#x');
-    for (const v of ['//evil.example', '/\\evil.example', 'https://evil.example', '/a\u0000b', 42, undefined, `/${'a'.repeat(600)}`]) expect(safeReturnTo(v)).toBe(DEFAULT_RETURN_TO);
+    for (const v of [
+      '//evil.example',
+      '/\\evil.example',
+      'https://evil.example',
+      '/a\u0000b',
+      42,
+      undefined,
+      `/${'a'.repeat(600)}`,
+    ])
+      expect(safeReturnTo(v)).toBe(DEFAULT_RETURN_TO);
   });
 });

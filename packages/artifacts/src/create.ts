@@ -31,7 +31,11 @@ export function createArtifactStore(config: ArtifactStoreSettings, dataDir = con
       forcePathStyle: config.S3_FORCE_PATH_STYLE,
       // Only when configured: otherwise the SDK's own chain (shared profile, instance role) applies.
       credentials: config.AWS_ACCESS_KEY_ID
-        ? { accessKeyId: config.AWS_ACCESS_KEY_ID, secretAccessKey: config.AWS_SECRET_ACCESS_KEY ?? '', sessionToken: config.AWS_SESSION_TOKEN }
+        ? {
+            accessKeyId: config.AWS_ACCESS_KEY_ID,
+            secretAccessKey: config.AWS_SECRET_ACCESS_KEY ?? '',
+            sessionToken: config.AWS_SESSION_TOKEN,
+          }
         : undefined,
       // S3 answers in well under this; a stuck connection must not hold a job or a request forever.
       requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },

@@ -7,7 +7,14 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { JOB_ID_PATTERN } from '@reelay/contracts';
 import { listOrNone, LocalTemp } from './temp.js';
-import { ORPHAN_AGE_MS, sweepExpired, type ArtifactMeta, type ArtifactStore, type ByteRange, type StoredArtifact } from './store.js';
+import {
+  ORPHAN_AGE_MS,
+  sweepExpired,
+  type ArtifactMeta,
+  type ArtifactStore,
+  type ByteRange,
+  type StoredArtifact,
+} from './store.js';
 
 export class FsArtifactStore extends LocalTemp implements ArtifactStore {
   readonly artifactsDir: string;

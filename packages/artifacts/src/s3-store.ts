@@ -8,7 +8,14 @@ import type { Readable } from 'node:stream';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { JOB_ID_PATTERN } from '@reelay/contracts';
 import { LocalTemp } from './temp.js';
-import { ORPHAN_AGE_MS, sweepExpired, type ArtifactMeta, type ArtifactStore, type ByteRange, type StoredArtifact } from './store.js';
+import {
+  ORPHAN_AGE_MS,
+  sweepExpired,
+  type ArtifactMeta,
+  type ArtifactStore,
+  type ByteRange,
+  type StoredArtifact,
+} from './store.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -21,15 +28,20 @@ export interface S3StoreOptions {
   partSize?: number;
 }
 
-
 /**
  * The AWS SDK, loaded on the S3 store's first use: it adds about 40 MB to a process, which every
  * filesystem-store deployment (the default) would otherwise carry for nothing.
  */
-type Sdk = typeof import('@aws-sdk/client-s3') & Pick<typeof import('@aws-sdk/lib-storage'), 'Upload'> & Pick<typeof import('@aws-sdk/s3-request-presigner'), 'getSignedUrl'>;
+type Sdk = typeof import('@aws-sdk/client-s3') &
+  Pick<typeof import('@aws-sdk/lib-storage'), 'Upload'> &
+  Pick<typeof import('@aws-sdk/s3-request-presigner'), 'getSignedUrl'>;
 let sdkLoading: Promise<Sdk> | undefined;
 function loadSdk(): Promise<Sdk> {
-  sdkLoading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage'), import('@aws-sdk/s3-request-presigner')]).then(([s3, storage, presigner]) => ({
+  sdkLoading ??= Promise.all([
+    import('@aws-sdk/client-s3'),
+    import('@aws-sdk/lib-storage'),
+    import('@aws-sdk/s3-request-presigner'),
+  ]).then(([s3, storage, presigner]) => ({
     ...s3,
     Upload: storage.Upload,
     getSignedUrl: presigner.getSignedUrl,
@@ -73,14 +85,27 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
     // on failure) for a large one; a single PUT is limited to 5 GB and retries the whole body.
     const upload = new sdk.Upload({
       client,
-      params: { Bucket: this.bucket, Key: keys.data, Body: createReadStream(file), ContentType: meta.content_type, ContentLength: size },
+      params: {
+        Bucket: this.bucket,
+        Key: keys.data,
+        Body: createReadStream(file),
+        ContentType: meta.content_type,
+        ContentLength: size,
+      },
       partSize: this.partSize,
       queueSize: 4,
       leavePartsOnError: false,
     });
     await upload.done();
     const full: ArtifactMeta = { id, size, ...meta };
-    await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: keys.meta, Body: JSON.stringify(full), ContentType: 'application/json' }));
+    await client.send(
+      new sdk.PutObjectCommand({
+        Bucket: this.bucket,
+        Key: keys.meta,
+        Body: JSON.stringify(full),
+        ContentType: 'application/json',
+      }),
+    );
     // The local file has been uploaded: remove it now rather than with the job's folder.
     await fs.rm(file, { force: true });
     return full;
@@ -99,7 +124,10 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
     return body as Readable | undefined;
   }
 
-  async signedUrl(meta: ArtifactMeta, options: { expiresInSeconds: number; contentDisposition: string }): Promise<string> {
+  async signedUrl(
+    meta: ArtifactMeta,
+    options: { expiresInSeconds: number; contentDisposition: string },
+  ): Promise<string> {
     const { sdk, client } = await this.s3();
     const command = new sdk.GetObjectCommand({
       Bucket: this.bucket,
@@ -135,13 +163,20 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
   }
 
   /** An object's body, or undefined when there is no such key. */
-  private async read(key: string, range?: string): Promise<(Readable & { transformToByteArray(): Promise<Uint8Array> }) | undefined> {
+  private async read(
+    key: string,
+    range?: string,
+  ): Promise<(Readable & { transformToByteArray(): Promise<Uint8Array> }) | undefined> {
     const { sdk, client } = await this.s3();
     try {
       const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }));
       return out.Body as Readable & { transformToByteArray(): Promise<Uint8Array> };
     } catch (err) {
-      if (err instanceof sdk.NoSuchKey || (err instanceof sdk.S3ServiceException && err.$metadata.httpStatusCode === 404)) return undefined;
+      if (
+        err instanceof sdk.NoSuchKey ||
+        (err instanceof sdk.S3ServiceException && err.$metadata.httpStatusCode === 404)
+      )
+        return undefined;
       throw err;
     }
   }
@@ -152,8 +187,11 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
     const out: { name: string; modified?: number }[] = [];
     let token: string | undefined;
     do {
-      const page = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }));
-      for (const o of page.Contents ?? []) if (o.Key) out.push({ name: o.Key.slice(this.prefix.length), modified: o.LastModified?.getTime() });
+      const page = await client.send(
+        new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }),
+      );
+      for (const o of page.Contents ?? [])
+        if (o.Key) out.push({ name: o.Key.slice(this.prefix.length), modified: o.LastModified?.getTime() });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return out;
@@ -163,8 +201,16 @@ export class S3ArtifactStore extends LocalTemp implements ArtifactStore {
     const { sdk, client } = await this.s3();
     // DeleteObjects takes at most 1000 keys.
     for (let i = 0; i < keys.length; i += 1000) {
-      const out = await client.send(new sdk.DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
-      if (out.Errors?.length) throw new Error(`S3 could not delete ${out.Errors.length} object(s): ${out.Errors[0].Code ?? ''} ${out.Errors[0].Message ?? ''}`);
+      const out = await client.send(
+        new sdk.DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+      if (out.Errors?.length)
+        throw new Error(
+          `S3 could not delete ${out.Errors.length} object(s): ${out.Errors[0].Code ?? ''} ${out.Errors[0].Message ?? ''}`,
+        );
     }
   }
 }

@@ -58,7 +58,11 @@ export const ORPHAN_AGE_MS = 3_600_000;
  * removes each artifact whose expiry has passed; returns how many, and the data names that have no
  * metadata (candidates for the orphan clean-up, which each store judges by its own clock).
  */
-export async function sweepExpired(store: Pick<ArtifactStore, 'get' | 'remove'>, names: readonly string[], now: number): Promise<{ removed: number; withoutMeta: string[] }> {
+export async function sweepExpired(
+  store: Pick<ArtifactStore, 'get' | 'remove'>,
+  names: readonly string[],
+  now: number,
+): Promise<{ removed: number; withoutMeta: string[] }> {
   const present = new Set(names);
   let removed = 0;
   for (const name of names) {

@@ -16,14 +16,17 @@ export class LocalTemp {
 
   async removeTempDir(dir: string): Promise<void> {
     // Only folders this store made: a wrong path must never turn into a recursive delete elsewhere.
-    if (path.dirname(path.resolve(dir)) !== path.resolve(this.tempDir)) throw new Error(`not a temporary folder of this store: ${dir}`);
+    if (path.dirname(path.resolve(dir)) !== path.resolve(this.tempDir))
+      throw new Error(`not a temporary folder of this store: ${dir}`);
     await fs.rm(dir, { recursive: true, force: true });
   }
 
   async removeTemp(id: string): Promise<number> {
     if (!JOB_ID_PATTERN.test(id)) throw new Error(`invalid job id ${JSON.stringify(id)}`);
     // mkdtemp appends exactly six characters after the dash.
-    const mine = (await listOrNone(this.tempDir)).filter((name) => name.length === id.length + 7 && name.startsWith(`${id}-`));
+    const mine = (await listOrNone(this.tempDir)).filter(
+      (name) => name.length === id.length + 7 && name.startsWith(`${id}-`),
+    );
     for (const name of mine) await fs.rm(path.join(this.tempDir, name), { recursive: true, force: true });
     return mine.length;
   }

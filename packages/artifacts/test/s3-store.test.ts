@@ -48,18 +48,28 @@ describe('S3 artifact store', () => {
     const id = newId();
     const data = randomBytes(200_000);
     const file = await tempFile(data, id);
-    const meta = await store.put(id, file, { filename: 'clip.mp4', content_type: 'video/mp4', expires_at: Date.now() + 60_000 });
+    const meta = await store.put(id, file, {
+      filename: 'clip.mp4',
+      content_type: 'video/mp4',
+      expires_at: Date.now() + 60_000,
+    });
     expect(meta).toMatchObject({ id, size: data.length, filename: 'clip.mp4' });
     expect(fs.existsSync(file)).toBe(false);
     expect((await store.get(id))?.meta).toEqual(meta);
     expect((await bytes(await store.open(id))).equals(data)).toBe(true);
-    expect((await bytes(await store.open(id, { start: 1000, end: 1999 }))).equals(data.subarray(1000, 2000))).toBe(true);
+    expect((await bytes(await store.open(id, { start: 1000, end: 1999 }))).equals(data.subarray(1000, 2000))).toBe(
+      true,
+    );
   });
 
   test('a file larger than one part is uploaded in parts and reads back byte-identical', async () => {
     const id = newId();
     const data = randomBytes(11 * 1024 * 1024 + 123);
-    const meta = await store.put(id, await tempFile(data, id), { filename: 'big.mkv', content_type: 'video/x-matroska', expires_at: Date.now() + 60_000 });
+    const meta = await store.put(id, await tempFile(data, id), {
+      filename: 'big.mkv',
+      content_type: 'video/x-matroska',
+      expires_at: Date.now() + 60_000,
+    });
     expect(meta.size).toBe(data.length);
     expect((await bytes(await store.open(id))).equals(data)).toBe(true);
     const tail = await bytes(await store.open(id, { start: data.length - 10, end: data.length - 1 }));
@@ -68,8 +78,16 @@ describe('S3 artifact store', () => {
 
   test('storing the same job id twice leaves one artifact, the later one', async () => {
     const id = newId();
-    await store.put(id, await tempFile(Buffer.from('first run'), id), { filename: 'a.mp4', content_type: 'video/mp4', expires_at: Date.now() + 60_000 });
-    await store.put(id, await tempFile(Buffer.from('second run!'), id), { filename: 'a.mp4', content_type: 'video/mp4', expires_at: Date.now() + 60_000 });
+    await store.put(id, await tempFile(Buffer.from('first run'), id), {
+      filename: 'a.mp4',
+      content_type: 'video/mp4',
+      expires_at: Date.now() + 60_000,
+    });
+    await store.put(id, await tempFile(Buffer.from('second run!'), id), {
+      filename: 'a.mp4',
+      content_type: 'video/mp4',
+      expires_at: Date.now() + 60_000,
+    });
     expect((await store.get(id))?.meta.size).toBe(11);
     expect((await bytes(await store.open(id))).toString()).toBe('second run!');
   });
@@ -78,14 +96,24 @@ describe('S3 artifact store', () => {
     expect(await store.get(newId())).toBeUndefined();
     expect(await store.open(newId())).toBeUndefined();
     expect(await store.get('../../etc/passwd')).toBeUndefined();
-    await expect(store.put('../x', path.join(dataDir, 'none'), { filename: 'x', content_type: 'x', expires_at: 0 })).rejects.toThrow('invalid artifact id');
+    await expect(
+      store.put('../x', path.join(dataDir, 'none'), { filename: 'x', content_type: 'x', expires_at: 0 }),
+    ).rejects.toThrow('invalid artifact id');
   });
 
   test('the sweep removes expired artifacts and keeps live ones', async () => {
     const live = newId();
     const old = newId();
-    await store.put(live, await tempFile(Buffer.from('live'), live), { filename: 'l', content_type: 'video/mp4', expires_at: Date.now() + 60_000 });
-    await store.put(old, await tempFile(Buffer.from('old'), old), { filename: 'o', content_type: 'video/mp4', expires_at: Date.now() - 1 });
+    await store.put(live, await tempFile(Buffer.from('live'), live), {
+      filename: 'l',
+      content_type: 'video/mp4',
+      expires_at: Date.now() + 60_000,
+    });
+    await store.put(old, await tempFile(Buffer.from('old'), old), {
+      filename: 'o',
+      content_type: 'video/mp4',
+      expires_at: Date.now() - 1,
+    });
     expect(await store.sweep()).toBeGreaterThanOrEqual(1);
     expect(await store.get(old)).toBeUndefined();
     expect(await store.open(old)).toBeUndefined();
@@ -95,8 +123,15 @@ describe('S3 artifact store', () => {
   test('a presigned URL serves the file with its download name, also by range', async () => {
     const id = newId();
     const data = randomBytes(5000);
-    const meta = await store.put(id, await tempFile(data, id), { filename: 'clip.mp4', content_type: 'video/mp4', expires_at: Date.now() + 60_000 });
-    const url = await store.signedUrl(meta, { expiresInSeconds: 60, contentDisposition: 'attachment; filename="clip.mp4"' });
+    const meta = await store.put(id, await tempFile(data, id), {
+      filename: 'clip.mp4',
+      content_type: 'video/mp4',
+      expires_at: Date.now() + 60_000,
+    });
+    const url = await store.signedUrl(meta, {
+      expiresInSeconds: 60,
+      contentDisposition: 'attachment; filename="clip.mp4"',
+    });
     expect(url).toContain('X-Amz-Expires=60');
     const res = await fetch(url, { headers: { range: 'bytes=10-19' } });
     expect(res.status).toBe(206);
@@ -119,7 +154,14 @@ describe('S3 artifact store', () => {
   });
 
   test('ARTIFACT_STORE=s3 builds an S3 store from the configuration', () => {
-    const made = createArtifactStore({ DATA_DIR: dataDir, ARTIFACT_STORE: 's3', S3_BUCKET: 'b-1', S3_REGION: 'eu-west-1', S3_PREFIX: 'p/', S3_FORCE_PATH_STYLE: true });
+    const made = createArtifactStore({
+      DATA_DIR: dataDir,
+      ARTIFACT_STORE: 's3',
+      S3_BUCKET: 'b-1',
+      S3_REGION: 'eu-west-1',
+      S3_PREFIX: 'p/',
+      S3_FORCE_PATH_STYLE: true,
+    });
     expect(made).toBeInstanceOf(S3ArtifactStore);
     expect((made as S3ArtifactStore).prefix).toBe('p/');
     made.close?.();

@@ -20,7 +20,9 @@ const result = await build({
   logLevel: 'warning',
   // commander, cli-progress and content-disposition are CommonJS and `require` node's built-ins;
   // an ESM bundle has no `require` of its own, so it gets one.
-  banner: { js: "import { createRequire as __reelayRequire } from 'node:module';\nconst require = __reelayRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __reelayRequire } from 'node:module';\nconst require = __reelayRequire(import.meta.url);",
+  },
 });
 
 /** The package (name, version, licence, folder) an input file of the bundle belongs to. */
@@ -47,5 +49,8 @@ const notices = [...packages.values()]
     const text = file ? fs.readFileSync(path.join(pkg.dir, file), 'utf8').trim() : `License: ${pkg.license}`;
     return `${pkg.name}@${pkg.version} (${pkg.license})\n\n${text}\n`;
   });
-fs.writeFileSync(path.join(root, 'dist/THIRD-PARTY-LICENSES.txt'), `The reelay CLI bundle (dist/reelay.js) contains these packages.\n\n${notices.join('\n---\n\n')}`);
+fs.writeFileSync(
+  path.join(root, 'dist/THIRD-PARTY-LICENSES.txt'),
+  `The reelay CLI bundle (dist/reelay.js) contains these packages.\n\n${notices.join('\n---\n\n')}`,
+);
 fs.chmodSync(outfile, 0o755);

@@ -120,12 +120,20 @@ export class Api {
       /* not the envelope: a proxy's page or an older server */
     }
     const code = envelope?.error?.code;
-    const message = envelope?.error?.message ?? `the server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+    const message =
+      envelope?.error?.message ?? `the server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
     throw new CliError(message, undefined, code ? `${code}, HTTP ${res.status}` : `HTTP ${res.status}`);
   }
 
   async json<T>(path: string, init: RequestInit = {}): Promise<T> {
-    const res = await this.request(path, { ...init, headers: { accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers } });
+    const res = await this.request(path, {
+      ...init,
+      headers: {
+        accept: 'application/json',
+        ...(init.body ? { 'content-type': 'application/json' } : {}),
+        ...init.headers,
+      },
+    });
     if (!res.ok) return this.fail(res);
     return ((await res.json()) as { data: T }).data;
   }
@@ -140,13 +148,19 @@ export class Api {
 
   /** DELETE /api/v1/jobs/{id}: 204 when cancelled; the server's error (job_finished, job_not_found) otherwise. */
   async cancel(id: string): Promise<void> {
-    const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}`, { method: 'DELETE', headers: { accept: 'application/json' } });
+    const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}`, {
+      method: 'DELETE',
+      headers: { accept: 'application/json' },
+    });
     if (!res.ok) return this.fail(res);
   }
 
   /** POST /api/v1/jobs/{id}/stop: true when the recording was asked to stop, false when it is not recording (any more). */
   async stop(id: string): Promise<boolean> {
-    const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}/stop`, { method: 'POST', headers: { accept: 'application/json' } });
+    const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}/stop`, {
+      method: 'POST',
+      headers: { accept: 'application/json' },
+    });
     if (res.status === 202) return true;
     if (res.status === 409) return false;
     return this.fail(res);
@@ -155,7 +169,11 @@ export class Api {
   /** POST /api/v1/download: the media itself (200, a direct stream) or a job's id (202). */
   async download(body: DownloadBody): Promise<{ stream: Response } | { jobId: string }> {
     // identity: the bytes on disk are the bytes sent, so offsets for Range stay true.
-    const res = await this.request('/api/v1/download', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' } });
+    const res = await this.request('/api/v1/download', {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' },
+    });
     if (res.status === 202) return { jobId: ((await res.json()) as { data: { job_id: string } }).data.job_id };
     if (!res.ok) return this.fail(res);
     return { stream: res };

@@ -31,14 +31,26 @@ export function parseQuality(raw: string): Quality {
 export function chooseFor(item: MediaItem, preset: Preset): Choice {
   const format = preset.format ? { format: preset.format } : {};
   const choice = chooseSource(item, { quality: preset.quality, audio_only: preset.audioOnly, format: preset.format });
-  if (choice.kind === 'none') throw new CliError(`nothing here fits: ${choice.reason} It has: ${choice.available.join(', ')}.`, 'See what there is with `reelay extract URL`, or pick one with --source N.');
-  if (choice.kind === 'pair') return { body: { video_url: choice.video.url, audio_url: choice.audio.url, ...format }, label: `${describeSource(choice.video)} + ${describeSource(choice.audio)}, merged` };
+  if (choice.kind === 'none')
+    throw new CliError(
+      `nothing here fits: ${choice.reason} It has: ${choice.available.join(', ')}.`,
+      'See what there is with `reelay extract URL`, or pick one with --source N.',
+    );
+  if (choice.kind === 'pair')
+    return {
+      body: { video_url: choice.video.url, audio_url: choice.audio.url, ...format },
+      label: `${describeSource(choice.video)} + ${describeSource(choice.audio)}, merged`,
+    };
   return { body: { url: choice.source.url, ...format }, label: describeSource(choice.source) };
 }
 
 /** --source N: the Nth source of the item as `reelay extract` numbers them (from 1). */
 export function pickSource(item: MediaItem, n: number, format?: string): Choice {
   const source = item.sources[n - 1];
-  if (!source) throw new CliError(`there is no source ${n}: this item has ${item.sources.length}.`, 'See them numbered with `reelay extract URL`.');
+  if (!source)
+    throw new CliError(
+      `there is no source ${n}: this item has ${item.sources.length}.`,
+      'See them numbered with `reelay extract URL`.',
+    );
   return { body: { url: source.url, ...(format ? { format } : {}) }, label: describeSource(source) };
 }

@@ -17,14 +17,24 @@ interface Child {
   error?: { message: string };
 }
 
-type CollectionView = JobView & { title?: string; entries?: { total: number; queued: number; running: number; completed: number; failed: number; skipped: number } };
+type CollectionView = JobView & {
+  title?: string;
+  entries?: { total: number; queued: number; running: number; completed: number; failed: number; skipped: number };
+};
 
 /** Progress that says nothing: the per-entry lines are the progress. */
-const quiet: Progress = { start: () => undefined, update: () => undefined, stop: () => undefined } as unknown as Progress;
+const quiet: Progress = {
+  start: () => undefined,
+  update: () => undefined,
+  stop: () => undefined,
+} as unknown as Progress;
 
 /** A folder name from the collection's title: no separators or reserved characters. */
 export function folderName(title: string | undefined): string {
-  const cleaned = (title ?? '').replace(/[\u0000-\u001f\u007f/\\:*?"<>|]+/g, ' ').replace(/\s+/g, ' ').replace(/^[\s.]+|[\s.]+$/g, '');
+  const cleaned = (title ?? '')
+    .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .replace(/^[\s.]+|[\s.]+$/g, '');
   return [...cleaned].slice(0, 120).join('') || 'collection';
 }
 
@@ -32,7 +42,9 @@ async function children(api: Api, id: string): Promise<Child[]> {
   const all: Child[] = [];
   let cursor: string | undefined;
   do {
-    const page = await api.json<{ children: Child[]; next_cursor?: string }>(`/api/v1/jobs/${encodeURIComponent(id)}/children${cursor ? `?cursor=${cursor}` : ''}`);
+    const page = await api.json<{ children: Child[]; next_cursor?: string }>(
+      `/api/v1/jobs/${encodeURIComponent(id)}/children${cursor ? `?cursor=${cursor}` : ''}`,
+    );
     all.push(...page.children);
     cursor = page.next_cursor;
   } while (cursor);
@@ -40,7 +52,12 @@ async function children(api: Api, id: string): Promise<Child[]> {
 }
 
 /** Follows collection job `id` to its end, saving each completed entry into the collection's folder. */
-export async function followCollection(api: Api, id: string, options: { output?: string; dir?: string; intervalMs?: number }, say: (line: string) => void): Promise<Saved[]> {
+export async function followCollection(
+  api: Api,
+  id: string,
+  options: { output?: string; dir?: string; intervalMs?: number },
+  say: (line: string) => void,
+): Promise<Saved[]> {
   let parent = (await api.job(id)) as CollectionView;
   const base = path.resolve(options.dir ?? process.cwd(), options.output ?? '.');
   const folder = path.join(base, folderName(parent.title));
@@ -67,7 +84,9 @@ export async function followCollection(api: Api, id: string, options: { output?:
       }
     }
     const e = parent.entries;
-    const total = e ? `total: ${e.completed} of ${e.total} done, ${e.running} running, ${e.queued} waiting, ${e.failed} failed, ${e.skipped} skipped` : '';
+    const total = e
+      ? `total: ${e.completed} of ${e.total} done, ${e.running} running, ${e.queued} waiting, ${e.failed} failed, ${e.skipped} skipped`
+      : '';
     if (total && total !== lastTotal) {
       say(total);
       lastTotal = total;
@@ -75,7 +94,13 @@ export async function followCollection(api: Api, id: string, options: { output?:
     if (['completed', 'failed', 'cancelled', 'expired'].includes(parent.status)) break;
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 500));
   }
-  if (parent.status === 'failed') throw new CliError(parent.error?.message ?? 'every entry failed.', `See it with \`reelay job ${id}\`.`, parent.error?.code);
-  if (parent.status === 'cancelled') throw new CliError(`collection job ${id} was cancelled.`, 'Run the same command again to start it anew.');
+  if (parent.status === 'failed')
+    throw new CliError(
+      parent.error?.message ?? 'every entry failed.',
+      `See it with \`reelay job ${id}\`.`,
+      parent.error?.code,
+    );
+  if (parent.status === 'cancelled')
+    throw new CliError(`collection job ${id} was cancelled.`, 'Run the same command again to start it anew.');
   return saved;
 }

@@ -20,5 +20,8 @@ export class UsageError extends CliError {
 export function brokenOff(err: unknown, hint: string): unknown {
   if (err instanceof CliError || (err as Error).name === 'AbortError') return err;
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return new CliError(`the transfer from the server broke off (${cause?.code ?? cause?.message ?? (err as Error).message}).`, hint);
+  return new CliError(
+    `the transfer from the server broke off (${cause?.code ?? cause?.message ?? (err as Error).message}).`,
+    hint,
+  );
 }

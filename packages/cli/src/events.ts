@@ -20,7 +20,12 @@ export function silenceMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /** `until`: stop following (and answer that state) as soon as it says so, terminal or not. */
-export async function followJob(api: Api, id: string, onJob: (job: JobView) => void, until?: (job: JobView) => boolean): Promise<JobView> {
+export async function followJob(
+  api: Api,
+  id: string,
+  onJob: (job: JobView) => void,
+  until?: (job: JobView) => boolean,
+): Promise<JobView> {
   let lastEventId: string | undefined;
   let last: JobView | undefined;
   const silence = silenceMs();
@@ -41,7 +46,10 @@ export async function followJob(api: Api, id: string, onJob: (job: JobView) => v
           out.enqueue(chunk);
         },
       });
-      const events = res.body!.pipeThrough(heard).pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+      const events = res
+        .body!.pipeThrough(heard)
+        .pipeThrough(new TextDecoderStream())
+        .pipeThrough(new EventSourceParserStream());
       for await (const event of events) {
         if (event.event !== 'job') continue;
         attempt = 0; // this connection worked: the count is of connections in a row that did not
@@ -59,7 +67,11 @@ export async function followJob(api: Api, id: string, onJob: (job: JobView) => v
       clearTimeout(timer);
       quiet.abort(); // a stream left behind (by a return above) is closed, not kept open
     }
-    if (attempt >= RECONNECTS) throw new CliError(`the server kept closing the event stream of job ${id}.`, `See where it stands with \`reelay job ${id}\`.`);
+    if (attempt >= RECONNECTS)
+      throw new CliError(
+        `the server kept closing the event stream of job ${id}.`,
+        `See where it stands with \`reelay job ${id}\`.`,
+      );
     await sleep(500 * (attempt + 1), undefined, { signal: api.signal });
   }
 }

@@ -31,26 +31,45 @@ export interface GetOptions {
 }
 
 /** Follows a job to its end with a progress bar; throws the job's error when it failed. */
-export async function waitForJob(api: Api, id: string, progress: Progress, onFirst?: (job: JobView) => void, until?: (job: JobView) => boolean): Promise<JobView> {
+export async function waitForJob(
+  api: Api,
+  id: string,
+  progress: Progress,
+  onFirst?: (job: JobView) => void,
+  until?: (job: JobView) => boolean,
+): Promise<JobView> {
   let started = false;
   let job: JobView;
   try {
-    job = await followJob(api, id, (j) => {
-      if (!started) {
-        onFirst?.(j);
-        progress.start(j.operation === 'record' ? `recording ${id}` : `job ${id}`, 'percent', 100, j.progress);
-      }
-      started = true;
-      const recorded = j.recording ? `${j.status}, ${Math.round(j.recording.seconds)} s recorded${j.recording.gaps.length ? `, ${j.recording.gaps.length} gap(s)` : ''}` : j.status;
-      progress.update(j.progress, recorded);
-    }, until);
+    job = await followJob(
+      api,
+      id,
+      (j) => {
+        if (!started) {
+          onFirst?.(j);
+          progress.start(j.operation === 'record' ? `recording ${id}` : `job ${id}`, 'percent', 100, j.progress);
+        }
+        started = true;
+        const recorded = j.recording
+          ? `${j.status}, ${Math.round(j.recording.seconds)} s recorded${j.recording.gaps.length ? `, ${j.recording.gaps.length} gap(s)` : ''}`
+          : j.status;
+        progress.update(j.progress, recorded);
+      },
+      until,
+    );
   } finally {
     // Also on Ctrl-C: the bar gives the terminal its cursor and line wrapping back.
     progress.stop();
   }
-  if (job.status === 'failed') throw new CliError(job.error?.message ?? 'the job failed.', `See it with \`reelay job ${id}\`.`, job.error?.code);
-  if (job.status === 'cancelled') throw new CliError(`job ${id} was cancelled (DELETE /api/v1/jobs/${id}, or \`reelay job ${id} --cancel\`).`, 'Run the same command again to start it anew.');
-  if (job.status === 'expired') throw new CliError(`job ${id} has expired: its file was removed.`, 'Run the same command again to make it anew.');
+  if (job.status === 'failed')
+    throw new CliError(job.error?.message ?? 'the job failed.', `See it with \`reelay job ${id}\`.`, job.error?.code);
+  if (job.status === 'cancelled')
+    throw new CliError(
+      `job ${id} was cancelled (DELETE /api/v1/jobs/${id}, or \`reelay job ${id} --cancel\`).`,
+      'Run the same command again to start it anew.',
+    );
+  if (job.status === 'expired')
+    throw new CliError(`job ${id} has expired: its file was removed.`, 'Run the same command again to make it anew.');
   return job;
 }
 
@@ -62,7 +81,14 @@ export interface Interrupt {
 }
 
 /** One download request to its saved file. `picked` is said once the server has named its choice. */
-async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: (line: string) => void, stopped: Interrupt, picked?: (quality: string) => void): Promise<Saved | Saved[]> {
+async function fetchOne(
+  api: Api,
+  body: DownloadBody,
+  options: GetOptions,
+  say: (line: string) => void,
+  stopped: Interrupt,
+  picked?: (quality: string) => void,
+): Promise<Saved | Saved[]> {
   const progress = createProgress();
   const started = await api.download(body);
   if ('stream' in started) {
@@ -74,23 +100,34 @@ async function fetchOne(api: Api, body: DownloadBody, options: GetOptions, say: 
   stopped.hint = `job ${started.jobId} goes on on the server; the same command picks it up again.`;
   const id = started.jobId;
   const isCollection = (j: JobView) => j.operation === 'collection';
-  const job = await waitForJob(api, id, progress, (j) => {
-    if (j.source) picked?.(j.source.quality);
-    if (j.operation !== 'record') return;
-    say(`recording a live stream${body.live?.duration ? ` for ${body.live.duration} s` : ''}: Ctrl-C stops it and saves what was recorded (a second Ctrl-C quits without the file)`);
-    // Ctrl-C asks the server to stop and keeps following the job to its file.
-    stopped.onInterrupt = () => {
-      stopped.onInterrupt = undefined;
-      say('stopping the recording…');
-      api.stop(id).catch((err: unknown) => say(`could not stop the recording: ${(err as Error).message}`));
-    };
-  }, isCollection).finally(() => (stopped.onInterrupt = undefined));
+  const job = await waitForJob(
+    api,
+    id,
+    progress,
+    (j) => {
+      if (j.source) picked?.(j.source.quality);
+      if (j.operation !== 'record') return;
+      say(
+        `recording a live stream${body.live?.duration ? ` for ${body.live.duration} s` : ''}: Ctrl-C stops it and saves what was recorded (a second Ctrl-C quits without the file)`,
+      );
+      // Ctrl-C asks the server to stop and keeps following the job to its file.
+      stopped.onInterrupt = () => {
+        stopped.onInterrupt = undefined;
+        say('stopping the recording…');
+        api.stop(id).catch((err: unknown) => say(`could not stop the recording: ${(err as Error).message}`));
+      };
+    },
+    isCollection,
+  ).finally(() => (stopped.onInterrupt = undefined));
   if (isCollection(job)) {
     // A page_url that is a playlist or feed: the server started a collection job.
     stopped.hint = `collection job ${id} goes on on the server.`;
     return followCollection(api, id, { output: options.output, dir: options.dir }, say);
   }
-  if (job.ended) say(`recording ended (${job.ended}): ${job.recording?.seconds ?? 0} s${job.recording?.gaps.length ? `, gaps at ${job.recording.gaps.map((g) => `${g.at} s (${g.seconds} s${g.track ? ` of ${g.track}` : ''} lost)`).join(', ')}` : ''}`);
+  if (job.ended)
+    say(
+      `recording ended (${job.ended}): ${job.recording?.seconds ?? 0} s${job.recording?.gaps.length ? `, gaps at ${job.recording.gaps.map((g) => `${g.at} s (${g.seconds} s${g.track ? ` of ${g.track}` : ''} lost)`).join(', ')}` : ''}`,
+    );
   stopped.hint = 'the part file is kept; the same command again downloads only the rest.';
   return saveArtifact(api, job, options.output, progress, options.dir);
 }
@@ -101,18 +138,35 @@ function selected(result: ExtractResult, items: ItemSelection | undefined): numb
   if (items === 'all') return result.media.map((_, i) => i);
   const wanted = items ?? [1];
   const missing = wanted.find((n) => n > count);
-  if (missing !== undefined) throw new CliError(`there is no item ${missing}: this page has ${count} item${count === 1 ? '' : 's'}.`, 'See them with `reelay extract URL`.');
+  if (missing !== undefined)
+    throw new CliError(
+      `there is no item ${missing}: this page has ${count} item${count === 1 ? '' : 's'}.`,
+      'See them with `reelay extract URL`.',
+    );
   return wanted.map((n) => n - 1);
 }
 
 const extras = (options: GetOptions): DownloadBody => ({
   ...(options.clip ? { clip: options.clip } : {}),
   ...(options.subs ? { subtitles: options.subs } : {}),
-  ...(options.duration !== undefined || options.fromStart ? { live: { ...(options.duration !== undefined ? { duration: options.duration } : {}), ...(options.fromStart ? { from_start: true } : {}) } } : {}),
+  ...(options.duration !== undefined || options.fromStart
+    ? {
+        live: {
+          ...(options.duration !== undefined ? { duration: options.duration } : {}),
+          ...(options.fromStart ? { from_start: true } : {}),
+        },
+      }
+    : {}),
 });
 
 /** `stopped` holds what to tell the person if Ctrl-C comes now. */
-export async function get(api: Api, url: string, options: GetOptions, say: (line: string) => void, stopped: Interrupt = {}): Promise<Saved[]> {
+export async function get(
+  api: Api,
+  url: string,
+  options: GetOptions,
+  say: (line: string) => void,
+  stopped: Interrupt = {},
+): Promise<Saved[]> {
   const one = options.items === undefined || (options.items !== 'all' && options.items.length === 1);
   if (one && options.source === undefined) {
     const item = options.items === undefined ? 0 : (options.items as number[])[0] - 1;
@@ -127,7 +181,9 @@ export async function get(api: Api, url: string, options: GetOptions, say: (line
     };
     say(`downloading ${url}`);
     try {
-      return [await fetchOne(api, body, options, say, stopped, (quality) => say(`the server picked ${quality}`))].flat();
+      return [
+        await fetchOne(api, body, options, say, stopped, (quality) => say(`the server picked ${quality}`)),
+      ].flat();
     } catch (err) {
       // --items N of a playlist or feed: it selects entries, which the extract below finds out.
       if (!(err instanceof CliError && /a collection selects with entries/.test(err.message))) throw err;
@@ -137,9 +193,18 @@ export async function get(api: Api, url: string, options: GetOptions, say: (line
   const result = await api.extract(url);
   if (result.content_type === 'collection') {
     const entries = options.items === undefined || options.items === 'all' ? {} : { entries: options.items };
-    const body = { collection_url: url, bundle: 'none', ...entries, ...(options.quality !== 'best' ? { quality: options.quality } : {}), ...(options.audioOnly ? { audio_only: true } : {}), ...(options.format ? { format: options.format } : {}), ...(options.subs ? { subtitles: options.subs } : {}) };
+    const body = {
+      collection_url: url,
+      bundle: 'none',
+      ...entries,
+      ...(options.quality !== 'best' ? { quality: options.quality } : {}),
+      ...(options.audioOnly ? { audio_only: true } : {}),
+      ...(options.format ? { format: options.format } : {}),
+      ...(options.subs ? { subtitles: options.subs } : {}),
+    };
     const started = await api.download(body as DownloadBody);
-    if (!('jobId' in started)) throw new CliError('the server did not start a collection job for this playlist or feed.');
+    if (!('jobId' in started))
+      throw new CliError('the server did not start a collection job for this playlist or feed.');
     stopped.hint = `collection job ${started.jobId} goes on on the server.`;
     return followCollection(api, started.jobId, { output: options.output, dir: options.dir }, say);
   }
@@ -147,12 +212,22 @@ export async function get(api: Api, url: string, options: GetOptions, say: (line
   const saved: Saved[] = [];
   for (const [n, index] of indices.entries()) {
     const item = result.media[index];
-    const choice = options.source !== undefined ? pickSource(item, options.source, options.format) : chooseFor(item, { quality: options.quality, audioOnly: options.audioOnly, format: options.format });
+    const choice =
+      options.source !== undefined
+        ? pickSource(item, options.source, options.format)
+        : chooseFor(item, { quality: options.quality, audioOnly: options.audioOnly, format: options.format });
     const several = indices.length > 1;
     say(`${several ? `item ${index + 1} (${n + 1} of ${indices.length}): ` : ''}picked ${choice.label}`);
     // Items of one page share its title: number them so each gets a file of its own.
-    const filename = several ? { filename: `${(item.title ?? result.title).slice(0, 180) || 'item'} ${index + 1}` } : {};
-    const body: DownloadBody = { ...choice.body, ...(result.extraction_id ? { extraction_id: result.extraction_id } : {}), ...extras(options), ...filename };
+    const filename = several
+      ? { filename: `${(item.title ?? result.title).slice(0, 180) || 'item'} ${index + 1}` }
+      : {};
+    const body: DownloadBody = {
+      ...choice.body,
+      ...(result.extraction_id ? { extraction_id: result.extraction_id } : {}),
+      ...extras(options),
+      ...filename,
+    };
     saved.push(...[await fetchOne(api, body, options, say, stopped)].flat());
   }
   return saved;

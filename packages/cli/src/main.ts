@@ -10,10 +10,21 @@ import { Api } from './api.js';
 import { AUDIO_FORMATS, VIDEO_FORMATS, parseQuality } from './choose.js';
 import { CliError, UsageError } from './errors.js';
 import { get, type Interrupt } from './get.js';
-import { parseClip, parseDuration, parseItems, parseServer, parseSourceNumber, parseUrl, type ClipOption, type ItemSelection } from './options.js';
+import {
+  parseClip,
+  parseDuration,
+  parseItems,
+  parseServer,
+  parseSourceNumber,
+  parseUrl,
+  type ClipOption,
+  type ItemSelection,
+} from './options.js';
 import { extractText, jobText } from './show.js';
 
-const version = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const version = (
+  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 const controller = new AbortController();
 const stopped: Interrupt = {};
 // Colour only on a terminal that wants it: hasColors() honours NO_COLOR, FORCE_COLOR and TERM=dumb.
@@ -39,12 +50,15 @@ const program = new Command('reelay')
   .exitOverride()
   .configureOutput({ outputError: (text, write) => write(`reelay: ${text}`) })
   .showHelpAfterError('(add --help for usage)')
-  .addHelpText('after', `
+  .addHelpText(
+    'after',
+    `
 Examples:
   reelay get https://example.com/watch/123      download the best video and audio
   reelay extract https://example.com/watch/123  see what there is, numbered
   reelay job <id>                               where a download job stands
-  reelay get --help                             every option of get, with examples`);
+  reelay get --help                             every option of get, with examples`,
+  );
 
 /**
  * The folder the person ran the command from. `pnpm reelay …` runs the root package's script from the
@@ -74,34 +88,99 @@ const api = (cmd: Command) => new Api(parseServer(cmd.optsWithGlobals<{ server: 
 
 program
   .command('get')
-  .description('Download the best video and audio (or the asked quality or format) and save it under the server\'s filename, in the folder the command was run from; prints the saved path. A file already there is reported and not fetched again.')
+  .description(
+    "Download the best video and audio (or the asked quality or format) and save it under the server's filename, in the folder the command was run from; prints the saved path. A file already there is reported and not fetched again.",
+  )
   .argument('<url>', 'a page or media URL (http or https)', usage(parseUrl))
-  .addOption(new Option('-f, --format <format>', 'convert to this format (mp3 etc.: audio only)').choices([...VIDEO_FORMATS, ...AUDIO_FORMATS]))
-  .addOption(new Option('-q, --quality <quality>', 'the best at or below this height: best, worst, 2160p, 1440p, 1080p, 720p, 480p, 360p, 240p').default('best').argParser(usage(parseQuality)))
+  .addOption(
+    new Option('-f, --format <format>', 'convert to this format (mp3 etc.: audio only)').choices([
+      ...VIDEO_FORMATS,
+      ...AUDIO_FORMATS,
+    ]),
+  )
+  .addOption(
+    new Option(
+      '-q, --quality <quality>',
+      'the best at or below this height: best, worst, 2160p, 1440p, 1080p, 720p, 480p, 360p, 240p',
+    )
+      .default('best')
+      .argParser(usage(parseQuality)),
+  )
   .option('-x, --audio-only', 'the best audio alone (with -f: mp3, m4a, opus or wav)')
-  .addOption(new Option('--clip <start-end[,mode]>', 'only this part, e.g. 1:30-2:00; add ,precise for an exact cut (re-encoded) instead of the fast one from the keyframe before').argParser(usage(parseClip)))
-  .addOption(new Option('--subs <langs>', 'embed these subtitle languages, e.g. en,fr (sent as `subtitles`; a server without subtitles answers an error)').argParser((raw) => raw.split(',').map((l) => l.trim()).filter(Boolean)))
-  .addOption(new Option('--items <which>', 'which items of a gallery: all, or numbers from 1 such as 1,3-5 (default: the first)').argParser(usage(parseItems)))
-  .addOption(new Option('--source <n>', 'this source of the item, numbered as `reelay extract` shows them, instead of the best').argParser(usage(parseSourceNumber)))
+  .addOption(
+    new Option(
+      '--clip <start-end[,mode]>',
+      'only this part, e.g. 1:30-2:00; add ,precise for an exact cut (re-encoded) instead of the fast one from the keyframe before',
+    ).argParser(usage(parseClip)),
+  )
+  .addOption(
+    new Option(
+      '--subs <langs>',
+      'embed these subtitle languages, e.g. en,fr (sent as `subtitles`; a server without subtitles answers an error)',
+    ).argParser((raw) =>
+      raw
+        .split(',')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ),
+  )
+  .addOption(
+    new Option(
+      '--items <which>',
+      'which items of a gallery: all, or numbers from 1 such as 1,3-5 (default: the first)',
+    ).argParser(usage(parseItems)),
+  )
+  .addOption(
+    new Option(
+      '--source <n>',
+      'this source of the item, numbered as `reelay extract` shows them, instead of the best',
+    ).argParser(usage(parseSourceNumber)),
+  )
   .option('-o, --output <path>', 'save as this file, or into this folder')
-  .addOption(new Option('--duration <time>', 'a live stream: record this long, e.g. 90, 30m, 1h30m (default: until Ctrl-C or the stream ends)').argParser(usage(parseDuration)))
+  .addOption(
+    new Option(
+      '--duration <time>',
+      'a live stream: record this long, e.g. 90, 30m, 1h30m (default: until Ctrl-C or the stream ends)',
+    ).argParser(usage(parseDuration)),
+  )
   .option('--from-start', 'a live stream: start at the oldest segment its playlist still lists, not the live edge')
   .addHelpText('after', GET_EXAMPLES)
-  .action(async (url: string, options: { format?: string; quality: Quality; audioOnly?: boolean; clip?: ClipOption; subs?: string[]; items?: ItemSelection; source?: number; output?: string; duration?: number; fromStart?: boolean }, cmd: Command) => {
-    if (options.source !== undefined && (options.items === 'all' || (options.items?.length ?? 1) > 1)) throw new UsageError('--source picks a source of one item: name the item with --items N.');
-    if (options.audioOnly && options.format && VIDEO_FORMATS.includes(options.format)) throw new UsageError(`--audio-only writes audio: give -f mp3, m4a, opus or wav, not ${options.format}.`);
-    const saved = await get(api(cmd), url, { ...options, dir: callerDir() }, say, stopped);
-    for (const file of saved) {
-      if (file.already) say(`${file.path} has already been downloaded`);
-      // On a terminal the path on stdout says it already; piped, the person still hears where it went.
-      else if (!process.stdout.isTTY) say(`saved ${file.path}`);
-      out(`${file.path}\n`);
-    }
-  });
+  .action(
+    async (
+      url: string,
+      options: {
+        format?: string;
+        quality: Quality;
+        audioOnly?: boolean;
+        clip?: ClipOption;
+        subs?: string[];
+        items?: ItemSelection;
+        source?: number;
+        output?: string;
+        duration?: number;
+        fromStart?: boolean;
+      },
+      cmd: Command,
+    ) => {
+      if (options.source !== undefined && (options.items === 'all' || (options.items?.length ?? 1) > 1))
+        throw new UsageError('--source picks a source of one item: name the item with --items N.');
+      if (options.audioOnly && options.format && VIDEO_FORMATS.includes(options.format))
+        throw new UsageError(`--audio-only writes audio: give -f mp3, m4a, opus or wav, not ${options.format}.`);
+      const saved = await get(api(cmd), url, { ...options, dir: callerDir() }, say, stopped);
+      for (const file of saved) {
+        if (file.already) say(`${file.path} has already been downloaded`);
+        // On a terminal the path on stdout says it already; piped, the person still hears where it went.
+        else if (!process.stdout.isTTY) say(`saved ${file.path}`);
+        out(`${file.path}\n`);
+      }
+    },
+  );
 
 program
   .command('extract')
-  .description('Show the media a page holds: a table (items and sources numbered for --items and --source), or the server\'s JSON with --json.')
+  .description(
+    "Show the media a page holds: a table (items and sources numbered for --items and --source), or the server's JSON with --json.",
+  )
   .argument('<url>', 'a page or media URL (http or https)', usage(parseUrl))
   .option('--json', 'print the extract result as JSON')
   .action(async (url: string, options: { json?: boolean }, cmd: Command) => {
@@ -161,5 +240,11 @@ try {
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
   if (err instanceof UsageError) fail(new UsageError(err.message, err.hint ?? 'See `reelay --help`.'), 2);
   if (err instanceof CliError) fail(err, 1);
-  fail(new CliError((err as Error).message ?? String(err), 'This looks like a bug in reelay; please report it with the command you ran.'), 1);
+  fail(
+    new CliError(
+      (err as Error).message ?? String(err),
+      'This looks like a bug in reelay; please report it with the command you ran.',
+    ),
+    1,
+  );
 }

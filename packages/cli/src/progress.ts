@@ -38,12 +38,29 @@ class BarProgress implements Progress {
     this.stop();
     Object.assign(this, { label, unit, known: total !== undefined });
     const format = (options: Options, params: Params, payload: { status?: string }) => {
-      const bar = this.known ? `${Format.BarFormat(params.progress, options)} ${Math.floor(params.progress * 100)}%` : '';
-      const amount = this.unit === 'bytes' ? ` ${formatBytes(params.value)}${this.known ? ` / ${formatBytes(params.total)}` : ''}` : '';
-      const eta = this.known && params.value > 0 && params.eta > 0 && Number.isFinite(params.eta) ? ` ETA ${Format.TimeFormat(params.eta, options, 1)}` : '';
+      const bar = this.known
+        ? `${Format.BarFormat(params.progress, options)} ${Math.floor(params.progress * 100)}%`
+        : '';
+      const amount =
+        this.unit === 'bytes'
+          ? ` ${formatBytes(params.value)}${this.known ? ` / ${formatBytes(params.total)}` : ''}`
+          : '';
+      const eta =
+        this.known && params.value > 0 && params.eta > 0 && Number.isFinite(params.eta)
+          ? ` ETA ${Format.TimeFormat(params.eta, options, 1)}`
+          : '';
       return `${this.label}${payload.status ? ` ${payload.status}` : ''} ${bar}${amount}${eta}`.trimEnd();
     };
-    this.bar = new SingleBar({ stream: this.stream, format, hideCursor: true, barsize: 30, etaBuffer: 20, fps: 10, barCompleteChar: '█', barIncompleteChar: '░' });
+    this.bar = new SingleBar({
+      stream: this.stream,
+      format,
+      hideCursor: true,
+      barsize: 30,
+      etaBuffer: 20,
+      fps: 10,
+      barCompleteChar: '█',
+      barIncompleteChar: '░',
+    });
     this.bar.start(total ?? 0, value, {});
   }
 
@@ -68,7 +85,13 @@ class LineProgress implements Progress {
 
   start(label: string, unit: 'bytes' | 'percent', total?: number, value = 0): void {
     // The first update prints the first line (with the job's status, which start does not know).
-    Object.assign(this, { label, unit, total, lastStep: total ? Math.floor((value / total) * 10) : -1, lastStatus: undefined });
+    Object.assign(this, {
+      label,
+      unit,
+      total,
+      lastStep: total ? Math.floor((value / total) * 10) : -1,
+      lastStatus: undefined,
+    });
   }
 
   update(value: number, status?: string): void {
@@ -77,7 +100,8 @@ class LineProgress implements Progress {
     this.lastStep = step;
     this.lastStatus = status;
     const percent = this.total ? ` ${step * 10}%` : '';
-    const amount = this.unit === 'bytes' ? ` (${formatBytes(value)}${this.total ? ` of ${formatBytes(this.total)}` : ''})` : '';
+    const amount =
+      this.unit === 'bytes' ? ` (${formatBytes(value)}${this.total ? ` of ${formatBytes(this.total)}` : ''})` : '';
     this.stream.write(`${this.label}${status ? ` ${status}` : ''}${percent}${amount}\n`);
   }
 

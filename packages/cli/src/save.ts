@@ -29,10 +29,15 @@ export function serverFilename(header: string | null, fallback = 'download'): st
  *  from `dir` (the folder the command was run from) when relative. */
 export function targetPath(out: string | undefined, name: string, dir = process.cwd()): string {
   const given = out === undefined ? undefined : path.resolve(dir, out);
-  const isDir = given !== undefined && (out!.endsWith('/') || out!.endsWith(path.sep) || fs.statSync(given, { throwIfNoEntry: false })?.isDirectory());
+  const isDir =
+    given !== undefined &&
+    (out!.endsWith('/') || out!.endsWith(path.sep) || fs.statSync(given, { throwIfNoEntry: false })?.isDirectory());
   const target = given === undefined ? path.resolve(dir, name) : isDir ? path.join(given, name) : given;
   if (!fs.statSync(path.dirname(target), { throwIfNoEntry: false })?.isDirectory()) {
-    throw new CliError(`the folder ${path.dirname(target)} does not exist.`, 'Create it first, or give -o an existing folder.');
+    throw new CliError(
+      `the folder ${path.dirname(target)} does not exist.`,
+      'Create it first, or give -o an existing folder.',
+    );
   }
   return target;
 }
@@ -45,7 +50,10 @@ export function alreadyThere(target: string, size: number | undefined): boolean 
   const stat = fs.statSync(target, { throwIfNoEntry: false });
   if (!stat) return false;
   if (stat.isFile() && (size === undefined || stat.size === size)) return true;
-  throw new CliError(`${target} already exists; nothing was overwritten.`, 'Remove it, or save under another name with -o.');
+  throw new CliError(
+    `${target} already exists; nothing was overwritten.`,
+    'Remove it, or save under another name with -o.',
+  );
 }
 
 /** Where a download went, and whether it was there before this run. */
@@ -56,7 +64,13 @@ export interface Saved {
 
 /** Copies a response body to `file` (appending when `append`), reporting the byte count. Whatever
  *  arrived is on disk before an error (a cut, Ctrl-C) is passed on, so a resume asks for the rest. */
-async function writeBody(res: Response, file: string, append: boolean, start: number, onBytes: (n: number) => void): Promise<number> {
+async function writeBody(
+  res: Response,
+  file: string,
+  append: boolean,
+  start: number,
+  onBytes: (n: number) => void,
+): Promise<number> {
   let have = start;
   const out = fs.createWriteStream(file, { flags: append ? 'a' : 'w' });
   try {
@@ -77,7 +91,12 @@ const lengthOf = (res: Response) => {
 };
 
 /** Saves a direct 200 stream under the server's filename. */
-export async function saveStream(res: Response, out: string | undefined, progress: Progress, dir?: string): Promise<Saved> {
+export async function saveStream(
+  res: Response,
+  out: string | undefined,
+  progress: Progress,
+  dir?: string,
+): Promise<Saved> {
   let target: string;
   const total = lengthOf(res);
   try {
@@ -95,7 +114,8 @@ export async function saveStream(res: Response, out: string | undefined, progres
   try {
     const have = await writeBody(res, part, false, 0, (n) => progress.update(n));
     progress.stop();
-    if (total !== undefined && have !== total) throw new CliError(`the transfer ended after ${have} of ${total} bytes.`, 'Run the same command again.');
+    if (total !== undefined && have !== total)
+      throw new CliError(`the transfer ended after ${have} of ${total} bytes.`, 'Run the same command again.');
     fs.renameSync(part, target);
     return { path: target, already: false };
   } catch (err) {
@@ -106,7 +126,13 @@ export async function saveStream(res: Response, out: string | undefined, progres
 }
 
 /** Downloads a completed job's artifact, resuming a part file left by an earlier try. */
-export async function saveArtifact(api: Api, job: JobView, out: string | undefined, progress: Progress, dir?: string): Promise<Saved> {
+export async function saveArtifact(
+  api: Api,
+  job: JobView,
+  out: string | undefined,
+  progress: Progress,
+  dir?: string,
+): Promise<Saved> {
   const artifact = job.artifact!;
   const target = targetPath(out, serverFilename(null, path.basename(artifact.filename) || 'download'), dir);
   if (alreadyThere(target, artifact.size)) return { path: target, already: true };
@@ -133,7 +159,11 @@ export async function saveArtifact(api: Api, job: JobView, out: string | undefin
       const resumed = res.status === 206 && res.headers.get('content-range')?.startsWith(`bytes ${have}-`) === true;
       const done = await writeBody(res, part, resumed, resumed ? have : 0, (n) => progress.update(n));
       progress.stop();
-      if (done !== artifact.size) throw new CliError(`the artifact is ${artifact.size} bytes but ${done} arrived.`, 'Run the same command again to resume.');
+      if (done !== artifact.size)
+        throw new CliError(
+          `the artifact is ${artifact.size} bytes but ${done} arrived.`,
+          'Run the same command again to resume.',
+        );
       fs.renameSync(part, target);
       return { path: target, already: false };
     } catch (err) {

@@ -5,7 +5,14 @@ import { formatBytes } from './progress.js';
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const tracks = (s: Source) => {
@@ -35,7 +42,11 @@ export function extractText(result: ExtractResult): string {
         s.codecs ?? '',
       ]);
     }
-    lines.push('', `item ${i + 1}: ${item.type}${item.title ? `: ${item.title}` : ''}${item.duration ? ` (${item.duration.toFixed(1)} s)` : ''}`, table(rows));
+    lines.push(
+      '',
+      `item ${i + 1}: ${item.type}${item.title ? `: ${item.title}` : ''}${item.duration ? ` (${item.duration.toFixed(1)} s)` : ''}`,
+      table(rows),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -50,7 +61,10 @@ export function jobText(job: JobView): string {
     ['started', job.started_at],
     ['finished', job.finished_at],
     ['error', job.error && `${job.error.message} (${job.error.code})`],
-    ['file', job.artifact && `${job.artifact.filename} (${formatBytes(job.artifact.size)}, ${job.artifact.content_type})`],
+    [
+      'file',
+      job.artifact && `${job.artifact.filename} (${formatBytes(job.artifact.size)}, ${job.artifact.content_type})`,
+    ],
     ['artifact', job.artifact?.url],
     ['expires', job.artifact?.expires_at],
   ];

@@ -9,7 +9,8 @@ import { runCli, useCliStack } from './helpers.js';
 const stack = useCliStack('cancel');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const api = async (path: string, init?: RequestInit): Promise<any> => (await fetch(`${stack.direct}${path}`, init)).json();
+const api = async (path: string, init?: RequestInit): Promise<any> =>
+  (await fetch(`${stack.direct}${path}`, init)).json();
 
 /** A convert job whose input the origin sends a third of and then holds: it stays processing. */
 async function heldJob(): Promise<string> {
@@ -19,8 +20,16 @@ async function heldJob(): Promise<string> {
     res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': data.length });
     res.write(data.subarray(0, Math.floor(data.length / 3))); // and nothing more
   });
-  const extract = await api('/api/v1/extract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: stack.origin.url(route) }) });
-  const started = await api('/api/v1/download', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: extract.data.media[0].sources[0].url, format: 'mkv' }) });
+  const extract = await api('/api/v1/extract', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: stack.origin.url(route) }),
+  });
+  const started = await api('/api/v1/download', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: extract.data.media[0].sources[0].url, format: 'mkv' }),
+  });
   const id = started.data.job_id as string;
   const deadline = Date.now() + 15_000;
   while ((await api(`/api/v1/jobs/${id}`)).data.status !== 'processing') {
@@ -48,7 +57,10 @@ describe('reelay job ID --cancel', () => {
   });
 
   test('an unknown job is exit 1 with job_not_found', async () => {
-    const run = await runCli(['job', randomBytes(16).toString('base64url'), '--cancel'], { cwd: stack.workDir(), server: stack.direct });
+    const run = await runCli(['job', randomBytes(16).toString('base64url'), '--cancel'], {
+      cwd: stack.workDir(),
+      server: stack.direct,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/job_not_found, HTTP 404/);
   });

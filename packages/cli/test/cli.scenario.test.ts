@@ -28,7 +28,8 @@ function page(kind: 'progressive' | 'split', title = `${kind} ${randomBytes(3).t
 
 // The test reads the server's answers directly too, to compare with what the CLI printed.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const api = async (path: string, init?: RequestInit): Promise<any> => (await fetch(`${stack.direct}${path}`, init)).json();
+const api = async (path: string, init?: RequestInit): Promise<any> =>
+  (await fetch(`${stack.direct}${path}`, init)).json();
 const requests = (pattern: RegExp) => stack.proxy.seen.filter((r) => pattern.test(`${r.method} ${r.path}`));
 const BAR = /[█░]|\r|\x1b\[/;
 
@@ -64,9 +65,17 @@ describe('reelay get', () => {
     expect(JSON.parse(download.body)).toEqual({ page_url: expect.stringContaining('/Split-clip.html') });
     const id = /job (\S{22})/.exec(run.stderr)![1];
     // The job was followed through its event stream, never by polling its status.
-    expect(seen.map((r) => r.path)).toEqual(['/api/v1/download', `/api/v1/jobs/${id}/events`, `/api/v1/jobs/${id}/artifact`]);
+    expect(seen.map((r) => r.path)).toEqual([
+      '/api/v1/download',
+      `/api/v1/jobs/${id}/events`,
+      `/api/v1/jobs/${id}/artifact`,
+    ]);
     expect(run.stderr).toContain('reelay: the server picked original\n');
-    expect((await api(`/api/v1/jobs/${id}`)).data.source).toEqual({ quality: 'original', video_url: `${stack.origin.base}/media/video-only.mp4`, audio_url: `${stack.origin.base}/media/audio-only.m4a` });
+    expect((await api(`/api/v1/jobs/${id}`)).data.source).toEqual({
+      quality: 'original',
+      video_url: `${stack.origin.base}/media/video-only.mp4`,
+      audio_url: `${stack.origin.base}/media/audio-only.m4a`,
+    });
     expect(run.stderr).toMatch(new RegExp(`^job ${id} completed 100%$`, 'm'));
     expect(fs.statSync(saved).size).toBe((await api(`/api/v1/jobs/${id}`)).data.artifact.size);
   });
@@ -85,8 +94,12 @@ describe('reelay get', () => {
     const cwd = stack.workDir();
     fs.mkdirSync(path.join(cwd, 'out'));
     const url = page('progressive');
-    expect((await runCli(['get', url, '-o', 'out'], { cwd, server: stack.proxy.base })).stdout).toMatch(/\/out\/progressive-?.*\.mp4\n$/);
-    expect((await runCli(['get', url, '-o', 'mine.mp4'], { cwd, server: stack.proxy.base })).stdout).toBe(`${path.join(cwd, 'mine.mp4')}\n`);
+    expect((await runCli(['get', url, '-o', 'out'], { cwd, server: stack.proxy.base })).stdout).toMatch(
+      /\/out\/progressive-?.*\.mp4\n$/,
+    );
+    expect((await runCli(['get', url, '-o', 'mine.mp4'], { cwd, server: stack.proxy.base })).stdout).toBe(
+      `${path.join(cwd, 'mine.mp4')}\n`,
+    );
     const missing = await runCli(['get', url, '-o', 'nowhere/x.mp4'], { cwd, server: stack.proxy.base });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/the folder .*nowhere does not exist/);
@@ -95,7 +108,9 @@ describe('reelay get', () => {
     fs.writeFileSync(path.join(cwd, 'mine.mp4'), 'mine');
     const exists = await runCli(['get', url, '-o', 'mine.mp4'], { cwd, server: stack.proxy.base });
     expect(exists.code).toBe(1);
-    expect(exists.stderr).toContain(`reelay: error: ${path.join(cwd, 'mine.mp4')} already exists; nothing was overwritten.\nreelay: Remove it, or save under another name with -o.\n`);
+    expect(exists.stderr).toContain(
+      `reelay: error: ${path.join(cwd, 'mine.mp4')} already exists; nothing was overwritten.\nreelay: Remove it, or save under another name with -o.\n`,
+    );
     expect(fs.readFileSync(path.join(cwd, 'mine.mp4'), 'utf8')).toBe('mine');
   });
 });
@@ -116,7 +131,10 @@ describe('reelay get: choices and habits', () => {
 
   test('a file already downloaded is reported and exits 0, for a stream and for a job, and is not fetched again', async () => {
     const cwd = stack.workDir();
-    for (const [kind, name] of [['progressive', 'Twice streamed'], ['split', 'Twice merged']] as const) {
+    for (const [kind, name] of [
+      ['progressive', 'Twice streamed'],
+      ['split', 'Twice merged'],
+    ] as const) {
       const url = page(kind, name);
       const first = await runCli(['get', url], { cwd, server: stack.proxy.base });
       expect(first.code).toBe(0);
@@ -135,11 +153,17 @@ describe('reelay get: choices and habits', () => {
   test('--source N downloads that source of the extract table', async () => {
     const cwd = stack.workDir();
     const before = stack.proxy.seen.length;
-    const run = await runCli(['get', page('split', 'Second source'), '--source', '2'], { cwd, server: stack.proxy.base });
+    const run = await runCli(['get', page('split', 'Second source'), '--source', '2'], {
+      cwd,
+      server: stack.proxy.base,
+    });
     expect(run.code).toBe(0);
     const seen = stack.proxy.seen.slice(before);
     expect(seen.map((r) => r.path)).toEqual(['/api/v1/extract', '/api/v1/download']);
-    expect(JSON.parse(seen[1].body)).toEqual({ url: `${stack.origin.base}/media/audio-only.m4a`, extraction_id: expect.any(String) });
+    expect(JSON.parse(seen[1].body)).toEqual({
+      url: `${stack.origin.base}/media/audio-only.m4a`,
+      extraction_id: expect.any(String),
+    });
     expect(run.stderr).toContain('reelay: picked audio (m4a)\n');
     expect(fs.readFileSync(run.stdout.trim()).equals(fs.readFileSync(stack.media.audioOnlyM4a))).toBe(true);
     const none = await runCli(['get', page('split'), '--source', '9'], { cwd, server: stack.proxy.base });
@@ -152,9 +176,17 @@ describe('reelay get: choices and habits', () => {
     const { origin, media } = stack;
     origin.file('/media/one.mp4', media.muxedMp4, 'video/mp4');
     origin.file('/media/two.mp4', media.videoOnlyMp4, 'video/mp4');
-    origin.body('/gallery.html', `<!doctype html><title>Gallery</title><video src="/media/one.mp4"></video><video src="/media/two.mp4"></video>`, 'text/html');
+    origin.body(
+      '/gallery.html',
+      `<!doctype html><title>Gallery</title><video src="/media/one.mp4"></video><video src="/media/two.mp4"></video>`,
+      'text/html',
+    );
     const url = origin.url('/gallery.html');
-    const result = await api('/api/v1/extract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    const result = await api('/api/v1/extract', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url }),
+    });
     expect(result.data.media).toHaveLength(2);
     const run = await runCli(['get', url, '--items', 'all'], { cwd, server: stack.proxy.base });
     expect(run.code).toBe(0);
@@ -174,17 +206,30 @@ describe('reelay get: choices and habits', () => {
 
   test('--clip START-END,precise asks for the exact cut', async () => {
     const cwd = stack.workDir();
-    const run = await runCli(['get', page('progressive', 'Precise clip'), '--clip', '0.5-1.5,precise'], { cwd, server: stack.proxy.base });
+    const run = await runCli(['get', page('progressive', 'Precise clip'), '--clip', '0.5-1.5,precise'], {
+      cwd,
+      server: stack.proxy.base,
+    });
     expect(run.code).toBe(0);
-    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({ clip: { start: 0.5, end: 1.5, mode: 'precise' } });
-    const seconds = Number(spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', run.stdout.trim()], { encoding: 'utf8' }).stdout);
+    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({
+      clip: { start: 0.5, end: 1.5, mode: 'precise' },
+    });
+    const seconds = Number(
+      spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', run.stdout.trim()], {
+        encoding: 'utf8',
+      }).stdout,
+    );
     expect(Math.abs(seconds - 1)).toBeLessThan(0.1);
   });
 
   test('`pnpm reelay get` saves into the folder it was run from, not the repository root', async () => {
     const cwd = stack.workDir();
     const url = page('progressive', 'From my folder');
-    const child = spawn('pnpm', ['--silent', '-C', ROOT, 'reelay', 'get', url], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, REELAY_SERVER: stack.proxy.base }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('pnpm', ['--silent', '-C', ROOT, 'reelay', 'get', url], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, REELAY_SERVER: stack.proxy.base },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -227,7 +272,11 @@ describe('broken connections', () => {
     // connection a NAT forgot. Without the silence rule the CLI waited on it for ever.
     stack.proxy.interfere({ path: /\/events$/, kind: 'stall', after: 'first-event' });
     const before = requests(/\/events$/).length;
-    const cli = startCli(['get', page('split', 'Silent stream')], { cwd, server: stack.proxy.base, env: { REELAY_EVENT_SILENCE_SECONDS: '1' } });
+    const cli = startCli(['get', page('split', 'Silent stream')], {
+      cwd,
+      server: stack.proxy.base,
+      env: { REELAY_EVENT_SILENCE_SECONDS: '1' },
+    });
     try {
       await until(() => requests(/\/events$/).length === before + 2, 15_000, 'the silent event stream to be reopened');
     } finally {
@@ -248,7 +297,9 @@ describe('broken connections', () => {
     const run = await runCli(['get', page('progressive')], { cwd, server: stack.proxy.base });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/\nreelay: error: the transfer from the server broke off \(.+\)\.\nreelay: Run the same command again\.\n$/);
+    expect(run.stderr).toMatch(
+      /\nreelay: error: the transfer from the server broke off \(.+\)\.\nreelay: Run the same command again\.\n$/,
+    );
     expect(fs.readdirSync(cwd)).toEqual([]);
   });
 });
@@ -259,7 +310,11 @@ describe('reelay extract and job', () => {
     const url = page('split', 'Listed clip');
     const run = await runCli(['extract', url, '--json'], { cwd, server: stack.proxy.base });
     expect(run.code).toBe(0);
-    const direct = await api('/api/v1/extract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    const direct = await api('/api/v1/extract', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url }),
+    });
     // Each extract answer names its own extraction; everything else is the same.
     expect(JSON.parse(run.stdout)).toEqual({ ...direct.data, extraction_id: expect.any(String) });
     const table = await runCli(['extract', url], { cwd, server: stack.proxy.base });
@@ -289,12 +344,21 @@ describe('failures', () => {
     const cwd = stack.workDir();
     const url = stack.origin.url('/gone.html');
     stack.origin.status('/gone.html', 404);
-    const direct = await api('/api/v1/extract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
-    for (const args of [['get', url], ['extract', url]]) {
+    const direct = await api('/api/v1/extract', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url }),
+    });
+    for (const args of [
+      ['get', url],
+      ['extract', url],
+    ]) {
       const run = await runCli(args, { cwd, server: stack.proxy.base });
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
-      expect(run.stderr.split('\n').at(-2)).toBe(`reelay: error: ${direct.error.message} (content_not_found, HTTP 404)`);
+      expect(run.stderr.split('\n').at(-2)).toBe(
+        `reelay: error: ${direct.error.message} (content_not_found, HTTP 404)`,
+      );
     }
     const unknown = await runCli(['job', 'AAAAAAAAAAAAAAAAAAAAAA'], { cwd, server: stack.proxy.base });
     expect(unknown.code).toBe(1);
@@ -310,32 +374,53 @@ describe('failures', () => {
     // Not media at all: the worker's ffmpeg cannot read it, so the merge fails.
     stack.origin.body('/media/broken-video.mp4', Buffer.alloc(4096, 7), 'video/mp4');
     stack.origin.body('/media/broken-audio.m4a', Buffer.alloc(4096, 7), 'audio/mp4');
-    stack.origin.body('/broken.html', `<!doctype html><title>Broken</title><video><source src="/media/broken-video.mp4" type='video/mp4; codecs="avc1.64001e"'><source src="/media/broken-audio.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>`, 'text/html');
+    stack.origin.body(
+      '/broken.html',
+      `<!doctype html><title>Broken</title><video><source src="/media/broken-video.mp4" type='video/mp4; codecs="avc1.64001e"'><source src="/media/broken-audio.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>`,
+      'text/html',
+    );
     const run = await runCli(['get', stack.origin.url('/broken.html')], { cwd, server: stack.proxy.base });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     const id = /job (\S{22})/.exec(run.stderr)![1];
     const job = await api(`/api/v1/jobs/${id}`);
     expect(job.data.status).toBe('failed');
-    expect(run.stderr.split('\n').slice(-3, -1)).toEqual([`reelay: error: ${job.data.error.message} (${job.data.error.code})`, `reelay: See it with \`reelay job ${id}\`.`]);
+    expect(run.stderr.split('\n').slice(-3, -1)).toEqual([
+      `reelay: error: ${job.data.error.message} (${job.data.error.code})`,
+      `reelay: See it with \`reelay job ${id}\`.`,
+    ]);
     expect(fs.readdirSync(cwd)).toEqual([]);
   });
 
   test('--clip and --subs are sent as the request fields of DESIGN.md; a server without them answers an error, exit 1', async () => {
     const cwd = stack.workDir();
-    const run = await runCli(['get', page('progressive'), '--clip', '1-1.5', '--subs', 'en,fr'], { cwd, server: stack.proxy.base });
-    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({ clip: { start: 1, end: 1.5 }, subtitles: ['en', 'fr'] });
+    const run = await runCli(['get', page('progressive'), '--clip', '1-1.5', '--subs', 'en,fr'], {
+      cwd,
+      server: stack.proxy.base,
+    });
+    expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({
+      clip: { start: 1, end: 1.5 },
+      subtitles: ['en', 'fr'],
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^reelay: error: .+ \(invalid_request, HTTP 400\)$/m);
   });
 
   test('--clip makes a job that cuts the media; the saved file is the clip, not the whole', async () => {
     const cwd = stack.workDir();
-    const run = await runCli(['get', page('split', 'Clipped clip'), '--clip', '0.5-1.5'], { cwd, server: stack.proxy.base });
+    const run = await runCli(['get', page('split', 'Clipped clip'), '--clip', '0.5-1.5'], {
+      cwd,
+      server: stack.proxy.base,
+    });
     expect(run.code).toBe(0);
     const saved = run.stdout.trim();
     expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({ clip: { start: 0.5, end: 1.5 } });
-    const seconds = (file: string) => Number(spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], { encoding: 'utf8' }).stdout);
+    const seconds = (file: string) =>
+      Number(
+        spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], {
+          encoding: 'utf8',
+        }).stdout,
+      );
     // fast mode copies from the keyframe at or before 0.5 s, so the clip lasts 1 s plus at most that lead-in.
     expect(seconds(saved)).toBeGreaterThanOrEqual(0.9);
     expect(seconds(saved)).toBeLessThanOrEqual(1.6);
@@ -343,7 +428,10 @@ describe('failures', () => {
 
   test('an unreachable server exits 1 and says how to start or name one', async () => {
     const port = await freePort();
-    const run = await runCli(['extract', 'http://127.0.0.1/x'], { cwd: stack.workDir(), server: `http://127.0.0.1:${port}` });
+    const run = await runCli(['extract', 'http://127.0.0.1/x'], {
+      cwd: stack.workDir(),
+      server: `http://127.0.0.1:${port}`,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
       `reelay: error: cannot reach the reelay server at http://127.0.0.1:${port} (ECONNREFUSED).\n` +
@@ -355,10 +443,24 @@ describe('failures', () => {
     const cwd = stack.workDir();
     const before = stack.proxy.seen.length;
     const bad = [
-      ['get'], ['get', 'http://x', '-q', 'hd'], ['get', 'http://x', '-q', '900p'], ['get', 'http://x', '-f', 'avi'], ['get', 'http://x', '--clip', '2:00-1:00'], ['get', 'http://x', '--clip', '1-2,exact'],
-      ['get', 'not-a-url'], ['get', 'example.com/video'], ['get', 'ftp://example.com/x'], ['extract', 'javascript:alert(1)'], ['extract', 'www.example.com'],
-      ['get', 'http://x', '--items', '0'], ['get', 'http://x', '--source', '0'], ['get', 'http://x', '--items', 'all', '--source', '1'], ['get', 'http://x', '-x', '-f', 'mp4'],
-      ['frobnicate'], [], ['--server', 'ftp://127.0.0.1', 'job', 'x'],
+      ['get'],
+      ['get', 'http://x', '-q', 'hd'],
+      ['get', 'http://x', '-q', '900p'],
+      ['get', 'http://x', '-f', 'avi'],
+      ['get', 'http://x', '--clip', '2:00-1:00'],
+      ['get', 'http://x', '--clip', '1-2,exact'],
+      ['get', 'not-a-url'],
+      ['get', 'example.com/video'],
+      ['get', 'ftp://example.com/x'],
+      ['extract', 'javascript:alert(1)'],
+      ['extract', 'www.example.com'],
+      ['get', 'http://x', '--items', '0'],
+      ['get', 'http://x', '--source', '0'],
+      ['get', 'http://x', '--items', 'all', '--source', '1'],
+      ['get', 'http://x', '-x', '-f', 'mp4'],
+      ['frobnicate'],
+      [],
+      ['--server', 'ftp://127.0.0.1', 'job', 'x'],
     ];
     for (const args of bad) {
       const run = await runCli(args, { cwd, server: stack.proxy.base });
@@ -404,13 +506,24 @@ describe('resuming an artifact', () => {
     stack.proxy.interfere({ path: /\/artifact$/, kind: 'stall', after: 120_000 });
     const cli = startCli(['get', url], { cwd, server: stack.proxy.base });
     const part = () => fs.readdirSync(cwd).find((f) => f.endsWith('.part'));
-    await until(() => part() !== undefined && fs.statSync(path.join(cwd, part()!)).size === 120_000, 30_000, 'the part file to hold 120000 bytes');
+    await until(
+      () => part() !== undefined && fs.statSync(path.join(cwd, part()!)).size === 120_000,
+      30_000,
+      'the part file to hold 120000 bytes',
+    );
     cli.child.kill('SIGINT');
     let timer: NodeJS.Timeout | undefined;
-    const stopped = await Promise.race([cli.done, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('still running 3 s after Ctrl-C')), 3000)))]);
+    const stopped = await Promise.race([
+      cli.done,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('still running 3 s after Ctrl-C')), 3000)),
+      ),
+    ]);
     clearTimeout(timer);
     expect(stopped.code).toBe(130);
-    expect(stopped.stderr).toMatch(/\nreelay: stopped\.\nreelay: the part file is kept; the same command again downloads only the rest\.\n$/);
+    expect(stopped.stderr).toMatch(
+      /\nreelay: stopped\.\nreelay: the part file is kept; the same command again downloads only the rest\.\n$/,
+    );
     const kept = part()!;
     expect(kept).toMatch(/^Stopped clip\.mp4\.\S{22}\.part$/);
 
@@ -429,7 +542,11 @@ describe('on a terminal', () => {
   test('stderr shows progress bars for the job and the download; stdout still holds only the path', async () => {
     const cwd = stack.workDir();
     const stdoutFile = path.join(cwd, '..', `${path.basename(cwd)}.stdout`);
-    const run = await runInTerminal(['get', page('split', 'Terminal clip')], { cwd, server: stack.proxy.base, stdoutFile });
+    const run = await runInTerminal(['get', page('split', 'Terminal clip')], {
+      cwd,
+      server: stack.proxy.base,
+      stdoutFile,
+    });
     expect(run.code).toBe(0);
     expect(fs.readFileSync(stdoutFile, 'utf8')).toBe(`${path.join(cwd, 'Terminal clip.mp4')}\n`);
     // cli-progress redraws its line in place (carriage return or cursor codes) with block characters.
@@ -459,12 +576,18 @@ describe('on a terminal', () => {
     const cwd = stack.workDir();
     await stack.gateway.queue.pause();
     try {
-      const run = startInTerminal(['get', page('split')], { cwd, server: stack.proxy.base, stdoutFile: path.join(cwd, 'stdout') });
+      const run = startInTerminal(['get', page('split')], {
+        cwd,
+        server: stack.proxy.base,
+        stdoutFile: path.join(cwd, 'stdout'),
+      });
       await until(() => / queued /.test(run.terminal()), 15_000, 'the job bar');
       run.type('\x03');
       const { code, terminal } = await run.done;
       expect(code).toBe(130);
-      expect(terminal).toMatch(/reelay: stopped\.\r\nreelay: job \S{22} goes on on the server; the same command picks it up again\.\r\n$/);
+      expect(terminal).toMatch(
+        /reelay: stopped\.\r\nreelay: job \S{22} goes on on the server; the same command picks it up again\.\r\n$/,
+      );
       expect(terminal.lastIndexOf('\x1b[?25h')).toBeGreaterThan(terminal.lastIndexOf('\x1b[?25l'));
       expect(terminal.lastIndexOf('\x1b[?7h')).toBeGreaterThan(terminal.lastIndexOf('\x1b[?7l'));
       expect(fs.readFileSync(path.join(cwd, 'stdout'), 'utf8')).toBe('');

@@ -12,9 +12,15 @@ function feed(at: string, title: string, n: number): string {
   const items: string[] = [];
   for (let i = 1; i <= n; i++) {
     origin.file(`/ep/${i}.m4a`, media.audioOnlyM4a, 'audio/mp4');
-    items.push(`<item><title>Episode ${i}</title><guid isPermaLink="false">${title}-${i}</guid><enclosure url="${origin.url(`/ep/${i}.m4a`)}" length="1000" type="audio/mp4"/></item>`);
+    items.push(
+      `<item><title>Episode ${i}</title><guid isPermaLink="false">${title}-${i}</guid><enclosure url="${origin.url(`/ep/${i}.m4a`)}" length="1000" type="audio/mp4"/></item>`,
+    );
   }
-  origin.body(at, `<?xml version="1.0"?><rss version="2.0"><channel><title>${title}</title>${items.join('')}</channel></rss>`, 'application/rss+xml');
+  origin.body(
+    at,
+    `<?xml version="1.0"?><rss version="2.0"><channel><title>${title}</title>${items.join('')}</channel></rss>`,
+    'application/rss+xml',
+  );
   return origin.url(at);
 }
 
@@ -27,7 +33,9 @@ describe('reelay get of a playlist or feed', () => {
     expect(run.code).toBe(0);
     const folder = path.join(cwd, 'Tones Weekly');
     expect(fs.readdirSync(folder).sort()).toEqual(['Episode 1.m4a', 'Episode 2.m4a', 'Episode 3.m4a']);
-    expect(run.stdout.trim().split('\n').sort()).toEqual(['Episode 1.m4a', 'Episode 2.m4a', 'Episode 3.m4a'].map((f) => path.join(folder, f)));
+    expect(run.stdout.trim().split('\n').sort()).toEqual(
+      ['Episode 1.m4a', 'Episode 2.m4a', 'Episode 3.m4a'].map((f) => path.join(folder, f)),
+    );
     expect(run.stderr).toMatch(/collection "Tones: Weekly" \(job [A-Za-z0-9_-]{22}\): 3 entries into/);
     expect(run.stderr).toMatch(/ {2}1 Episode 1: completed/);
     expect(run.stderr).toMatch(/total: 3 of 3 done, 0 running, 0 waiting, 0 failed, 0 skipped/);

@@ -30,7 +30,15 @@ export interface Interference {
 export interface Proxy {
   base: string;
   /** Method, path and the headers that matter, for every request forwarded. */
-  seen: { method: string; path: string; range?: string; ifRange?: string; lastEventId?: string; body: string; status?: number }[];
+  seen: {
+    method: string;
+    path: string;
+    range?: string;
+    ifRange?: string;
+    lastEventId?: string;
+    body: string;
+    status?: number;
+  }[];
   /** Applies to the next matching request only. */
   interfere(rule: Interference): void;
   close(): Promise<void>;
@@ -41,7 +49,14 @@ async function startProxy(target: string): Promise<Proxy> {
   const rules: Interference[] = [];
   const proxy = { seen: [], interfere: (rule: Interference) => void rules.push(rule) } as unknown as Proxy;
   const server = http.createServer((req, res) => {
-    const entry: Proxy['seen'][number] = { method: req.method!, path: req.url!, range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined, lastEventId: req.headers['last-event-id'] as string | undefined, body: '' };
+    const entry: Proxy['seen'][number] = {
+      method: req.method!,
+      path: req.url!,
+      range: req.headers.range,
+      ifRange: req.headers['if-range'] as string | undefined,
+      lastEventId: req.headers['last-event-id'] as string | undefined,
+      body: '',
+    };
     proxy.seen.push(entry);
     req.on('data', (c: Buffer) => (entry.body += c.toString()));
     const ruleAt = rules.findIndex((r) => r.path.test(req.url!));
@@ -57,7 +72,12 @@ async function startProxy(target: string): Promise<Proxy> {
         text += chunk.toString('latin1');
         // Where to stop: after N bytes, or at the blank line that ends the first `job` event.
         const eventEnd = text.indexOf('\n\n', text.indexOf('event: job'));
-        const limit = rule.after === 'first-event' ? (text.includes('event: job') && eventEnd >= 0 ? eventEnd + 2 : Infinity) : rule.after;
+        const limit =
+          rule.after === 'first-event'
+            ? text.includes('event: job') && eventEnd >= 0
+              ? eventEnd + 2
+              : Infinity
+            : rule.after;
         const part = chunk.subarray(0, Math.max(0, limit - sent));
         sent += part.length;
         if (sent < limit) return void res.write(part);
@@ -106,7 +126,11 @@ export function useCliStack(name: string): CliStack {
   let server: http.Server | undefined;
   let dirs = 0;
   beforeAll(async () => {
-    const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/cli/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+    const build = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/cli/tsconfig.json'],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     if (build.status !== 0) throw new Error(`the CLI does not build:\n${build.stdout}${build.stderr}`);
     stack.media = await testMedia();
     stack.origin = await startOrigin();
@@ -115,7 +139,13 @@ export function useCliStack(name: string): CliStack {
     await new Promise<void>((resolve) => server!.once('listening', resolve));
     stack.direct = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     stack.proxy = await startProxy(stack.direct);
-    worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir: env.DATA_DIR });
+    worker = await startWorker({
+      config: testConfig(env),
+      logger: createLogger({ name: 'worker-test', level: 'silent' }),
+      metricsPort: 0,
+      prefix: queuePrefix,
+      dataDir: env.DATA_DIR,
+    });
     stack.workDir = () => {
       const dir = path.join(dataDir, `run-${(dirs += 1)}`);
       fs.mkdirSync(dir);
@@ -148,27 +178,42 @@ export interface RunningCli {
 }
 
 /** Starts `reelay ARGS` in `cwd` with REELAY_SERVER set (unless the args name a server). */
-export function startCli(args: string[], options: { cwd: string; server?: string; env?: Record<string, string> }): RunningCli {
+export function startCli(
+  args: string[],
+  options: { cwd: string; server?: string; env?: Record<string, string> },
+): RunningCli {
   const child = spawn(process.execPath, [ENTRY, ...args], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH, HOME: os.homedir(), ...(options.server ? { REELAY_SERVER: options.server } : {}), ...options.env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: os.homedir(),
+      ...(options.server ? { REELAY_SERVER: options.server } : {}),
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const done = new Promise<CliRun>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<CliRun>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { child, stderr: () => stderr, done };
 }
 
-export function runCli(args: string[], options: { cwd: string; server?: string; env?: Record<string, string> }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  options: { cwd: string; server?: string; env?: Record<string, string> },
+): Promise<CliRun> {
   return startCli(args, options).done;
 }
 
 /** ffprobe's stream types of a file: ['video', 'audio'] for a merged mp4. */
 export function streamTypes(file: string): string[] {
-  const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', file], { encoding: 'utf8' });
+  const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', file], {
+    encoding: 'utf8',
+  });
   return probe.stdout.split('\n').filter(Boolean).sort().reverse();
 }
 
@@ -183,21 +228,35 @@ export async function until(check: () => boolean, timeoutMs = 15_000, what = 'co
 /** Runs `reelay ARGS` on a pseudo-terminal (util-linux `script`), its stdout sent to `stdoutFile`:
  *  `terminal()` is exactly what the terminal showed, i.e. stderr; `type()` is typing into it (a
  *  Ctrl-C typed there is delivered by the terminal as SIGINT, as to a person's shell). */
-export function startInTerminal(args: string[], options: { cwd: string; server: string; stdoutFile: string; env?: Record<string, string> }) {
+export function startInTerminal(
+  args: string[],
+  options: { cwd: string; server: string; stdoutFile: string; env?: Record<string, string> },
+) {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = `${[process.execPath, ENTRY, ...args].map(quote).join(' ')} > ${quote(options.stdoutFile)}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH, HOME: os.homedir(), TERM: 'xterm-256color', REELAY_SERVER: options.server, ...options.env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: os.homedir(),
+      TERM: 'xterm-256color',
+      REELAY_SERVER: options.server,
+      ...options.env,
+    },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let terminal = '';
   child.stdout!.on('data', (c: Buffer) => (terminal += c.toString()));
-  const done = new Promise<{ code: number | null; terminal: string }>((resolve) => child.on('close', (code) => resolve({ code, terminal })));
+  const done = new Promise<{ code: number | null; terminal: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, terminal })),
+  );
   return { terminal: () => terminal, type: (text: string) => child.stdin!.write(text), done };
 }
 
-export function runInTerminal(args: string[], options: { cwd: string; server: string; stdoutFile: string; env?: Record<string, string> }): Promise<{ code: number | null; terminal: string }> {
+export function runInTerminal(
+  args: string[],
+  options: { cwd: string; server: string; stdoutFile: string; env?: Record<string, string> },
+): Promise<{ code: number | null; terminal: string }> {
   const run = startInTerminal(args, options);
   return run.done;
 }

@@ -9,14 +9,15 @@ import { parseClip, parseItems, parseServer, parseSourceNumber, parseUrl } from 
 import { alreadyThere, serverFilename, targetPath } from '../src/save.js';
 
 describe('parseClip', () => {
-  test('reads seconds, m:ss and h:mm:ss.mmm into DESIGN.md\'s clip fields', () => {
+  test("reads seconds, m:ss and h:mm:ss.mmm into DESIGN.md's clip fields", () => {
     expect(parseClip('90-120')).toEqual({ start: 90, end: 120 });
     expect(parseClip('1:30-2:00.25')).toEqual({ start: 90, end: 120.25 });
     expect(parseClip('1:02:03.5-1:02:04')).toEqual({ start: 3723.5, end: 3724 });
   });
 
   test('refuses an end before the start and text that is no time', () => {
-    for (const bad of ['2:00-1:30', '5-5', 'abc', '1-2-3', '-5', '1:99x-2']) expect(() => parseClip(bad)).toThrow(UsageError);
+    for (const bad of ['2:00-1:30', '5-5', 'abc', '1-2-3', '-5', '1:99x-2'])
+      expect(() => parseClip(bad)).toThrow(UsageError);
   });
 });
 
@@ -49,7 +50,14 @@ describe('parseClip modes', () => {
 describe('parseUrl', () => {
   test('takes absolute http(s) URLs of at most 2048 characters', () => {
     expect(parseUrl('https://example.com/watch?v=1')).toBe('https://example.com/watch?v=1');
-    for (const bad of ['example.com/video', 'not a url', 'ftp://example.com/x', 'javascript:alert(1)', 'http://', `https://example.com/${'a'.repeat(2048)}`]) {
+    for (const bad of [
+      'example.com/video',
+      'not a url',
+      'ftp://example.com/x',
+      'javascript:alert(1)',
+      'http://',
+      `https://example.com/${'a'.repeat(2048)}`,
+    ]) {
       expect(() => parseUrl(bad)).toThrow(UsageError);
     }
   });

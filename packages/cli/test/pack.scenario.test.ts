@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { ROOT } from './helpers.js';
 
 const run = promisify(execFile);
-const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/cli/package.json'), 'utf8')) as { version: string }).version;
+const version = (
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/cli/package.json'), 'utf8')) as { version: string }
+).version;
 let tmp: string;
 let tarball: string;
 let installed: string;
@@ -18,14 +20,24 @@ let npmOutput: string;
 
 // Nothing may come from a registry: npm is offline, its cache is new and empty, and the registry it
 // would ask is a closed local port.
-const offlineEnv = () => ({ ...process.env, npm_config_registry: 'http://127.0.0.1:9/', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' });
+const offlineEnv = () => ({
+  ...process.env,
+  npm_config_registry: 'http://127.0.0.1:9/',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+});
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-pack-'));
   await run('pnpm', ['--filter', '@reelay/cli', 'pack', '--pack-destination', tmp], { cwd: ROOT, timeout: 90_000 });
   tarball = path.join(tmp, `reelay-cli-${version}.tgz`);
   const prefix = path.join(tmp, 'prefix');
-  const npm = await run('npm', ['install', '--offline', '--cache', path.join(tmp, 'cache'), '--prefix', prefix, tarball], { cwd: tmp, env: offlineEnv(), timeout: 60_000 });
+  const npm = await run(
+    'npm',
+    ['install', '--offline', '--cache', path.join(tmp, 'cache'), '--prefix', prefix, tarball],
+    { cwd: tmp, env: offlineEnv(), timeout: 60_000 },
+  );
   npmOutput = npm.stdout + npm.stderr;
   installed = path.join(prefix, 'node_modules/.bin/reelay');
 }, 150_000);
@@ -37,8 +49,15 @@ afterAll(() => {
 describe('the packed CLI', () => {
   test('is one bundled file, its licences and a manifest with no dependency to fetch', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
-    expect(stdout.trim().split('\n').sort()).toEqual(['package/dist/THIRD-PARTY-LICENSES.txt', 'package/dist/reelay.js', 'package/package.json']);
-    const manifest = JSON.parse((await run('tar', ['xzf', tarball, '-O', 'package/package.json'])).stdout) as Record<string, unknown>;
+    expect(stdout.trim().split('\n').sort()).toEqual([
+      'package/dist/THIRD-PARTY-LICENSES.txt',
+      'package/dist/reelay.js',
+      'package/package.json',
+    ]);
+    const manifest = JSON.parse((await run('tar', ['xzf', tarball, '-O', 'package/package.json'])).stdout) as Record<
+      string,
+      unknown
+    >;
     expect(manifest.bin).toEqual({ reelay: './dist/reelay.js' });
     expect(manifest.dependencies).toBeUndefined();
     expect(manifest.optionalDependencies).toBeUndefined();

@@ -25,15 +25,22 @@ afterAll(async () => {
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const job = async (id: string): Promise<any> => ((await (await fetch(`${stack.direct}/api/v1/jobs/${id}`)).json()) as any).data;
+type Json = any;
+const job = async (id: string): Promise<Json> =>
+  ((await (await fetch(`${stack.direct}/api/v1/jobs/${id}`)).json()) as Json).data;
 
 test('records until Ctrl-C, then asks the server to stop, saves the file and exits 0', async () => {
   const cwd = stack.workDir();
   const cli = startCli(['get', origin.url('/tv/index.m3u8')], { cwd, server: stack.direct });
-  await until(() => /recording a live stream/.test(cli.stderr()) || cli.child.exitCode !== null, 20_000, 'the recording to start');
+  await until(
+    () => /recording a live stream/.test(cli.stderr()) || cli.child.exitCode !== null,
+    20_000,
+    'the recording to start',
+  );
   const id = /job ([A-Za-z0-9_-]{22})/.exec(cli.stderr())![1];
   const deadline = Date.now() + 15_000;
-  while (((await job(id)).recording?.seconds ?? 0) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (((await job(id)).recording?.seconds ?? 0) < 2 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
   cli.child.kill('SIGINT');
   const run = await cli.done;
   expect(run.code).toBe(0);
@@ -47,13 +54,22 @@ test('records until Ctrl-C, then asks the server to stop, saves the file and exi
 }, 40_000);
 
 test('--duration records that long by itself and saves the file', async () => {
-  const run = await runCli(['get', origin.url('/tv/index.m3u8'), '--duration', '2'], { cwd: stack.workDir(), server: stack.direct });
+  const run = await runCli(['get', origin.url('/tv/index.m3u8'), '--duration', '2'], {
+    cwd: stack.workDir(),
+    server: stack.direct,
+  });
   expect(run.code).toBe(0);
   expect(run.stderr).toMatch(/recording ended \(duration\): [23](\.\d+)? s/);
   expect((await probe(run.stdout.trim())).durationSeconds).toBeGreaterThan(1.5);
 }, 40_000);
 
 test('--duration takes seconds, units and clock times, and refuses the rest', () => {
-  expect([parseDuration('90'), parseDuration('30m'), parseDuration('1h30m'), parseDuration('45s'), parseDuration('1:30:00')]).toEqual([90, 1800, 5400, 45, 5400]);
+  expect([
+    parseDuration('90'),
+    parseDuration('30m'),
+    parseDuration('1h30m'),
+    parseDuration('45s'),
+    parseDuration('1:30:00'),
+  ]).toEqual([90, 1800, 5400, 45, 5400]);
   for (const bad of ['', '0', '1.5h', 'soon', '-3']) expect(() => parseDuration(bad)).toThrow(/--duration/);
 });

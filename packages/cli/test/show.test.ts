@@ -15,7 +15,15 @@ test('the table numbers sources from 1 and shows each resolution', () => {
         type: 'video',
         title: 'Clip',
         sources: [
-          { quality: '720p', url: 'a', stream_profile: 'muxed_progressive', ext: 'mp4', width: 1280, height: 720, bitrate: 2_000_000 },
+          {
+            quality: '720p',
+            url: 'a',
+            stream_profile: 'muxed_progressive',
+            ext: 'mp4',
+            width: 1280,
+            height: 720,
+            bitrate: 2_000_000,
+          },
           { quality: '480p', url: 'b', stream_profile: 'hls', height: 480 },
           { quality: '128k', url: 'c', stream_profile: 'audio_only', has_video: false },
         ],

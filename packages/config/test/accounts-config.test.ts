@@ -21,17 +21,41 @@ describe('account settings', () => {
 
   test('SMTP_URL and MAIL_FROM go together, and SMTP_URL is smtp:// or smtps://', () => {
     expect(issues({ PUBLIC_URL: 'https://r.example', SMTP_URL: 'smtp://mail:25' })).toEqual(['MAIL_FROM']);
-    expect(issues({ PUBLIC_URL: 'https://r.example', SMTP_URL: 'http://mail', MAIL_FROM: 'a@b.c' })).toEqual(['SMTP_URL']);
-    expect(parseConfig({ PUBLIC_URL: 'https://r.example', SMTP_URL: 'smtps://u:p@mail:465', MAIL_FROM: 'reelay <a@b.c>' }).SMTP_URL).toBe('smtps://u:p@mail:465');
+    expect(issues({ PUBLIC_URL: 'https://r.example', SMTP_URL: 'http://mail', MAIL_FROM: 'a@b.c' })).toEqual([
+      'SMTP_URL',
+    ]);
+    expect(
+      parseConfig({ PUBLIC_URL: 'https://r.example', SMTP_URL: 'smtps://u:p@mail:465', MAIL_FROM: 'reelay <a@b.c>' })
+        .SMTP_URL,
+    ).toBe('smtps://u:p@mail:465');
   });
 
   test('OIDC_PROVIDERS is a JSON list of providers with unique ids', () => {
-    const one = { id: 'google', name: 'Google', issuer: 'https://accounts.google.com', client_id: 'c', client_secret: 's' };
-    expect(parseConfig({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: JSON.stringify([one]) }).OIDC_PROVIDERS).toEqual([one]);
+    const one = {
+      id: 'google',
+      name: 'Google',
+      issuer: 'https://accounts.google.com',
+      client_id: 'c',
+      client_secret: 's',
+    };
+    expect(
+      parseConfig({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: JSON.stringify([one]) }).OIDC_PROVIDERS,
+    ).toEqual([one]);
     expect(issues({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: 'not json' })).toEqual(['OIDC_PROVIDERS']);
-    expect(issues({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: JSON.stringify([{ ...one, id: 'Bad Id' }]) })).toEqual(['OIDC_PROVIDERS']);
-    expect(issues({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: JSON.stringify([one, one]) })).toEqual(['OIDC_PROVIDERS']);
-    expect(issues({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: JSON.stringify([{ ...one, id: 'github' }]), GITHUB_CLIENT_ID: 'x', GITHUB_CLIENT_SECRET: 'y' })).toEqual(['OIDC_PROVIDERS']);
+    expect(
+      issues({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: JSON.stringify([{ ...one, id: 'Bad Id' }]) }),
+    ).toEqual(['OIDC_PROVIDERS']);
+    expect(issues({ PUBLIC_URL: 'https://r.example', OIDC_PROVIDERS: JSON.stringify([one, one]) })).toEqual([
+      'OIDC_PROVIDERS',
+    ]);
+    expect(
+      issues({
+        PUBLIC_URL: 'https://r.example',
+        OIDC_PROVIDERS: JSON.stringify([{ ...one, id: 'github' }]),
+        GITHUB_CLIENT_ID: 'x',
+        GITHUB_CLIENT_SECRET: 'y',
+      }),
+    ).toEqual(['OIDC_PROVIDERS']);
     expect(issues({ PUBLIC_URL: 'https://r.example', GITHUB_CLIENT_ID: 'x' })).toEqual(['GITHUB_CLIENT_SECRET']);
   });
 });

@@ -25,8 +25,14 @@ describe('TRUST_PROXY, in the forms Express understands', () => {
 
 describe('PLATFORM_* endpoint overrides', () => {
   test('PLATFORM_<KEY> becomes the lower-case key the platform extractors read', () => {
-    const config = parseConfig({ PLATFORM_BLUESKY_API: 'http://127.0.0.1:9000', PLATFORM_REDDIT_WWW: 'http://localhost:9001/' });
-    expect(config.platformEndpoints).toEqual({ bluesky_api: 'http://127.0.0.1:9000', reddit_www: 'http://localhost:9001/' });
+    const config = parseConfig({
+      PLATFORM_BLUESKY_API: 'http://127.0.0.1:9000',
+      PLATFORM_REDDIT_WWW: 'http://localhost:9001/',
+    });
+    expect(config.platformEndpoints).toEqual({
+      bluesky_api: 'http://127.0.0.1:9000',
+      reddit_www: 'http://localhost:9001/',
+    });
   });
 
   test('an empty override counts as unset', () => {
@@ -56,7 +62,13 @@ describe('other settings', () => {
   });
 
   test('child processes get PATH, HOME and the like, but never a proxy variable or a reelay secret', () => {
-    const config = parseConfig({ PATH: '/usr/bin', HOME: '/home/r', HTTP_PROXY: 'http://bypass:1', REDIS_URL: 'redis://127.0.0.1:6379', UNRELATED: 'x' });
+    const config = parseConfig({
+      PATH: '/usr/bin',
+      HOME: '/home/r',
+      HTTP_PROXY: 'http://bypass:1',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      UNRELATED: 'x',
+    });
     expect(config.childEnv).toEqual({ PATH: '/usr/bin', HOME: '/home/r' });
   });
 
@@ -73,7 +85,9 @@ describe('other settings', () => {
 describe("how soon a dead worker's jobs come back, and how long a Redis command may take", () => {
   test('defaults: an 8 s job lock checked every 4 s, and a 2 s Redis command deadline', () => {
     const config = parseConfig({});
-    expect([config.JOB_LOCK_SECONDS, config.JOB_STALLED_CHECK_SECONDS, config.REDIS_COMMAND_TIMEOUT_MS]).toEqual([8, 4, 2000]);
+    expect([config.JOB_LOCK_SECONDS, config.JOB_STALLED_CHECK_SECONDS, config.REDIS_COMMAND_TIMEOUT_MS]).toEqual([
+      8, 4, 2000,
+    ]);
   });
 
   test('a lock too short to be renewed, or no stalled check at all, is refused', () => {
@@ -109,25 +123,35 @@ describe('WEBHOOK_SECRET', () => {
 
 describe('outbound proxies and cookies', () => {
   test('proxy lists take http, https and socks5 URLs with credentials', () => {
-    const config = parseConfig({ PROXY_URLS: 'http://u:p@proxy.example:3128, socks5://10.0.0.1:1080', MEDIA_PROXY_URLS: 'https://proxy.example' });
+    const config = parseConfig({
+      PROXY_URLS: 'http://u:p@proxy.example:3128, socks5://10.0.0.1:1080',
+      MEDIA_PROXY_URLS: 'https://proxy.example',
+    });
     expect(config.PROXY_URLS).toEqual(['http://u:p@proxy.example:3128', 'socks5://10.0.0.1:1080']);
     expect(config.EXTRACT_PROXY_URLS).toEqual([]);
     expect(config.MEDIA_PROXY_URLS).toEqual(['https://proxy.example']);
   });
 
-  test.each(['PROXY_URLS', 'EXTRACT_PROXY_URLS', 'MEDIA_PROXY_URLS'])('a bad %s stops start-up naming the variable and the entry, never the password', (variable) => {
-    for (const bad of ['ftp://alice:hunter2secret@proxy.example:21', 'http://alice:hunter2secret@proxy.example:8080/path', 'alice:hunter2secret@proxy']) {
-      let error: ConfigError | undefined;
-      try {
-        parseConfig({ [variable]: `http://ok.example:3128,${bad}` });
-      } catch (err) {
-        error = err as ConfigError;
+  test.each(['PROXY_URLS', 'EXTRACT_PROXY_URLS', 'MEDIA_PROXY_URLS'])(
+    'a bad %s stops start-up naming the variable and the entry, never the password',
+    (variable) => {
+      for (const bad of [
+        'ftp://alice:hunter2secret@proxy.example:21',
+        'http://alice:hunter2secret@proxy.example:8080/path',
+        'alice:hunter2secret@proxy',
+      ]) {
+        let error: ConfigError | undefined;
+        try {
+          parseConfig({ [variable]: `http://ok.example:3128,${bad}` });
+        } catch (err) {
+          error = err as ConfigError;
+        }
+        expect(error).toBeInstanceOf(ConfigError);
+        expect(error!.issues).toEqual([{ variable, message: expect.stringContaining('entry 2 is not') }]);
+        expect(`${error!.message} ${JSON.stringify(error!.issues)}`).not.toContain('hunter2secret');
       }
-      expect(error).toBeInstanceOf(ConfigError);
-      expect(error!.issues).toEqual([{ variable, message: expect.stringContaining('entry 2 is not') }]);
-      expect(`${error!.message} ${JSON.stringify(error!.issues)}`).not.toContain('hunter2secret');
-    }
-  });
+    },
+  );
 
   test('COOKIES_FILE is resolved to an absolute path', () => {
     expect(parseConfig({ COOKIES_FILE: 'cookies.txt' }).COOKIES_FILE).toBe(path.resolve('cookies.txt'));
@@ -149,8 +173,12 @@ describe('outbound proxies and cookies', () => {
         }
         return [];
       };
-      expect(issues({ PROXY_CA_FILE: path.join(dir, 'missing.pem') })).toEqual([{ variable: 'PROXY_CA_FILE', message: 'cannot be read (ENOENT)' }]);
-      expect(issues({ PROXY_CA_FILE: path.join(dir, 'key.pem') })).toEqual([{ variable: 'PROXY_CA_FILE', message: expect.stringContaining('holds no PEM certificate') }]);
+      expect(issues({ PROXY_CA_FILE: path.join(dir, 'missing.pem') })).toEqual([
+        { variable: 'PROXY_CA_FILE', message: 'cannot be read (ENOENT)' },
+      ]);
+      expect(issues({ PROXY_CA_FILE: path.join(dir, 'key.pem') })).toEqual([
+        { variable: 'PROXY_CA_FILE', message: expect.stringContaining('holds no PEM certificate') },
+      ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -14,8 +14,19 @@ describe('scale-out configuration', () => {
   test('the filesystem store stays the default and S3 needs a bucket', () => {
     expect(parseConfig({}).ARTIFACT_STORE).toBe('fs');
     expect(issues({ ARTIFACT_STORE: 's3' })).toEqual(['S3_BUCKET']);
-    const c = parseConfig({ ARTIFACT_STORE: 's3', S3_BUCKET: 'media', S3_FORCE_PATH_STYLE: 'true', S3_ENDPOINT: 'http://127.0.0.1:9000' });
-    expect(c).toMatchObject({ S3_BUCKET: 'media', S3_FORCE_PATH_STYLE: true, S3_REGION: 'us-east-1', S3_PREFIX: 'artifacts/', ARTIFACT_DELIVERY: 'stream' });
+    const c = parseConfig({
+      ARTIFACT_STORE: 's3',
+      S3_BUCKET: 'media',
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_ENDPOINT: 'http://127.0.0.1:9000',
+    });
+    expect(c).toMatchObject({
+      S3_BUCKET: 'media',
+      S3_FORCE_PATH_STYLE: true,
+      S3_REGION: 'us-east-1',
+      S3_PREFIX: 'artifacts/',
+      ARTIFACT_DELIVERY: 'stream',
+    });
     expect(issues({ ARTIFACT_STORE: 'gcs' })).toEqual(['ARTIFACT_STORE']);
     expect(issues({ ARTIFACT_DELIVERY: 'teleport' })).toEqual(['ARTIFACT_DELIVERY']);
   });
@@ -25,7 +36,10 @@ describe('scale-out configuration', () => {
   });
 
   test('sentinels are host:port pairs and need the monitored name', () => {
-    const c = parseConfig({ REDIS_SENTINELS: '127.0.0.1:26379, [::1]:26380,sentinel-3:26381', REDIS_SENTINEL_NAME: 'reelay' });
+    const c = parseConfig({
+      REDIS_SENTINELS: '127.0.0.1:26379, [::1]:26380,sentinel-3:26381',
+      REDIS_SENTINEL_NAME: 'reelay',
+    });
     expect(c.REDIS_SENTINELS).toEqual([
       { host: '127.0.0.1', port: 26379 },
       { host: '::1', port: 26380 },
@@ -38,27 +52,55 @@ describe('scale-out configuration', () => {
   });
 
   test('with sentinels, REDIS_URL only lends its password and database', () => {
-    const target = redisTarget(parseConfig({ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'reelay', REDIS_URL: 'redis://:s%40cret@ignored:1/3' }));
-    expect(target).toEqual({ options: { sentinels: [{ host: '127.0.0.1', port: 26379 }], name: 'reelay', password: 's@cret', db: 3 } });
-    expect(redisTarget(parseConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }))).toEqual({ url: 'redis://127.0.0.1:6379', options: {} });
+    const target = redisTarget(
+      parseConfig({
+        REDIS_SENTINELS: '127.0.0.1:26379',
+        REDIS_SENTINEL_NAME: 'reelay',
+        REDIS_URL: 'redis://:s%40cret@ignored:1/3',
+      }),
+    );
+    expect(target).toEqual({
+      options: { sentinels: [{ host: '127.0.0.1', port: 26379 }], name: 'reelay', password: 's@cret', db: 3 },
+    });
+    expect(redisTarget(parseConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }))).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      options: {},
+    });
   });
 
   test('redis+cluster:// names a Redis Cluster by its seed nodes, with the credentials for every node', () => {
-    const target = redisTarget(parseConfig({ REDIS_URL: 'redis+cluster://app:s%40cret@10.0.0.1:7000, node-2:7001,[::1]:7002' }));
-    expect(target).toEqual({ options: { username: 'app', password: 's@cret' }, cluster: [{ host: '10.0.0.1', port: 7000 }, { host: 'node-2', port: 7001 }, { host: '::1', port: 7002 }] });
-    expect(redisTarget(parseConfig({ REDIS_URL: 'rediss+cluster://h:7000' }))).toEqual({ options: { tls: {} }, cluster: [{ host: 'h', port: 7000 }] });
+    const target = redisTarget(
+      parseConfig({ REDIS_URL: 'redis+cluster://app:s%40cret@10.0.0.1:7000, node-2:7001,[::1]:7002' }),
+    );
+    expect(target).toEqual({
+      options: { username: 'app', password: 's@cret' },
+      cluster: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'node-2', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+    });
+    expect(redisTarget(parseConfig({ REDIS_URL: 'rediss+cluster://h:7000' }))).toEqual({
+      options: { tls: {} },
+      cluster: [{ host: 'h', port: 7000 }],
+    });
     // REDIS_CLUSTER=true is the same with a plain URL (one seed).
-    expect(redisTarget(parseConfig({ REDIS_URL: 'redis://h:7000', REDIS_CLUSTER: 'true' }))).toEqual({ options: {}, cluster: [{ host: 'h', port: 7000 }] });
+    expect(redisTarget(parseConfig({ REDIS_URL: 'redis://h:7000', REDIS_CLUSTER: 'true' }))).toEqual({
+      options: {},
+      cluster: [{ host: 'h', port: 7000 }],
+    });
   });
 
   test('a cluster URL without ports, with a database other than 0, or beside sentinels is refused', () => {
     expect(issues({ REDIS_URL: 'redis+cluster://a:7000,b' })).toEqual(['REDIS_URL']);
     expect(issues({ REDIS_URL: 'redis+cluster://a:7000/2' })).toEqual(['REDIS_URL']);
-    expect(issues({ REDIS_URL: 'redis+cluster://a:7000', REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'x' })).toEqual(['REDIS_SENTINELS']);
+    expect(
+      issues({ REDIS_URL: 'redis+cluster://a:7000', REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'x' }),
+    ).toEqual(['REDIS_SENTINELS']);
     expect(issues({ REDIS_URL: 'redis+cluster://a:7000/0' })).toEqual([]);
   });
 
-  test('queues on a cluster share one hash tag; on one Redis they keep BullMQ\'s own prefix', () => {
+  test("queues on a cluster share one hash tag; on one Redis they keep BullMQ's own prefix", () => {
     expect(defaultQueuePrefix(parseConfig({ REDIS_URL: 'redis+cluster://a:7000' }))).toBe('{reelay}');
     expect(defaultQueuePrefix(parseConfig({ REDIS_URL: 'redis://a:6379' }))).toBeUndefined();
   });

@@ -18,8 +18,7 @@ export interface Preset {
 }
 
 export type SourcePick =
-  | { kind: 'source'; source: Source; quality: string }
-  | { kind: 'pair'; video: Source; audio: Source; quality: string };
+  { kind: 'source'; source: Source; quality: string } | { kind: 'pair'; video: Source; audio: Source; quality: string };
 export type SourceChoice = SourcePick | { kind: 'none'; reason: string; available: string[] };
 
 /** The height a quality caps at: Infinity for best, 0 for worst (take the lowest). */
@@ -39,7 +38,27 @@ const isAudioOnly = (s: Source) => s.stream_profile === 'audio_only' || (hasAudi
 const sameKind = (a: Source, b: Source) => MANIFEST.has(a.stream_profile) === MANIFEST.has(b.stream_profile);
 
 // RFC 6381 sample entries (and plain names) → the codec; enough to tell which container takes it.
-const CODEC: Record<string, string> = { avc1: 'h264', avc3: 'h264', h264: 'h264', hvc1: 'hevc', hev1: 'hevc', hevc: 'hevc', av01: 'av1', av1: 'av1', vp09: 'vp9', vp9: 'vp9', vp08: 'vp8', vp8: 'vp8', mp4a: 'aac', aac: 'aac', opus: 'opus', vorbis: 'vorbis', mp3: 'mp3', 'ac-3': 'ac3', 'ec-3': 'eac3' };
+const CODEC: Record<string, string> = {
+  avc1: 'h264',
+  avc3: 'h264',
+  h264: 'h264',
+  hvc1: 'hevc',
+  hev1: 'hevc',
+  hevc: 'hevc',
+  av01: 'av1',
+  av1: 'av1',
+  vp09: 'vp9',
+  vp9: 'vp9',
+  vp08: 'vp8',
+  vp8: 'vp8',
+  mp4a: 'aac',
+  aac: 'aac',
+  opus: 'opus',
+  vorbis: 'vorbis',
+  mp3: 'mp3',
+  'ac-3': 'ac3',
+  'ec-3': 'eac3',
+};
 const FAMILY: Record<string, ReadonlySet<string>> = {
   mp4: new Set(['h264', 'hevc', 'av1', 'aac', 'ac3', 'eac3']),
   webm: new Set(['vp8', 'vp9', 'av1', 'opus', 'vorbis']),
@@ -47,12 +66,23 @@ const FAMILY: Record<string, ReadonlySet<string>> = {
   mp3: new Set(['mp3']),
   opus: new Set(['opus']),
 };
-const OWN_EXT: Record<string, ReadonlySet<string>> = { mp4: new Set(['mp4', 'm4v']), webm: new Set(['webm']), m4a: new Set(['m4a']), mp3: new Set(['mp3']), opus: new Set(['opus']) };
+const OWN_EXT: Record<string, ReadonlySet<string>> = {
+  mp4: new Set(['mp4', 'm4v']),
+  webm: new Set(['webm']),
+  m4a: new Set(['m4a']),
+  mp3: new Set(['mp3']),
+  opus: new Set(['opus']),
+};
 
 function codecsOf(s: Source): string[] | undefined {
-  const parts = (s.codecs ?? '').split(',').map((c) => c.trim().toLowerCase()).filter(Boolean);
+  const parts = (s.codecs ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter(Boolean);
   if (parts.length === 0) return undefined;
-  return parts.map((c) => (c.startsWith('mp4a.') && /^mp4a\.(69|6b|40\.34)$/.test(c) ? 'mp3' : (CODEC[c] ?? CODEC[c.split('.')[0]] ?? c)));
+  return parts.map((c) =>
+    c.startsWith('mp4a.') && /^mp4a\.(69|6b|40\.34)$/.test(c) ? 'mp3' : (CODEC[c] ?? CODEC[c.split('.')[0]] ?? c),
+  );
 }
 
 /** Whether the asked format takes this source as it is (a stream copy, no re-encode). No format: yes. */
@@ -68,7 +98,14 @@ export function fitsFormat(s: Source, format: string | undefined): boolean {
 /** What a person reads of a source: "1280x720 video with audio (mp4)", "128k audio (hls)". */
 export function describeSource(s: Source): string {
   const kind = isImage(s) ? 'image' : isVideoOnly(s) ? 'video' : isAudioOnly(s) ? 'audio' : 'video with audio';
-  const size = s.width && s.height ? `${s.width}x${s.height}` : s.height ? `${s.height}p` : s.quality !== 'original' ? s.quality : '';
+  const size =
+    s.width && s.height
+      ? `${s.width}x${s.height}`
+      : s.height
+        ? `${s.height}p`
+        : s.quality !== 'original'
+          ? s.quality
+          : '';
   const how = MANIFEST.has(s.stream_profile) ? s.stream_profile : (s.ext ?? s.codecs);
   return `${size ? `${size} ` : ''}${kind}${how ? ` (${how})` : ''}`;
 }
@@ -80,7 +117,8 @@ export function qualityLabel(s: Source): string {
 
 // Higher is better; unknown numbers rank below every known one.
 const num = (v: number | undefined) => v ?? -1;
-const byAudio = (format: string | undefined) => (a: Source, b: Source) => Number(fitsFormat(b, format)) - Number(fitsFormat(a, format)) || num(b.bitrate) - num(a.bitrate);
+const byAudio = (format: string | undefined) => (a: Source, b: Source) =>
+  Number(fitsFormat(b, format)) - Number(fitsFormat(a, format)) || num(b.bitrate) - num(a.bitrate);
 const best = <T>(list: T[], order: (a: T, b: T) => number): T | undefined => [...list].sort(order)[0];
 
 interface Candidate {
@@ -96,7 +134,10 @@ function candidates(sources: Source[]): Candidate[] {
       list.push({ video });
       continue;
     }
-    const audio = best(audios.filter((a) => sameKind(a, video)), byAudio(undefined));
+    const audio = best(
+      audios.filter((a) => sameKind(a, video)),
+      byAudio(undefined),
+    );
     if (audio) list.push({ video, audio });
   }
   if (list.length > 0) return list;
@@ -106,7 +147,9 @@ function candidates(sources: Source[]): Candidate[] {
 
 function pick(c: Candidate): SourcePick {
   const quality = qualityLabel(c.video);
-  return c.audio ? { kind: 'pair', video: c.video, audio: c.audio, quality } : { kind: 'source', source: c.video, quality };
+  return c.audio
+    ? { kind: 'pair', video: c.video, audio: c.audio, quality }
+    : { kind: 'source', source: c.video, quality };
 }
 
 function none(sources: Source[], reason: string): SourceChoice {
@@ -123,7 +166,8 @@ export function chooseSource(item: Pick<MediaItem, 'sources'>, preset: Preset = 
   const { sources } = item;
   const format = preset.format;
   if (preset.audio_only || (format !== undefined && AUDIO_OUT.has(format))) {
-    if (format !== undefined && !AUDIO_OUT.has(format)) return none(sources, `audio_only writes audio: ask for mp3, m4a, opus or wav, not ${format}.`);
+    if (format !== undefined && !AUDIO_OUT.has(format))
+      return none(sources, `audio_only writes audio: ask for mp3, m4a, opus or wav, not ${format}.`);
     const audio = best(sources.filter(isAudioOnly), byAudio(format)) ?? best(sources.filter(hasAudio), byAudio(format));
     if (!audio) return none(sources, 'this item has no audio.');
     return { kind: 'source', source: audio, quality: audio.quality };
@@ -131,18 +175,33 @@ export function chooseSource(item: Pick<MediaItem, 'sources'>, preset: Preset = 
   const list = candidates(sources);
   if (list.length === 0) {
     const image = best(sources.filter(isImage), (a, b) => num(b.width) * num(b.height) - num(a.width) * num(a.height));
-    if (image) return format === undefined ? { kind: 'source', source: image, quality: qualityLabel(image) } : none(sources, `an image is delivered as it is, not as ${format}.`);
+    if (image)
+      return format === undefined
+        ? { kind: 'source', source: image, quality: qualityLabel(image) }
+        : none(sources, `an image is delivered as it is, not as ${format}.`);
     const audio = best(sources.filter(hasAudio), byAudio(format));
-    if (audio && (format === undefined || !CONTAINERS.has(format))) return { kind: 'source', source: audio, quality: audio.quality };
-    return none(sources, format ? `this item has no video to write as ${format}.` : 'this item has nothing to download.');
+    if (audio && (format === undefined || !CONTAINERS.has(format)))
+      return { kind: 'source', source: audio, quality: audio.quality };
+    return none(
+      sources,
+      format ? `this item has no video to write as ${format}.` : 'this item has nothing to download.',
+    );
   }
   const cap = qualityHeight(preset.quality ?? 'best');
   const height = (c: Candidate) => c.video.height;
-  const fits = (c: Candidate) => Number(fitsFormat(c.video, format) && (c.audio === undefined || fitsFormat(c.audio, format)));
-  const rank = (a: Candidate, b: Candidate) => fits(b) - fits(a) || num(b.video.bitrate) - num(a.video.bitrate) || num(b.video.fps) - num(a.video.fps) || Number(a.audio !== undefined) - Number(b.audio !== undefined);
+  const fits = (c: Candidate) =>
+    Number(fitsFormat(c.video, format) && (c.audio === undefined || fitsFormat(c.audio, format)));
+  const rank = (a: Candidate, b: Candidate) =>
+    fits(b) - fits(a) ||
+    num(b.video.bitrate) - num(a.video.bitrate) ||
+    num(b.video.fps) - num(a.video.fps) ||
+    Number(a.audio !== undefined) - Number(b.audio !== undefined);
   // Unknown heights count as within any cap, ranked below every known one.
   const within = list.filter((c) => height(c) === undefined || height(c)! <= cap);
   const lowest = (c: Candidate[]) => best(c, (a, b) => (height(a) ?? Infinity) - (height(b) ?? Infinity) || rank(a, b));
-  const chosen = cap === 0 || within.length === 0 ? lowest(list) : best(within, (a, b) => num(height(b)) - num(height(a)) || rank(a, b));
+  const chosen =
+    cap === 0 || within.length === 0
+      ? lowest(list)
+      : best(within, (a, b) => num(height(b)) - num(height(a)) || rank(a, b));
   return pick(chosen!);
 }

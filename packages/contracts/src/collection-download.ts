@@ -12,7 +12,10 @@ export const ENTRY_SPEC_PATTERN = /^\s*\d{1,6}(\s*-\s*\d{1,6})?(\s*,\s*\d{1,6}(\
 export const EntrySelectionSchema = z
   .union([
     z.enum(['all']),
-    z.string().max(1000).regex(ENTRY_SPEC_PATTERN, 'entries is "all", a list like "1-10,15", or an array of entry numbers'),
+    z
+      .string()
+      .max(1000)
+      .regex(ENTRY_SPEC_PATTERN, 'entries is "all", a list like "1-10,15", or an array of entry numbers'),
     z.array(z.number().int().min(1).max(999_999)).min(1).max(5_000),
   ])
   .describe('Which entries, 1-based: "all" (default), "1-10,15" or [1, 2, 5]');
@@ -29,24 +32,39 @@ export function parseEntrySelection(selection: EntrySelection | undefined, max: 
   if (selection === undefined || selection === 'all') return undefined;
   const chosen = new Set<number>();
   const add = (n: number) => {
-    if (!Number.isSafeInteger(n) || n < 1) throw new ReelayError('invalid_request', `entries counts from 1: ${n} is not an entry number.`);
+    if (!Number.isSafeInteger(n) || n < 1)
+      throw new ReelayError('invalid_request', `entries counts from 1: ${n} is not an entry number.`);
     chosen.add(n);
-    if (chosen.size > max) throw new ReelayError('invalid_request', `entries selects more than MAX_COLLECTION_ENTRIES (${max}) entries.`);
+    if (chosen.size > max)
+      throw new ReelayError('invalid_request', `entries selects more than MAX_COLLECTION_ENTRIES (${max}) entries.`);
   };
   if (Array.isArray(selection)) selection.forEach(add);
   else {
-    if (!ENTRY_SPEC_PATTERN.test(selection)) throw new ReelayError('invalid_request', 'entries is "all", a list like "1-10,15", or an array of entry numbers.');
+    if (!ENTRY_SPEC_PATTERN.test(selection))
+      throw new ReelayError(
+        'invalid_request',
+        'entries is "all", a list like "1-10,15", or an array of entry numbers.',
+      );
     for (const part of selection.split(',')) {
       const [from, to = from] = part.split('-').map((s) => Number(s.trim()));
       if (to < from) throw new ReelayError('invalid_request', `entries range ${from}-${to} runs backwards.`);
-      if (to - from + 1 > max) throw new ReelayError('invalid_request', `entries selects more than MAX_COLLECTION_ENTRIES (${max}) entries.`);
+      if (to - from + 1 > max)
+        throw new ReelayError('invalid_request', `entries selects more than MAX_COLLECTION_ENTRIES (${max}) entries.`);
       for (let n = from; n <= to; n++) add(n);
     }
   }
   return [...chosen].sort((a, b) => a - b);
 }
 
-export const ChildStatusSchema = z.enum(['queued', 'processing', 'completed', 'failed', 'skipped', 'cancelled', 'expired']);
+export const ChildStatusSchema = z.enum([
+  'queued',
+  'processing',
+  'completed',
+  'failed',
+  'skipped',
+  'cancelled',
+  'expired',
+]);
 export type ChildStatus = z.infer<typeof ChildStatusSchema>;
 
 /** One selected entry as the parent keeps it: its child job, or why it has none (skipped, failed to resolve). */
@@ -78,12 +96,14 @@ export const CollectionPayloadSchema = z.object({
 export type CollectionPayload = z.infer<typeof CollectionPayloadSchema>;
 
 /** Redis key of a collection's child records (a JSON array in entry order). */
-export const collectionChildrenKey = (prefix: string | undefined, id: string) => `${prefix ?? 'bull'}:${COLLECTION_QUEUE}:children:${id}`;
+export const collectionChildrenKey = (prefix: string | undefined, id: string) =>
+  `${prefix ?? 'bull'}:${COLLECTION_QUEUE}:children:${id}`;
 /**
  * Redis list of a collection's children not yet released (COLLECTION_CONCURRENCY): they wait delayed,
  * and each child's end pops (atomically) and promotes the next one.
  */
-export const collectionGateKey = (prefix: string | undefined, id: string) => `${prefix ?? 'bull'}:${COLLECTION_QUEUE}:gate:${id}`;
+export const collectionGateKey = (prefix: string | undefined, id: string) =>
+  `${prefix ?? 'bull'}:${COLLECTION_QUEUE}:gate:${id}`;
 /** Redis set of an archive's completed entry keys. */
 export const archiveKey = (name: string) => `reelay:archive:${name}`;
 
@@ -92,7 +112,14 @@ export const CollectionResultSchema = z.object({
   completed: z.number().int().nonnegative(),
   failed: z.number().int().nonnegative(),
   skipped: z.number().int().nonnegative(),
-  artifact: z.object({ filename: z.string(), content_type: z.string(), size: z.number().int().nonnegative(), expires_at: z.number().int() }).optional(),
+  artifact: z
+    .object({
+      filename: z.string(),
+      content_type: z.string(),
+      size: z.number().int().nonnegative(),
+      expires_at: z.number().int(),
+    })
+    .optional(),
 });
 export type CollectionResult = z.infer<typeof CollectionResultSchema>;
 
@@ -102,7 +129,9 @@ export const CollectionChildSchema = z
     index: z.number().int().min(1).describe('The entry number, from 1'),
     url: z.string().describe("The entry's own URL"),
     title: z.string().optional(),
-    status: ChildStatusSchema.describe('The child job\'s status, or skipped (archive) / failed (nothing downloadable found)'),
+    status: ChildStatusSchema.describe(
+      "The child job's status, or skipped (archive) / failed (nothing downloadable found)",
+    ),
     job_id: z.string().optional().describe('The child job: an ordinary job with its own view, events and artifact'),
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   })
@@ -112,7 +141,10 @@ export type CollectionChild = z.infer<typeof CollectionChildSchema>;
 export const CollectionChildrenEnvelopeSchema = z
   .object({
     success: z.literal(true),
-    data: z.object({ children: z.array(CollectionChildSchema), next_cursor: z.string().optional().describe('Pass as ?cursor= for the next 100') }),
+    data: z.object({
+      children: z.array(CollectionChildSchema),
+      next_cursor: z.string().optional().describe('Pass as ?cursor= for the next 100'),
+    }),
   })
   .meta({ id: 'CollectionChildrenEnvelope' });
 
@@ -121,14 +153,23 @@ export const CHILDREN_PAGE = 100;
 export const encodeChildrenCursor = (offset: number) => Buffer.from(`c${offset}`, 'utf8').toString('base64url');
 export function decodeChildrenCursor(cursor: string | undefined): number {
   if (cursor === undefined) return 0;
-  const m = /^[A-Za-z0-9_-]{2,12}$/.test(cursor) ? /^c(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8')) : null;
-  if (!m) throw new ReelayError('invalid_request', 'cursor is not valid: pass a next_cursor exactly as the children list returned it.');
+  const m = /^[A-Za-z0-9_-]{2,12}$/.test(cursor)
+    ? /^c(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+    : null;
+  if (!m)
+    throw new ReelayError(
+      'invalid_request',
+      'cursor is not valid: pass a next_cursor exactly as the children list returned it.',
+    );
   return Number(m[1]);
 }
 
 /** A title safe as one ZIP entry name on every system: no separators, controls or reserved characters. */
 function safeTitle(title: string): string {
-  const cleaned = title.replace(/[\u0000-\u001f\u007f/\\:*?"<>|]+/g, ' ').replace(/\s+/g, ' ').replace(/^[\s.]+|[\s.]+$/g, '');
+  const cleaned = title
+    .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .replace(/^[\s.]+|[\s.]+$/g, '');
   return [...cleaned].slice(0, 150).join('') || 'entry';
 }
 

@@ -33,7 +33,12 @@ export const SourceSchema = z
     has_video: z.boolean().optional(),
     fps: z.number().positive().optional(),
     language: z.string().optional(),
-    is_live: z.boolean().optional().describe('true for a live stream that has not ended (an HLS playlist without EXT-X-ENDLIST, a dynamic DASH manifest, yt-dlp\'s is_live); absent otherwise'),
+    is_live: z
+      .boolean()
+      .optional()
+      .describe(
+        "true for a live stream that has not ended (an HLS playlist without EXT-X-ENDLIST, a dynamic DASH manifest, yt-dlp's is_live); absent otherwise",
+      ),
   })
   .meta({ id: 'Source' });
 export type Source = z.infer<typeof SourceSchema>;
@@ -45,13 +50,24 @@ export const MediaItemSchema = z
     sources: z.array(SourceSchema).min(1),
     thumbnail: z.string().optional(),
     duration: z.number().nonnegative().optional().describe('Seconds (never for a live item)'),
-    is_live: z.boolean().optional().describe('true when the item is a live stream: then it has no duration, and its sources are live too'),
+    is_live: z
+      .boolean()
+      .optional()
+      .describe('true when the item is a live stream: then it has no duration, and its sources are live too'),
     title: z.string().optional(),
     author: z.string().optional().describe('The author, channel or uploader, when the page or platform names one'),
-    upload_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('YYYY-MM-DD'),
+    upload_date: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/)
+      .optional()
+      .describe('YYYY-MM-DD'),
     description: z.string().optional(),
     // Subtitles (issue 18).
-    subtitles: z.array(SubtitleSchema).max(MAX_ITEM_SUBTITLES).optional().describe('Subtitle tracks, each downloadable by its url'),
+    subtitles: z
+      .array(SubtitleSchema)
+      .max(MAX_ITEM_SUBTITLES)
+      .optional()
+      .describe('Subtitle tracks, each downloadable by its url'),
   })
   .meta({ id: 'MediaItem' });
 export type MediaItem = z.infer<typeof MediaItemSchema>;
@@ -69,8 +85,18 @@ export type CollectionKind = z.infer<typeof CollectionKindSchema>;
 export const CollectionSchema = z
   .object({
     kind: CollectionKindSchema,
-    entry_count: z.number().int().nonnegative().optional().describe('Entries the whole collection has, when the site says'),
-    next_cursor: z.string().optional().describe('Opaque: POST /api/v1/extract with the same url and this cursor for the next page; absent on the last page'),
+    entry_count: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Entries the whole collection has, when the site says'),
+    next_cursor: z
+      .string()
+      .optional()
+      .describe(
+        'Opaque: POST /api/v1/extract with the same url and this cursor for the next page; absent on the last page',
+      ),
     truncated: z
       .boolean()
       .optional()
@@ -86,9 +112,18 @@ export const CollectionEntrySchema = z
     title: z.string().optional(),
     duration: z.number().nonnegative().optional().describe('Seconds'),
     thumbnail: z.string().optional(),
-    upload_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('YYYY-MM-DD'),
+    upload_date: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/)
+      .optional()
+      .describe('YYYY-MM-DD'),
     id: z.string().optional().describe("The entry's id on its site, when it has one"),
-    media: z.array(MediaItemSchema).optional().describe("The files the collection itself names for this entry (a podcast feed's enclosures), downloadable like any extract source"),
+    media: z
+      .array(MediaItemSchema)
+      .optional()
+      .describe(
+        "The files the collection itself names for this entry (a podcast feed's enclosures), downloadable like any extract source",
+      ),
   })
   .meta({ id: 'CollectionEntry' });
 export type CollectionEntry = z.infer<typeof CollectionEntrySchema>;
@@ -107,11 +142,19 @@ export const ExtractResultSchema = z
     extraction_id: z
       .string()
       .optional()
-      .describe("This extraction's id (on every gateway answer): pass it to download to get this page's title and headers for a URL other pages name too"),
+      .describe(
+        "This extraction's id (on every gateway answer): pass it to download to get this page's title and headers for a URL other pages name too",
+      ),
   })
-  .refine((r) => (r.content_type === 'collection' ? r.collection !== undefined && r.entries !== undefined && r.media.length === 0 : r.media.length > 0 && r.entries === undefined), {
-    message: 'a collection has collection and entries and no media; anything else has media',
-  })
+  .refine(
+    (r) =>
+      r.content_type === 'collection'
+        ? r.collection !== undefined && r.entries !== undefined && r.media.length === 0
+        : r.media.length > 0 && r.entries === undefined,
+    {
+      message: 'a collection has collection and entries and no media; anything else has media',
+    },
+  )
   .meta({ id: 'ExtractResult' });
 export type ExtractResult = z.infer<typeof ExtractResultSchema>;
 
@@ -128,7 +171,9 @@ export const ExtractRequestSchema = z
       // A value the server signed: only a next_cursor it issued for this url is taken; any other string
       // of this form is 400 invalid_request. `x-server-issued` says so to the document's readers.
       .meta({ 'x-server-issued': true })
-      .describe("A collection's next_cursor, with the same url: the next page of its entries. Only a cursor this deployment issued for this url is accepted; an edited or foreign one is 400 invalid_request"),
+      .describe(
+        "A collection's next_cursor, with the same url: the next page of its entries. Only a cursor this deployment issued for this url is accepted; an edited or foreign one is 400 invalid_request",
+      ),
   })
   .meta({ id: 'ExtractRequest' });
 export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;

@@ -3,7 +3,8 @@
 // gave `clip.mp4.mp4`. One rule for the worker's artifacts and the gateway's direct streams.
 
 // Media, image and manifest extensions a title may end in; anything else (`Episode 4.5`) is part of the title.
-const MEDIA_EXTENSION = /\.(?:mp4|m4v|m4a|mov|mkv|webm|mp3|opus|ogg|oga|wav|flac|aac|ts|m2ts|avi|flv|f4v|3gp|jpe?g|png|gif|webp|avif|m3u8|m3u|mpd|ism)$/i;
+const MEDIA_EXTENSION =
+  /\.(?:mp4|m4v|m4a|mov|mkv|webm|mp3|opus|ogg|oga|wav|flac|aac|ts|m2ts|avi|flv|f4v|3gp|jpe?g|png|gif|webp|avif|m3u8|m3u|mpd|ism)$/i;
 
 /**
  * `clip.mp4` + mp4 → `clip.mp4`; `master.m3u8` + mp4 → `master.mp4`; a bare extension keeps its

@@ -51,4 +51,9 @@ export function isCancelledReason(reason: string | undefined): boolean {
 }
 
 /** Statuses after which a job changes no more. */
-export const TERMINAL_STATUSES: ReadonlySet<JobView['status']> = new Set(['completed', 'failed', 'expired', 'cancelled']);
+export const TERMINAL_STATUSES: ReadonlySet<JobView['status']> = new Set([
+  'completed',
+  'failed',
+  'expired',
+  'cancelled',
+]);

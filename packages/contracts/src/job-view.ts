@@ -18,7 +18,8 @@ const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).t
 
 /** A number for most jobs; `{percent, recording}` for a recording. */
 function percentOf(progress: unknown): number {
-  const value = typeof progress === 'number' ? progress : RecordingProgressSchema.safeParse(progress).data?.percent ?? 0;
+  const value =
+    typeof progress === 'number' ? progress : (RecordingProgressSchema.safeParse(progress).data?.percent ?? 0);
   return Math.max(0, Math.min(100, Math.round(value)));
 }
 
@@ -36,8 +37,7 @@ export function jobView(id: string, job: JobRecord, state: string, now = Date.no
     view.status = 'processing';
     const recording = RecordingProgressSchema.safeParse(job.progress);
     if (recording.success) view.recording = recording.data.recording;
-  }
-  else if (state === 'completed') {
+  } else if (state === 'completed') {
     view.finished_at = iso(job.finishedOn);
     const result = JobResultSchema.safeParse(job.returnvalue);
     if (result.success && result.data.expires_at > now) {

@@ -8,12 +8,14 @@
 // Recognised by shape (ioredis' error names and messages), so this package needs no Redis client.
 import { ReelayError } from './errors.js';
 
-const UNAVAILABLE_REPLIES = /^(MISCONF|OOM|LOADING|READONLY|MASTERDOWN|NOREPLICAS|BUSY|TRYAGAIN|CLUSTERDOWN|NOAUTH|WRONGPASS)\b/;
+const UNAVAILABLE_REPLIES =
+  /^(MISCONF|OOM|LOADING|READONLY|MASTERDOWN|NOREPLICAS|BUSY|TRYAGAIN|CLUSTERDOWN|NOAUTH|WRONGPASS)\b/;
 
 // ioredis' own failures: commandTimeout, a closed or closing connection, no offline queue while
 // reconnecting, retries used up. Raw socket codes (ECONNREFUSED…) are not matched: an origin's
 // failure carries them too, and it is not Redis that failed then.
-const CLIENT_FAILURES = /^(Command timed out|Connection is closed|Stream isn't writeable|Reached the max retries per request limit)/;
+const CLIENT_FAILURES =
+  /^(Command timed out|Connection is closed|Stream isn't writeable|Reached the max retries per request limit)/;
 
 function isUnavailable(err: unknown, depth = 0): boolean {
   if (!(err instanceof Error) || depth > 3) return false;
@@ -21,7 +23,11 @@ function isUnavailable(err: unknown, depth = 0): boolean {
     if (UNAVAILABLE_REPLIES.test(err.message)) return true;
     // EXECABORT: a MULTI whose queued commands Redis refused (OOM, READONLY) is discarded whole.
     const previous = (err as { previousErrors?: unknown[] }).previousErrors;
-    return err.message.startsWith('EXECABORT') && Array.isArray(previous) && previous.some((e) => isUnavailable(e, depth + 1));
+    return (
+      err.message.startsWith('EXECABORT') &&
+      Array.isArray(previous) &&
+      previous.some((e) => isUnavailable(e, depth + 1))
+    );
   }
   if (err.name === 'MaxRetriesPerRequestError' || CLIENT_FAILURES.test(err.message)) return true;
   return isUnavailable(err.cause, depth + 1);
@@ -30,5 +36,7 @@ function isUnavailable(err: unknown, depth = 0): boolean {
 /** service_unavailable for a Redis failure of the kinds above; undefined for anything else. */
 export function redisUnavailable(err: unknown): ReelayError | undefined {
   if (err instanceof ReelayError || !isUnavailable(err)) return undefined;
-  return new ReelayError('service_unavailable', 'Redis is unavailable or refusing writes; try again shortly.', { cause: err });
+  return new ReelayError('service_unavailable', 'Redis is unavailable or refusing writes; try again shortly.', {
+    cause: err,
+  });
 }

@@ -24,18 +24,30 @@ export const SubscriptionPresetSchema = z
   .meta({ id: 'SubscriptionPreset' });
 export type SubscriptionPreset = z.infer<typeof SubscriptionPresetSchema>;
 
-const EverySchema = z.number().int().min(SUBSCRIPTION_EVERY_MIN).max(SUBSCRIPTION_EVERY_MAX).describe('Seconds between checks (300–604800)');
+const EverySchema = z
+  .number()
+  .int()
+  .min(SUBSCRIPTION_EVERY_MIN)
+  .max(SUBSCRIPTION_EVERY_MAX)
+  .describe('Seconds between checks (300–604800)');
 const NameSchema = z.string().trim().min(1).max(100);
 
 export const SubscriptionCreateSchema = z
   .object({
     url: httpUrlSchema().describe('A collection: a feed, playlist, channel or profile'),
     every: EverySchema.optional().describe('Seconds between checks (300–604800, default 3600)'),
-    since: z.enum(['now', 'all']).optional().describe('"now" (default): entries listed at creation are marked seen, not downloaded; "all": the first check downloads them too'),
+    since: z
+      .enum(['now', 'all'])
+      .optional()
+      .describe(
+        '"now" (default): entries listed at creation are marked seen, not downloaded; "all": the first check downloads them too',
+      ),
     preset: SubscriptionPresetSchema.optional(),
-    webhook_url: WebhookUrlSchema.optional().describe('Where each finished item is announced (subscription.item.completed or subscription.item.failed)'),
+    webhook_url: WebhookUrlSchema.optional().describe(
+      'Where each finished item is announced (subscription.item.completed or subscription.item.failed)',
+    ),
     webhook_secret: WebhookSecretSchema.optional(),
-    name: NameSchema.optional().describe('Default: the collection\'s title'),
+    name: NameSchema.optional().describe("Default: the collection's title"),
   })
   .strict()
   .meta({ id: 'SubscriptionRequest' });
@@ -62,7 +74,9 @@ export const SubscriptionSchema = z
     every: z.number().int(),
     since: z.enum(['now', 'all']),
     preset: SubscriptionPresetSchema,
-    status: SubscriptionStatusSchema.describe('failing: five checks in a row failed; checked less often until one succeeds'),
+    status: SubscriptionStatusSchema.describe(
+      'failing: five checks in a row failed; checked less often until one succeeds',
+    ),
     created_at: z.string(),
     last_checked_at: z.string().optional(),
     next_check_at: z.string().optional().describe('When the next scheduled check is due (absent while paused)'),
@@ -75,18 +89,32 @@ export type Subscription = z.infer<typeof SubscriptionSchema>;
 
 export const SubscriptionItemSchema = z
   .object({
-    url: z.string().describe('The entry\'s URL'),
+    url: z.string().describe("The entry's URL"),
     title: z.string().optional(),
     seen_at: z.string(),
     job_id: z.string().optional().describe('Absent for entries marked seen without a download (since "now")'),
-    status: z.enum(['seen', 'queued', 'processing', 'completed', 'failed', 'cancelled', 'expired']).describe('seen: not downloaded; expired: the job is gone'),
+    status: z
+      .enum(['seen', 'queued', 'processing', 'completed', 'failed', 'cancelled', 'expired'])
+      .describe('seen: not downloaded; expired: the job is gone'),
   })
   .meta({ id: 'SubscriptionItem' });
 export type SubscriptionItem = z.infer<typeof SubscriptionItemSchema>;
 
-export const SubscriptionEnvelopeSchema = z.object({ success: z.literal(true), data: SubscriptionSchema }).meta({ id: 'SubscriptionEnvelope' });
-export const SubscriptionListEnvelopeSchema = z.object({ success: z.literal(true), data: z.array(SubscriptionSchema) }).meta({ id: 'SubscriptionList' });
-export const SubscriptionItemsEnvelopeSchema = z.object({ success: z.literal(true), data: z.array(SubscriptionItemSchema) }).meta({ id: 'SubscriptionItems' });
+export const SubscriptionEnvelopeSchema = z
+  .object({ success: z.literal(true), data: SubscriptionSchema })
+  .meta({ id: 'SubscriptionEnvelope' });
+export const SubscriptionListEnvelopeSchema = z
+  .object({ success: z.literal(true), data: z.array(SubscriptionSchema) })
+  .meta({ id: 'SubscriptionList' });
+export const SubscriptionItemsEnvelopeSchema = z
+  .object({ success: z.literal(true), data: z.array(SubscriptionItemSchema) })
+  .meta({ id: 'SubscriptionItems' });
 export const SubscriptionCheckEnvelopeSchema = z
-  .object({ success: z.literal(true), data: z.object({ started: z.number().int().describe('Jobs started by this check'), seen: z.number().int().describe('Entries listed') }) })
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      started: z.number().int().describe('Jobs started by this check'),
+      seen: z.number().int().describe('Entries listed'),
+    }),
+  })
   .meta({ id: 'SubscriptionCheck' });

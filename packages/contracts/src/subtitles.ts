@@ -14,7 +14,9 @@ export type SubtitleOutput = z.infer<typeof SubtitleOutputSchema>;
  * A language as sites and yt-dlp name tracks: BCP 47 tags (`en`, `pt-BR`, `zh-Hans`) and yt-dlp's
  * keys (`en-nP7-2PuUl7o`, `live_chat`). Short and plain, so it is safe in logs, keys and ffmpeg tags.
  */
-export const LanguageSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,34}$/, 'a language is 1-35 letters, digits, "-" or "_"');
+export const LanguageSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,34}$/, 'a language is 1-35 letters, digits, "-" or "_"');
 
 /** Tracks listed per media item, at most: yt-dlp lists ~150 machine translations for some videos. */
 export const MAX_ITEM_SUBTITLES = 100;
@@ -38,7 +40,9 @@ export const SubtitleLanguagesSchema = z
   .min(1)
   .max(MAX_EMBEDDED_SUBTITLES)
   .refine((langs) => new Set(langs).size === langs.length, 'each language once')
-  .describe(`Languages of the item's subtitles to embed (at most ${MAX_EMBEDDED_SUBTITLES}, each once): mov_text in mp4, WebVTT in mkv and webm`)
+  .describe(
+    `Languages of the item's subtitles to embed (at most ${MAX_EMBEDDED_SUBTITLES}, each once): mov_text in mp4, WebVTT in mkv and webm`,
+  )
   .meta({ uniqueItems: true });
 
 /** What the registry keeps of a subtitle track, by its URL and in its item's list. */

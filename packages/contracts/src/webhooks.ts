@@ -26,21 +26,35 @@ export const WebhookSecretSchema = z
   .string()
   .max(100)
   .regex(WEBHOOK_SECRET_PATTERN, 'must be whsec_ followed by the base64 of 24 to 64 random bytes')
-  .describe('whsec_ + base64 of 24–64 bytes: the key deliveries are signed with. Without it the deployment\'s WEBHOOK_SECRET is used. Never shown again');
+  .describe(
+    "whsec_ + base64 of 24–64 bytes: the key deliveries are signed with. Without it the deployment's WEBHOOK_SECRET is used. Never shown again",
+  );
 
 export const WebhookUrlSchema = httpUrlSchema('invalid_request')
-  .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) && !new URL(s).username && !new URL(s).password, 'must be an absolute http(s) URL without credentials')
-  .describe('Where to POST job.completed, job.failed or job.cancelled when the job ends: an http(s) URL without credentials whose host parses (checked by the egress guard now and at each delivery; redirects are not followed)');
+  .refine(
+    (s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) && !new URL(s).username && !new URL(s).password,
+    'must be an absolute http(s) URL without credentials',
+  )
+  .describe(
+    'Where to POST job.completed, job.failed or job.cancelled when the job ends: an http(s) URL without credentials whose host parses (checked by the egress guard now and at each delivery; redirects are not followed)',
+  );
 
 export const WebhookStatusSchema = z.enum(['pending', 'delivered', 'failed']);
 
 export const WebhookViewSchema = z
   .object({
     url: z.string(),
-    status: WebhookStatusSchema.describe('pending until an attempt got a 2xx (delivered) or every attempt failed (failed)'),
+    status: WebhookStatusSchema.describe(
+      'pending until an attempt got a 2xx (delivered) or every attempt failed (failed)',
+    ),
     attempts: z.number().int().nonnegative().describe('Attempts made so far'),
     last_status: z.number().int().optional().describe('The HTTP status of the last attempt that got an answer'),
-    last_error: z.string().optional().describe('Why the last attempt got no usable answer (an error code: upstream_timeout, url_blocked, upstream_error)'),
+    last_error: z
+      .string()
+      .optional()
+      .describe(
+        'Why the last attempt got no usable answer (an error code: upstream_timeout, url_blocked, upstream_error)',
+      ),
   })
   .meta({ id: 'JobWebhook' });
 export type WebhookView = z.infer<typeof WebhookViewSchema>;
@@ -61,7 +75,10 @@ export const WebhookJobSchema = z.object({
 export type WebhookJob = z.infer<typeof WebhookJobSchema>;
 
 /** What a delivery job records of its last attempt (its BullMQ progress). */
-export const WebhookAttemptSchema = z.object({ last_status: z.number().int().optional(), last_error: z.string().optional() });
+export const WebhookAttemptSchema = z.object({
+  last_status: z.number().int().optional(),
+  last_error: z.string().optional(),
+});
 
 // ---- Retries: 15 s × 4^(n−1), at most 2 h, 8 attempts in all (docs/api.md's table) ----
 

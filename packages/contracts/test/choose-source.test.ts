@@ -4,19 +4,76 @@ import { describe, expect, test } from '@jest/globals';
 import { chooseSource, fitsFormat, QualitySchema, qualityHeight, type SourceChoice } from '../src/choose-source.js';
 import type { MediaItem, Source } from '../src/extract.js';
 
-const src = (url: string, extra: Partial<Source>): Source => ({ quality: 'original', url, stream_profile: 'muxed_progressive', ...extra });
+const src = (url: string, extra: Partial<Source>): Source => ({
+  quality: 'original',
+  url,
+  stream_profile: 'muxed_progressive',
+  ...extra,
+});
 const item = (...sources: Source[]): Pick<MediaItem, 'sources'> => ({ sources });
 /** The choice as a download body would name it. */
-const urls = (c: SourceChoice) => (c.kind === 'source' ? { url: c.source.url } : c.kind === 'pair' ? { video_url: c.video.url, audio_url: c.audio.url } : { none: c.reason });
+const urls = (c: SourceChoice) =>
+  c.kind === 'source'
+    ? { url: c.source.url }
+    : c.kind === 'pair'
+      ? { video_url: c.video.url, audio_url: c.audio.url }
+      : { none: c.reason };
 
-const muxed360 = src('m360', { height: 360, width: 640, bitrate: 800_000, has_audio: true, has_video: true, ext: 'mp4', codecs: 'avc1.4d401e, mp4a.40.2' });
-const muxed720 = src('m720', { height: 720, width: 1280, bitrate: 2_000_000, has_audio: true, has_video: true, ext: 'mp4' });
-const webm720 = src('w720', { height: 720, width: 1280, bitrate: 2_500_000, has_audio: true, has_video: true, ext: 'webm', codecs: 'vp9, opus' });
-const v1080 = src('v1080', { stream_profile: 'video_only', height: 1080, width: 1920, bitrate: 4_000_000, has_audio: false });
-const v720 = src('v720', { stream_profile: 'video_only', height: 720, width: 1280, bitrate: 1_500_000, has_audio: false });
+const muxed360 = src('m360', {
+  height: 360,
+  width: 640,
+  bitrate: 800_000,
+  has_audio: true,
+  has_video: true,
+  ext: 'mp4',
+  codecs: 'avc1.4d401e, mp4a.40.2',
+});
+const muxed720 = src('m720', {
+  height: 720,
+  width: 1280,
+  bitrate: 2_000_000,
+  has_audio: true,
+  has_video: true,
+  ext: 'mp4',
+});
+const webm720 = src('w720', {
+  height: 720,
+  width: 1280,
+  bitrate: 2_500_000,
+  has_audio: true,
+  has_video: true,
+  ext: 'webm',
+  codecs: 'vp9, opus',
+});
+const v1080 = src('v1080', {
+  stream_profile: 'video_only',
+  height: 1080,
+  width: 1920,
+  bitrate: 4_000_000,
+  has_audio: false,
+});
+const v720 = src('v720', {
+  stream_profile: 'video_only',
+  height: 720,
+  width: 1280,
+  bitrate: 1_500_000,
+  has_audio: false,
+});
 const v480 = src('v480', { stream_profile: 'video_only', height: 480, width: 854, bitrate: 900_000, has_audio: false });
-const a64 = src('a64', { stream_profile: 'audio_only', bitrate: 64_000, has_video: false, quality: '64k', codecs: 'opus' });
-const a128 = src('a128', { stream_profile: 'audio_only', bitrate: 128_000, has_video: false, quality: '128k', codecs: 'mp4a.40.2' });
+const a64 = src('a64', {
+  stream_profile: 'audio_only',
+  bitrate: 64_000,
+  has_video: false,
+  quality: '64k',
+  codecs: 'opus',
+});
+const a128 = src('a128', {
+  stream_profile: 'audio_only',
+  bitrate: 128_000,
+  has_video: false,
+  quality: '128k',
+  codecs: 'mp4a.40.2',
+});
 
 describe('chooseSource: video', () => {
   test('the best video only source is merged with the best audio only source', () => {
@@ -30,7 +87,10 @@ describe('chooseSource: video', () => {
   });
 
   test('a quality caps the height; none that low gives the lowest', () => {
-    expect(urls(chooseSource(item(v1080, v720, v480, a64, a128), { quality: '720p' }))).toEqual({ video_url: 'v720', audio_url: 'a128' });
+    expect(urls(chooseSource(item(v1080, v720, v480, a64, a128), { quality: '720p' }))).toEqual({
+      video_url: 'v720',
+      audio_url: 'a128',
+    });
     expect(urls(chooseSource(item(v1080, muxed720, muxed360, a128), { quality: '480p' }))).toEqual({ url: 'm360' });
     expect(urls(chooseSource(item(v1080, muxed720, a128), { quality: '240p' }))).toEqual({ url: 'm720' });
   });
@@ -97,14 +157,21 @@ describe('chooseSource: audio', () => {
   });
 
   test('audio_only with a video format is no match', () => {
-    expect(chooseSource(item(a128), { audio_only: true, format: 'mp4' })).toMatchObject({ kind: 'none', reason: expect.stringMatching(/mp3, m4a/) });
+    expect(chooseSource(item(a128), { audio_only: true, format: 'mp4' })).toMatchObject({
+      kind: 'none',
+      reason: expect.stringMatching(/mp3, m4a/),
+    });
   });
 });
 
 describe('chooseSource: no match', () => {
   test('lists what exists', () => {
     const choice = chooseSource(item(v720, v480), { audio_only: true });
-    expect(choice).toEqual({ kind: 'none', reason: 'this item has no audio.', available: ['1280x720 video', '854x480 video'] });
+    expect(choice).toEqual({
+      kind: 'none',
+      reason: 'this item has no audio.',
+      available: ['1280x720 video', '854x480 video'],
+    });
   });
 });
 

@@ -29,7 +29,14 @@ describe('parseEntrySelection', () => {
     fails(() => parseEntrySelection('1-201', 200), /MAX_COLLECTION_ENTRIES \(200\)/);
     fails(() => parseEntrySelection('1-999999', 200), /MAX_COLLECTION_ENTRIES/);
     fails(() => parseEntrySelection('1-100,150-250', 200), /MAX_COLLECTION_ENTRIES/);
-    fails(() => parseEntrySelection(Array.from({ length: 201 }, (_, i) => i + 1), 200), /MAX_COLLECTION_ENTRIES/);
+    fails(
+      () =>
+        parseEntrySelection(
+          Array.from({ length: 201 }, (_, i) => i + 1),
+          200,
+        ),
+      /MAX_COLLECTION_ENTRIES/,
+    );
   });
   test('backwards ranges, zero and garbage are refused', () => {
     fails(() => parseEntrySelection('5-2', 200), /backwards/);
@@ -50,10 +57,22 @@ describe('bundleEntryNames', () => {
       { index: 13, title: '  ...  ', ext: 'mp4' },
       { index: 14, title: 'tab\tand\u0000nul', ext: '../x' },
     ]);
-    expect(names).toEqual(['001 - Episode 1 Concert A.m4a', '002 - etc passwd.mp3', '012 - Same.mp4', '012 - Same (2).mp4', '013 - entry.mp4', '014 - tab and nul']);
+    expect(names).toEqual([
+      '001 - Episode 1 Concert A.m4a',
+      '002 - etc passwd.mp3',
+      '012 - Same.mp4',
+      '012 - Same (2).mp4',
+      '013 - entry.mp4',
+      '014 - tab and nul',
+    ]);
     for (const n of names) expect(n).not.toMatch(/[/\\]/);
   });
   test('wider indexes widen every number', () => {
-    expect(bundleEntryNames([{ index: 7, title: 'a', ext: 'mp3' }, { index: 1200, title: 'b', ext: 'mp3' }])).toEqual(['0007 - a.mp3', '1200 - b.mp3']);
+    expect(
+      bundleEntryNames([
+        { index: 7, title: 'a', ext: 'mp3' },
+        { index: 1200, title: 'b', ext: 'mp3' },
+      ]),
+    ).toEqual(['0007 - a.mp3', '1200 - b.mp3']);
   });
 });

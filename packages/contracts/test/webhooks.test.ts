@@ -17,7 +17,8 @@ test('a webhook secret is whsec_ and the base64 of 24 to 64 bytes', () => {
   const of = (n: number) => `whsec_${Buffer.alloc(n, 7).toString('base64')}`;
   expect(webhookKey(of(24))).toEqual(Buffer.alloc(24, 7));
   expect(webhookKey(of(64))?.length).toBe(64);
-  for (const bad of [of(23), of(65), 'whsec_', 'whsec_!!!!', Buffer.alloc(32).toString('base64'), `${of(32)}x`]) expect(webhookKey(bad)).toBeUndefined();
+  for (const bad of [of(23), of(65), 'whsec_', 'whsec_!!!!', Buffer.alloc(32).toString('base64'), `${of(32)}x`])
+    expect(webhookKey(bad)).toBeUndefined();
 });
 
 test('a download request takes a webhook_url only as an absolute http(s) URL, and a webhook_secret only with one', () => {

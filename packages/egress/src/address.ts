@@ -17,7 +17,10 @@ export interface Allowlist {
 export function parseAllowlist(entries: readonly string[]): Allowlist {
   const allow: Allowlist = { hosts: new Set(), ranges: [] };
   for (const raw of entries) {
-    const entry = raw.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    const entry = raw
+      .trim()
+      .toLowerCase()
+      .replace(/^\[(.*)\]$/, '$1');
     if (!entry) continue;
     if (entry.includes('/')) {
       allow.ranges.push(ipaddr.parseCIDR(entry));
@@ -78,5 +81,8 @@ const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 /** Lower-cases, strips IPv6 brackets and a trailing dot. */
 export function normaliseHost(hostname: string): string {
-  return hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }

@@ -15,7 +15,13 @@ export async function readAll(stream: Readable, maxBytes: number): Promise<Buffe
 }
 
 /** Appends what the iterator still yields to `chunks` (holding `total` bytes), up to maxBytes in all. */
-async function gather(stream: Readable, iterator: AsyncIterator<unknown>, chunks: Buffer[], total: number, maxBytes: number): Promise<Buffer> {
+async function gather(
+  stream: Readable,
+  iterator: AsyncIterator<unknown>,
+  chunks: Buffer[],
+  total: number,
+  maxBytes: number,
+): Promise<Buffer> {
   let size = total;
   for (;;) {
     const next = await iterator.next();
@@ -39,7 +45,12 @@ async function gather(stream: Readable, iterator: AsyncIterator<unknown>, chunks
 export async function readHead(
   stream: Readable,
   bytes: number,
-): Promise<{ head: Buffer; ended: boolean; rest: (maxBytes: number) => Promise<Buffer>; replay: () => AsyncGenerator<Buffer> }> {
+): Promise<{
+  head: Buffer;
+  ended: boolean;
+  rest: (maxBytes: number) => Promise<Buffer>;
+  replay: () => AsyncGenerator<Buffer>;
+}> {
   const chunks: Buffer[] = [];
   let total = 0;
   const iterator = stream[Symbol.asyncIterator]();
@@ -111,7 +122,13 @@ export function peek(stream: Readable, bytes: number, ms = Number.POSITIVE_INFIN
       const head = Buffer.concat(chunks, total);
       if (how === 'more' && head.length > 0) stream.unshift(head);
       const now = performance.now();
-      resolve({ head, ended: how === 'ended', failed: how === 'failed', ms: now - started, paceMs: now - (firstAt ?? started) });
+      resolve({
+        head,
+        ended: how === 'ended',
+        failed: how === 'failed',
+        ms: now - started,
+        paceMs: now - (firstAt ?? started),
+      });
     };
     const onData = (chunk: Buffer) => {
       firstAt ??= performance.now();

@@ -42,7 +42,13 @@ export class GotTransport implements Transport {
       retry: { limit: 0 },
       followRedirect: true,
       maxRedirects: deps.maxRedirects,
-      timeout: { lookup: connect, connect, secureConnect: connect, response: deps.responseTimeoutMs, socket: deps.idleTimeoutMs },
+      timeout: {
+        lookup: connect,
+        connect,
+        secureConnect: connect,
+        response: deps.responseTimeoutMs,
+        socket: deps.idleTimeoutMs,
+      },
       hooks: {
         beforeRequest: [(options) => this.takeSlot(options)],
         beforeRedirect: [(options) => this.checkRedirect(options)],
@@ -63,7 +69,10 @@ export class GotTransport implements Transport {
     return new Promise((resolve, reject) => {
       let answered = false;
       const fail = (err: Error) => stream.destroy(err);
-      const deadline = ex.deadlineMs !== undefined ? setTimeout(() => fail(timeoutError('The origin did not answer in time.')), Math.max(1, ex.deadlineMs)) : undefined;
+      const deadline =
+        ex.deadlineMs !== undefined
+          ? setTimeout(() => fail(timeoutError('The origin did not answer in time.')), Math.max(1, ex.deadlineMs))
+          : undefined;
       deadline?.unref();
       const signal = ex.signal;
       const onAbort = () => fail(abortError(signal!));
@@ -117,10 +126,13 @@ export class GotTransport implements Transport {
   }
 
   private mapError(err: Error): ReelayError {
-    const code = (err as { code?: string }).code ?? ((err.cause as { code?: string } | undefined)?.code);
-    if (code === 'ERR_TOO_MANY_REDIRECTS') return new ReelayError('upstream_error', `The origin redirected more than ${this.deps.maxRedirects} times.`);
-    if (code === 'ERR_UNSUPPORTED_PROTOCOL') return new ReelayError('url_blocked', 'Only http and https may be fetched.');
-    if (code === 'ERR_INVALID_URL') return new ReelayError('upstream_error', 'The origin redirected to an invalid URL.');
+    const code = (err as { code?: string }).code ?? (err.cause as { code?: string } | undefined)?.code;
+    if (code === 'ERR_TOO_MANY_REDIRECTS')
+      return new ReelayError('upstream_error', `The origin redirected more than ${this.deps.maxRedirects} times.`);
+    if (code === 'ERR_UNSUPPORTED_PROTOCOL')
+      return new ReelayError('url_blocked', 'Only http and https may be fetched.');
+    if (code === 'ERR_INVALID_URL')
+      return new ReelayError('upstream_error', 'The origin redirected to an invalid URL.');
     return toReelayError(err);
   }
 }

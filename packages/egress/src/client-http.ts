@@ -5,7 +5,14 @@ import https from 'node:https';
 import { ReelayError } from '@reelay/contracts';
 import { toReelayError } from './errors.js';
 import { abortError } from './host-limit.js';
-import { firstHeader, timeoutError, type Exchange, type FinalResponse, type Transport, type TransportDeps } from './transport.js';
+import {
+  firstHeader,
+  timeoutError,
+  type Exchange,
+  type FinalResponse,
+  type Transport,
+  type TransportDeps,
+} from './transport.js';
 
 export class HttpTransport implements Transport {
   constructor(private readonly deps: TransportDeps) {}
@@ -25,7 +32,11 @@ export class HttpTransport implements Transport {
         // Each hop gets its own cookies: a redirect to another host must not carry the first one's.
         const cookie = await this.deps.cookies?.header(url);
         const hop = cookie ? { ...ex, headers: { ...ex.headers, cookie } } : ex;
-        response = await this.exchange(url, hop, ex.deadlineMs !== undefined ? ex.deadlineMs - (Date.now() - started) : undefined);
+        response = await this.exchange(
+          url,
+          hop,
+          ex.deadlineMs !== undefined ? ex.deadlineMs - (Date.now() - started) : undefined,
+        );
         // After the response was handed over, errors surface through the reader; keep one listener
         // so an unread error never crashes the process.
         response.on('error', () => {});
@@ -69,7 +80,11 @@ export class HttpTransport implements Transport {
     return new Promise((resolve, reject) => {
       const secure = url.protocol === 'https:';
       const agents = this.deps.proxied(ex.purpose) ?? this.deps.agents;
-      const req = (secure ? https : http).request(url, { method: ex.method, headers: ex.headers, agent: secure ? agents.https : agents.http });
+      const req = (secure ? https : http).request(url, {
+        method: ex.method,
+        headers: ex.headers,
+        agent: secure ? agents.https : agents.http,
+      });
       const signal = ex.signal;
       let response: http.IncomingMessage | undefined;
       const fail = (err: Error) => (response ? response.destroy(err) : req.destroy(err));
@@ -79,7 +94,8 @@ export class HttpTransport implements Transport {
         return t;
       };
       const headersTimer = timer(this.deps.responseTimeoutMs, 'The origin did not answer in time.');
-      const deadline = deadlineMs !== undefined ? timer(Math.max(1, deadlineMs), 'The origin did not answer in time.') : undefined;
+      const deadline =
+        deadlineMs !== undefined ? timer(Math.max(1, deadlineMs), 'The origin did not answer in time.') : undefined;
       const onAbort = () => fail(abortError(signal!));
       const done = () => {
         clearTimeout(headersTimer);

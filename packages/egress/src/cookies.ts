@@ -109,7 +109,8 @@ export class CookieFile {
 
   private build(text: string): CookieJar {
     const { cookies, bad } = parseNetscapeCookies(text);
-    if (bad > 0) this.options.onProblem?.(`${bad} line(s) of ${this.file} are not Netscape cookies.txt lines and were left out`);
+    if (bad > 0)
+      this.options.onProblem?.(`${bad} line(s) of ${this.file} are not Netscape cookies.txt lines and were left out`);
     // allowSecureOnLocal off: a Secure cookie goes over https only, localhost included.
     const jar = new CookieJar(new MemoryCookieStore(), { allowSecureOnLocal: false });
     for (const cookie of cookies) jar.store.putCookie(cookie, () => {});
@@ -130,11 +131,14 @@ export class CookieFile {
     try {
       const stat = await fs.promises.stat(this.file);
       const stamp = stampOf(stat);
-      if (stamp.mtimeMs === this.stamp.mtimeMs && stamp.size === this.stamp.size && stamp.ino === this.stamp.ino) return;
+      if (stamp.mtimeMs === this.stamp.mtimeMs && stamp.size === this.stamp.size && stamp.ino === this.stamp.ino)
+        return;
       this.jar = this.build(await fs.promises.readFile(this.file, 'utf8'));
       this.stamp = stamp;
     } catch (err) {
-      this.options.onProblem?.(`${this.file} could not be read again (${(err as NodeJS.ErrnoException).code ?? 'error'}); the cookies read before stay in use`);
+      this.options.onProblem?.(
+        `${this.file} could not be read again (${(err as NodeJS.ErrnoException).code ?? 'error'}); the cookies read before stay in use`,
+      );
     }
   }
 }

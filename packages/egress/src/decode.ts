@@ -34,12 +34,20 @@ export function decodeBody(body: Readable, headers: EgressResponse['headers']): 
 }
 
 // Headers that describe the encoded body, not the one the client gets.
-const ENCODED_ONLY = ['content-encoding', 'content-length', 'content-range', 'accept-ranges', 'etag', 'content-md5', 'digest'];
+const ENCODED_ONLY = [
+  'content-encoding',
+  'content-length',
+  'content-range',
+  'accept-ranges',
+  'etag',
+  'content-md5',
+  'digest',
+];
 
 /** The response with an identity body; a string (the encoding) when it is one the proxy cannot read. */
 export function decodeResponse(upstream: EgressResponse, method: string | undefined): EgressResponse | string {
   const raw = upstream.headers['content-encoding'];
-  const encoding = (Array.isArray(raw) ? raw.join(',') : raw ?? '').trim().toLowerCase();
+  const encoding = (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).trim().toLowerCase();
   if (encoding === '' || encoding === 'identity') return upstream;
   const headers = { ...upstream.headers };
   for (const name of ENCODED_ONLY) delete headers[name];

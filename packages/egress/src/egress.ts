@@ -21,8 +21,23 @@ import { HttpTransport } from './client-http.js';
 import { decodeBody } from './decode.js';
 import { BlockedAddressError, blocked, blockedMessage, statusError, toReelayError } from './errors.js';
 import { DEFAULT_HOST_LIMITS, HostLimiter, type HostLimits } from './host-limit.js';
-import { DEFAULT_PACING, isPacingStatus, parseRetryAfter, pause, PlatformPacer, rateLimitedError, type PacingOptions } from './pacing.js';
-import { pooledAgents, proxyPools, resolveChecked, type ProxyPool, type ProxySettings, type Purpose } from './upstream-pool.js';
+import {
+  DEFAULT_PACING,
+  isPacingStatus,
+  parseRetryAfter,
+  pause,
+  PlatformPacer,
+  rateLimitedError,
+  type PacingOptions,
+} from './pacing.js';
+import {
+  pooledAgents,
+  proxyPools,
+  resolveChecked,
+  type ProxyPool,
+  type ProxySettings,
+  type Purpose,
+} from './upstream-pool.js';
 import { type EgressClient, type FinalResponse, type Transport, type TransportDeps } from './transport.js';
 import type { EgressResponse, TextResponse } from './response.js';
 
@@ -88,7 +103,11 @@ export interface RequestOptions {
   purpose?: Purpose;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 
 export class Egress {
   readonly allow: Allowlist;
@@ -122,7 +141,10 @@ export class Egress {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.pools = proxyPools(options.proxies ?? {}, { onSkip: options.onProxySkip });
     for (const pool of new Set(Object.values(this.pools))) {
-      this.pooled.set(pool, pooledAgents({ pool, lookup: lookup as never, connectTimeoutMs: this.connectTimeoutMs, agentOptions }));
+      this.pooled.set(
+        pool,
+        pooledAgents({ pool, lookup: lookup as never, connectTimeoutMs: this.connectTimeoutMs, agentOptions }),
+      );
     }
     const deps: TransportDeps = {
       agents: this.agents,
@@ -165,7 +187,9 @@ export class Egress {
     const host = normaliseHost(url.hostname);
     if (net.isIP(host) !== 0) return;
     await new Promise<void>((resolve, reject) => {
-      this.guardedLookup(host, { all: true }, (err) => (err instanceof BlockedAddressError ? reject(toReelayError(err)) : resolve()));
+      this.guardedLookup(host, { all: true }, (err) =>
+        err instanceof BlockedAddressError ? reject(toReelayError(err)) : resolve(),
+      );
     });
   }
 
@@ -280,7 +304,12 @@ export class Egress {
       }
     }
     return new Promise<net.Socket>((resolve, reject) => {
-      const socket = net.connect({ host: name, port, lookup: this.guardedLookup.bind(this) as never, timeout: timeoutMs });
+      const socket = net.connect({
+        host: name,
+        port,
+        lookup: this.guardedLookup.bind(this) as never,
+        timeout: timeoutMs,
+      });
       socket.once('connect', () => {
         socket.setTimeout(0);
         resolve(socket);
@@ -314,11 +343,19 @@ export class Egress {
     const wantsAll = options?.all === true;
     dns.lookup(hostname, { all: true, family: options?.family ?? 0, hints: options?.hints }, (err, answers) => {
       if (err) return callback(err, wantsAll ? [] : '');
-      if (answers.length === 0) return callback(Object.assign(new Error(`No address for ${hostname}`), { code: 'ENOTFOUND' }), wantsAll ? [] : '');
+      if (answers.length === 0)
+        return callback(
+          Object.assign(new Error(`No address for ${hostname}`), { code: 'ENOTFOUND' }),
+          wantsAll ? [] : '',
+        );
       if (!isHostAllowlisted(hostname, this.allow)) {
         for (const answer of answers) {
           const reason = addressBlockReason(answer.address, this.allow);
-          if (reason) return callback(new BlockedAddressError(blockedMessage(hostname, answer.address, reason)), wantsAll ? [] : '');
+          if (reason)
+            return callback(
+              new BlockedAddressError(blockedMessage(hostname, answer.address, reason)),
+              wantsAll ? [] : '',
+            );
         }
       }
       if (wantsAll) callback(null, answers);
@@ -329,7 +366,8 @@ export class Egress {
 
 /** The body as the caller wants it: decoded (gzip, deflate, br) unless it asked for identity. */
 function decoded(response: FinalResponse, options: RequestOptions): Readable {
-  if (options.identity || options.method === 'HEAD' || response.statusCode === 204 || response.statusCode === 304) return response.body;
+  if (options.identity || options.method === 'HEAD' || response.statusCode === 204 || response.statusCode === 304)
+    return response.body;
   return decodeBody(response.body, response.headers);
 }
 

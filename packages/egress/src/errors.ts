@@ -56,10 +56,12 @@ export function rateLimitOf(status: number, headers: Headers | undefined): Reela
 
 /** An error status as a ReelayError; `headers` (the response's) tell a rate limit from an outage. */
 export function statusError(status: number, headers?: Headers): ReelayError {
-  if (status === 404 || status === 410) return new ReelayError('content_not_found', `The origin answered ${status}: the content does not exist.`);
+  if (status === 404 || status === 410)
+    return new ReelayError('content_not_found', `The origin answered ${status}: the content does not exist.`);
   const limited = rateLimitOf(status, headers);
   if (limited) return limited;
-  if (status === 401 || status === 403) return new ReelayError('upstream_error', `The origin refused access (${status}).`);
+  if (status === 401 || status === 403)
+    return new ReelayError('upstream_error', `The origin refused access (${status}).`);
   return new ReelayError('upstream_error', `The origin failed with HTTP ${status}.`);
 }
 
@@ -77,18 +79,30 @@ export function toReelayError(err: unknown): ReelayError {
   if (e.name === 'RequestError' && e.cause instanceof Error) return toReelayError(e.cause);
   const cause = e.cause as { code?: string; message?: string } | undefined;
   const code = e.code ?? cause?.code;
-  if (code === BLOCKED_CODE) return new ReelayError('url_blocked', cause?.message ?? e.message ?? 'The address is not allowed.');
+  if (code === BLOCKED_CODE)
+    return new ReelayError('url_blocked', cause?.message ?? e.message ?? 'The address is not allowed.');
   // The proxy's own message names it by label; callers are told only the kind of trouble.
   if (code === PROXY_CODE) {
     const unreachable = ((e.code === PROXY_CODE ? e : cause) as { unreachable?: boolean }).unreachable;
-    return new ReelayError('upstream_error', unreachable ? 'No outbound proxy could be reached.' : 'The outbound proxy refused the connection.', { cause: err });
+    return new ReelayError(
+      'upstream_error',
+      unreachable ? 'No outbound proxy could be reached.' : 'The outbound proxy refused the connection.',
+      { cause: err },
+    );
   }
-  if ((code && TIMEOUT_CODES.has(code)) || e.name === 'TimeoutError') return new ReelayError('upstream_timeout', 'The origin did not answer in time.', { cause: err });
-  if (e.name === 'AbortError' || code === 'ABORT_ERR') return new ReelayError('upstream_error', 'The request was cancelled.', { cause: err });
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA') return new ReelayError('upstream_error', 'The origin host name could not be resolved.', { cause: err });
-  if (code === 'ECONNREFUSED') return new ReelayError('upstream_error', 'The origin refused the connection.', { cause: err });
-  if (code && CLOSED_CODES.has(code)) return new ReelayError('upstream_error', 'The origin closed the connection.', { cause: err });
-  if (code?.startsWith('HPE_')) return new ReelayError('upstream_error', 'The origin sent a malformed HTTP response.', { cause: err });
-  if (code?.startsWith('ERR_TLS') || (code && /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/.test(code))) return new ReelayError('upstream_error', 'The origin\'s TLS certificate could not be verified.', { cause: err });
+  if ((code && TIMEOUT_CODES.has(code)) || e.name === 'TimeoutError')
+    return new ReelayError('upstream_timeout', 'The origin did not answer in time.', { cause: err });
+  if (e.name === 'AbortError' || code === 'ABORT_ERR')
+    return new ReelayError('upstream_error', 'The request was cancelled.', { cause: err });
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA')
+    return new ReelayError('upstream_error', 'The origin host name could not be resolved.', { cause: err });
+  if (code === 'ECONNREFUSED')
+    return new ReelayError('upstream_error', 'The origin refused the connection.', { cause: err });
+  if (code && CLOSED_CODES.has(code))
+    return new ReelayError('upstream_error', 'The origin closed the connection.', { cause: err });
+  if (code?.startsWith('HPE_'))
+    return new ReelayError('upstream_error', 'The origin sent a malformed HTTP response.', { cause: err });
+  if (code?.startsWith('ERR_TLS') || (code && /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/.test(code)))
+    return new ReelayError('upstream_error', "The origin's TLS certificate could not be verified.", { cause: err });
   return new ReelayError('upstream_error', 'The origin could not be reached.', { cause: err });
 }

@@ -37,7 +37,11 @@ export class HostSlot {
   private lane: 'fresh' | 'held' | 'done' = 'fresh';
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly limiter: HostLimiter, private readonly state: HostState, private readonly host: string) {
+  constructor(
+    private readonly limiter: HostLimiter,
+    private readonly state: HostState,
+    private readonly host: string,
+  ) {
     this.timer = setTimeout(() => this.hold(), limiter.limits.stallAfterMs);
     this.timer.unref();
   }
@@ -114,7 +118,12 @@ export class HostLimiter {
       };
       const onAbort = () => waiter.fail(abortError(signal!));
       const timer = setTimeout(() => {
-        waiter.fail(new ReelayError('upstream_timeout', `Too many requests to ${host} are in progress; the origin did not take this one in time.`));
+        waiter.fail(
+          new ReelayError(
+            'upstream_timeout',
+            `Too many requests to ${host} are in progress; the origin did not take this one in time.`,
+          ),
+        );
         this.forget(host, queued);
       }, this.limits.queueTimeoutMs);
       timer.unref();
@@ -141,12 +150,15 @@ export class HostLimiter {
 
   /** Drops an idle host's entry, so the map does not grow with every host ever contacted. */
   private forget(host: string, state: HostState): void {
-    if (state.fresh === 0 && state.held === 0 && state.queue.length === 0 && this.hosts.get(host) === state) this.hosts.delete(host);
+    if (state.fresh === 0 && state.held === 0 && state.queue.length === 0 && this.hosts.get(host) === state)
+      this.hosts.delete(host);
   }
 }
 
 /** The error an aborted signal stands for: its reason when that is an Error, else an AbortError. */
 export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : Object.assign(new Error('The request was cancelled.'), { name: 'AbortError' });
+  return reason instanceof Error
+    ? reason
+    : Object.assign(new Error('The request was cancelled.'), { name: 'AbortError' });
 }

@@ -76,7 +76,12 @@ export class PlatformPacer {
       };
       const timer = setTimeout(() => {
         leave();
-        reject(new ReelayError('upstream_timeout', `Too many requests to ${platform} are in progress; this one did not get its turn in time.`));
+        reject(
+          new ReelayError(
+            'upstream_timeout',
+            `Too many requests to ${platform} are in progress; this one did not get its turn in time.`,
+          ),
+        );
       }, this.options.queueTimeoutMs);
       timer.unref();
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -111,9 +116,13 @@ export const MAX_RETRY_AFTER_SECONDS = 3600;
 export function rateLimitedError(who: string, status: number, retryAfter: number | undefined): ReelayError {
   const seconds = retryAfter === undefined ? undefined : Math.min(retryAfter, MAX_RETRY_AFTER_SECONDS);
   const when = seconds !== undefined ? ` for ${seconds} s` : '';
-  return new ReelayError('upstream_rate_limited', `${who} is rate limiting requests (${status})${when}; try again later.`, {
-    headers: seconds !== undefined ? { 'Retry-After': String(seconds) } : {},
-  });
+  return new ReelayError(
+    'upstream_rate_limited',
+    `${who} is rate limiting requests (${status})${when}; try again later.`,
+    {
+      headers: seconds !== undefined ? { 'Retry-After': String(seconds) } : {},
+    },
+  );
 }
 
 /**

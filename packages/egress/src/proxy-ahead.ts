@@ -107,7 +107,8 @@ export class AheadWindow {
     this.headers = headers;
     plan.cursor = index;
     plan.active = true;
-    for (const [i, entry] of plan.entries) if (i < index || i >= index + this.options.concurrency) this.drop(plan, i, entry);
+    for (const [i, entry] of plan.entries)
+      if (i < index || i >= index + this.options.concurrency) this.drop(plan, i, entry);
     if (!plan.entries.has(index)) this.start(plan, index);
     this.pump();
     const entry = plan.entries.get(index)!;
@@ -152,7 +153,14 @@ export class AheadWindow {
       if (entry.abort.signal.aborted || session.signal.aborted || !session.spendRequest()) break;
       this.fetches += 1;
       try {
-        const res = await egress.open(url, { method: 'GET', headers: this.headers, identity: true, followRedirects: false, allowErrorStatus: true, signal: AbortSignal.any([entry.abort.signal, session.signal]) });
+        const res = await egress.open(url, {
+          method: 'GET',
+          headers: this.headers,
+          identity: true,
+          followRedirects: false,
+          allowErrorStatus: true,
+          signal: AbortSignal.any([entry.abort.signal, session.signal]),
+        });
         if (res.status !== 200) {
           res.body.destroy();
           if (res.status >= 500 || res.status === 429) continue;

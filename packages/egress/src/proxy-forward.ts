@@ -13,7 +13,17 @@ import type { ProxySession } from './proxy-session.js';
 import type { ProxyEgress, ProxyHooks, ProxyLogger } from './proxy-deps.js';
 import type { ProxiedResponse, ProxyOptions } from './proxy-types.js';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** What forwarding needs of the proxy that received the request. */
 export interface ForwardContext {
@@ -29,7 +39,14 @@ export interface ForwardContext {
 }
 
 /** `parts: false`: the answer goes over the one connection, never split into Range parts (a header read). */
-export async function forward(ctx: ForwardContext, session: ProxySession, req: http.IncomingMessage, res: http.ServerResponse, target: URL, opts: { parts?: boolean } = {}): Promise<void> {
+export async function forward(
+  ctx: ForwardContext,
+  session: ProxySession,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  target: URL,
+  opts: { parts?: boolean } = {},
+): Promise<void> {
   // One controller per request: it follows the session (cut off, ended) and the client (which
   // closes connections when it seeks or has read enough), so no upstream transfer outlives its reader.
   const abort = new AbortController();
@@ -76,22 +93,42 @@ export async function forward(ctx: ForwardContext, session: ProxySession, req: h
   }
   if (upstream.body !== encoded.body) {
     upstream.body.once('error', () => {
-      if (!abort.signal.aborted) session.recordError(new ReelayError('upstream_error', 'The origin sent a compressed body that cannot be decoded.'));
+      if (!abort.signal.aborted)
+        session.recordError(
+          new ReelayError('upstream_error', 'The origin sent a compressed body that cannot be decoded.'),
+        );
     });
   }
   ctx.logger.debug({ ...session.logFields, host: target.host, status: upstream.status }, 'proxy: response');
 
   const headers = responseHeaders(upstream.headers, target, ctx.location);
   const rewriter = ctx.rewriter;
-  const sniff = rewriter && req.method === 'GET' && upstream.status >= 200 && upstream.status < 300 && !rangeFromMiddle(req);
-  const out: ProxiedResponse | undefined = sniff ? await rewriteBody(rewriter, session, upstream, target, headers) : { status: upstream.status, headers, body: upstream.body };
+  const sniff =
+    rewriter && req.method === 'GET' && upstream.status >= 200 && upstream.status < 300 && !rangeFromMiddle(req);
+  const out: ProxiedResponse | undefined = sniff
+    ? await rewriteBody(rewriter, session, upstream, target, headers)
+    : { status: upstream.status, headers, body: upstream.body };
   if (out === undefined) {
     if (abort.signal.aborted) return void res.destroy();
     return reply(res, 502);
   }
   if (ctx.concurrency > 1 && opts.parts !== false && req.method === 'GET' && !out.rewritten && upstream === encoded) {
     const { range: _range, 'if-range': _ifRange, ...asked } = session.forwardHeaders(req.headers);
-    out.body = (await rangedBody({ egress: ctx.egress, session, concurrency: ctx.concurrency, target, headers: asked, signal: abort.signal, release: () => (released = true), thresholdBytes: session.rangeThresholdBytes }, upstream, out.body)) ?? out.body;
+    out.body =
+      (await rangedBody(
+        {
+          egress: ctx.egress,
+          session,
+          concurrency: ctx.concurrency,
+          target,
+          headers: asked,
+          signal: abort.signal,
+          release: () => (released = true),
+          thresholdBytes: session.rangeThresholdBytes,
+        },
+        upstream,
+        out.body,
+      )) ?? out.body;
   }
   res.writeHead(out.status, out.headers);
   // Counted on 'data' beside the pipe, not in a Transform stage: one stream hop less per chunk (a
@@ -104,7 +141,10 @@ export async function forward(ctx: ForwardContext, session: ProxySession, req: h
     await pipeline(out.body, res);
   } catch (err) {
     // Already recorded where it matters (body error, byte limit); a client that left is no failure.
-    ctx.logger.debug({ ...session.logFields, host: target.host, err: (err as Error).message }, 'proxy: transfer ended early');
+    ctx.logger.debug(
+      { ...session.logFields, host: target.host, err: (err as Error).message },
+      'proxy: transfer ended early',
+    );
   }
 }
 
@@ -114,8 +154,17 @@ function rangeFromMiddle(req: http.IncomingMessage): boolean {
   return match !== null && Number(match[1]) > 0;
 }
 
-function responseHeaders(upstream: http.IncomingHttpHeaders, target: URL, location: ProxyOptions['location']): http.OutgoingHttpHeaders {
-  const listed = new Set(String(upstream.connection ?? '').toLowerCase().split(',').map((s) => s.trim()));
+function responseHeaders(
+  upstream: http.IncomingHttpHeaders,
+  target: URL,
+  location: ProxyOptions['location'],
+): http.OutgoingHttpHeaders {
+  const listed = new Set(
+    String(upstream.connection ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((s) => s.trim()),
+  );
   const out: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(upstream)) {
     if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name)) continue;

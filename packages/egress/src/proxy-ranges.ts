@@ -69,7 +69,11 @@ interface Shape {
  * the answer it has (as it came: the probe put back what it read, so one connection costs no extra
  * stream stage per chunk).
  */
-export async function rangedBody(fetch: RangedFetch, first: EgressResponse, body: Readable): Promise<Readable | undefined> {
+export async function rangedBody(
+  fetch: RangedFetch,
+  first: EgressResponse,
+  body: Readable,
+): Promise<Readable | undefined> {
   const shape = shapeOf(first);
   if (!shape || shape.total - shape.start < (fetch.thresholdBytes ?? RANGE_THRESHOLD_BYTES)) return undefined;
   const seen = await peek(body, PROBE_BYTES, PROBE_MS);
@@ -80,7 +84,11 @@ export async function rangedBody(fetch: RangedFetch, first: EgressResponse, body
   const firstEnd = Math.min(shape.total, shape.start + Math.max(1, Math.ceil(seen.head.length / chunk)) * chunk);
   // The pace from the first byte on: on a busy machine the wait for it is the event loop's, not the
   // origin's, and a CDN's first byte comes with its headers.
-  if (firstEnd >= shape.total || !worthSplitting(seen.head.length, seen.paceMs, shape.total - shape.start - seen.head.length)) return undefined;
+  if (
+    firstEnd >= shape.total ||
+    !worthSplitting(seen.head.length, seen.paceMs, shape.total - shape.start - seen.head.length)
+  )
+    return undefined;
   // One part waits to be read, not sixteen (Readable.from's default): the bound holds to the client.
   return Readable.from(assemble(fetch, shape, body, firstEnd), { highWaterMark: 1 });
 }
@@ -95,7 +103,12 @@ function shapeOf(res: EgressResponse): Shape | undefined {
     return { start: Number(m[1]), total: Number(m[3]), validator };
   }
   const length = Number(res.headers['content-length']);
-  if (res.status !== 200 || String(res.headers['accept-ranges'] ?? '').toLowerCase() !== 'bytes' || !Number.isSafeInteger(length)) return undefined;
+  if (
+    res.status !== 200 ||
+    String(res.headers['accept-ranges'] ?? '').toLowerCase() !== 'bytes' ||
+    !Number.isSafeInteger(length)
+  )
+    return undefined;
   return { start: 0, total: length, validator };
 }
 
@@ -224,12 +237,16 @@ async function* assemble(fetch: RangedFetch, shape: Shape, first: Readable, firs
     const size = partSize(shape.total - firstEnd, chunk, fetch.concurrency);
     const count = 1 + Math.ceil((shape.total - firstEnd) / size);
     const range = (k: number) => [firstEnd + (k - 1) * size, Math.min(shape.total, firstEnd + k * size) - 1] as const;
-    const w: PartWindow = new PartWindow((fetch.concurrency - 1) * chunk, fetch.concurrency, count, (k): Promise<Buffer> =>
-      fetchPart(fetch, shape, ...range(k), signal, {
-        progress: (left) => w.progress(k, left, () => openBusy),
-        learn: (roundTripMs, bytesPerMs) => w.learn(roundTripMs, bytesPerMs),
-        take: (bytes) => w.take(k, bytes, signal),
-      }),
+    const w: PartWindow = new PartWindow(
+      (fetch.concurrency - 1) * chunk,
+      fetch.concurrency,
+      count,
+      (k): Promise<Buffer> =>
+        fetchPart(fetch, shape, ...range(k), signal, {
+          progress: (left) => w.progress(k, left, () => openBusy),
+          learn: (roundTripMs, bytesPerMs) => w.learn(roundTripMs, bytesPerMs),
+          take: (bytes) => w.take(k, bytes, signal),
+        }),
     );
     window = w;
     w.fill(openBusy);
@@ -299,7 +316,14 @@ interface PartHooks {
 }
 
 /** One part, whole, checked: a 206 for exactly [from, to] of the same file. */
-async function fetchPart(fetch: RangedFetch, shape: Shape, from: number, to: number, signal: AbortSignal, hooks: PartHooks): Promise<Buffer> {
+async function fetchPart(
+  fetch: RangedFetch,
+  shape: Shape,
+  from: number,
+  to: number,
+  signal: AbortSignal,
+  hooks: PartHooks,
+): Promise<Buffer> {
   fetch.session.rangeParts += 1;
   let last: unknown;
   for (let attempt = 0; attempt <= RETRIES; attempt++) {
@@ -317,7 +341,11 @@ async function fetchPart(fetch: RangedFetch, shape: Shape, from: number, to: num
       last = new PartRefused(`HTTP ${res.status}`);
       continue;
     }
-    if (res.status !== 206 || String(res.headers['content-range']) !== `bytes ${from}-${to}/${shape.total}` || validatorOf(res) !== shape.validator) {
+    if (
+      res.status !== 206 ||
+      String(res.headers['content-range']) !== `bytes ${from}-${to}/${shape.total}` ||
+      validatorOf(res) !== shape.validator
+    ) {
       res.body.destroy();
       throw new PartRefused('the origin did not answer the range as asked');
     }
@@ -343,12 +371,20 @@ async function* oneConnection(fetch: RangedFetch, shape: Shape, pos: number): As
   const res = await open(fetch, shape, `bytes=${pos}-`, fetch.signal);
   const sameFile = validatorOf(res) === shape.validator;
   let skip = 0;
-  if (res.status === 206 && sameFile && String(res.headers['content-range']) === `bytes ${pos}-${shape.total - 1}/${shape.total}`) skip = 0;
+  if (
+    res.status === 206 &&
+    sameFile &&
+    String(res.headers['content-range']) === `bytes ${pos}-${shape.total - 1}/${shape.total}`
+  )
+    skip = 0;
   else if (res.status === 200 && sameFile && Number(res.headers['content-length']) === shape.total) skip = pos;
   else {
     res.body.destroy();
     if (res.status >= 400) fetch.session.recordStatus(res.status, res.headers);
-    throw new ReelayError('upstream_error', 'The origin changed the file while it was being fetched (its validator or size differ).');
+    throw new ReelayError(
+      'upstream_error',
+      'The origin changed the file while it was being fetched (its validator or size differ).',
+    );
   }
   for await (const piece of res.body as AsyncIterable<Buffer>) {
     const take = skip >= piece.length ? undefined : piece.subarray(skip);
@@ -360,5 +396,12 @@ async function* oneConnection(fetch: RangedFetch, shape: Shape, pos: number): As
 function open(fetch: RangedFetch, shape: Shape, range: string, signal: AbortSignal): Promise<EgressResponse> {
   const headers: Record<string, string> = { ...fetch.headers, range };
   if (shape.validator) headers['if-range'] = shape.validator;
-  return fetch.egress.open(fetch.target, { method: 'GET', headers, identity: true, followRedirects: false, allowErrorStatus: true, signal });
+  return fetch.egress.open(fetch.target, {
+    method: 'GET',
+    headers,
+    identity: true,
+    followRedirects: false,
+    allowErrorStatus: true,
+    signal,
+  });
 }

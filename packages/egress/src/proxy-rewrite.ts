@@ -14,7 +14,13 @@ import type { BodyRewriter, ProxiedResponse } from './proxy-types.js';
  * The response to send for an upstream body the rewriter may want. Undefined when the body failed
  * (the body's own error listener has recorded why, or the size failure is recorded here).
  */
-export async function rewriteBody(rewriter: BodyRewriter, session: ProxySession, upstream: EgressResponse, target: URL, headers: http.OutgoingHttpHeaders): Promise<ProxiedResponse | undefined> {
+export async function rewriteBody(
+  rewriter: BodyRewriter,
+  session: ProxySession,
+  upstream: EgressResponse,
+  target: URL,
+  headers: http.OutgoingHttpHeaders,
+): Promise<ProxiedResponse | undefined> {
   const peeked = await peek(upstream.body, rewriter.sniffBytes);
   if (peeked.failed) return undefined;
   if (!rewriter.detect(peeked.head)) {
@@ -28,7 +34,10 @@ export async function rewriteBody(rewriter: BodyRewriter, session: ProxySession,
     }
     text = peeked.ended ? peeked.head : await readAll(upstream.body, rewriter.maxBytes);
   } catch (err) {
-    if (err instanceof BodyTooLargeError) session.recordError(new ReelayError('upstream_error', `A ${rewriter.name} is larger than ${rewriter.maxBytes / 1024 / 1024} MB.`));
+    if (err instanceof BodyTooLargeError)
+      session.recordError(
+        new ReelayError('upstream_error', `A ${rewriter.name} is larger than ${rewriter.maxBytes / 1024 / 1024} MB.`),
+      );
     return undefined;
   }
   let rewritten: Buffer;

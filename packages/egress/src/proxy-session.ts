@@ -90,7 +90,9 @@ export class ProxySession {
     this.proxyPort = init.proxyPort;
     this.options = init.options;
     this.requestBudget = init.options.maxRequests;
-    const listed = [...(init.options.headerNames ?? [])].map((h) => h.toLowerCase()).filter((h) => !NEVER_FORWARDED.test(h));
+    const listed = [...(init.options.headerNames ?? [])]
+      .map((h) => h.toLowerCase())
+      .filter((h) => !NEVER_FORWARDED.test(h));
     this.headerNames = [...new Set([...ALWAYS_FORWARDED, ...listed])];
   }
 
@@ -144,7 +146,9 @@ export class ProxySession {
   /** An origin's error status; its headers tell a rate limit (429, 503 with Retry-After) from an outage. */
   recordStatus(status: number, headers?: Record<string, string | string[] | undefined>): void {
     if (status === 404 || status === 410) this.failures.notFound ??= status;
-    else if (status >= 500 || status === 429) this.failures.unavailable ??= rateLimitOf(status, headers) ?? new ReelayError('upstream_error', `The origin failed with HTTP ${status}.`);
+    else if (status >= 500 || status === 429)
+      this.failures.unavailable ??=
+        rateLimitOf(status, headers) ?? new ReelayError('upstream_error', `The origin failed with HTTP ${status}.`);
     else if (status >= 400 && status !== 416) this.failures.refused ??= status; // 416: a range past the end, which clients handle
   }
 

@@ -36,7 +36,9 @@ const REASONS: Record<number, string> = {
 export function refuseTunnel(client: Socket, status: number): void {
   client.on('error', () => client.destroy()); // a client that resets is no concern here
   const challenge = status === 407 ? 'Proxy-Authenticate: Basic realm="reelay"\r\n' : '';
-  client.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${challenge}Connection: close\r\nContent-Length: 0\r\n\r\n`);
+  client.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${challenge}Connection: close\r\nContent-Length: 0\r\n\r\n`,
+  );
 }
 
 /** `host:port` or `[v6]:port`, as a CONNECT request names its target; undefined when malformed. */
@@ -49,7 +51,13 @@ export function parseAuthority(authority: string): { host: string; port: number 
 }
 
 /** Checks and opens one tunnel for an authenticated session; resolves once it is set up or refused. */
-export async function openTunnel(policy: TunnelPolicy, session: ProxySession, authority: string, client: Socket, head: Buffer): Promise<void> {
+export async function openTunnel(
+  policy: TunnelPolicy,
+  session: ProxySession,
+  authority: string,
+  client: Socket,
+  head: Buffer,
+): Promise<void> {
   const { egress, logger, hooks } = policy;
   // A client that resets while the target is being checked is no failure; pipeline() reports later ones.
   client.on('error', () => client.destroy());
@@ -63,7 +71,12 @@ export async function openTunnel(policy: TunnelPolicy, session: ProxySession, au
     refuseTunnel(client, 403);
   };
   if (!policy.ports.has(target.port) && !isListedHost(target.host, egress.allow!)) {
-    return blocked(new ReelayError('url_blocked', `Connections to port ${target.port} are not allowed; only ${[...policy.ports].join(', ')}.`));
+    return blocked(
+      new ReelayError(
+        'url_blocked',
+        `Connections to port ${target.port} are not allowed; only ${[...policy.ports].join(', ')}.`,
+      ),
+    );
   }
 
   let upstream: Socket;
@@ -114,7 +127,8 @@ export async function openTunnel(policy: TunnelPolicy, session: ProxySession, au
   // Either direction ending (or failing) ends the tunnel; failures are the peers' business, and a
   // byte limit has already been recorded on the session.
   const ended = (err: unknown) => {
-    if (err) logger.debug({ ...session.logFields, target: authority, err: (err as Error).message }, 'proxy: tunnel ended');
+    if (err)
+      logger.debug({ ...session.logFields, target: authority, err: (err as Error).message }, 'proxy: tunnel ended');
     close();
   };
   pipeline(client, counter(false), upstream).then(() => undefined, ended);

@@ -40,8 +40,23 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     this.egress = options.egress;
     this.logger = options.logger ?? SILENT_LOGGER;
     this.hooks = options.hooks ?? {};
-    this.forwarding = { egress: this.egress, logger: this.logger, hooks: this.hooks, location: options.location, rewriter: options.rewriter, concurrency: options.fetchConcurrency ?? 1, blocked: (session, error, where) => this.blocked(session as S, error, where) };
-    this.tunnels = options.allowConnect ? { egress: options.egress, ports: new Set(options.connectPorts ?? [443]), logger: this.logger, hooks: this.hooks } : undefined;
+    this.forwarding = {
+      egress: this.egress,
+      logger: this.logger,
+      hooks: this.hooks,
+      location: options.location,
+      rewriter: options.rewriter,
+      concurrency: options.fetchConcurrency ?? 1,
+      blocked: (session, error, where) => this.blocked(session as S, error, where),
+    };
+    this.tunnels = options.allowConnect
+      ? {
+          egress: options.egress,
+          ports: new Set(options.connectPorts ?? [443]),
+          logger: this.logger,
+          hooks: this.hooks,
+        }
+      : undefined;
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       this.handle(req, res).catch((err: unknown) => {
         this.logger.error({ err }, 'proxy request failed');
@@ -79,10 +94,17 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
 
   /** A session for one run; close it with closeSession() when the run ends. */
   openSession(id: string, options: SessionOptions): S {
-    const init: SessionInit = { id, user: randomBytes(12).toString('hex'), pass: Buffer.from(randomBytes(24).toString('hex')), proxyPort: this.port, options };
+    const init: SessionInit = {
+      id,
+      user: randomBytes(12).toString('hex'),
+      pass: Buffer.from(randomBytes(24).toString('hex')),
+      proxyPort: this.port,
+      options,
+    };
     const session = this.options.session ? this.options.session(init) : (new ProxySession(init) as S);
     const concurrency = this.options.fetchConcurrency ?? 1;
-    if (concurrency > 1) session.ahead = new AheadWindow({ egress: this.egress, session, concurrency, hooks: this.hooks });
+    if (concurrency > 1)
+      session.ahead = new AheadWindow({ egress: this.egress, session, concurrency, hooks: this.hooks });
     this.sessions.set(session.user, session);
     return session;
   }
@@ -124,7 +146,9 @@ export class GuardedProxy<S extends ProxySession = ProxySession> {
     const { session, headerRead } = this.credentials(req.headers['proxy-authorization']) ?? {};
     if (!session) {
       // ffmpeg sends credentials only after a challenge naming the Basic scheme.
-      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="reelay"', 'content-length': '0', connection: 'close' }).end();
+      res
+        .writeHead(407, { 'proxy-authenticate': 'Basic realm="reelay"', 'content-length': '0', connection: 'close' })
+        .end();
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405);

@@ -63,7 +63,11 @@ export class ProxyPool {
   }
 }
 
-type Lookup = (hostname: string, options: { all?: boolean }, callback: (err: Error | null, address: string) => void) => void;
+type Lookup = (
+  hostname: string,
+  options: { all?: boolean },
+  callback: (err: Error | null, address: string) => void,
+) => void;
 
 /** Resolves and checks a destination with the guard's lookup: the only address a proxy is given. */
 export function resolveChecked(lookup: Lookup, host: string): Promise<string> {
@@ -130,7 +134,14 @@ export function proxyPools(settings: ProxySettings, options: ProxyPoolOptions): 
     if (!urls?.length) return undefined;
     const key = urls.join('\n');
     let pool = byList.get(key);
-    if (!pool) byList.set(key, (pool = new ProxyPool(urls.map((url) => trusting(parseProxyUrl(url), settings.ca)), options)));
+    if (!pool)
+      byList.set(
+        key,
+        (pool = new ProxyPool(
+          urls.map((url) => trusting(parseProxyUrl(url), settings.ca)),
+          options,
+        )),
+      );
     return pool;
   };
   const pick = (own: readonly string[] | undefined) => poolOf(own?.length ? own : settings.all);

@@ -33,13 +33,17 @@ export function parseProxyUrl(raw: string): UpstreamProxy {
     throw new TypeError(`a proxy URL has the scheme ${protocol.replace(/:$/, '')}; use http, https or socks5`);
   }
   if (!url.hostname) throw new TypeError('a proxy URL has no host');
-  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) throw new TypeError('a proxy URL has a path, query or fragment');
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash)
+    throw new TypeError('a proxy URL has a path, query or fragment');
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port ? Number(url.port) : DEFAULT_PORTS[protocol];
   const label = `${protocol}//${url.hostname}:${port}`;
   let auth: UpstreamProxy['auth'];
   try {
-    auth = url.username || url.password ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined;
+    auth =
+      url.username || url.password
+        ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+        : undefined;
   } catch {
     throw new TypeError('a proxy URL has malformed percent-encoding in its credentials');
   }
@@ -62,7 +66,12 @@ export class ProxyConnectError extends Error {
  * A socket tunnelled through `proxy` to ip:port, ready for the caller's HTTP or TLS. Fails with a
  * ProxyConnectError within timeoutMs, naming the proxy by its label only.
  */
-export async function tunnelThrough(proxy: UpstreamProxy, ip: string, port: number, timeoutMs: number): Promise<net.Socket> {
+export async function tunnelThrough(
+  proxy: UpstreamProxy,
+  ip: string,
+  port: number,
+  timeoutMs: number,
+): Promise<net.Socket> {
   const socket = await reach(proxy, timeoutMs);
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -76,7 +85,9 @@ export async function tunnelThrough(proxy: UpstreamProxy, ip: string, port: numb
   } catch (err) {
     socket.destroy();
     if (timedOut) throw new ProxyConnectError(`The proxy ${proxy.label} did not answer in time.`, true);
-    throw err instanceof ProxyConnectError ? err : new ProxyConnectError(`The proxy ${proxy.label} failed: ${(err as Error).message}`, false);
+    throw err instanceof ProxyConnectError
+      ? err
+      : new ProxyConnectError(`The proxy ${proxy.label} failed: ${(err as Error).message}`, false);
   } finally {
     clearTimeout(timer);
   }
@@ -88,9 +99,18 @@ function reach(proxy: UpstreamProxy, timeoutMs: number): Promise<net.Socket> {
     const secure = proxy.protocol === 'https:';
     const servername = net.isIP(proxy.host) === 0 ? proxy.host : undefined;
     const socket: net.Socket = secure
-      ? tls.connect({ host: proxy.host, port: proxy.port, servername, ALPNProtocols: ['http/1.1'], ...(proxy.ca ? { ca: [...proxy.ca] } : {}) })
+      ? tls.connect({
+          host: proxy.host,
+          port: proxy.port,
+          servername,
+          ALPNProtocols: ['http/1.1'],
+          ...(proxy.ca ? { ca: [...proxy.ca] } : {}),
+        })
       : net.connect({ host: proxy.host, port: proxy.port });
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), timeoutMs);
+    const timer = setTimeout(
+      () => socket.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })),
+      timeoutMs,
+    );
     socket.once(secure ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       socket.removeAllListeners('error');
@@ -98,7 +118,9 @@ function reach(proxy: UpstreamProxy, timeoutMs: number): Promise<net.Socket> {
     });
     socket.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new ProxyConnectError(`The proxy ${proxy.label} could not be connected to (${err.code ?? 'error'}).`, true));
+      reject(
+        new ProxyConnectError(`The proxy ${proxy.label} could not be connected to (${err.code ?? 'error'}).`, true),
+      );
     });
   });
 }
@@ -107,7 +129,8 @@ function reach(proxy: UpstreamProxy, timeoutMs: number): Promise<net.Socket> {
 function httpConnect(proxy: UpstreamProxy, socket: net.Socket, ip: string, port: number): Promise<void> {
   const authority = `${net.isIPv6(ip) ? `[${ip}]` : ip}:${port}`;
   const lines = [`CONNECT ${authority} HTTP/1.1`, `Host: ${authority}`];
-  if (proxy.auth) lines.push(`Proxy-Authorization: Basic ${Buffer.from(`${proxy.auth.user}:${proxy.auth.pass}`).toString('base64')}`);
+  if (proxy.auth)
+    lines.push(`Proxy-Authorization: Basic ${Buffer.from(`${proxy.auth.user}:${proxy.auth.pass}`).toString('base64')}`);
   socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   return new Promise((resolve, reject) => {
     let head = Buffer.alloc(0);
@@ -141,7 +164,13 @@ function httpConnect(proxy: UpstreamProxy, socket: net.Socket, ip: string, port:
   });
 }
 
-async function socksConnect(proxy: UpstreamProxy, socket: net.Socket, ip: string, port: number, timeoutMs: number): Promise<net.Socket> {
+async function socksConnect(
+  proxy: UpstreamProxy,
+  socket: net.Socket,
+  ip: string,
+  port: number,
+  timeoutMs: number,
+): Promise<net.Socket> {
   try {
     const { socket: tunnel } = await SocksClient.createConnection({
       proxy: { host: proxy.host, port: proxy.port, type: 5, userId: proxy.auth?.user, password: proxy.auth?.pass },
@@ -153,13 +182,16 @@ async function socksConnect(proxy: UpstreamProxy, socket: net.Socket, ip: string
     return tunnel;
   } catch (err) {
     // The socks client's own messages name no credentials, but they are not ours to promise: say it plainly.
-    const detail = /authentication/i.test((err as Error).message) ? 'refused the credentials' : 'refused the connection';
+    const detail = /authentication/i.test((err as Error).message)
+      ? 'refused the credentials'
+      : 'refused the connection';
     throw new ProxyConnectError(`The proxy ${proxy.label} ${detail}.`, false);
   }
 }
 
 function refusal(proxy: UpstreamProxy, status: number): string {
   if (status === 407) return `The proxy ${proxy.label} refused the credentials (407).`;
-  return status ? `The proxy ${proxy.label} refused the tunnel (${status}).` : `The proxy ${proxy.label} sent a malformed answer.`;
+  return status
+    ? `The proxy ${proxy.label} refused the tunnel (${status}).`
+    : `The proxy ${proxy.label} sent a malformed answer.`;
 }
-

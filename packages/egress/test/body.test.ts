@@ -50,7 +50,9 @@ describe('peek', () => {
     expect(seen.ms).toBeGreaterThanOrEqual(19);
     expect(seen.paceMs).toBeLessThanOrEqual(seen.ms);
     stream.end(Buffer.alloc(5 * KB, 2));
-    expect((await buffer(stream)).equals(Buffer.concat([Buffer.alloc(10 * KB, 1), Buffer.alloc(5 * KB, 2)]))).toBe(true);
+    expect((await buffer(stream)).equals(Buffer.concat([Buffer.alloc(10 * KB, 1), Buffer.alloc(5 * KB, 2)]))).toBe(
+      true,
+    );
   });
 
   test('a body that fails during the peek is reported failed, not ended', async () => {

@@ -22,7 +22,9 @@ beforeAll(async () => {
     /* never answers */
   });
   // gzip although the request asked for identity: decoded, and the cap counts the decoded bytes.
-  origin.route('/gzip-anyway', (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(big));
+  origin.route('/gzip-anyway', (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(big),
+  );
   origin.route('/echo-method', (req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(req.method));
 });
 
@@ -66,7 +68,9 @@ describe.each<EgressClient>(['got', 'http'])('egress on %s', (client) => {
     const res = await egress.open(origin.url('/gzip-anyway'), { identity: true });
     const err = await failure(egress.read(decodeBody(res.body, res.headers), 1024 * 1024));
     expect(err.message).toMatch(/larger than 1 MB/);
-    expect((await failure(egress.fetchText(origin.url('/gzip-anyway'), { maxBytes: 1024 * 1024 }))).message).toMatch(/larger than 1 MB/);
+    expect((await failure(egress.fetchText(origin.url('/gzip-anyway'), { maxBytes: 1024 * 1024 }))).message).toMatch(
+      /larger than 1 MB/,
+    );
     const whole = await egress.fetchText(origin.url('/gzip-anyway'), { maxBytes: 3 * 1024 * 1024 });
     expect(whole.text.length).toBe(2 * 1024 * 1024);
   });

@@ -57,13 +57,18 @@ afterAll(async () => {
 });
 
 describe.each(['got', 'http'] as const)('COOKIES_FILE with the %s client', (client) => {
-  const egress = () => new Egress({ client, allowlist: ['127.0.0.1', '::1', 'localhost'], cookies: new CookieFile(file) });
+  const egress = () =>
+    new Egress({ client, allowlist: ['127.0.0.1', '::1', 'localhost'], cookies: new CookieFile(file) });
   const seen = async (e: Egress, url: string) => (await e.fetchText(url)).text.split('; ').filter(Boolean).sort();
 
   test('a cookie goes only to its own host and path, never when expired or Secure over http', async () => {
     const e = egress();
     expect(await seen(e, `http://localhost:${named.port}/echo`)).toEqual(['http_only=h1', 'named=n1']);
-    expect(await seen(e, `http://localhost:${named.port}/private/echo`)).toEqual(['deep=d1', 'http_only=h1', 'named=n1']);
+    expect(await seen(e, `http://localhost:${named.port}/private/echo`)).toEqual([
+      'deep=d1',
+      'http_only=h1',
+      'named=n1',
+    ]);
     expect(await seen(e, `http://127.0.0.1:${ip.port}/echo`)).toEqual(['ip=i1']);
   });
 
@@ -86,7 +91,10 @@ describe('the cookie file', () => {
   });
 
   test('a cookie for a domain goes to its subdomains only when the file says so', async () => {
-    const text = [line('.example.com', true, '/', false, 0, 'wide', '1'), line('example.org', false, '/', false, 0, 'host', '2')].join('\n');
+    const text = [
+      line('.example.com', true, '/', false, 0, 'wide', '1'),
+      line('example.org', false, '/', false, 0, 'host', '2'),
+    ].join('\n');
     const other = path.join(dir, 'domains.txt');
     fs.writeFileSync(other, text);
     const cookies = new CookieFile(other);
@@ -129,7 +137,13 @@ describe('the cookie file', () => {
   });
 
   test('lines that are not cookies are counted, expired cookies left out', () => {
-    const { cookies, bad } = parseNetscapeCookies(['garbage', line('a.example', false, '/', false, 1, 'old', 'x'), line('a.example', false, '/', false, 0, 'ok', 'y')].join('\n'));
+    const { cookies, bad } = parseNetscapeCookies(
+      [
+        'garbage',
+        line('a.example', false, '/', false, 1, 'old', 'x'),
+        line('a.example', false, '/', false, 0, 'ok', 'y'),
+      ].join('\n'),
+    );
     expect(cookies.map((c) => c.key)).toEqual(['ok']);
     expect(bad).toBe(1);
   });

@@ -68,7 +68,8 @@ function sourcesOf(dir: string): Map<string, string> {
     for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
       const rel = path.posix.join(sub, entry.name);
       if (entry.isDirectory()) walk(rel);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.set(rel, fs.readFileSync(path.join(dir, rel), 'utf8'));
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
+        out.set(rel, fs.readFileSync(path.join(dir, rel), 'utf8'));
     }
   };
   walk('.');
@@ -95,7 +96,9 @@ describe('import circles', () => {
       ['self.ts', "import type { S } from './self.js';\nexport interface S { s?: S }\n"],
     ]);
     expect(importCycles(importGraph(sources))).toEqual([['a.ts', 'b.ts', 'sub/c.ts'], ['self.ts']]);
-    expect(importCycles(importGraph(new Map([...sources].filter(([f]) => f !== 'sub/c.ts' && f !== 'self.ts'))))).toEqual([]);
+    expect(
+      importCycles(importGraph(new Map([...sources].filter(([f]) => f !== 'sub/c.ts' && f !== 'self.ts')))),
+    ).toEqual([]);
   });
 
   test('packages/egress has none: each module depends one way (decode → response, proxy-session → proxy-ahead → proxy-deps)', () => {
@@ -108,7 +111,9 @@ describe('import circles', () => {
   });
 
   test('no other package or app has one either', () => {
-    const found = workspaceSources().flatMap((src) => importCycles(importGraph(sourcesOf(path.join(REPO, src)))).map((cycle) => `${src}: ${cycle.join(' ↔ ')}`));
+    const found = workspaceSources().flatMap((src) =>
+      importCycles(importGraph(sourcesOf(path.join(REPO, src)))).map((cycle) => `${src}: ${cycle.join(' ↔ ')}`),
+    );
     expect(found).toEqual([]);
   });
 });

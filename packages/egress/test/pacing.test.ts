@@ -6,7 +6,10 @@ import { parseRetryAfter, type PlatformOutcome } from '../src/pacing.js';
 
 let origin: Origin;
 const outcomes: [string, PlatformOutcome][] = [];
-const egress = new Egress({ allowlist: ['127.0.0.1'], pacing: { concurrency: 4, onOutcome: (platform, outcome) => outcomes.push([platform, outcome]) } });
+const egress = new Egress({
+  allowlist: ['127.0.0.1'],
+  pacing: { concurrency: 4, onOutcome: (platform, outcome) => outcomes.push([platform, outcome]) },
+});
 /** Requests the slow route holds right now, and the most it ever held. */
 let inFlight = 0;
 let maxInFlight = 0;
@@ -90,14 +93,20 @@ describe('platform pacing', () => {
   });
 
   test('a POST is not repeated, whatever the Retry-After', async () => {
-    const err = await failure(egress.fetchText(origin.url('/post'), { platform: 'p-post', method: 'POST', body: '{}' }));
+    const err = await failure(
+      egress.fetchText(origin.url('/post'), { platform: 'p-post', method: 'POST', body: '{}' }),
+    );
     expect(err.code).toBe('upstream_rate_limited');
     expect(origin.hits.get('/post')).toBe(1);
   });
 
   test('a request that names no platform is not paced, yet its 429 is upstream_rate_limited too, Retry-After passed on', async () => {
     const err = await failure(egress.fetchText(origin.url('/plain')));
-    expect([err.code, err.message, err.headers]).toEqual(['upstream_rate_limited', 'The origin is rate limiting requests (429) for 1 s; try again later.', { 'Retry-After': '1' }]);
+    expect([err.code, err.message, err.headers]).toEqual([
+      'upstream_rate_limited',
+      'The origin is rate limiting requests (429) for 1 s; try again later.',
+      { 'Retry-After': '1' },
+    ]);
     expect(origin.hits.get('/plain')).toBe(1);
   });
 
@@ -119,7 +128,9 @@ describe('platform pacing', () => {
 
   test('a burst of 30 requests to one platform never has more than its 4 slots in flight at the origin', async () => {
     maxInFlight = 0;
-    const answers = await Promise.all(Array.from({ length: 30 }, () => egress.fetchText(origin.url('/slow'), { platform: 'p-slow' })));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => egress.fetchText(origin.url('/slow'), { platform: 'p-slow' })),
+    );
     expect(answers.every((a) => a.text === 'done')).toBe(true);
     expect(maxInFlight).toBe(4); // reached, never passed
     expect(egress.pacer.usage('p-slow')).toEqual({ running: 0, queued: 0 });

@@ -44,7 +44,14 @@ export interface ConnectAnswer {
 export function connectThrough(proxyPort: number, authority: string, auth?: string): Promise<ConnectAnswer> {
   return new Promise((resolve, reject) => {
     const headers = auth ? { 'proxy-authorization': `Basic ${Buffer.from(auth).toString('base64')}` } : undefined;
-    const req = http.request({ host: '127.0.0.1', port: proxyPort, method: 'CONNECT', path: authority, headers, agent: false });
+    const req = http.request({
+      host: '127.0.0.1',
+      port: proxyPort,
+      method: 'CONNECT',
+      path: authority,
+      headers,
+      agent: false,
+    });
     req.on('connect', (res: http.IncomingMessage, socket: net.Socket) => {
       if (res.statusCode === 200) return resolve({ status: 200, headers: res.headers, socket });
       socket.destroy();

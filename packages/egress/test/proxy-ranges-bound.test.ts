@@ -24,7 +24,9 @@ beforeAll(async () => {
   fs.writeFileSync(file, randomBytes(12 * 1024 * 1024));
   origin = await startOrigin();
   // 8 MiB/s a connection: slow enough to be split, the whole file ~0.4 s over 4.
-  origin.route('/big.bin', (req, res) => serveFile(req, res, file, 'application/octet-stream', { etag: '"v1"' }, 8 * 1024 * 1024));
+  origin.route('/big.bin', (req, res) =>
+    serveFile(req, res, file, 'application/octet-stream', { etag: '"v1"' }, 8 * 1024 * 1024),
+  );
   proxy = await GuardedProxy.start({ egress, allowConnect: false, fetchConcurrency: CONCURRENCY });
 });
 
@@ -39,21 +41,30 @@ test('a client that stops reading holds the parts after its next one to (concurr
   const url = new URL(session.proxyUrl);
   const auth = `Basic ${Buffer.from(`${url.username}:${url.password}`).toString('base64')}`;
   const body = await new Promise<Buffer>((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port: proxy.port, path: origin.url('/big.bin'), headers: { 'proxy-authorization': auth }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let paused = false;
-      res.on('data', (c: Buffer) => {
-        chunks.push(c);
-        // Once 2 MiB are in, stop reading for a second: the parts go on until their bound.
-        if (!paused && chunks.reduce((n, x) => n + x.length, 0) > 2 * 1024 * 1024) {
-          paused = true;
-          res.pause();
-          setTimeout(() => res.resume(), 1_000);
-        }
-      });
-      res.once('end', () => resolve(Buffer.concat(chunks)));
-      res.once('error', reject);
-    });
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port: proxy.port,
+        path: origin.url('/big.bin'),
+        headers: { 'proxy-authorization': auth },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let paused = false;
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          // Once 2 MiB are in, stop reading for a second: the parts go on until their bound.
+          if (!paused && chunks.reduce((n, x) => n + x.length, 0) > 2 * 1024 * 1024) {
+            paused = true;
+            res.pause();
+            setTimeout(() => res.resume(), 1_000);
+          }
+        });
+        res.once('end', () => resolve(Buffer.concat(chunks)));
+        res.once('error', reject);
+      },
+    );
     req.once('error', reject);
   });
   expect(body.equals(fs.readFileSync(file))).toBe(true);
@@ -68,22 +79,31 @@ async function readStart(proxyUrl: string): Promise<number> {
   const url = new URL(proxyUrl);
   const auth = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${url.password}`).toString('base64')}`;
   return new Promise<number>((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port: proxy.port, path: origin.url('/big.bin'), headers: { 'proxy-authorization': auth }, agent: false }, (res) => {
-      let got = 0;
-      res.on('data', (c: Buffer) => {
-        got += c.length;
-        if (got >= 64 * 1024) {
-          res.destroy();
-          resolve(got);
-        }
-      });
-      res.once('error', reject);
-    });
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port: proxy.port,
+        path: origin.url('/big.bin'),
+        headers: { 'proxy-authorization': auth },
+        agent: false,
+      },
+      (res) => {
+        let got = 0;
+        res.on('data', (c: Buffer) => {
+          got += c.length;
+          if (got >= 64 * 1024) {
+            res.destroy();
+            resolve(got);
+          }
+        });
+        res.once('error', reject);
+      },
+    );
     req.once('error', reject);
   });
 }
 
-test('a header read (the session\'s headerReadProxyUrl, what a duration probe uses) is never split into parts; the same read as a plain client is', async () => {
+test("a header read (the session's headerReadProxyUrl, what a duration probe uses) is never split into parts; the same read as a plain client is", async () => {
   const session = proxy.openSession('header-read', { maxBytes: 100 * 1024 * 1024 });
   expect(new URL(session.headerReadProxyUrl).password).toBe(new URL(session.proxyUrl).password);
   await readStart(session.headerReadProxyUrl);
@@ -97,15 +117,26 @@ test('a header read (the session\'s headerReadProxyUrl, what a duration probe us
   proxy.closeSession(session);
 }, 30_000);
 
-test('the header-read mark needs the session\'s password like any other request', async () => {
+test("the header-read mark needs the session's password like any other request", async () => {
   const session = proxy.openSession('header-read-auth', { maxBytes: 100 * 1024 * 1024 });
   const url = new URL(session.headerReadProxyUrl);
   const status = await new Promise<number>((resolve, reject) => {
     const auth = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:wrong`).toString('base64')}`;
-    http.get({ host: '127.0.0.1', port: proxy.port, path: origin.url('/big.bin'), headers: { 'proxy-authorization': auth }, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).once('error', reject);
+    http
+      .get(
+        {
+          host: '127.0.0.1',
+          port: proxy.port,
+          path: origin.url('/big.bin'),
+          headers: { 'proxy-authorization': auth },
+          agent: false,
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      )
+      .once('error', reject);
   });
   expect(status).toBe(407);
   proxy.closeSession(session);

@@ -2,7 +2,15 @@
 // while it was probed (proxy-ranges.ts). The parts themselves are tested end to end with real
 // ffmpeg and throttled origins in apps/worker/test/parallel-fetch.scenario.test.ts.
 import { describe, expect, test } from '@jest/globals';
-import { FAST_BYTES_PER_SECOND, partSize, PROBE_BYTES, PROBE_MS, RANGE_CHUNK_BYTES, WORTH_MS, worthSplitting } from '../src/proxy-ranges.js';
+import {
+  FAST_BYTES_PER_SECOND,
+  partSize,
+  PROBE_BYTES,
+  PROBE_MS,
+  RANGE_CHUNK_BYTES,
+  WORTH_MS,
+  worthSplitting,
+} from '../src/proxy-ranges.js';
 
 const MB = 1024 * 1024;
 

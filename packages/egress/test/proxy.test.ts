@@ -21,7 +21,11 @@ beforeAll(async () => {
   origin.body('/page', '<html>hello</html>', 'text/html');
   echoServer = await startTcp('127.0.0.1', 'echo');
   trap = await startTcp('127.0.0.2', 'trap');
-  proxy = await GuardedProxy.start({ egress, allowConnect: true, hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ } });
+  proxy = await GuardedProxy.start({
+    egress,
+    allowConnect: true,
+    hooks: { onBytes: (n) => (counted.bytes += n), onBlocked: () => counted.blocked++ },
+  });
 });
 
 afterAll(async () => {
@@ -70,15 +74,23 @@ describe('CONNECT tunnels', () => {
     expect(cutOff).toBe(1);
     expect(trap.connections).toBe(0);
     // The session is cut off: even an allowed target is refused now.
-    expect((await connectThrough(open.port, `127.0.0.1:${echoServer.port}`, credentialsOf(s.proxyUrl))).status).toBe(403);
+    expect((await connectThrough(open.port, `127.0.0.1:${echoServer.port}`, credentialsOf(s.proxyUrl))).status).toBe(
+      403,
+    );
     await open.close();
   });
 
   test('a host name that resolves to a blocked address is refused before dialling', async () => {
-    const strict = await GuardedProxy.start({ egress: new Egress(), allowConnect: true, connectPorts: [echoServer.port] });
+    const strict = await GuardedProxy.start({
+      egress: new Egress(),
+      allowConnect: true,
+      connectPorts: [echoServer.port],
+    });
     const s = strict.openSession('run-3', { maxBytes: 1_000 });
     const before = echoServer.connections;
-    expect((await connectThrough(strict.port, `localhost:${echoServer.port}`, credentialsOf(s.proxyUrl))).status).toBe(403);
+    expect((await connectThrough(strict.port, `localhost:${echoServer.port}`, credentialsOf(s.proxyUrl))).status).toBe(
+      403,
+    );
     expect(s.failures.blocked).toMatch(/localhost \(127\.0\.0\.1\).*loopback/);
     expect(echoServer.connections).toBe(before);
     await strict.close();
@@ -97,7 +109,9 @@ describe('CONNECT tunnels', () => {
     const strict = await GuardedProxy.start({ egress: fake, allowConnect: true });
     for (const port of [25, 80, 22, 6379]) {
       const s = strict.openSession('run-4', { maxBytes: 1_000 });
-      expect((await connectThrough(strict.port, `mail.example.com:${port}`, credentialsOf(s.proxyUrl))).status).toBe(403);
+      expect((await connectThrough(strict.port, `mail.example.com:${port}`, credentialsOf(s.proxyUrl))).status).toBe(
+        403,
+      );
       expect(s.failures.blocked).toBe(`Connections to port ${port} are not allowed; only 443.`);
       strict.closeSession(s);
     }
@@ -141,7 +155,9 @@ describe('CONNECT tunnels', () => {
     const plain = await GuardedProxy.start({ egress, allowConnect: false });
     const s = plain.openSession('run-5', { maxBytes: 1_000 });
     const before = echoServer.connections;
-    expect((await connectThrough(plain.port, `127.0.0.1:${echoServer.port}`, credentialsOf(s.proxyUrl))).status).toBe(405);
+    expect((await connectThrough(plain.port, `127.0.0.1:${echoServer.port}`, credentialsOf(s.proxyUrl))).status).toBe(
+      405,
+    );
     expect(echoServer.connections).toBe(before);
     await plain.close();
   });
@@ -151,11 +167,14 @@ describe('absolute-form requests', () => {
   function get(target: string, auth: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       const headers = { 'proxy-authorization': `Basic ${Buffer.from(auth).toString('base64')}` };
-      const req = http.request({ host: '127.0.0.1', port: proxy.port, method: 'GET', path: target, headers, agent: false }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port: proxy.port, method: 'GET', path: target, headers, agent: false },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -163,7 +182,10 @@ describe('absolute-form requests', () => {
 
   test('an http URL is fetched through egress and counted', async () => {
     const s = session();
-    expect(await get(origin.url('/page'), credentialsOf(s.proxyUrl))).toEqual({ status: 200, body: '<html>hello</html>' });
+    expect(await get(origin.url('/page'), credentialsOf(s.proxyUrl))).toEqual({
+      status: 200,
+      body: '<html>hello</html>',
+    });
     expect(s.bytes).toBe('<html>hello</html>'.length);
     proxy.closeSession(s);
   });

@@ -41,10 +41,27 @@ export interface Candidate {
 
 // Players, scripts, pages and subtitle files that sites put where media belongs (yt-dlp's
 // filter_video drops the same kinds).
-const NOT_MEDIA_EXT = new Set(['swf', 'js', 'css', 'html', 'htm', 'xhtml', 'xml', 'json', 'srt', 'vtt', 'ttml', 'sbv', 'sub', 'txt', 'svg']);
+const NOT_MEDIA_EXT = new Set([
+  'swf',
+  'js',
+  'css',
+  'html',
+  'htm',
+  'xhtml',
+  'xml',
+  'json',
+  'srt',
+  'vtt',
+  'ttml',
+  'sbv',
+  'sub',
+  'txt',
+  'svg',
+]);
 
 // Declared types that name a player or an embed rather than a file.
-const NOT_MEDIA_MIME = /^(?:text\/|application\/(?:x-shockwave-flash|javascript|json|xhtml)|video\/(?:youtube|vimeo|x-youtube))/;
+const NOT_MEDIA_MIME =
+  /^(?:text\/|application\/(?:x-shockwave-flash|javascript|json|xhtml)|video\/(?:youtube|vimeo|x-youtube))/;
 
 /** An absolute http(s) URL, or undefined for empty values, data:, blob:, javascript: and garbage. */
 export function resolveUrl(raw: string | undefined, base: URL): string | undefined {
@@ -108,5 +125,6 @@ export function findSource(raw: string | undefined, base: URL, hints: SourceHint
 export function addSource(list: FoundSource[], source: FoundSource): void {
   const existing = list.find((s) => s.url === source.url);
   if (!existing) list.push({ ...source });
-  else for (const [key, value] of Object.entries(source)) (existing as unknown as Record<string, unknown>)[key] ??= value;
+  else
+    for (const [key, value] of Object.entries(source)) (existing as unknown as Record<string, unknown>)[key] ??= value;
 }

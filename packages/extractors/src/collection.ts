@@ -1,10 +1,25 @@
 // A collection page as an ExtractResult: entries numbered from where the cursor left off, cut at a
 // page and at MAX_COLLECTION_ENTRIES, entries and files the download would refuse dropped, the files
 // a feed names recorded like any other source, and the next page's start handed back for signing.
-import { COLLECTION_PAGE_SIZE, ExtractResultSchema, ReelayError, type CollectionEntry, type ExtractResult, type MediaItem } from '@reelay/contracts';
+import {
+  COLLECTION_PAGE_SIZE,
+  ExtractResultSchema,
+  ReelayError,
+  type CollectionEntry,
+  type ExtractResult,
+  type MediaItem,
+} from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import { compareSources, describing, fallbackTitle, sourceRecord, toSource, unfetchable } from './result.js';
-import type { EntryDraft, ExtractContext, Extraction, MediaDraft, ResultDraft, SourceDraft, SourceRecord } from './types.js';
+import type {
+  EntryDraft,
+  ExtractContext,
+  Extraction,
+  MediaDraft,
+  ResultDraft,
+  SourceDraft,
+  SourceRecord,
+} from './types.js';
 import { nonNegative } from './values.js';
 
 /** The config default of MAX_COLLECTION_ENTRIES, for callers that pass none. */
@@ -12,7 +27,11 @@ export const DEFAULT_MAX_COLLECTION_ENTRIES = 200;
 /** Most pages one collection is followed through: a run of empty pages ends here. */
 export const MAX_COLLECTION_PAGES = 50;
 
-export function buildCollection(draft: ResultDraft, extractor: string, ctx: Pick<ExtractContext, 'egress' | 'page' | 'maxEntries'>): Extraction {
+export function buildCollection(
+  draft: ResultDraft,
+  extractor: string,
+  ctx: Pick<ExtractContext, 'egress' | 'page' | 'maxEntries'>,
+): Extraction {
   const collection = draft.collection!;
   const before = ctx.page?.index ?? 0;
   const pageNo = (ctx.page?.page ?? 0) + 1;
@@ -28,10 +47,16 @@ export function buildCollection(draft: ResultDraft, extractor: string, ctx: Pick
   const truncated = more && before + kept.length >= max;
   if (more && !truncated && kept.length < listed.length) {
     // An extractor listed more than a page: its own paging is broken, and entries would be lost.
-    throw new ReelayError('internal_error', `Extractor ${draft.extract_profile} listed more than ${COLLECTION_PAGE_SIZE} entries on one page.`);
+    throw new ReelayError(
+      'internal_error',
+      `Extractor ${draft.extract_profile} listed more than ${COLLECTION_PAGE_SIZE} entries on one page.`,
+    );
   }
   if (more && !truncated && pageNo >= MAX_COLLECTION_PAGES) {
-    throw new ReelayError('upstream_error', `The collection goes on past ${MAX_COLLECTION_PAGES} pages (${before + kept.length} entries listed): it looks endless, so this service stops there.`);
+    throw new ReelayError(
+      'upstream_error',
+      `The collection goes on past ${MAX_COLLECTION_PAGES} pages (${before + kept.length} entries listed): it looks endless, so this service stops there.`,
+    );
   }
 
   const records: SourceRecord[] = [];
@@ -53,7 +78,10 @@ export function buildCollection(draft: ResultDraft, extractor: string, ctx: Pick
   if (truncated) result.collection!.truncated = true;
   const checked = ExtractResultSchema.safeParse(result);
   if (!checked.success) {
-    throw new ReelayError('internal_error', `Extractor ${draft.extract_profile} produced an invalid collection: ${checked.error.issues[0]?.message}`);
+    throw new ReelayError(
+      'internal_error',
+      `Extractor ${draft.extract_profile} produced an invalid collection: ${checked.error.issues[0]?.message}`,
+    );
   }
   const extraction: Extraction = { result, records, subtitles: [] };
   if (more && !truncated) {
@@ -68,10 +96,19 @@ function sameResource(a: string, b: string): boolean {
 }
 
 function fetchable(url: string, egress: Pick<Egress, 'assertUrlAllowed'>): boolean {
-  return typeof url === 'string' && url.length <= 2048 && /^https?:\/\//i.test(url) && unfetchable(url, egress) === undefined;
+  return (
+    typeof url === 'string' && url.length <= 2048 && /^https?:\/\//i.test(url) && unfetchable(url, egress) === undefined
+  );
 }
 
-function toEntry(e: EntryDraft, index: number, pageUrl: string, egress: Pick<Egress, 'assertUrlAllowed'>, seen: Set<string>, records: SourceRecord[]): CollectionEntry {
+function toEntry(
+  e: EntryDraft,
+  index: number,
+  pageUrl: string,
+  egress: Pick<Egress, 'assertUrlAllowed'>,
+  seen: Set<string>,
+  records: SourceRecord[],
+): CollectionEntry {
   const out: CollectionEntry = { index, url: e.url };
   const title = e.title?.trim();
   if (title) out.title = title.slice(0, 500);
@@ -91,8 +128,17 @@ function toEntry(e: EntryDraft, index: number, pageUrl: string, egress: Pick<Egr
  * An entry's file as a media item, its sources recorded under the entry's index (so every entry is
  * its own item for download's pairing rule). Sources the download would refuse are left out.
  */
-function toItem(d: MediaDraft, entry: CollectionEntry, pageUrl: string, egress: Pick<Egress, 'assertUrlAllowed'>, seen: Set<string>, records: SourceRecord[]): MediaItem[] {
-  const sources: SourceDraft[] = d.sources.filter((s) => s.url && !seen.has(s.url) && fetchable(s.url, egress)).sort(compareSources);
+function toItem(
+  d: MediaDraft,
+  entry: CollectionEntry,
+  pageUrl: string,
+  egress: Pick<Egress, 'assertUrlAllowed'>,
+  seen: Set<string>,
+  records: SourceRecord[],
+): MediaItem[] {
+  const sources: SourceDraft[] = d.sources
+    .filter((s) => s.url && !seen.has(s.url) && fetchable(s.url, egress))
+    .sort(compareSources);
   if (!sources.length) return [];
   const item: MediaItem = { index: 0, type: d.type, sources: sources.map(toSource) };
   for (const s of sources) seen.add(s.url);
@@ -102,10 +148,15 @@ function toItem(d: MediaDraft, entry: CollectionEntry, pageUrl: string, egress: 
   if (thumbnail) item.thumbnail = thumbnail;
   const title = d.title?.trim() || entry.title;
   if (title) item.title = title.slice(0, 500);
-  Object.assign(item, describing({ author: d.author, upload_date: d.upload_date ?? entry.upload_date, description: d.description }));
+  Object.assign(
+    item,
+    describing({ author: d.author, upload_date: d.upload_date ?? entry.upload_date, description: d.description }),
+  );
   for (const [i, s] of sources.entries()) {
     const pub = item.sources[i];
-    records.push(sourceRecord(pub, s.headers, { media_index: entry.index, title: title ?? entry.url, page_url: pageUrl }, item));
+    records.push(
+      sourceRecord(pub, s.headers, { media_index: entry.index, title: title ?? entry.url, page_url: pageUrl }, item),
+    );
   }
   return [item];
 }

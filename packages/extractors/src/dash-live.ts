@@ -90,12 +90,20 @@ function findRepresentation(mpd: XmlNode, manifest: URL, options: LiveDashOption
         candidates.push({ period, periodStart: start, set, rep, base: baseOf(rep, baseOf(set, periodBase)) });
       }
     }
-    const pick = options.representation !== undefined ? candidates[0] : (candidates.find((c) => repKind(c.set, c.rep) === 'video') ?? candidates[0]);
+    const pick =
+      options.representation !== undefined
+        ? candidates[0]
+        : (candidates.find((c) => repKind(c.set, c.rep) === 'video') ?? candidates[0]);
     if (pick) found = pick;
     const length = isoDuration(attr(period, 'duration'));
     if (length !== undefined) start += length;
   }
-  if (!found) throw fail(options.representation === undefined ? 'it lists no audio or video representation' : `it no longer lists representation "${options.representation}"`);
+  if (!found)
+    throw fail(
+      options.representation === undefined
+        ? 'it lists no audio or video representation'
+        : `it no longer lists representation "${options.representation}"`,
+    );
   return found;
 }
 
@@ -109,10 +117,22 @@ function templateAttr(templates: XmlNode[], name: string): string | undefined {
 }
 
 function expand(template: string, values: { id: string; bandwidth: string; number?: number; time?: number }): string {
-  return template.replace(/\$(RepresentationID|Bandwidth|Number|Time|)(?:%0(\d+)d)?\$/g, (_all, name: string, width: string | undefined) => {
-    const value = name === 'RepresentationID' ? values.id : name === 'Bandwidth' ? values.bandwidth : name === 'Number' ? String(values.number ?? '') : name === 'Time' ? String(values.time ?? '') : '$';
-    return width && (name === 'Number' || name === 'Time') ? value.padStart(Math.min(32, Number(width)), '0') : value;
-  });
+  return template.replace(
+    /\$(RepresentationID|Bandwidth|Number|Time|)(?:%0(\d+)d)?\$/g,
+    (_all, name: string, width: string | undefined) => {
+      const value =
+        name === 'RepresentationID'
+          ? values.id
+          : name === 'Bandwidth'
+            ? values.bandwidth
+            : name === 'Number'
+              ? String(values.number ?? '')
+              : name === 'Time'
+                ? String(values.time ?? '')
+                : '$';
+      return width && (name === 'Number' || name === 'Time') ? value.padStart(Math.min(32, Number(width)), '0') : value;
+    },
+  );
 }
 
 /** One SegmentTimeline entry with its repeats resolved: `count` segments of `d` from `t`. */
@@ -141,10 +161,18 @@ export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDa
   const id = attr(rep, 'id') ?? '';
   const bandwidth = attr(rep, 'bandwidth') ?? '';
   const encrypted = kids(set, 'ContentProtection').length > 0 || kids(rep, 'ContentProtection').length > 0;
-  const codecs = [attr(rep, 'mimeType') ?? attr(set, 'mimeType') ?? '', attr(rep, 'codecs') ?? attr(set, 'codecs') ?? ''].join(';');
+  const codecs = [
+    attr(rep, 'mimeType') ?? attr(set, 'mimeType') ?? '',
+    attr(rep, 'codecs') ?? attr(set, 'codecs') ?? '',
+  ].join(';');
   const templates = [rep, set, period].flatMap((n) => kids(n, 'SegmentTemplate'));
   const media = templateAttr(templates, 'media');
-  if (!media) throw fail(kids(rep, 'SegmentList').length || kids(set, 'SegmentList').length ? 'it lists segments (SegmentList) instead of a SegmentTemplate' : 'its representation has no SegmentTemplate');
+  if (!media)
+    throw fail(
+      kids(rep, 'SegmentList').length || kids(set, 'SegmentList').length
+        ? 'it lists segments (SegmentList) instead of a SegmentTemplate'
+        : 'its representation has no SegmentTemplate',
+    );
   const timescale = positive(templateAttr(templates, 'timescale')) ?? 1;
   const startNumber = Number(templateAttr(templates, 'startNumber') ?? 1);
   const pto = Number(templateAttr(templates, 'presentationTimeOffset') ?? 0) || 0;
@@ -154,8 +182,16 @@ export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDa
   const ast = Date.parse(attr(mpd, 'availabilityStartTime') ?? '');
   // Where the live edge is on the period's timeline, in timescale units (undefined: no clock given).
   const edge = Number.isFinite(ast) ? ((now - ast) / 1000 - found.periodStart) * timescale + pto : undefined;
-  const resolve = (values: { number: number; time: number }) => new URL(expand(media, { id, bandwidth, ...values }), found.base.url).href;
-  const common = { dynamic, minimumUpdatePeriod: isoDuration(attr(mpd, 'minimumUpdatePeriod')), init, codecs, encrypted, representation: id };
+  const resolve = (values: { number: number; time: number }) =>
+    new URL(expand(media, { id, bandwidth, ...values }), found.base.url).href;
+  const common = {
+    dynamic,
+    minimumUpdatePeriod: isoDuration(attr(mpd, 'minimumUpdatePeriod')),
+    init,
+    codecs,
+    encrypted,
+    representation: id,
+  };
   if (!Number.isFinite(startNumber)) throw fail('its startNumber is not a number');
 
   const timeline = templates.map((t) => kids(t, 'SegmentTimeline')[0]).find((t) => t !== undefined);
@@ -191,7 +227,13 @@ export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDa
       const run = runs[k];
       for (let j = run.count - 1; j >= 0 && segments.length < kept; j--) {
         const time = run.t + j * run.d;
-        segments.push({ seq: ms(time), next: ms(time + run.d), url: resolve({ number: startNumber + index - (run.count - j), time }), duration: run.d / timescale, start: found.periodStart + (time - pto) / timescale });
+        segments.push({
+          seq: ms(time),
+          next: ms(time + run.d),
+          url: resolve({ number: startNumber + index - (run.count - j), time }),
+          duration: run.d / timescale,
+          start: found.periodStart + (time - pto) / timescale,
+        });
       }
       index -= run.count;
     }
@@ -204,8 +246,16 @@ export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDa
       droppedSeconds += (n * run.d) / timescale;
       left -= n;
     }
-    const maxSegmentDuration = isoDuration(attr(mpd, 'maxSegmentDuration')) ?? Math.max(0, ...runs.map((r) => r.d / timescale));
-    return { ...common, maxSegmentDuration: maxSegmentDuration > 0 ? maxSegmentDuration : 1, unit: 'ms', segments, dropped: total - kept, droppedSeconds };
+    const maxSegmentDuration =
+      isoDuration(attr(mpd, 'maxSegmentDuration')) ?? Math.max(0, ...runs.map((r) => r.d / timescale));
+    return {
+      ...common,
+      maxSegmentDuration: maxSegmentDuration > 0 ? maxSegmentDuration : 1,
+      unit: 'ms',
+      segments,
+      dropped: total - kept,
+      droppedSeconds,
+    };
   }
 
   const duration = positive(templateAttr(templates, 'duration'));
@@ -213,17 +263,34 @@ export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDa
   const seconds = duration / timescale;
   const total = isoDuration(attr(period, 'duration')) ?? isoDuration(attr(mpd, 'mediaPresentationDuration'));
   let available: number;
-  if (!dynamic && total !== undefined) available = Math.ceil(Math.max(0, total - (attr(period, 'duration') ? 0 : found.periodStart)) / seconds - 1e-9);
-  else if (edge !== undefined) available = Math.max(0, Math.floor((edge - pto) / duration)); // those whose end has passed
+  if (!dynamic && total !== undefined)
+    available = Math.ceil(Math.max(0, total - (attr(period, 'duration') ? 0 : found.periodStart)) / seconds - 1e-9);
+  else if (edge !== undefined)
+    available = Math.max(0, Math.floor((edge - pto) / duration)); // those whose end has passed
   else throw fail('it names no availabilityStartTime, so the live edge is unknown');
   // The window is timeShiftBufferDepth long (a finished presentation lists all of itself).
   const depth = isoDuration(attr(mpd, 'timeShiftBufferDepth'));
-  const listed = !dynamic ? available : Math.min(available, depth !== undefined ? Math.max(1, Math.floor(depth / seconds)) : DEFAULT_WINDOW);
+  const listed = !dynamic
+    ? available
+    : Math.min(available, depth !== undefined ? Math.max(1, Math.floor(depth / seconds)) : DEFAULT_WINDOW);
   const kept = Math.min(listed, maxListed);
   const segments: LiveDashSegment[] = [];
   for (let i = available - kept; i < available; i++) {
     const number = startNumber + i;
-    segments.push({ seq: number, next: number + 1, url: resolve({ number, time: pto + i * duration }), duration: seconds, start: found.periodStart + i * seconds });
+    segments.push({
+      seq: number,
+      next: number + 1,
+      url: resolve({ number, time: pto + i * duration }),
+      duration: seconds,
+      start: found.periodStart + i * seconds,
+    });
   }
-  return { ...common, maxSegmentDuration: seconds, unit: 'number', segments, dropped: listed - kept, droppedSeconds: (listed - kept) * seconds };
+  return {
+    ...common,
+    maxSegmentDuration: seconds,
+    unit: 'number',
+    segments,
+    dropped: listed - kept,
+    droppedSeconds: (listed - kept) * seconds,
+  };
 }

@@ -11,13 +11,29 @@ import { urlExtension, type FetchedDocument } from './document.js';
 import { checkMpdText, checkXmlText, DEFAULT_MAX_SEGMENTS, tooManySegments } from './manifest-limits.js';
 import { extOfMime, HTML_TYPES } from './media-types.js';
 import { subtitleFormat } from './subtitles.js';
-import type { DocumentExtractor, ManifestOptions, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft } from './types.js';
+import type {
+  DocumentExtractor,
+  ManifestOptions,
+  MediaDraft,
+  ResultDraft,
+  SourceDraft,
+  SubtitleDraft,
+} from './types.js';
 import { frameRate, isoDuration, positive } from './values.js';
 
 export type XmlNode = { [key: string]: unknown };
 
 /** Elements that may repeat: always read as lists, even when a manifest has only one. */
-const REPEATED = new Set(['Period', 'AdaptationSet', 'Representation', 'BaseURL', 'ContentProtection', 'SegmentURL', 'S', 'EssentialProperty']);
+const REPEATED = new Set([
+  'Period',
+  'AdaptationSet',
+  'Representation',
+  'BaseURL',
+  'ContentProtection',
+  'SegmentURL',
+  'S',
+  'EssentialProperty',
+]);
 
 const parser = new XMLParser({
   // Only the five predefined entities and character references are decoded: a document declaring
@@ -69,7 +85,11 @@ export function baseOf(node: XmlNode, parent: Base): Base {
 
 /** Segment addressing anywhere from Period down: a media template or a list of segment URLs. */
 function isSegmented(levels: XmlNode[]): boolean {
-  return levels.some((n) => kids(n, 'SegmentTemplate').some((t) => attr(t, 'media')) || kids(n, 'SegmentList').some((l) => kids(l, 'SegmentURL').length > 0));
+  return levels.some(
+    (n) =>
+      kids(n, 'SegmentTemplate').some((t) => attr(t, 'media')) ||
+      kids(n, 'SegmentList').some((l) => kids(l, 'SegmentURL').length > 0),
+  );
 }
 
 export type Kind = 'video' | 'audio' | 'text' | 'image';
@@ -93,10 +113,15 @@ export function readMpd(text: string, maxSegments: number): XmlNode {
   try {
     doc = parser.parse(text.trimStart(), true);
   } catch (err) {
-    throw new ReelayError('upstream_error', `The DASH manifest is not valid XML (${err instanceof Error ? err.message : String(err)}).`, { cause: err });
+    throw new ReelayError(
+      'upstream_error',
+      `The DASH manifest is not valid XML (${err instanceof Error ? err.message : String(err)}).`,
+      { cause: err },
+    );
   }
   const mpd = (doc as XmlNode | undefined)?.MPD;
-  if (typeof mpd !== 'object' || mpd === null) throw new ReelayError('upstream_error', 'The DASH manifest is invalid: its root element is not MPD.');
+  if (typeof mpd !== 'object' || mpd === null)
+    throw new ReelayError('upstream_error', 'The DASH manifest is invalid: its root element is not MPD.');
   return mpd as XmlNode;
 }
 
@@ -192,7 +217,12 @@ function sharedIds(periods: XmlNode[]): Set<string> {
   return new Set([...kinds].filter(([, k]) => k.size > 1).map(([id]) => id));
 }
 
-function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: XmlNode; seconds?: number }, base: Base, fallbackId: string): void {
+function representation(
+  walk: Walk,
+  levels: { period: XmlNode; set: XmlNode; rep: XmlNode; seconds?: number },
+  base: Base,
+  fallbackId: string,
+): void {
   const { period, set, rep } = levels;
   const pick = (name: string) => attr(rep, name) ?? attr(set, name);
   const mime = pick('mimeType')?.toLowerCase();
@@ -216,16 +246,22 @@ function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep
   const hasAudio = kind === 'audio' || muxed;
   let location: Pick<SourceDraft, 'url' | 'stream_profile'>;
   if (isSegmented([period, set, rep])) {
-    if (segmentCount([rep, set, period], levels.seconds, walk.maxSegments) > walk.maxSegments) throw tooManySegments(`DASH representation "${id}"`, walk.maxSegments);
+    if (segmentCount([rep, set, period], levels.seconds, walk.maxSegments) > walk.maxSegments)
+      throw tooManySegments(`DASH representation "${id}"`, walk.maxSegments);
     location = { url: repUrl(walk, id, kind), stream_profile: 'dash' };
   } else {
     // One file addressed by BaseURL (with a SegmentBase index or none at all). Without any BaseURL
     // the representation names no file and is skipped.
     if (!base.given) return;
-    location = { url: base.url.href, stream_profile: muxed ? 'muxed_progressive' : hasVideo ? 'video_only' : 'audio_only' };
+    location = {
+      url: base.url.href,
+      stream_profile: muxed ? 'muxed_progressive' : hasVideo ? 'video_only' : 'audio_only',
+    };
   }
   const lang = pick('lang');
-  const picture = hasVideo ? { width: positive(pick('width')), height: positive(pick('height')), fps: frameRate(pick('frameRate')) } : {};
+  const picture = hasVideo
+    ? { width: positive(pick('width')), height: positive(pick('height')), fps: frameRate(pick('frameRate')) }
+    : {};
   walk.sources.push({
     ...location,
     mime_type: mime,
@@ -243,7 +279,12 @@ function representation(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep
  * A text representation as a subtitle track: a sidecar file (one BaseURL of WebVTT, SRT or TTML) as
  * it is, or a segmented track (wvtt or stpp in MP4 segments) named like a segmented source.
  */
-function textTrack(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: XmlNode }, base: Base, fallbackId: string): void {
+function textTrack(
+  walk: Walk,
+  levels: { period: XmlNode; set: XmlNode; rep: XmlNode },
+  base: Base,
+  fallbackId: string,
+): void {
   const { period, set, rep } = levels;
   const pick = (name: string) => attr(rep, name) ?? attr(set, name);
   if (kids(set, 'ContentProtection').length || kids(rep, 'ContentProtection').length) return;
@@ -262,7 +303,8 @@ function textTrack(walk: Walk, levels: { period: XmlNode; set: XmlNode; rep: Xml
   const mime = pick('mimeType')?.toLowerCase();
   const format = subtitleFormat(base.url.href, mime) ?? (codecs?.toLowerCase() === 'wvtt' ? 'vtt' : undefined);
   // A single MP4 file of text samples has no sidecar format a player or reelay reads as it is.
-  if (format === 'vtt' || format === 'srt' || format === 'ttml') walk.subtitles.push({ ...common, url: base.url.href, format });
+  if (format === 'vtt' || format === 'srt' || format === 'ttml')
+    walk.subtitles.push({ ...common, url: base.url.href, format });
 }
 
 /** The media item of a DASH manifest fetched from `url`; `headers` go onto every source. */
@@ -272,7 +314,15 @@ export function parseMpd(text: string, url: URL, options: ManifestOptions = {}):
   const manifest = new URL(url.href);
   manifest.hash = '';
   const periods = kids(mpd, 'Period');
-  const walk: Walk = { manifest, shared: sharedIds(periods), sources: [], subtitles: [], ids: new Set(), protectedCount: 0, maxSegments };
+  const walk: Walk = {
+    manifest,
+    shared: sharedIds(periods),
+    sources: [],
+    subtitles: [],
+    ids: new Set(),
+    protectedCount: 0,
+    maxSegments,
+  };
   const mpdBase = baseOf(mpd, { url: manifest, given: false });
   const total = isoDuration(attr(mpd, 'mediaPresentationDuration'));
   periods.forEach((period, p) => {
@@ -288,21 +338,35 @@ export function parseMpd(text: string, url: URL, options: ManifestOptions = {}):
     });
   });
   if (walk.sources.length === 0) {
-    if (walk.protectedCount > 0) throw new ReelayError('no_media_found', 'The stream is DRM-protected (DASH ContentProtection), so it cannot be downloaded.');
+    if (walk.protectedCount > 0)
+      throw new ReelayError(
+        'no_media_found',
+        'The stream is DRM-protected (DASH ContentProtection), so it cannot be downloaded.',
+      );
     throw new ReelayError('no_media_found', 'The DASH manifest lists no audio or video representations.');
   }
   if (headers) for (const source of [...walk.sources, ...walk.subtitles]) source.headers = { ...headers };
   const periodDurations = kids(mpd, 'Period').map((p) => isoDuration(attr(p, 'duration')));
   const duration =
     isoDuration(attr(mpd, 'mediaPresentationDuration')) ??
-    (periodDurations.some((d) => d !== undefined) ? periodDurations.reduce<number>((sum, d) => sum + (d ?? 0), 0) : undefined);
+    (periodDurations.some((d) => d !== undefined)
+      ? periodDurations.reduce<number>((sum, d) => sum + (d ?? 0), 0)
+      : undefined);
   const type = walk.sources.some((s) => s.has_video) ? 'video' : 'audio';
   // type="dynamic": a live presentation (its durations, if any, describe a window, not the length).
   if (attr(mpd, 'type') === 'dynamic') {
     const sources = walk.sources.map((s) => ({ ...s, is_live: true }));
-    return [walk.subtitles.length ? { type, sources, is_live: true, subtitles: walk.subtitles } : { type, sources, is_live: true }];
+    return [
+      walk.subtitles.length
+        ? { type, sources, is_live: true, subtitles: walk.subtitles }
+        : { type, sources, is_live: true },
+    ];
   }
-  return [walk.subtitles.length ? { type, sources: walk.sources, duration, subtitles: walk.subtitles } : { type, sources: walk.sources, duration }];
+  return [
+    walk.subtitles.length
+      ? { type, sources: walk.sources, duration, subtitles: walk.subtitles }
+      : { type, sources: walk.sources, duration },
+  ];
 }
 
 function detect(doc: FetchedDocument): boolean {

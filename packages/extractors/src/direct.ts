@@ -6,11 +6,19 @@ import { urlExtension, type FetchedDocument } from './document.js';
 import { kindOfMime, mimeOfExt } from './media-types.js';
 import type { DocumentExtractor, ResultDraft, SourceDraft } from './types.js';
 
-const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/binary', 'application/force-download', 'application/x-download']);
+const GENERIC_TYPES = new Set([
+  '',
+  'application/octet-stream',
+  'binary/octet-stream',
+  'application/binary',
+  'application/force-download',
+  'application/x-download',
+]);
 
 function classify(doc: FetchedDocument): { kind: MediaType; mime?: string; ext?: string } | undefined {
   const byType = kindOfMime(doc.contentType);
-  if (byType) return { kind: byType, mime: doc.contentType, ext: doc.sniffed?.ext ?? (urlExtension(doc.finalUrl) || undefined) };
+  if (byType)
+    return { kind: byType, mime: doc.contentType, ext: doc.sniffed?.ext ?? (urlExtension(doc.finalUrl) || undefined) };
   if (!GENERIC_TYPES.has(doc.contentType)) return undefined;
   if (doc.sniffed) {
     const kind = kindOfMime(doc.sniffed.mime);

@@ -34,10 +34,16 @@ export interface FetchedDocument {
 }
 
 export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSignal): Promise<FetchedDocument> {
-  const res = await egress.open(url, { signal, identity: true, deadlineMs: 20_000, headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+  const res = await egress.open(url, {
+    signal,
+    identity: true,
+    deadlineMs: 20_000,
+    headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+  });
   // Identity is asked for (a media file is sniffed as it is), but some origins compress a page
   // anyway: it is decoded, so the 5 MB limit counts what the page holds, not what it weighs.
-  const encoded = header(res.headers['content-encoding']) !== undefined && header(res.headers['content-encoding']) !== 'identity';
+  const encoded =
+    header(res.headers['content-encoding']) !== undefined && header(res.headers['content-encoding']) !== 'identity';
   const body: Readable = decodeBody(res.body, res.headers);
   let head: Awaited<ReturnType<typeof readHead>>;
   try {
@@ -46,7 +52,10 @@ export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSign
     body.destroy();
     throw toReelayError(err);
   }
-  const contentType = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const contentType = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   // Magic numbers only matter for binary answers; pages and manifests skip the sniffing.
   const sniffed = TEXT_TYPES.has(contentType) ? undefined : await fileTypeFromBuffer(head.head).catch(() => undefined);
   const length = Number(res.headers['content-length']);
@@ -57,14 +66,18 @@ export async function fetchDocument(egress: Egress, url: URL, signal?: AbortSign
     status: res.status,
     headers: res.headers,
     contentType,
-    size: !encoded && Number.isFinite(length) && length >= 0 && res.headers['content-length'] !== undefined ? length : undefined,
+    size:
+      !encoded && Number.isFinite(length) && length >= 0 && res.headers['content-length'] !== undefined
+        ? length
+        : undefined,
     head: head.head,
     sniffed: sniffed ? { ext: sniffed.ext, mime: sniffed.mime } : undefined,
     text: () =>
       (textPromise ??= head.rest(MAX_PAGE_BYTES).then(
         (buf) => buf.toString('utf8'),
         (err) => {
-          if (err instanceof BodyTooLargeError) throw new ReelayError('upstream_error', 'The page is larger than 5 MB.');
+          if (err instanceof BodyTooLargeError)
+            throw new ReelayError('upstream_error', 'The page is larger than 5 MB.');
           throw toReelayError(err);
         },
       )),

@@ -17,7 +17,9 @@ export const MAX_FEED_DEPTH = 32;
 
 /** Whether the first bytes of a document are a feed's root element (after the prolog). */
 export function looksLikeFeed(text: string): boolean {
-  return /^(?:\s|<\?xml[^>]*\?>|<!--[\s\S]*?-->|<\?xml-stylesheet[^>]*\?>|<!DOCTYPE[^>[]*>)*<(?:rss|feed|(?:[\w.-]+:)?RDF)[\s>]/.test(text.replace(/^\uFEFF/, '').slice(0, 4096));
+  return /^(?:\s|<\?xml[^>]*\?>|<!--[\s\S]*?-->|<\?xml-stylesheet[^>]*\?>|<!DOCTYPE[^>[]*>)*<(?:rss|feed|(?:[\w.-]+:)?RDF)[\s>]/.test(
+    text.replace(/^\uFEFF/, '').slice(0, 4096),
+  );
 }
 
 export interface ParsedFeed {
@@ -35,12 +37,19 @@ export interface ParsedFeed {
 /** Refusals made on the text, before the parser sees it; the number of items it lists. */
 export function checkFeedText(text: string): number {
   if (/<!ENTITY/i.test(text) || /<!DOCTYPE[^>]*\[/i.test(text)) {
-    throw new ReelayError('upstream_error', 'The feed declares XML entities in a DOCTYPE, which this service does not expand.');
+    throw new ReelayError(
+      'upstream_error',
+      'The feed declares XML entities in a DOCTYPE, which this service does not expand.',
+    );
   }
   const items = /<(?:[\w.-]+:)?(?:item|entry)[\s>/]/g;
   let count = 0;
   while (items.exec(text)) {
-    if (++count > MAX_FEED_ITEMS) throw new ReelayError('upstream_error', `The feed lists more than ${MAX_FEED_ITEMS} items, the most this service reads in one document.`);
+    if (++count > MAX_FEED_ITEMS)
+      throw new ReelayError(
+        'upstream_error',
+        `The feed lists more than ${MAX_FEED_ITEMS} items, the most this service reads in one document.`,
+      );
   }
   return count;
 }
@@ -69,7 +78,11 @@ const ITEM_ELEMENTS = new Set(['enclosure', 'link', 'image', 'thumbnail', 'conte
  * The feed's title, the items from `from` (0-based) to `from + count`, whether more follow, and its
  * next page. Items before the window are skipped unread; parsing stops at the item after it.
  */
-export function parseFeed(text: string, base: URL, window: { from: number; count: number } = { from: 0, count: MAX_FEED_ITEMS }): ParsedFeed {
+export function parseFeed(
+  text: string,
+  base: URL,
+  window: { from: number; count: number } = { from: 0, count: MAX_FEED_ITEMS },
+): ParsedFeed {
   const total = checkFeedText(text);
   const stack: string[] = [];
   let root: string | undefined;
@@ -88,14 +101,17 @@ export function parseFeed(text: string, base: URL, window: { from: number; count
         const local = localName(name);
         stack.push(local);
         const depth = stack.length;
-        if (depth > MAX_FEED_DEPTH) throw new ReelayError('upstream_error', `The feed is nested deeper than ${MAX_FEED_DEPTH} elements.`);
+        if (depth > MAX_FEED_DEPTH)
+          throw new ReelayError('upstream_error', `The feed is nested deeper than ${MAX_FEED_DEPTH} elements.`);
         if (depth === 1) {
-          if (!ROOTS.has(local)) throw new ReelayError('upstream_error', 'The feed is invalid: its root element is not rss, RDF or feed.');
+          if (!ROOTS.has(local))
+            throw new ReelayError('upstream_error', 'The feed is invalid: its root element is not rss, RDF or feed.');
           root = local;
           return;
         }
         const parent = stack[depth - 2];
-        const isItem = itemDepth === -1 && (local === 'item' || local === 'entry') && (parent === 'channel' || parent === root);
+        const isItem =
+          itemDepth === -1 && (local === 'item' || local === 'entry') && (parent === 'channel' || parent === root);
         if (isItem) {
           itemDepth = depth;
           seen++;
@@ -118,7 +134,8 @@ export function parseFeed(text: string, base: URL, window: { from: number; count
           buffer = { key: local, depth, text: '' };
           if (local === 'guid') item.guidPermalink = attrs.isPermaLink;
         }
-        if (local === 'title' && parent === 'group' && item.groupTitle === undefined) buffer = { key: '#group-title', depth, text: '' };
+        if (local === 'title' && parent === 'group' && item.groupTitle === undefined)
+          buffer = { key: '#group-title', depth, text: '' };
         if (ITEM_ELEMENTS.has(local) && Object.keys(attrs).length) item.els.push({ name: local, parent, attrs });
       },
       ontext(data) {
@@ -182,7 +199,12 @@ function feedDate(text: string | undefined): string | undefined {
 }
 
 /** A file the feed names (enclosure, media:content), as a media item; undefined for other kinds. */
-function fileItem(url: string | undefined, type: string | undefined, length: string | undefined, base: URL): MediaDraft | undefined {
+function fileItem(
+  url: string | undefined,
+  type: string | undefined,
+  length: string | undefined,
+  base: URL,
+): MediaDraft | undefined {
   const href = link(url, base);
   if (!href) return undefined;
   const mime = type?.toLowerCase().split(';')[0].trim() || mimeOfExt(urlExtension(href));
@@ -243,7 +265,9 @@ function rssEntry(raw: RawItem, base: URL): EntryDraft[] {
 
 function atomEntry(raw: RawItem, base: URL): EntryDraft[] {
   const media = files(raw, base, true);
-  const alternate = raw.els.find((e) => e.name === 'link' && e.parent === 'entry' && (e.attrs.rel ?? 'alternate') === 'alternate' && e.attrs.href);
+  const alternate = raw.els.find(
+    (e) => e.name === 'link' && e.parent === 'entry' && (e.attrs.rel ?? 'alternate') === 'alternate' && e.attrs.href,
+  );
   const url = link(alternate?.attrs.href, base) ?? media[0]?.sources[0].url;
   if (!url) return [];
   return [

@@ -8,7 +8,12 @@ import { sameResource } from './manifest-limits.js';
 import type { DocumentExtractor, ExtractContext, ResultDraft } from './types.js';
 
 /** Content types feeds are served as; generic XML types are read only when the root is a feed. */
-const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml', 'application/rdf+xml', 'application/feed+xml']);
+const FEED_TYPES = new Set([
+  'application/rss+xml',
+  'application/atom+xml',
+  'application/rdf+xml',
+  'application/feed+xml',
+]);
 
 interface FeedState {
   /** The document the page is in (absent: the collection's own URL). */
@@ -35,8 +40,15 @@ async function page(doc: FetchedDocument, collectionUrl: URL, state: FeedState):
   if (feed.more) next = { d: state.d, o: end };
   else if (feed.next) {
     // A feed whose next page is itself, or the collection's first, would be listed for ever.
-    if (sameResource(feed.next, doc.finalUrl) || sameResource(feed.next, doc.url) || sameResource(feed.next, collectionUrl)) {
-      throw new ReelayError('upstream_error', "The feed's next page (rel=\"next\") is the page itself: it would never end.");
+    if (
+      sameResource(feed.next, doc.finalUrl) ||
+      sameResource(feed.next, doc.url) ||
+      sameResource(feed.next, collectionUrl)
+    ) {
+      throw new ReelayError(
+        'upstream_error',
+        'The feed\'s next page (rel="next") is the page itself: it would never end.',
+      );
     }
     next = { d: feed.next.href, o: 0 };
   }
@@ -64,7 +76,12 @@ function readState(raw: string): FeedState {
     state = undefined;
   }
   const s = state as Partial<FeedState> | undefined;
-  if (!s || !Number.isSafeInteger(s.o) || s.o! < 0 || (s.d !== undefined && (typeof s.d !== 'string' || !URL.canParse(s.d)))) {
+  if (
+    !s ||
+    !Number.isSafeInteger(s.o) ||
+    s.o! < 0 ||
+    (s.d !== undefined && (typeof s.d !== 'string' || !URL.canParse(s.d)))
+  ) {
     throw new ReelayError('invalid_request', 'The cursor is not valid for this URL; start again without it.');
   }
   return s as FeedState;

@@ -25,17 +25,28 @@ export function isLiveMediaPlaylist(text: string): boolean {
  * playlist is live. A variant that cannot be fetched or read leaves the items as they are: a job
  * that reads a live variant later still says so.
  */
-export async function judgeMaster(media: MediaDraft[], ctx: Pick<ExtractContext, 'egress' | 'signal' | 'log'>): Promise<MediaDraft[]> {
+export async function judgeMaster(
+  media: MediaDraft[],
+  ctx: Pick<ExtractContext, 'egress' | 'signal' | 'log'>,
+): Promise<MediaDraft[]> {
   const item = media[0];
   const first = item?.sources[0];
   if (!item || !first || item.is_live) return media;
   let live = false;
   try {
-    const res = await ctx.egress.fetchText(first.url, { headers: first.headers, signal: ctx.signal, deadlineMs: VARIANT_DEADLINE_MS, maxBytes: MAX_VARIANT_BYTES });
+    const res = await ctx.egress.fetchText(first.url, {
+      headers: first.headers,
+      signal: ctx.signal,
+      deadlineMs: VARIANT_DEADLINE_MS,
+      maxBytes: MAX_VARIANT_BYTES,
+    });
     live = res.status < 400 && isLiveMediaPlaylist(res.text);
   } catch (err) {
     if (ctx.signal?.aborted) throw err;
-    ctx.log?.('could not read a variant of the HLS master to judge whether it is live', { url: first.url, err: (err as Error).message });
+    ctx.log?.('could not read a variant of the HLS master to judge whether it is live', {
+      url: first.url,
+      err: (err as Error).message,
+    });
   }
   if (!live) return media;
   return media.map((m) => {

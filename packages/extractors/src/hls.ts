@@ -9,7 +9,14 @@ import { judgeMaster } from './hls-live.js';
 import { urlExtension, type FetchedDocument } from './document.js';
 import { checkHlsText, DEFAULT_MAX_SEGMENTS, sameResource } from './manifest-limits.js';
 import { HLS_TYPES, HTML_TYPES } from './media-types.js';
-import type { DocumentExtractor, ManifestOptions, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft } from './types.js';
+import type {
+  DocumentExtractor,
+  ManifestOptions,
+  MediaDraft,
+  ResultDraft,
+  SourceDraft,
+  SubtitleDraft,
+} from './types.js';
 import { positive } from './values.js';
 
 // Strict mode rejects what players and yt-dlp accept (a missing or too low EXT-X-VERSION, an
@@ -19,7 +26,11 @@ import { positive } from './values.js';
 HLS.setOptions({ strictMode: false, silent: true });
 
 /** Key systems whose keys only a licensed player can obtain: FairPlay, PlayReady, Widevine. */
-const DRM_KEYFORMATS = new Set(['com.apple.streamingkeydelivery', 'com.microsoft.playready', 'urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed']);
+const DRM_KEYFORMATS = new Set([
+  'com.apple.streamingkeydelivery',
+  'com.microsoft.playready',
+  'urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed',
+]);
 
 /** Segment extensions that can only carry audio (a media playlist of these is an audio stream). */
 const AUDIO_SEGMENT_EXTS = new Set(['aac', 'mp3', 'm4a', 'ac3', 'ec3', 'eac3', 'opus', 'flac', 'oga', 'mka', 'weba']);
@@ -37,7 +48,8 @@ export function looksLikeHls(text: string): boolean {
 /** The media items of an HLS playlist fetched from `url`; `options.headers` go onto every source. */
 export function parseHls(text: string, url: URL, options: ManifestOptions = {}): MediaDraft[] {
   const { headers, maxSegments = DEFAULT_MAX_SEGMENTS } = options;
-  if (!looksLikeHls(text)) throw new ReelayError('upstream_error', 'The HLS playlist is invalid: it does not start with #EXTM3U.');
+  if (!looksLikeHls(text))
+    throw new ReelayError('upstream_error', 'The HLS playlist is invalid: it does not start with #EXTM3U.');
   checkHlsText(text, maxSegments);
   const playlist = parsePlaylist(text);
   // Adobe Access (FAXS) is signalled by a tag hls-parser drops as unknown, so it is looked for in the text.
@@ -58,12 +70,20 @@ export function parseHls(text: string, url: URL, options: ManifestOptions = {}):
  * extract never follows variants, so this is the one loop it can see.
  */
 function refuseSelf(master: MasterPlaylist, selves: (URL | undefined)[]): void {
-  const uris = master.variants.flatMap((v) => [v.uri, ...v.audio.map((r) => r.uri), ...v.video.map((r) => r.uri), ...v.subtitles.map((r) => r.uri)]);
+  const uris = master.variants.flatMap((v) => [
+    v.uri,
+    ...v.audio.map((r) => r.uri),
+    ...v.video.map((r) => r.uri),
+    ...v.subtitles.map((r) => r.uri),
+  ]);
   const base = selves[0]!;
   for (const uri of uris) {
     const url = resolveUri(uri, base);
     if (url && selves.some((self) => self && sameResource(url, self))) {
-      throw new ReelayError('upstream_error', 'The HLS master playlist names itself as a variant, which would never end.');
+      throw new ReelayError(
+        'upstream_error',
+        'The HLS master playlist names itself as a variant, which would never end.',
+      );
     }
   }
 }
@@ -72,7 +92,11 @@ function parsePlaylist(text: string): MasterPlaylist | MediaPlaylist {
   try {
     return HLS.parse(prepare(text));
   } catch (err) {
-    throw new ReelayError('upstream_error', `The HLS playlist is invalid and could not be read (${err instanceof Error ? err.message : String(err)}).`, { cause: err });
+    throw new ReelayError(
+      'upstream_error',
+      `The HLS playlist is invalid and could not be read (${err instanceof Error ? err.message : String(err)}).`,
+      { cause: err },
+    );
   }
 }
 
@@ -94,7 +118,10 @@ function isDrmKey(key: Key | null | undefined): boolean {
 }
 
 function drmError(): ReelayError {
-  return new ReelayError('no_media_found', 'The stream is DRM-protected (FairPlay, PlayReady, Widevine or Adobe Access), so it cannot be downloaded.');
+  return new ReelayError(
+    'no_media_found',
+    'The stream is DRM-protected (FairPlay, PlayReady, Widevine or Adobe Access), so it cannot be downloaded.',
+  );
 }
 
 /** A playlist URI resolved against the playlist URL; only http(s) can be fetched through egress. */
@@ -130,7 +157,8 @@ function variantSource(v: Variant, url: URL): SourceDraft {
   if (codecs.audio.length && !codecs.video.length) {
     return { ...source, codecs: v.codecs, has_audio: true, has_video: false };
   }
-  if (takesGroupAudio(v)) return { ...source, codecs: codecs.video.join(',') || v.codecs, has_audio: false, has_video: true };
+  if (takesGroupAudio(v))
+    return { ...source, codecs: codecs.video.join(',') || v.codecs, has_audio: false, has_video: true };
   const videoOnly = codecs.video.length > 0 && codecs.audio.length === 0;
   return { ...source, codecs: v.codecs, has_audio: !videoOnly, has_video: true };
 }
@@ -176,7 +204,12 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
       const rurl = resolveUri(r.uri, base);
       if (!rurl) continue;
       // An alternate camera angle: without audio when its variant takes audio from a group, else unknown.
-      videoRenditions.push({ url: rurl.href, stream_profile: 'hls', has_video: true, ...(takesGroupAudio(v) ? { has_audio: false } : {}) });
+      videoRenditions.push({
+        url: rurl.href,
+        stream_profile: 'hls',
+        has_video: true,
+        ...(takesGroupAudio(v) ? { has_audio: false } : {}),
+      });
     }
   }
   // An audio-only variant often points at the same playlist as an audio rendition: the rendition
@@ -186,9 +219,11 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
 
   // The same playlist is often listed more than once (a variant per audio group): the first wins.
   const byUrl = new Map<string, SourceDraft>();
-  for (const s of [...videos, ...videoRenditions, ...audioRenditions, ...audios]) if (!byUrl.has(s.url)) byUrl.set(s.url, s);
+  for (const s of [...videos, ...videoRenditions, ...audioRenditions, ...audios])
+    if (!byUrl.has(s.url)) byUrl.set(s.url, s);
   const sources = [...byUrl.values()];
-  if (sources.length === 0) throw new ReelayError('no_media_found', 'The HLS master playlist lists no playable variants.');
+  if (sources.length === 0)
+    throw new ReelayError('no_media_found', 'The HLS master playlist lists no playable variants.');
   const type = sources.some((s) => s.has_video) ? 'video' : 'audio';
   const subtitles = subtitleRenditions(variants, base);
   // A master has no duration of its own, and says nothing of being live: hls-live.ts reads a
@@ -213,9 +248,12 @@ function subtitleRenditions(variants: readonly Variant[], base: URL): SubtitleDr
 function fromMedia(playlist: MediaPlaylist, url: URL): MediaDraft[] {
   // hls-parser adds an empty segment for tags after the last URI line (e.g. a final EXT-X-CUE-IN).
   const segments = playlist.segments.filter((s) => s.uri);
-  if (segments.length === 0) throw new ReelayError('upstream_error', 'The HLS playlist is invalid: it has neither variants nor segments.');
+  if (segments.length === 0)
+    throw new ReelayError('upstream_error', 'The HLS playlist is invalid: it has neither variants nor segments.');
   if (segments.some((s) => isDrmKey(s.key))) throw drmError();
-  const audioOnly = segments.every((s) => AUDIO_SEGMENT_EXTS.has(urlExtension(s.uri))) || AUDIO_SEGMENT_EXTS.has(urlExtension(segments[0].map?.uri ?? ''));
+  const audioOnly =
+    segments.every((s) => AUDIO_SEGMENT_EXTS.has(urlExtension(s.uri))) ||
+    AUDIO_SEGMENT_EXTS.has(urlExtension(segments[0].map?.uri ?? ''));
   const source: SourceDraft = audioOnly
     ? { url: url.href, stream_profile: 'hls', has_audio: true, has_video: false }
     : { url: url.href, stream_profile: 'hls', has_video: true };

@@ -24,7 +24,15 @@ const MAX_PAGE_TRACKS = 1000;
 export const MAX_MANIFESTS = 4;
 
 // Types origins send when they do not know (or lie): the first bytes decide.
-const UNTYPED = new Set(['', 'text/plain', 'application/octet-stream', 'binary/octet-stream', 'application/binary', 'application/force-download', 'application/x-download']);
+const UNTYPED = new Set([
+  '',
+  'text/plain',
+  'application/octet-stream',
+  'binary/octet-stream',
+  'application/binary',
+  'application/force-download',
+  'application/x-download',
+]);
 const HTML_START = /^(?:\s|<!--[\s\S]*?-->)*<(?:!doctype\s+html|html|head|meta)[\s>/]/i;
 
 export function looksLikeHtml(head: Buffer): boolean {
@@ -58,7 +66,9 @@ export function mergeCandidates(candidates: readonly Candidate[]): Item[] {
     }
   };
   for (const candidate of candidates) {
-    const hits = [...new Set(candidate.sources.map((s) => owner.get(s.url)).filter((i): i is number => i !== undefined))].sort((a, b) => a - b);
+    const hits = [
+      ...new Set(candidate.sources.map((s) => owner.get(s.url)).filter((i): i is number => i !== undefined)),
+    ].sort((a, b) => a - b);
     let target: number;
     if (hits.length === 0) target = items.push({ method: candidate.method, type: candidate.type, sources: [] }) - 1;
     else target = hits[0];
@@ -78,14 +88,18 @@ export function mergeCandidates(candidates: readonly Candidate[]): Item[] {
 export function toDraft(s: FoundSource, headers: Record<string, string>): SourceDraft {
   const draft: SourceDraft = { url: s.url, stream_profile: 'muxed_progressive', headers: { ...headers } };
   if (s.kind === 'image') draft.stream_profile = 'image';
-  else if (s.kind === 'audio') Object.assign(draft, { stream_profile: 'audio_only', has_audio: true, has_video: false });
+  else if (s.kind === 'audio')
+    Object.assign(draft, { stream_profile: 'audio_only', has_audio: true, has_video: false });
   else if (s.codecs) {
     // A declared codecs list naming only one kind of track tells us the file has only that track.
     const { video, audio } = splitCodecs(s.codecs);
-    if (video.length && !audio.length) Object.assign(draft, { stream_profile: 'video_only', has_audio: false, has_video: true });
-    else if (audio.length && !video.length) Object.assign(draft, { stream_profile: 'audio_only', has_audio: true, has_video: false });
+    if (video.length && !audio.length)
+      Object.assign(draft, { stream_profile: 'video_only', has_audio: false, has_video: true });
+    else if (audio.length && !video.length)
+      Object.assign(draft, { stream_profile: 'audio_only', has_audio: true, has_video: false });
   }
-  for (const key of ['width', 'height', 'bitrate', 'codecs', 'size'] as const) if (s[key] !== undefined) Object.assign(draft, { [key]: s[key] });
+  for (const key of ['width', 'height', 'bitrate', 'codecs', 'size'] as const)
+    if (s[key] !== undefined) Object.assign(draft, { [key]: s[key] });
   if (s.mime) draft.mime_type = s.mime;
   if (s.ext) draft.ext = s.ext;
   return draft;
@@ -97,16 +111,24 @@ interface Expansion {
 }
 
 /** Fetches the first MAX_MANIFESTS distinct manifests in parallel; failures are logged and kept. */
-async function expandManifests(items: readonly Item[], ctx: ExtractContext, headers: Record<string, string>): Promise<Expansion> {
+async function expandManifests(
+  items: readonly Item[],
+  ctx: ExtractContext,
+  headers: Record<string, string>,
+): Promise<Expansion> {
   const urls = [...new Set(items.flatMap((i) => i.sources.filter((s) => s.manifest).map((s) => s.url)))];
-  if (urls.length > MAX_MANIFESTS) ctx.log?.('page manifests beyond the limit skipped', { skipped: urls.slice(MAX_MANIFESTS) });
+  if (urls.length > MAX_MANIFESTS)
+    ctx.log?.('page manifests beyond the limit skipped', { skipped: urls.slice(MAX_MANIFESTS) });
   const chosen = urls.slice(0, MAX_MANIFESTS);
   const settled = await Promise.allSettled(chosen.map((url) => expandManifest(url, ctx, { ...headers })));
   const out: Expansion = { drafts: new Map(), errors: [] };
   settled.forEach((r, i) => {
     if (r.status === 'fulfilled') out.drafts.set(chosen[i], r.value);
     else {
-      ctx.log?.('page manifest skipped', { url: chosen[i], error: r.reason instanceof Error ? r.reason.message : String(r.reason) });
+      ctx.log?.('page manifest skipped', {
+        url: chosen[i],
+        error: r.reason instanceof Error ? r.reason.message : String(r.reason),
+      });
       out.errors.push(r.reason);
     }
   });
@@ -140,7 +162,12 @@ function draftItem(item: Item, expansion: Expansion, headers: Record<string, str
   }
   if (!sources.length) return undefined;
   // The page's own tracks first, then those of its manifests; every one is fetched with the page as Referer.
-  const subtitles = [...(item.subtitles ?? []), ...(item.sources.flatMap((s) => (s.manifest ? expansion.drafts.get(s.url) ?? [] : []).flatMap((v) => v.subtitles ?? [])))];
+  const subtitles = [
+    ...(item.subtitles ?? []),
+    ...item.sources.flatMap((s) =>
+      (s.manifest ? (expansion.drafts.get(s.url) ?? []) : []).flatMap((v) => v.subtitles ?? []),
+    ),
+  ];
   if (subtitles.length) media.subtitles = subtitles.map((t) => ({ ...t, headers: { ...headers, ...t.headers } }));
   if (item.thumbnail) media.thumbnail = item.thumbnail;
   if (item.duration !== undefined) media.duration = item.duration;
@@ -153,7 +180,12 @@ function draftItem(item: Item, expansion: Expansion, headers: Record<string, str
 
 /** og:title, then JSON-LD's name, then twitter:title, then <title>. */
 function pageTitle(page: PageInfo, jsonLd: readonly Candidate[]): string | undefined {
-  return cleanText(ogTitle(page)) ?? jsonLd.find((c) => c.title)?.title ?? cleanText(twitterTitle(page)) ?? cleanText(page.title);
+  return (
+    cleanText(ogTitle(page)) ??
+    jsonLd.find((c) => c.title)?.title ??
+    cleanText(twitterTitle(page)) ??
+    cleanText(page.title)
+  );
 }
 
 function baseOf(page: PageInfo, finalUrl: URL): URL {
@@ -163,12 +195,18 @@ function baseOf(page: PageInfo, finalUrl: URL): URL {
 
 export async function extractPage(doc: FetchedDocument, ctx: ExtractContext): Promise<ResultDraft> {
   const page = parsePage(await doc.text());
-  if (page.jsonLdErrors) ctx.log?.('invalid JSON-LD blocks skipped', { count: page.jsonLdErrors, url: doc.finalUrl.href });
+  if (page.jsonLdErrors)
+    ctx.log?.('invalid JSON-LD blocks skipped', { count: page.jsonLdErrors, url: doc.finalUrl.href });
   const base = baseOf(page, doc.finalUrl);
   const headers = { referer: doc.finalUrl.href };
 
   const jsonLd = jsonLdCandidates(page.jsonLd, base, doc.finalUrl.href);
-  const found = [...jsonLd, ...html5Candidates(page.media, base), ...twitterCandidates(page, base), ...openGraphMedia(page, base)];
+  const found = [
+    ...jsonLd,
+    ...html5Candidates(page.media, base),
+    ...twitterCandidates(page, base),
+    ...openGraphMedia(page, base),
+  ];
   const av = mergeCandidates(found.filter((c) => c.type !== 'image'));
   let drafted: Drafted[] = [];
   let failure: unknown;

@@ -15,7 +15,11 @@ import type { Attrs, MediaElement } from './page.js';
 const ELEMENT_SRC = ['src', 'data-video-src', 'data-src', 'data-source'] as const;
 const SOURCE_SRC = ELEMENT_SRC;
 
-function firstSource(attrs: Attrs, names: readonly string[], make: (raw: string) => FoundSource | undefined): FoundSource | undefined {
+function firstSource(
+  attrs: Attrs,
+  names: readonly string[],
+  make: (raw: string) => FoundSource | undefined,
+): FoundSource | undefined {
   for (const name of names) {
     const found = attrs[name] ? make(attrs[name]) : undefined;
     if (found) return found;
@@ -26,7 +30,11 @@ function firstSource(attrs: Attrs, names: readonly string[], make: (raw: string)
 /** Resolution from explicit attributes first, then from the label or title text. */
 function sourceResolution(attrs: Attrs): Resolution {
   const width = positiveInt(toNumber(attrs.width));
-  const height = positiveInt(toNumber(attrs.height)) ?? positiveInt(toNumber(attrs.res)) ?? positiveInt(toNumber(attrs['data-res'])) ?? positiveInt(toNumber(attrs.size));
+  const height =
+    positiveInt(toNumber(attrs.height)) ??
+    positiveInt(toNumber(attrs.res)) ??
+    positiveInt(toNumber(attrs['data-res'])) ??
+    positiveInt(toNumber(attrs.size));
   if (width || height) return { width, height };
   const fromLabel = parseResolution(attrs.label);
   return fromLabel.height ? fromLabel : parseResolution(attrs.title);
@@ -45,7 +53,9 @@ function elementCandidate(element: MediaElement, base: URL): Candidate | undefin
 
   // The element's own type attribute (not valid HTML, but written by players and CMSs) is what
   // tells an extensionless src="/playlist?id=42" is an HLS or DASH manifest.
-  const own = firstSource(element.attrs, ELEMENT_SRC, (raw) => findSource(raw, base, { declared, type: element.attrs.type }));
+  const own = firstSource(element.attrs, ELEMENT_SRC, (raw) =>
+    findSource(raw, base, { declared, type: element.attrs.type }),
+  );
   if (own) addSource(sources, withShown(own));
   for (const attrs of element.sources) {
     const label = attrs.label ?? attrs.title;
@@ -58,7 +68,9 @@ function elementCandidate(element: MediaElement, base: URL): Candidate | undefin
   const poster = element.attrs.poster || element.attrs['data-poster'];
   const thumbnail = poster ? findSource(poster, base, { declared: 'image' })?.url : undefined;
   const subtitles = trackSubtitles(element.tracks ?? [], base);
-  return subtitles.length ? { method: 'html5', type: declared, sources, thumbnail, subtitles } : { method: 'html5', type: declared, sources, thumbnail };
+  return subtitles.length
+    ? { method: 'html5', type: declared, sources, thumbnail, subtitles }
+    : { method: 'html5', type: declared, sources, thumbnail };
 }
 
 /**
@@ -76,7 +88,12 @@ function trackSubtitles(tracks: readonly Attrs[], base: URL): SubtitleDraft[] {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') continue;
     const format = subtitleFormat(url.href, t.type) ?? 'vtt';
     if (format === 'hls' || format === 'dash') continue;
-    out.push({ language: t.srclang?.trim() || 'und', ...(t.label?.trim() ? { label: t.label.trim() } : {}), url: url.href, format });
+    out.push({
+      language: t.srclang?.trim() || 'und',
+      ...(t.label?.trim() ? { label: t.label.trim() } : {}),
+      url: url.href,
+      format,
+    });
   }
   return out;
 }

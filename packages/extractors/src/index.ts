@@ -22,7 +22,14 @@ export * from './registry.js';
 export * from './result.js';
 export * from './document.js';
 export * from './manifest.js';
-export { liveDashWindow, readLiveMpd, type LiveDashOptions, type LiveMpd, type LiveDashSegment, type LiveDashWindow } from './dash-live.js';
+export {
+  liveDashWindow,
+  readLiveMpd,
+  type LiveDashOptions,
+  type LiveMpd,
+  type LiveDashSegment,
+  type LiveDashWindow,
+} from './dash-live.js';
 export { buildCollection, DEFAULT_MAX_COLLECTION_ENTRIES, MAX_COLLECTION_PAGES } from './collection.js';
 export { parseFeed, MAX_FEED_ITEMS, MAX_FEED_DEPTH } from './feed-parse.js';
 export { extOfMime, kindOfMime, mimeOfExt, HTML_TYPES, HLS_TYPES, DASH_TYPES } from './media-types.js';
@@ -33,7 +40,13 @@ export { syndicationToken } from './platforms/x.js';
 export { locateYtdlp } from './ytdlp-process.js';
 
 /** Tried in order on a fetched document: manifests first (they are text), then media files, then pages. */
-export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [hlsManifest, dashManifest, feedDocument, directFile, htmlPage];
+export const GENERIC_EXTRACTORS: readonly DocumentExtractor[] = [
+  hlsManifest,
+  dashManifest,
+  feedDocument,
+  directFile,
+  htmlPage,
+];
 
 /** Platform extractors, asked before anything is fetched. */
 export const PLATFORM_EXTRACTORS: readonly UrlExtractor[] = [
@@ -61,5 +74,9 @@ export interface RegistryOptions {
 }
 
 export function createRegistry(options: RegistryOptions = {}): ExtractorRegistry {
-  return new ExtractorRegistry(PLATFORM_EXTRACTORS, GENERIC_EXTRACTORS, options.ytdlp ? new YtdlpBridge(options.ytdlp) : undefined);
+  return new ExtractorRegistry(
+    PLATFORM_EXTRACTORS,
+    GENERIC_EXTRACTORS,
+    options.ytdlp ? new YtdlpBridge(options.ytdlp) : undefined,
+  );
 }

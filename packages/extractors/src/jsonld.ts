@@ -23,7 +23,18 @@ const MEDIA_KIND: Record<string, MediaType | null> = {
 
 // Where page-level objects keep their media. Deliberately not publisher/author/logo: every page's
 // Organization logo is an ImageObject, and it is not the page's picture.
-const MEDIA_PROPS = ['video', 'audio', 'image', 'associatedMedia', 'mainEntity', 'primaryImageOfPage', 'hasPart', 'subjectOf', 'itemListElement', 'workExample'];
+const MEDIA_PROPS = [
+  'video',
+  'audio',
+  'image',
+  'associatedMedia',
+  'mainEntity',
+  'primaryImageOfPage',
+  'hasPart',
+  'subjectOf',
+  'itemListElement',
+  'workExample',
+];
 
 const MAX_ITEMS = 200;
 /**
@@ -57,7 +68,10 @@ function formatType(value: unknown): string | undefined {
 
 /** schema.org bitrate is free text; bare numbers are kbps when small (as sites write them), bps when large. */
 function bitrateOf(value: unknown): number | undefined {
-  const n = typeof value === 'number' || (typeof value === 'string' && /^\s*\d+(?:\.\d+)?\s*$/.test(value)) ? toNumber(value) : undefined;
+  const n =
+    typeof value === 'number' || (typeof value === 'string' && /^\s*\d+(?:\.\d+)?\s*$/.test(value))
+      ? toNumber(value)
+      : undefined;
   if (n !== undefined) return n > 0 ? (n < 50_000 ? n * 1000 : n) : undefined;
   return typeof value === 'string' ? parseBitrate(value) : undefined;
 }
@@ -72,7 +86,13 @@ function imageUrl(value: unknown, base: URL): string | undefined {
   return undefined;
 }
 
-function addFiles(sources: FoundSource[], node: Obj, declared: MediaType | undefined, base: URL, pageUrl: string): void {
+function addFiles(
+  sources: FoundSource[],
+  node: Obj,
+  declared: MediaType | undefined,
+  base: URL,
+  pageUrl: string,
+): void {
   const hints = {
     type: formatType(node.encodingFormat ?? node.fileFormat),
     declared,
@@ -98,7 +118,8 @@ function mediaCandidate(node: Obj, kind: MediaType | null, base: URL, pageUrl: s
   addFiles(sources, node, declared, base, pageUrl);
   // A video's `encoding` (alias associatedMedia) lists other encodings of the same video.
   if (declared === 'video' || declared === 'audio') {
-    for (const enc of [...list(node.encoding), ...list(node.associatedMedia)]) if (isObj(enc)) addFiles(sources, enc, declared, base, pageUrl);
+    for (const enc of [...list(node.encoding), ...list(node.associatedMedia)])
+      if (isObj(enc)) addFiles(sources, enc, declared, base, pageUrl);
   }
   if (!sources.length) return undefined;
   const item: Candidate = { method: 'json_ld', type: declared ?? sources[0].kind, sources };
@@ -106,7 +127,9 @@ function mediaCandidate(node: Obj, kind: MediaType | null, base: URL, pageUrl: s
   if (thumbnail && item.type !== 'image') item.thumbnail = thumbnail;
   const duration = parseDuration(node.duration);
   if (duration !== undefined) item.duration = duration;
-  const title = cleanText(typeof node.name === 'string' ? node.name : typeof node.headline === 'string' ? node.headline : undefined);
+  const title = cleanText(
+    typeof node.name === 'string' ? node.name : typeof node.headline === 'string' ? node.headline : undefined,
+  );
   if (title) item.title = title;
   Object.assign(item, describing(node));
   return item;
@@ -126,7 +149,9 @@ function describing(node: Obj): Pick<Candidate, 'author' | 'upload_date' | 'desc
   const out: Pick<Candidate, 'author' | 'upload_date' | 'description'> = {};
   const author = nameOf(node.author) ?? nameOf(node.creator);
   if (author) out.author = author;
-  const date = [node.uploadDate, node.datePublished, node.dateCreated].find((d): d is string => typeof d === 'string' && d.trim() !== '');
+  const date = [node.uploadDate, node.datePublished, node.dateCreated].find(
+    (d): d is string => typeof d === 'string' && d.trim() !== '',
+  );
   if (date) out.upload_date = date.trim();
   const description = cleanText(typeof node.description === 'string' ? node.description : undefined);
   if (description) out.description = description;

@@ -49,7 +49,16 @@ export function parseBitrate(label: string | undefined): number | undefined {
 }
 
 const SIZE_UNITS: Record<string, number> = {
-  '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4,
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
 };
 
 /** Bytes from a number or a string like "12.5 MB" or "1048576". */

@@ -42,7 +42,9 @@ export class RunLimiter {
     }
     if (this.waiting.length >= this.maxWaiting) {
       return Promise.reject(
-        new ReelayError('service_unavailable', `Too many ${this.what} are running; try again in a few seconds.`, { headers: { 'Retry-After': '5' } }),
+        new ReelayError('service_unavailable', `Too many ${this.what} are running; try again in a few seconds.`, {
+          headers: { 'Retry-After': '5' },
+        }),
       );
     }
     return new Promise<void>((resolve, reject) => {

@@ -9,7 +9,10 @@ import { ReelayError } from '@reelay/contracts';
 export const DEFAULT_MAX_SEGMENTS = 20_000;
 
 export function tooManySegments(what: string, max: number): ReelayError {
-  return new ReelayError('upstream_error', `The ${what} names more than ${max} segments, the most this service accepts.`);
+  return new ReelayError(
+    'upstream_error',
+    `The ${what} names more than ${max} segments, the most this service accepts.`,
+  );
 }
 
 /**
@@ -19,10 +22,13 @@ export function tooManySegments(what: string, max: number): ReelayError {
 export function checkHlsText(text: string, max: number): void {
   const master = /^[ \t]*#EXT-X-(?:I-FRAME-)?STREAM-INF:/m.test(text);
   if (master && /^[ \t]*#EXTINF:/m.test(text)) {
-    throw new ReelayError('upstream_error', 'The HLS playlist is invalid: it is a master playlist and a media playlist at once (variants beside segments).');
+    throw new ReelayError(
+      'upstream_error',
+      'The HLS playlist is invalid: it is a master playlist and a media playlist at once (variants beside segments).',
+    );
   }
   let uris = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
     // A URI line is any line that is neither blank nor a tag or comment.
@@ -44,7 +50,10 @@ export function sameResource(a: URL, b: URL): boolean {
 /** Five predefined XML entities are all a manifest needs; a DTD's own entities can expand without bound. */
 export function checkXmlText(text: string): void {
   if (/<!ENTITY/i.test(text)) {
-    throw new ReelayError('upstream_error', 'The DASH manifest declares XML entities in a DOCTYPE, which this service does not expand.');
+    throw new ReelayError(
+      'upstream_error',
+      'The DASH manifest declares XML entities in a DOCTYPE, which this service does not expand.',
+    );
   }
 }
 

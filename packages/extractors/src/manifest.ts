@@ -23,7 +23,11 @@ export function manifestKind(url: string, mime?: string): ManifestKind | undefin
  * Fetches a manifest through the egress guard and returns its media items. `headers` are sent with
  * the fetch and recorded on every source (e.g. the page as Referer).
  */
-export async function expandManifest(url: string, ctx: ExtractContext, headers?: Record<string, string>): Promise<MediaDraft[]> {
+export async function expandManifest(
+  url: string,
+  ctx: ExtractContext,
+  headers?: Record<string, string>,
+): Promise<MediaDraft[]> {
   const res = await ctx.egress.fetchText(url, { headers, signal: ctx.signal });
   const finalUrl = new URL(res.url);
   const options = { headers, maxSegments: ctx.maxSegments, fetchedAs: new URL(url) };

@@ -6,7 +6,12 @@ import type { MediaType } from '@reelay/contracts';
 /** Content types of an HTML page (what a page extractor reads, and what a manifest URL must not be). */
 export const HTML_TYPES: ReadonlySet<string> = new Set(['text/html', 'application/xhtml+xml']);
 /** Content types of an HLS playlist (RFC 8216 §4 and the legacy names origins still send). */
-export const HLS_TYPES: ReadonlySet<string> = new Set(['application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl']);
+export const HLS_TYPES: ReadonlySet<string> = new Set([
+  'application/vnd.apple.mpegurl',
+  'application/x-mpegurl',
+  'audio/mpegurl',
+  'audio/x-mpegurl',
+]);
 /** Content type of a DASH manifest (ISO/IEC 23009-1 Annex C). */
 export const DASH_TYPES: ReadonlySet<string> = new Set(['application/dash+xml']);
 
@@ -39,9 +44,38 @@ const EXT_OF_TYPE: Record<string, string> = {
 // audio/ and image/ (playlists such as .asx and .ram, DASH segments .m4s, .ico, .psd, .mid…), which
 // are not files a user downloads as media: mime-db gives the type string, this list decides media.
 const MEDIA_EXTS: ReadonlySet<string> = new Set([
-  'mp4', 'm4v', 'mov', 'webm', 'mkv', 'ogv', 'flv', 'ts', '3gp', 'avi', 'wmv', 'mpg', 'mpeg',
-  'mp3', 'm4a', 'aac', 'ogg', 'oga', 'opus', 'wav', 'flac', 'weba', 'mka', 'wma',
-  'jpg', 'jpeg', 'png', 'gif', 'webp', 'avif', 'heic', 'bmp',
+  'mp4',
+  'm4v',
+  'mov',
+  'webm',
+  'mkv',
+  'ogv',
+  'flv',
+  'ts',
+  '3gp',
+  'avi',
+  'wmv',
+  'mpg',
+  'mpeg',
+  'mp3',
+  'm4a',
+  'aac',
+  'ogg',
+  'oga',
+  'opus',
+  'wav',
+  'flac',
+  'weba',
+  'mka',
+  'wma',
+  'jpg',
+  'jpeg',
+  'png',
+  'gif',
+  'webp',
+  'avif',
+  'heic',
+  'bmp',
 ]);
 
 /** Whether a MIME type is video, audio or an image (SVG is a document that can script, not media). */

@@ -26,7 +26,8 @@ export function ogGroups(meta: readonly MetaTag[], root: Root): Group[] {
   for (const { key, value } of meta) {
     let sub: keyof Group;
     if (key === root) sub = '';
-    else if (key.startsWith(prefix) && SUB_KEYS.has(key.slice(prefix.length))) sub = key.slice(prefix.length) as keyof Group;
+    else if (key.startsWith(prefix) && SUB_KEYS.has(key.slice(prefix.length)))
+      sub = key.slice(prefix.length) as keyof Group;
     else continue;
     const open = groups[groups.length - 1];
     if (open && open[sub] === undefined) open[sub] = value;
@@ -41,7 +42,13 @@ function groupUrls(group: Group): string[] {
 }
 
 function groupCandidate(group: Group, base: URL, declared: MediaType, strict: boolean): Candidate | undefined {
-  const hints = { type: group.type, declared, strict, width: positiveInt(toNumber(group.width)), height: positiveInt(toNumber(group.height)) };
+  const hints = {
+    type: group.type,
+    declared,
+    strict,
+    width: positiveInt(toNumber(group.width)),
+    height: positiveInt(toNumber(group.height)),
+  };
   for (const raw of groupUrls(group)) {
     const source = findSource(raw, base, hints);
     if (source) return { method: 'opengraph', type: declared, sources: [source] };
@@ -65,12 +72,21 @@ export function ogImage(page: PageInfo, base: URL): string | undefined {
  */
 export function pageDescribing(page: PageInfo): Pick<Candidate, 'author' | 'upload_date' | 'description'> {
   const out: Pick<Candidate, 'author' | 'upload_date' | 'description'> = {};
-  const first = (...keys: string[]) => keys.map((k) => metaFirst(page, k)?.replace(/\s+/g, ' ').trim()).find((v) => !!v);
+  const first = (...keys: string[]) =>
+    keys.map((k) => metaFirst(page, k)?.replace(/\s+/g, ' ').trim()).find((v) => !!v);
   const description = first('og:description', 'description', 'twitter:description');
   if (description) out.description = description;
-  const author = [first('author'), first('article:author'), first('video:director')].find((a) => a && !/^https?:\/\//.test(a));
+  const author = [first('author'), first('article:author'), first('video:director')].find(
+    (a) => a && !/^https?:\/\//.test(a),
+  );
   if (author) out.author = author;
-  const date = first('og:video:release_date', 'video:release_date', 'article:published_time', 'uploaddate', 'datepublished');
+  const date = first(
+    'og:video:release_date',
+    'video:release_date',
+    'article:published_time',
+    'uploaddate',
+    'datepublished',
+  );
   if (date) out.upload_date = date;
   return out;
 }
@@ -82,14 +98,18 @@ export function ogTitle(page: PageInfo): string | undefined {
 /** og:video and og:audio items; the page's duration and first og:image go to the first of them. */
 export function openGraphMedia(page: PageInfo, base: URL): Candidate[] {
   const items: Candidate[] = [];
-  for (const [root, kind] of [['og:video', 'video'], ['og:audio', 'audio']] as const) {
+  for (const [root, kind] of [
+    ['og:video', 'video'],
+    ['og:audio', 'audio'],
+  ] as const) {
     for (const group of ogGroups(page.meta, root)) {
       const item = groupCandidate(group, base, kind, true);
       if (item) items.push(item);
     }
   }
   if (items.length) {
-    const keys = items[0].type === 'video' ? ['og:video:duration', 'video:duration'] : ['og:audio:duration', 'music:duration'];
+    const keys =
+      items[0].type === 'video' ? ['og:video:duration', 'video:duration'] : ['og:audio:duration', 'music:duration'];
     const duration = parseDuration(metaFirst(page, keys[0]) ?? metaFirst(page, keys[1]));
     if (duration !== undefined) items[0].duration = duration;
     items[0].thumbnail = ogImage(page, base);

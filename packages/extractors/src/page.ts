@@ -63,9 +63,32 @@ class ShallowParser extends Parser {
   }
 }
 
-const MEDIA_ATTRS = ['src', 'data-src', 'data-video-src', 'data-source', 'type', 'poster', 'data-poster', 'width', 'height'];
+const MEDIA_ATTRS = [
+  'src',
+  'data-src',
+  'data-video-src',
+  'data-source',
+  'type',
+  'poster',
+  'data-poster',
+  'width',
+  'height',
+];
 const TRACK_ATTRS = ['src', 'kind', 'srclang', 'label', 'type'];
-const SOURCE_ATTRS = ['src', 'data-video-src', 'data-src', 'data-source', 'type', 'label', 'title', 'res', 'data-res', 'size', 'width', 'height'];
+const SOURCE_ATTRS = [
+  'src',
+  'data-video-src',
+  'data-src',
+  'data-source',
+  'type',
+  'label',
+  'title',
+  'res',
+  'data-res',
+  'size',
+  'width',
+  'height',
+];
 
 function pick(attribs: Attrs, names: readonly string[]): Attrs {
   const out: Attrs = {};
@@ -131,7 +154,11 @@ export function parsePage(html: string): PageInfo {
             if (/^\s*application\/ld\+json\s*(?:;|$)/i.test(attribs.type ?? '')) ldText = '';
             return;
           case 'link':
-            if (/(?:^|\s)alternate(?:\s|$)/i.test(attribs.rel ?? '') && /^\s*application\/json\+oembed/i.test(attribs.type ?? '') && attribs.href) {
+            if (
+              /(?:^|\s)alternate(?:\s|$)/i.test(attribs.rel ?? '') &&
+              /^\s*application\/json\+oembed/i.test(attribs.type ?? '') &&
+              attribs.href
+            ) {
               page.oembed.push(attribs.href.trim());
             }
             return;

@@ -15,7 +15,15 @@ import { fetchDocument } from './document.js';
 import { isNothingFound, markNothingFound, nothingFound } from './no-media.js';
 import { buildCollection } from './collection.js';
 import { buildResult } from './result.js';
-import type { DocumentExtractor, ExtractContext, Extraction, FallbackExtractor, PageRef, ResultDraft, UrlExtractor } from './types.js';
+import type {
+  DocumentExtractor,
+  ExtractContext,
+  Extraction,
+  FallbackExtractor,
+  PageRef,
+  ResultDraft,
+  UrlExtractor,
+} from './types.js';
 
 /**
  * Thrown by a platform extractor that claimed a URL by its shape but found, on asking the host, that
@@ -73,7 +81,12 @@ export class ExtractorRegistry {
     const generic = await this.readGeneric(url, ctx, leftovers);
     if (generic.extraction && !generic.scripted) return generic.extraction;
     if (!leftovers) throw generic.failure();
-    ctx.log?.(generic.extraction ? 'only pictures on a page drawn by a script; asking the fallback' : 'the generic extractors found no media; asking the fallback', { extractor: leftovers.name });
+    ctx.log?.(
+      generic.extraction
+        ? 'only pictures on a page drawn by a script; asking the fallback'
+        : 'the generic extractors found no media; asking the fallback',
+      { extractor: leftovers.name },
+    );
     try {
       const extraction = finish(await leftovers.extract(url, ctx), leftovers.name, ctx);
       if (extraction.result.content_type === 'collection') return extraction;
@@ -109,7 +122,10 @@ export class ExtractorRegistry {
       ctx.egress.assertUrlAllowed(url);
       return finish(await generic.resume(url, ctx), name, ctx);
     }
-    throw new ReelayError('invalid_request', 'The cursor is not valid for this URL (it names a listing this service no longer has); start again without it.');
+    throw new ReelayError(
+      'invalid_request',
+      'The cursor is not valid for this URL (it names a listing this service no longer has); start again without it.',
+    );
   }
 
   /** Lets the fallback release what it holds (yt-dlp's proxy). */
@@ -122,7 +138,11 @@ export class ExtractorRegistry {
    * no_media_found; other errors are thrown); `scripted` when it found only pictures and the fallback
    * wants the page; `fetched` the URLs of the document it read (as submitted and after redirects).
    */
-  private async readGeneric(url: URL, ctx: ExtractContext, leftovers: FallbackExtractor | undefined): Promise<GenericOutcome> {
+  private async readGeneric(
+    url: URL,
+    ctx: ExtractContext,
+    leftovers: FallbackExtractor | undefined,
+  ): Promise<GenericOutcome> {
     const doc = await fetchDocument(ctx.egress, url, ctx.signal);
     const fetched = [url.href, doc.finalUrl.href];
     // Built only when nothing is found: an error's stack trace costs time on every successful extract.
@@ -132,7 +152,8 @@ export class ExtractorRegistry {
         if (!extractor.detect(doc)) continue;
         try {
           const extraction = finish(await extractor.extract(doc, ctx), extractor.name, ctx);
-          const onlyPictures = extraction.result.media.length > 0 && extraction.result.media.every((m) => m.type === 'image');
+          const onlyPictures =
+            extraction.result.media.length > 0 && extraction.result.media.every((m) => m.type === 'image');
           const scripted = onlyPictures && leftovers?.wantsPage !== undefined && (await leftovers.wantsPage(doc));
           return { extraction, scripted, fetched, failure: () => nothingFound() };
         } catch (err) {

@@ -120,7 +120,8 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
     }
     if (sources.length) items.push({ draft: item, sources: sources.sort(compareSources) });
   }
-  if (items.length === 0) throw refused ?? new ReelayError('no_media_found', 'No downloadable media was found at this URL.');
+  if (items.length === 0)
+    throw refused ?? new ReelayError('no_media_found', 'No downloadable media was found at this URL.');
 
   const title = (draft.title?.trim() || items[0].draft.title?.trim() || fallbackTitle(draft.url)).slice(0, 500);
   const records: SourceRecord[] = [];
@@ -141,10 +142,18 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
     Object.assign(out, describing({ ...draft.describing, ...defined(item) }));
     const subs = assembleSubtitles(item.subtitles, seen, refusedUrl, MAX_RESULT_SUBTITLES - subtitleRecords.length);
     if (subs.subtitles.length) out.subtitles = subs.subtitles;
-    for (const r of subs.records) subtitleRecords.push({ ...r, media_index: index, title: item.title?.trim() || title });
+    for (const r of subs.records)
+      subtitleRecords.push({ ...r, media_index: index, title: item.title?.trim() || title });
     for (const [i, s] of sources.entries()) {
       const pub = out.sources[i];
-      records.push(sourceRecord(pub, s.headers, { media_index: index, title: item.title?.trim() || title, page_url: draft.url }, out));
+      records.push(
+        sourceRecord(
+          pub,
+          s.headers,
+          { media_index: index, title: item.title?.trim() || title, page_url: draft.url },
+          out,
+        ),
+      );
     }
     return out;
   });
@@ -158,13 +167,18 @@ export function buildResult(draft: ResultDraft, egress?: Pick<Egress, 'assertUrl
   };
   const checked = ExtractResultSchema.safeParse(result);
   if (!checked.success) {
-    throw new ReelayError('internal_error', `Extractor ${draft.extract_profile} produced an invalid result: ${checked.error.issues[0]?.message}`);
+    throw new ReelayError(
+      'internal_error',
+      `Extractor ${draft.extract_profile} produced an invalid result: ${checked.error.issues[0]?.message}`,
+    );
   }
   return { result, records, subtitles: subtitleRecords };
 }
 
 /** An item's author, upload date (YYYY-MM-DD) and description, trimmed and bounded; absent when unknown. */
-export function describing(item: Pick<MediaDraft, 'author' | 'upload_date' | 'description'>): Pick<MediaItem, 'author' | 'upload_date' | 'description'> {
+export function describing(
+  item: Pick<MediaDraft, 'author' | 'upload_date' | 'description'>,
+): Pick<MediaItem, 'author' | 'upload_date' | 'description'> {
   const out: Pick<MediaItem, 'author' | 'upload_date' | 'description'> = {};
   const author = item.author?.trim();
   if (author) out.author = author.slice(0, 200);
@@ -178,7 +192,9 @@ export function describing(item: Pick<MediaDraft, 'author' | 'upload_date' | 'de
 /** An item's own describing fields, without the undefined ones (which would hide the draft's). */
 function defined(item: MediaDraft): Pick<MediaDraft, 'author' | 'upload_date' | 'description'> {
   const { author, upload_date, description } = item;
-  return Object.fromEntries(Object.entries({ author, upload_date, description }).filter(([, v]) => v !== undefined && v !== ''));
+  return Object.fromEntries(
+    Object.entries({ author, upload_date, description }).filter(([, v]) => v !== undefined && v !== ''),
+  );
 }
 
 /** YYYY-MM-DD from an ISO date or date-time, yt-dlp's YYYYMMDD or Unix seconds; undefined for anything else. */
@@ -199,7 +215,12 @@ export function toUploadDate(value: string | number | undefined): string | undef
  * needs, where it sits (item index, title, page) and what its item says of it (duration, thumbnail,
  * author, date, live). One builder for a page's items and a collection's entries alike.
  */
-export function sourceRecord(pub: Source, headers: SourceDraft['headers'], at: { media_index: number; title: string; page_url: string }, item: MediaItem): SourceRecord {
+export function sourceRecord(
+  pub: Source,
+  headers: SourceDraft['headers'],
+  at: { media_index: number; title: string; page_url: string },
+  item: MediaItem,
+): SourceRecord {
   return {
     url: pub.url,
     stream_profile: pub.stream_profile,

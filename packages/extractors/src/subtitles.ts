@@ -1,11 +1,26 @@
 // Subtitle tracks of a result: languages normalised, URLs de-duplicated against the sources and each
 // other, unfetchable ones dropped, tracks people made before machine ones, at most
 // MAX_ITEM_SUBTITLES an item. Parsers only fill SubtitleDraft lists.
-import { LanguageSchema, MAX_ITEM_SUBTITLES, type Subtitle, type SubtitleFormat, type SubtitleRecord } from '@reelay/contracts';
+import {
+  LanguageSchema,
+  MAX_ITEM_SUBTITLES,
+  type Subtitle,
+  type SubtitleFormat,
+  type SubtitleRecord,
+} from '@reelay/contracts';
 import type { SubtitleDraft } from './types.js';
 
 /** The formats a sidecar file's extension or MIME type says. */
-const BY_EXT: Record<string, SubtitleFormat> = { vtt: 'vtt', webvtt: 'vtt', srt: 'srt', ttml: 'ttml', dfxp: 'ttml', xml: 'ttml', m3u8: 'hls', mpd: 'dash' };
+const BY_EXT: Record<string, SubtitleFormat> = {
+  vtt: 'vtt',
+  webvtt: 'vtt',
+  srt: 'srt',
+  ttml: 'ttml',
+  dfxp: 'ttml',
+  xml: 'ttml',
+  m3u8: 'hls',
+  mpd: 'dash',
+};
 const BY_MIME: Record<string, SubtitleFormat> = {
   'text/vtt': 'vtt',
   'application/x-subrip': 'srt',
@@ -30,7 +45,11 @@ export function subtitleFormat(url: string, mime?: string): SubtitleFormat | und
 
 /** A language as the contract takes it: trimmed, unsafe characters dropped, `und` when none is left. */
 export function normaliseLanguage(raw: string | undefined | null): string {
-  const cleaned = (raw ?? '').trim().replace(/[^A-Za-z0-9_-]/g, '').replace(/^[-_]+/, '').slice(0, 35);
+  const cleaned = (raw ?? '')
+    .trim()
+    .replace(/[^A-Za-z0-9_-]/g, '')
+    .replace(/^[-_]+/, '')
+    .slice(0, 35);
   return LanguageSchema.safeParse(cleaned).success ? cleaned : 'und';
 }
 
@@ -50,9 +69,16 @@ export const MAX_RESULT_SUBTITLES = 1000;
  * far in the result (sources first), `refused` says whether the egress guard would refuse one, and
  * `room` is how many more the result may list.
  */
-export function assembleSubtitles(drafts: readonly SubtitleDraft[] | undefined, seen: Set<string>, refused: (url: string) => boolean, room = MAX_ITEM_SUBTITLES): SubtitleAssembly {
+export function assembleSubtitles(
+  drafts: readonly SubtitleDraft[] | undefined,
+  seen: Set<string>,
+  refused: (url: string) => boolean,
+  room = MAX_ITEM_SUBTITLES,
+): SubtitleAssembly {
   const out: SubtitleAssembly = { subtitles: [], records: [] };
-  const ordered = [...(drafts ?? [])].sort((a, b) => Number(a.auto_generated === true) - Number(b.auto_generated === true));
+  const ordered = [...(drafts ?? [])].sort(
+    (a, b) => Number(a.auto_generated === true) - Number(b.auto_generated === true),
+  );
   const limit = Math.min(MAX_ITEM_SUBTITLES, room);
   for (const d of ordered) {
     if (out.subtitles.length >= limit) break;
@@ -63,7 +89,12 @@ export function assembleSubtitles(drafts: readonly SubtitleDraft[] | undefined, 
     if (label) sub.label = label;
     if (d.auto_generated) sub.auto_generated = true;
     out.subtitles.push(sub);
-    out.records.push({ kind: 'subtitle', ...sub, ...(d.codecs ? { codecs: d.codecs } : {}), ...(d.headers ? { headers: d.headers } : {}) });
+    out.records.push({
+      kind: 'subtitle',
+      ...sub,
+      ...(d.codecs ? { codecs: d.codecs } : {}),
+      ...(d.headers ? { headers: d.headers } : {}),
+    });
   }
   return out;
 }

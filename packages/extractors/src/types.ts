@@ -1,6 +1,15 @@
 // What every extractor shares: its context (the guarded client, configuration), the draft shapes it
 // fills, and the two kinds of extractor the registry knows.
-import type { CollectionKind, ContentType, ExtractResult, MediaType, Source, SourceRecord, Subtitle, SubtitleRecord } from '@reelay/contracts';
+import type {
+  CollectionKind,
+  ContentType,
+  ExtractResult,
+  MediaType,
+  Source,
+  SourceRecord,
+  Subtitle,
+  SubtitleRecord,
+} from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { FetchedDocument } from './document.js';
 

@@ -4,7 +4,8 @@
 export type Json = Record<string, unknown>;
 
 // Readers for untyped JSON: each returns undefined unless the value has the expected type.
-export const obj = (v: unknown): Json | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined);
+export const obj = (v: unknown): Json | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v : undefined);
 
@@ -43,7 +44,10 @@ export function frameRate(v: unknown): number | undefined {
 
 const NUM = String.raw`(\d+(?:[.,]\d+)?)`;
 // P(?!$) and T(?=\d) refuse the empty forms "P", "PT" and "P1DT".
-const ISO_DURATION = new RegExp(`^P(?!$)(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?=\\d)(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`, 'i');
+const ISO_DURATION = new RegExp(
+  `^P(?!$)(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?=\\d)(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`,
+  'i',
+);
 
 /**
  * Seconds of an ISO 8601 duration / xs:duration ("PT1M2.5S", "P1DT2H", "PT0,5S"); years and months

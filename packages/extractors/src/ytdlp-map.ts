@@ -11,7 +11,6 @@ import type { EntryDraft, MediaDraft, ResultDraft, SourceDraft } from './types.j
 import { ytdlpSubtitles } from './ytdlp-subtitles.js';
 import { arr, obj, positive, str, type Json } from './values.js';
 
-
 /** Download headers yt-dlp records that a download needs; the rest (Accept, Sec-Fetch-*) are its own habits. */
 const KEPT_HEADERS = ['User-Agent', 'Referer', 'Cookie', 'Origin'];
 
@@ -104,7 +103,12 @@ export function formatSource(f: Json, shared?: { id: string; type: 'video' | 'au
   if (protocol === 'http_dash_segments') {
     const manifest = str(f.manifest_url);
     const id = str(f.format_id);
-    const url = isHttpUrl(manifest) && id ? (shared ? dashSourceUrl(manifest, shared.id, shared.type) : dashSourceUrl(manifest, id)) : undefined;
+    const url =
+      isHttpUrl(manifest) && id
+        ? shared
+          ? dashSourceUrl(manifest, shared.id, shared.type)
+          : dashSourceUrl(manifest, id)
+        : undefined;
     return url ? { url, stream_profile: 'dash', ...common, ...tracks } : undefined;
   }
   if (protocol !== 'http' && protocol !== 'https') return undefined;
@@ -144,12 +148,21 @@ function thumbnailOf(entry: Json): string | undefined {
 /** One video entry as a media item; undefined when none of its formats can be delivered. */
 function mediaItem(entry: Json): MediaDraft | undefined {
   // A single-format result carries its format's fields on the entry itself.
-  const formats = (Array.isArray(entry.formats) ? entry.formats : [entry]).map((f) => obj(f)).filter((f): f is Json => f !== undefined);
+  const formats = (Array.isArray(entry.formats) ? entry.formats : [entry])
+    .map((f) => obj(f))
+    .filter((f): f is Json => f !== undefined);
   const shared = sharedDashIds(formats);
   const sources = formats.flatMap((f) => formatSource(f, shared.get(f)) ?? []);
   if (sources.length === 0) return undefined;
   const audioOnly = sources.every((s) => s.has_video === false);
-  const item: MediaDraft = { type: audioOnly ? 'audio' : 'video', sources, title: str(entry.title), thumbnail: thumbnailOf(entry), duration: positive(entry.duration), ...describing(entry) };
+  const item: MediaDraft = {
+    type: audioOnly ? 'audio' : 'video',
+    sources,
+    title: str(entry.title),
+    thumbnail: thumbnailOf(entry),
+    duration: positive(entry.duration),
+    ...describing(entry),
+  };
   // yt-dlp's is_live: a broadcast in progress (was_live, a finished one, is an ordinary video).
   if (entry.is_live === true) item.is_live = true;
   const subtitles = ytdlpSubtitles(entry, keptHeaders(entry.http_headers) ?? sources.find((s) => s.headers)?.headers);
@@ -187,7 +200,8 @@ function flatEntry(entry: Json): EntryDraft[] {
       id: id && id !== url ? id : undefined,
       duration: positive(entry.duration),
       thumbnail: thumbnailOf(entry),
-      upload_date: str(entry.upload_date) ?? (positive(entry.timestamp) !== undefined ? positive(entry.timestamp) : undefined),
+      upload_date:
+        str(entry.upload_date) ?? (positive(entry.timestamp) !== undefined ? positive(entry.timestamp) : undefined),
     },
   ];
 }
@@ -199,7 +213,9 @@ function flatEntry(entry: Json): EntryDraft[] {
 function collectionDraft(url: URL, root: Json, start: number): ResultDraft {
   const listed = arr(root.entries).flatMap((e) => (obj(e) ? flatEntry(obj(e)!) : []));
   const count = positive(root.playlist_count);
-  const more = arr(root.entries).length > COLLECTION_PAGE_SIZE || (count !== undefined && start - 1 + COLLECTION_PAGE_SIZE < count);
+  const more =
+    arr(root.entries).length > COLLECTION_PAGE_SIZE ||
+    (count !== undefined && start - 1 + COLLECTION_PAGE_SIZE < count);
   const channel = str(root.channel_id) ?? str(root.uploader_id);
   return {
     url: url.href,
@@ -224,7 +240,8 @@ function collectionDraft(url: URL, root: Json, start: number): ResultDraft {
 export function mapYtdlpInfo(url: URL, info: unknown, start = 1): ResultDraft {
   const root = obj(info) ?? {};
   const listed = arr(root.entries).filter((e) => obj(e));
-  if (root._type === 'playlist' && listed.length > 0 && listed.every((e) => FLAT.has(String(obj(e)?._type)))) return collectionDraft(url, root, start);
+  if (root._type === 'playlist' && listed.length > 0 && listed.every((e) => FLAT.has(String(obj(e)?._type))))
+    return collectionDraft(url, root, start);
   return {
     url: url.href,
     platform: platformName(root.extractor_key),

@@ -25,9 +25,24 @@ export const YTDLP_FLAGS: readonly string[] = [
  * `playlist`: a playlist is listed flat (entries' URLs, not resolved) from item `start` to `end`
  * (1-based, inclusive), so a channel of 10^5 videos costs yt-dlp no more than one page of them.
  */
-export function ytdlpArgs(url: URL, proxyUrl: string, cookiesFile?: string, playlist?: { start: number; end: number }): string[] {
-  const range = playlist ? ['--flat-playlist', '--playlist-start', String(playlist.start), '--playlist-end', String(playlist.end)] : [];
-  return [...YTDLP_FLAGS, ...range, '--proxy', proxyUrl, ...(cookiesFile ? ['--cookies', cookiesFile] : []), '--', url.href];
+export function ytdlpArgs(
+  url: URL,
+  proxyUrl: string,
+  cookiesFile?: string,
+  playlist?: { start: number; end: number },
+): string[] {
+  const range = playlist
+    ? ['--flat-playlist', '--playlist-start', String(playlist.start), '--playlist-end', String(playlist.end)]
+    : [];
+  return [
+    ...YTDLP_FLAGS,
+    ...range,
+    '--proxy',
+    proxyUrl,
+    ...(cookiesFile ? ['--cookies', cookiesFile] : []),
+    '--',
+    url.href,
+  ];
 }
 
 /**
@@ -51,7 +66,9 @@ export function childEnv(base: Record<string, string | undefined>): Record<strin
  */
 export function locateYtdlp(configured: string | undefined, searchPath: string): { binary?: string; problem?: string } {
   if (configured) {
-    return isExecutable(configured) ? { binary: configured } : { problem: `YTDLP_PATH=${configured} is not an executable file` };
+    return isExecutable(configured)
+      ? { binary: configured }
+      : { problem: `YTDLP_PATH=${configured} is not an executable file` };
   }
   for (const dir of searchPath.split(path.delimiter)) {
     if (!dir) continue;
@@ -135,11 +152,19 @@ export async function runYtdlp(opts: RunOptions): Promise<RunOutcome> {
     watch?.stop();
     // A binary that could not be started has neither an exit code nor a signal (or, under the
     // bounds' shell, the shell's 127 or 126).
-    if (result.failed && result.exitCode === undefined && result.signal === undefined && run.ended === 'exited') throw result.cause ?? new Error(result.shortMessage);
+    if (result.failed && result.exitCode === undefined && result.signal === undefined && run.ended === 'exited')
+      throw result.cause ?? new Error(result.shortMessage);
     const errno = watch && run.ended === 'exited' ? execFailure(result.exitCode, stderr) : undefined;
     if (errno) throw Object.assign(new Error(`spawn ${opts.binary} ${errno}`), { code: errno });
     const limit = result.failed && run.ended === 'exited' ? watch?.limitExceeded(stderr) : undefined;
-    if (limit) return { ended: 'resource_limit', limit: watch!.describe('yt-dlp', limit), exitCode: result.exitCode ?? null, stdout: '', stderr };
+    if (limit)
+      return {
+        ended: 'resource_limit',
+        limit: watch!.describe('yt-dlp', limit),
+        exitCode: result.exitCode ?? null,
+        stdout: '',
+        stderr,
+      };
     const stdout = run.ended === 'too_large' ? '' : String(result.stdout ?? '');
     return { ended: run.ended, exitCode: result.exitCode ?? null, stdout, stderr };
   } finally {
@@ -154,16 +179,21 @@ export async function runYtdlp(opts: RunOptions): Promise<RunOutcome> {
  * "please report this issue" advice, URLs and absolute paths replaced, at most 200 characters.
  */
 export function errorLine(stderr: string): string {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const line = [...lines].reverse().find((l) => l.startsWith('ERROR:')) ?? lines.at(-1) ?? '';
-  return line
-    .replace(/^ERROR:\s*/, '')
-    .replace(/;?\s*(?:please report this issue|Confirm you are on the latest version).*$/i, '')
-    // A URL ends at whitespace; closing punctuation right after it is yt-dlp's, not the URL's.
-    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S*?(?=[)\]'",.;]*(?:\s|$))/gi, '<url>')
-    .replace(/(^|[\s'"(=])\/(?:[^\s/'"]+\/)+[^\s'"]*/g, '$1<path>')
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 200);
+  return (
+    line
+      .replace(/^ERROR:\s*/, '')
+      .replace(/;?\s*(?:please report this issue|Confirm you are on the latest version).*$/i, '')
+      // A URL ends at whitespace; closing punctuation right after it is yt-dlp's, not the URL's.
+      .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S*?(?=[)\]'",.;]*(?:\s|$))/gi, '<url>')
+      .replace(/(^|[\s'"(=])\/(?:[^\s/'"]+\/)+[^\s'"]*/g, '$1<path>')
+      .replace(/[\u0000-\u001f\u007f]/g, '')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 200)
+  );
 }

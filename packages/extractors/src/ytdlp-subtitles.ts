@@ -36,7 +36,13 @@ function tracks(field: unknown, auto: boolean): SubtitleDraft[] {
     if (language === 'live_chat' || !Array.isArray(files)) continue;
     const chosen = pick(files);
     if (!chosen) continue;
-    out.push({ language, url: chosen.url, format: chosen.format, ...(chosen.name ? { label: chosen.name } : {}), ...(auto ? { auto_generated: true } : {}) });
+    out.push({
+      language,
+      url: chosen.url,
+      format: chosen.format,
+      ...(chosen.name ? { label: chosen.name } : {}),
+      ...(auto ? { auto_generated: true } : {}),
+    });
   }
   return out;
 }

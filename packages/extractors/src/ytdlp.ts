@@ -7,7 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { COLLECTION_PAGE_SIZE, ReelayError } from '@reelay/contracts';
 import { markNothingFound } from './no-media.js';
-import { GuardedProxy, normaliseHost, type CookieFile, type Egress, type ProxyLogger, type ProxySession } from '@reelay/egress';
+import {
+  GuardedProxy,
+  normaliseHost,
+  type CookieFile,
+  type Egress,
+  type ProxyLogger,
+  type ProxySession,
+} from '@reelay/egress';
 import type { ChildLimits } from '@reelay/media';
 import type { FetchedDocument } from './document.js';
 import { RunLimiter } from './limiter.js';
@@ -79,7 +86,10 @@ export class YtdlpBridge implements FallbackExtractor {
   async extract(url: URL, ctx: ExtractContext): Promise<ResultDraft> {
     const binary = this.options.binary;
     if (!binary) {
-      throw new ReelayError('no_media_found', 'This URL needs yt-dlp, which is not installed on this server: install yt-dlp or set YTDLP_PATH to enable it.');
+      throw new ReelayError(
+        'no_media_found',
+        'This URL needs yt-dlp, which is not installed on this server: install yt-dlp or set YTDLP_PATH to enable it.',
+      );
     }
     this.options.egress.assertUrlAllowed(url); // a literal blocked address never reaches yt-dlp
     return this.limiter.run(() => this.runOnce(binary, url, ctx), ctx.signal);
@@ -93,7 +103,11 @@ export class YtdlpBridge implements FallbackExtractor {
 
   /** One proxy for the bridge's life, started on first use; a failed start is tried again next time. */
   private startProxy(): Promise<GuardedProxy> {
-    this.proxy ??= GuardedProxy.start({ egress: this.options.egress, allowConnect: true, logger: this.options.logger }).catch((err: unknown) => {
+    this.proxy ??= GuardedProxy.start({
+      egress: this.options.egress,
+      allowConnect: true,
+      logger: this.options.logger,
+    }).catch((err: unknown) => {
       this.proxy = undefined;
       throw err;
     });
@@ -145,7 +159,10 @@ export class YtdlpBridge implements FallbackExtractor {
     const draft = mapYtdlpInfo(url, info, start);
     if (draft.collection) return draft;
     if (ctx.page) throw new ReelayError('upstream_error', 'yt-dlp no longer lists this URL as a playlist.');
-    if (draft.media.length === 0) throw markNothingFound(new ReelayError('no_media_found', 'yt-dlp found no media reelay can download at this URL.'));
+    if (draft.media.length === 0)
+      throw markNothingFound(
+        new ReelayError('no_media_found', 'yt-dlp found no media reelay can download at this URL.'),
+      );
     // yt-dlp does not fetch every media URL it reports: buildResult drops those the download would
     // refuse, as for every extractor.
     return draft;
@@ -155,11 +172,14 @@ export class YtdlpBridge implements FallbackExtractor {
   private failure(outcome: RunOutcome, session: ProxySession, ctx: ExtractContext): ReelayError | undefined {
     const { failures } = session;
     if (failures.blocked) return new ReelayError('url_blocked', failures.blocked);
-    if (failures.tooLarge) return new ReelayError('upstream_error', 'yt-dlp fetched more than this server allows for one extraction.');
-    if (outcome.ended === 'resource_limit') return new ReelayError('resource_limit', `The extraction was stopped: ${outcome.limit}.`);
-    if (outcome.ended === 'timeout') return new ReelayError('upstream_timeout', 'yt-dlp did not finish the extraction in time.');
+    if (failures.tooLarge)
+      return new ReelayError('upstream_error', 'yt-dlp fetched more than this server allows for one extraction.');
+    if (outcome.ended === 'resource_limit')
+      return new ReelayError('resource_limit', `The extraction was stopped: ${outcome.limit}.`);
+    if (outcome.ended === 'timeout')
+      return new ReelayError('upstream_timeout', 'yt-dlp did not finish the extraction in time.');
     if (outcome.ended === 'aborted') return new ReelayError('upstream_error', 'The extraction was cancelled.');
-    if (outcome.ended === 'too_large') return new ReelayError('upstream_error', 'yt-dlp\'s answer was too large.');
+    if (outcome.ended === 'too_large') return new ReelayError('upstream_error', "yt-dlp's answer was too large.");
     if (outcome.exitCode === 0) return undefined;
     const line = errorLine(outcome.stderr);
     ctx.log?.('yt-dlp failed', { exit: outcome.exitCode, error: line });
@@ -170,7 +190,8 @@ export class YtdlpBridge implements FallbackExtractor {
 /** A playlist page's state: the position of its first item in yt-dlp's numbering. */
 function playlistStart(state: string): number {
   const start = /^[1-9]\d{0,6}$/.test(state) ? Number(state) : NaN;
-  if (!Number.isSafeInteger(start)) throw new ReelayError('invalid_request', 'The cursor is not valid for this URL; start again without it.');
+  if (!Number.isSafeInteger(start))
+    throw new ReelayError('invalid_request', 'The cursor is not valid for this URL; start again without it.');
   return start;
 }
 
@@ -179,9 +200,16 @@ export function classify(line: string): ReelayError {
   if (/Unsupported URL|No video formats found|no suitable formats|There's no video/i.test(line)) {
     return markNothingFound(new ReelayError('no_media_found', 'yt-dlp found no media at this URL.'));
   }
-  if (/HTTP Error (?:404|410)|Video unavailable|video is unavailable|has been removed|does not exist|Private video|is private/i.test(line)) {
+  if (
+    /HTTP Error (?:404|410)|Video unavailable|video is unavailable|has been removed|does not exist|Private video|is private/i.test(
+      line,
+    )
+  ) {
     return new ReelayError('content_not_found', 'The media does not exist or is not public.');
   }
   if (/timed out/i.test(line)) return new ReelayError('upstream_timeout', 'The origin did not answer yt-dlp in time.');
-  return new ReelayError('upstream_error', line ? `yt-dlp could not extract this URL: ${line}` : 'yt-dlp could not extract this URL.');
+  return new ReelayError(
+    'upstream_error',
+    line ? `yt-dlp could not extract this URL: ${line}` : 'yt-dlp could not extract this URL.',
+  );
 }

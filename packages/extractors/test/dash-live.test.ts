@@ -20,11 +20,19 @@ const mpd = (attrs: string, video: string, audio = '') => `<?xml version="1.0"?>
   </Period>
 </MPD>`;
 const DYNAMIC = `type="dynamic" availabilityStartTime="${AST}" minimumUpdatePeriod="PT1S"`;
-const timeline = (media: string, entries: string, startNumber = 1) => `<SegmentTemplate timescale="1000" startNumber="${startNumber}" initialization="init-$RepresentationID$.m4s" media="${media}"><SegmentTimeline>${entries}</SegmentTimeline></SegmentTemplate>`;
+const timeline = (media: string, entries: string, startNumber = 1) =>
+  `<SegmentTemplate timescale="1000" startNumber="${startNumber}" initialization="init-$RepresentationID$.m4s" media="${media}"><SegmentTimeline>${entries}</SegmentTimeline></SegmentTemplate>`;
 
 describe('a SegmentTemplate with a SegmentTimeline', () => {
   test('$Number$ names: numbers from startNumber, positions in ms of presentation time, the init segment, what the representation declares', () => {
-    const w = liveDashWindow(mpd(DYNAMIC, timeline('chunk-$RepresentationID$-$Number%05d$.m4s', '<S t="4000" d="1000" r="2"/><S d="500"/>', 5)), URL_, { representation: 'v' });
+    const w = liveDashWindow(
+      mpd(
+        DYNAMIC,
+        timeline('chunk-$RepresentationID$-$Number%05d$.m4s', '<S t="4000" d="1000" r="2"/><S d="500"/>', 5),
+      ),
+      URL_,
+      { representation: 'v' },
+    );
     expect(w.dynamic).toBe(true);
     expect(w.unit).toBe('ms');
     expect(w.segments.map((s) => [s.seq, s.next, s.duration, s.url.split('/').pop()])).toEqual([
@@ -41,8 +49,12 @@ describe('a SegmentTemplate with a SegmentTimeline', () => {
   });
 
   test('the same segment keeps its position and its name when the window slides', () => {
-    const before = liveDashWindow(mpd(DYNAMIC, timeline('$Number$.m4s', '<S t="0" d="1000" r="3"/>', 1)), URL_, { representation: 'v' });
-    const after = liveDashWindow(mpd(DYNAMIC, timeline('$Number$.m4s', '<S t="2000" d="1000" r="3"/>', 3)), URL_, { representation: 'v' });
+    const before = liveDashWindow(mpd(DYNAMIC, timeline('$Number$.m4s', '<S t="0" d="1000" r="3"/>', 1)), URL_, {
+      representation: 'v',
+    });
+    const after = liveDashWindow(mpd(DYNAMIC, timeline('$Number$.m4s', '<S t="2000" d="1000" r="3"/>', 3)), URL_, {
+      representation: 'v',
+    });
     expect(after.segments[0]).toEqual(before.segments[2]);
   });
 
@@ -57,16 +69,25 @@ describe('a SegmentTemplate with a SegmentTimeline', () => {
   });
 
   test('each segment says where it starts on the presentation timeline the representations share (period start and presentationTimeOffset applied), from one read of the MPD', () => {
-    const video = '<SegmentTemplate timescale="90000" presentationTimeOffset="900000" media="v-$Time$.m4s"><SegmentTimeline><S t="900000" d="180000" r="1"/></SegmentTimeline></SegmentTemplate>';
-    const audio = '<SegmentTemplate timescale="48000" media="a-$Time$.m4s"><SegmentTimeline><S t="0" d="96256"/><S d="95744"/></SegmentTimeline></SegmentTemplate>';
+    const video =
+      '<SegmentTemplate timescale="90000" presentationTimeOffset="900000" media="v-$Time$.m4s"><SegmentTimeline><S t="900000" d="180000" r="1"/></SegmentTimeline></SegmentTemplate>';
+    const audio =
+      '<SegmentTemplate timescale="48000" media="a-$Time$.m4s"><SegmentTimeline><S t="0" d="96256"/><S d="95744"/></SegmentTimeline></SegmentTemplate>';
     const read = readLiveMpd(mpd(DYNAMIC, video, audio).replace('start="PT0S"', 'start="PT100S"'));
     expect(liveDashWindow(read, URL_, { representation: 'v' }).segments.map((s) => s.start)).toEqual([100, 102]);
-    expect(liveDashWindow(read, URL_, { representation: 'a' }).segments.map((s) => Math.round(s.start * 1000) / 1000)).toEqual([100, 102.005]);
+    expect(
+      liveDashWindow(read, URL_, { representation: 'a' }).segments.map((s) => Math.round(s.start * 1000) / 1000),
+    ).toEqual([100, 102.005]);
   });
 
   test('r="-1" repeats up to the live edge: the complete segments before now', () => {
     const text = mpd(DYNAMIC, timeline('$Number$.m4s', '<S t="0" d="2000" r="-1"/>'));
-    expect(liveDashWindow(text, URL_, { now: at(9) }).segments.map((s) => s.url.split('/').pop())).toEqual(['1.m4s', '2.m4s', '3.m4s', '4.m4s']);
+    expect(liveDashWindow(text, URL_, { now: at(9) }).segments.map((s) => s.url.split('/').pop())).toEqual([
+      '1.m4s',
+      '2.m4s',
+      '3.m4s',
+      '4.m4s',
+    ]);
     expect(liveDashWindow(text, URL_, { now: at(10) }).segments).toHaveLength(5);
   });
 
@@ -83,15 +104,21 @@ describe('a SegmentTemplate with a SegmentTimeline', () => {
 
   test('more S entries than MAX_SEGMENTS is refused before parsing, as at extract time', () => {
     const entries = Array.from({ length: 30 }, (_, i) => `<S t="${i * 1000}" d="1000"/>`).join('');
-    expect(() => liveDashWindow(mpd(DYNAMIC, timeline('$Number$.m4s', entries)), URL_, { maxSegments: 20 })).toThrow(expect.objectContaining({ code: 'upstream_error' }));
+    expect(() => liveDashWindow(mpd(DYNAMIC, timeline('$Number$.m4s', entries)), URL_, { maxSegments: 20 })).toThrow(
+      expect.objectContaining({ code: 'upstream_error' }),
+    );
   });
 });
 
 describe('a SegmentTemplate with a fixed duration (segments from the clock)', () => {
-  const fixed = '<SegmentTemplate timescale="1000000" duration="1000000" startNumber="1" initialization="init-$RepresentationID$.m4s" media="c-$RepresentationID$-$Number%05d$.m4s"/>';
+  const fixed =
+    '<SegmentTemplate timescale="1000000" duration="1000000" startNumber="1" initialization="init-$RepresentationID$.m4s" media="c-$RepresentationID$-$Number%05d$.m4s"/>';
 
   test('the complete segments before now, timeShiftBufferDepth of them, numbered from startNumber', () => {
-    const w = liveDashWindow(mpd(`${DYNAMIC} timeShiftBufferDepth="PT3S"`, fixed), URL_, { representation: 'v', now: at(10.5) });
+    const w = liveDashWindow(mpd(`${DYNAMIC} timeShiftBufferDepth="PT3S"`, fixed), URL_, {
+      representation: 'v',
+      now: at(10.5),
+    });
     expect(w.unit).toBe('number');
     expect(w.segments.map((s) => s.start)).toEqual([7, 8, 9]);
     expect(w.segments.map((s) => [s.seq, s.next, s.url.split('/').pop()])).toEqual([
@@ -102,7 +129,9 @@ describe('a SegmentTemplate with a fixed duration (segments from the clock)', ()
   });
 
   test('the MPD turned static at the end (ffmpeg drops availabilityStartTime): the whole presentation, not dynamic', () => {
-    const w = liveDashWindow(mpd('type="static" mediaPresentationDuration="PT3.0S"', fixed), URL_, { representation: 'v' });
+    const w = liveDashWindow(mpd('type="static" mediaPresentationDuration="PT3.0S"', fixed), URL_, {
+      representation: 'v',
+    });
     expect(w.dynamic).toBe(false);
     expect(w.segments.map((s) => s.seq)).toEqual([1, 2, 3]);
   });
@@ -111,13 +140,26 @@ describe('a SegmentTemplate with a fixed duration (segments from the clock)', ()
 describe('what cannot be recorded is a clear upstream_error', () => {
   test('a representation the MPD no longer lists, a SegmentList, no clock for a fixed duration', () => {
     const text = mpd(DYNAMIC, timeline('$Number$.m4s', '<S t="0" d="1000"/>'));
-    expect(() => liveDashWindow(text, URL_, { representation: 'gone' })).toThrow(/no longer lists representation "gone"/);
-    expect(() => liveDashWindow(mpd(DYNAMIC, '<SegmentList><SegmentURL media="a.m4s"/></SegmentList>'), URL_, { representation: 'v' })).toThrow(/SegmentList/);
-    expect(() => liveDashWindow(mpd('type="dynamic"', '<SegmentTemplate duration="1" media="$Number$.m4s"/>'), URL_, { representation: 'v' })).toThrow(/availabilityStartTime/);
+    expect(() => liveDashWindow(text, URL_, { representation: 'gone' })).toThrow(
+      /no longer lists representation "gone"/,
+    );
+    expect(() =>
+      liveDashWindow(mpd(DYNAMIC, '<SegmentList><SegmentURL media="a.m4s"/></SegmentList>'), URL_, {
+        representation: 'v',
+      }),
+    ).toThrow(/SegmentList/);
+    expect(() =>
+      liveDashWindow(mpd('type="dynamic"', '<SegmentTemplate duration="1" media="$Number$.m4s"/>'), URL_, {
+        representation: 'v',
+      }),
+    ).toThrow(/availabilityStartTime/);
   });
 
   test('ContentProtection marks the window encrypted', () => {
-    const text = mpd(DYNAMIC, `<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>${timeline('$Number$.m4s', '<S t="0" d="1000"/>')}`);
+    const text = mpd(
+      DYNAMIC,
+      `<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>${timeline('$Number$.m4s', '<S t="0" d="1000"/>')}`,
+    );
     expect(liveDashWindow(text, URL_, { representation: 'v' }).encrypted).toBe(true);
   });
 });

@@ -39,19 +39,65 @@ describe('single-file DASH representations', () => {
     expect(item.type).toBe('video');
     expect(item.duration).toBe(62.5);
     expect(item.sources).toEqual([
-      { url: 'https://cdn.example.com/vod/show/video_720.mp4', stream_profile: 'video_only', mime_type: 'video/mp4', ext: 'mp4', codecs: 'avc1.64001f', bitrate: 2500000, language: undefined, has_audio: false, has_video: true, width: 1280, height: 720, fps: 29.97 },
-      { url: 'https://cdn.example.com/vod/show/video_360.mp4', stream_profile: 'video_only', mime_type: 'video/mp4', ext: 'mp4', codecs: 'avc1.4d401e', bitrate: 700000, language: undefined, has_audio: false, has_video: true, width: 640, height: 360, fps: 29.97 },
-      { url: 'https://cdn.example.com/vod/show/audio_en.m4a', stream_profile: 'audio_only', mime_type: 'audio/mp4', ext: 'm4a', codecs: 'mp4a.40.2', bitrate: 128000, language: 'en', has_audio: true, has_video: false },
+      {
+        url: 'https://cdn.example.com/vod/show/video_720.mp4',
+        stream_profile: 'video_only',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        codecs: 'avc1.64001f',
+        bitrate: 2500000,
+        language: undefined,
+        has_audio: false,
+        has_video: true,
+        width: 1280,
+        height: 720,
+        fps: 29.97,
+      },
+      {
+        url: 'https://cdn.example.com/vod/show/video_360.mp4',
+        stream_profile: 'video_only',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        codecs: 'avc1.4d401e',
+        bitrate: 700000,
+        language: undefined,
+        has_audio: false,
+        has_video: true,
+        width: 640,
+        height: 360,
+        fps: 29.97,
+      },
+      {
+        url: 'https://cdn.example.com/vod/show/audio_en.m4a',
+        stream_profile: 'audio_only',
+        mime_type: 'audio/mp4',
+        ext: 'm4a',
+        codecs: 'mp4a.40.2',
+        bitrate: 128000,
+        language: 'en',
+        has_audio: true,
+        has_video: false,
+      },
     ]);
   });
 
   test('a single file whose codecs hold both video and audio is muxed progressive', () => {
-    const text = mpd(`<Period><AdaptationSet mimeType="video/webm"><Representation id="1" codecs="vp9,opus" bandwidth="900000" width="854" height="480"><BaseURL>both.webm</BaseURL></Representation></AdaptationSet></Period>`);
-    expect(parseMpd(text, MPD_URL)[0].sources[0]).toMatchObject({ stream_profile: 'muxed_progressive', ext: 'webm', has_audio: true, has_video: true, height: 480 });
+    const text = mpd(
+      `<Period><AdaptationSet mimeType="video/webm"><Representation id="1" codecs="vp9,opus" bandwidth="900000" width="854" height="480"><BaseURL>both.webm</BaseURL></Representation></AdaptationSet></Period>`,
+    );
+    expect(parseMpd(text, MPD_URL)[0].sources[0]).toMatchObject({
+      stream_profile: 'muxed_progressive',
+      ext: 'webm',
+      has_audio: true,
+      has_video: true,
+      height: 480,
+    });
   });
 
   test('a representation with neither segments nor any BaseURL names no file and is skipped', () => {
-    const text = mpd(`<Period><AdaptationSet mimeType="video/mp4"><Representation id="1" codecs="avc1.4d401e" bandwidth="1"/><Representation id="2" codecs="avc1.4d401e" bandwidth="2"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet></Period>`);
+    const text = mpd(
+      `<Period><AdaptationSet mimeType="video/mp4"><Representation id="1" codecs="avc1.4d401e" bandwidth="1"/><Representation id="2" codecs="avc1.4d401e" bandwidth="2"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet></Period>`,
+    );
     expect(parseMpd(text, MPD_URL)[0].sources.map((s) => s.url)).toEqual(['https://cdn.example.com/vod/show/v.mp4']);
   });
 });
@@ -71,7 +117,12 @@ describe('segmented DASH representations', () => {
       [`${MANIFEST}#representation=video%2F1080%20p`, 'dash', 1080],
       [`${MANIFEST}#representation=v480`, 'dash', 480],
     ]);
-    expect(item.sources[0]).toMatchObject({ has_video: true, has_audio: false, codecs: 'avc1.4d401f', mime_type: 'video/mp4' });
+    expect(item.sources[0]).toMatchObject({
+      has_video: true,
+      has_audio: false,
+      codecs: 'avc1.4d401f',
+      mime_type: 'video/mp4',
+    });
   });
 
   test('SegmentTemplate with $Time$ and a SegmentTimeline makes segmented audio and video sources', () => {
@@ -94,8 +145,22 @@ describe('segmented DASH representations', () => {
       </Period>`);
     const [item] = parseMpd(text, MPD_URL);
     expect(item.sources).toEqual([
-      expect.objectContaining({ url: `${MANIFEST}#representation=v`, stream_profile: 'dash', has_video: true, has_audio: false, width: 1920 }),
-      expect.objectContaining({ url: `${MANIFEST}#representation=a`, stream_profile: 'dash', has_video: false, has_audio: true, language: 'de', ext: 'm4a', bitrate: 96000 }),
+      expect.objectContaining({
+        url: `${MANIFEST}#representation=v`,
+        stream_profile: 'dash',
+        has_video: true,
+        has_audio: false,
+        width: 1920,
+      }),
+      expect.objectContaining({
+        url: `${MANIFEST}#representation=a`,
+        stream_profile: 'dash',
+        has_video: false,
+        has_audio: true,
+        language: 'de',
+        ext: 'm4a',
+        bitrate: 96000,
+      }),
     ]);
   });
 
@@ -109,12 +174,19 @@ describe('segmented DASH representations', () => {
           </Representation>
         </AdaptationSet>
       </Period>`);
-    expect(parseMpd(text, MPD_URL)[0].sources).toEqual([expect.objectContaining({ url: `${MANIFEST}#representation=list`, stream_profile: 'dash' })]);
+    expect(parseMpd(text, MPD_URL)[0].sources).toEqual([
+      expect.objectContaining({ url: `${MANIFEST}#representation=list`, stream_profile: 'dash' }),
+    ]);
   });
 
   test('a SegmentTemplate on the Period makes every representation below it segmented', () => {
-    const text = mpd(`<Period><SegmentTemplate media="$RepresentationID$-$Number$.m4s" duration="4"/><AdaptationSet mimeType="audio/mp4"><Representation id="a1" codecs="mp4a.40.2" bandwidth="64000"><BaseURL>a/</BaseURL></Representation></AdaptationSet></Period>`);
-    expect(parseMpd(text, MPD_URL)[0].sources[0]).toMatchObject({ stream_profile: 'dash', url: `${MANIFEST}#representation=a1` });
+    const text = mpd(
+      `<Period><SegmentTemplate media="$RepresentationID$-$Number$.m4s" duration="4"/><AdaptationSet mimeType="audio/mp4"><Representation id="a1" codecs="mp4a.40.2" bandwidth="64000"><BaseURL>a/</BaseURL></Representation></AdaptationSet></Period>`,
+    );
+    expect(parseMpd(text, MPD_URL)[0].sources[0]).toMatchObject({
+      stream_profile: 'dash',
+      url: `${MANIFEST}#representation=a1`,
+    });
   });
 
   test('representations without an id get a stable id from their position', () => {
@@ -157,7 +229,9 @@ describe('DASH structure', () => {
   });
 
   test('without an MPD BaseURL, relative BaseURLs resolve against the manifest URL', () => {
-    const text = mpd(`<Period><AdaptationSet mimeType="audio/mp4"><BaseURL>../audio/</BaseURL><Representation id="a" codecs="opus" bandwidth="1"><BaseURL>en.webm?x=1&amp;y=2</BaseURL></Representation></AdaptationSet></Period>`);
+    const text = mpd(
+      `<Period><AdaptationSet mimeType="audio/mp4"><BaseURL>../audio/</BaseURL><Representation id="a" codecs="opus" bandwidth="1"><BaseURL>en.webm?x=1&amp;y=2</BaseURL></Representation></AdaptationSet></Period>`,
+    );
     expect(parseMpd(text, MPD_URL)[0].sources[0].url).toBe('https://cdn.example.com/vod/audio/en.webm?x=1&y=2');
   });
 
@@ -168,12 +242,30 @@ describe('DASH structure', () => {
         <Representation id="lo" bandwidth="600000"><BaseURL>lo.mp4</BaseURL></Representation>
       </AdaptationSet></Period>`);
     const [hi, lo] = parseMpd(text, MPD_URL)[0].sources;
-    expect(hi).toMatchObject({ mime_type: 'video/webm', ext: 'webm', codecs: 'vp09.00.40.08', width: 1920, height: 1080, fps: 50, language: 'fr' });
-    expect(lo).toMatchObject({ mime_type: 'video/mp4', ext: 'mp4', codecs: 'avc1.4d401e', width: 640, height: 360, fps: 25, language: 'en' });
+    expect(hi).toMatchObject({
+      mime_type: 'video/webm',
+      ext: 'webm',
+      codecs: 'vp09.00.40.08',
+      width: 1920,
+      height: 1080,
+      fps: 50,
+      language: 'fr',
+    });
+    expect(lo).toMatchObject({
+      mime_type: 'video/mp4',
+      ext: 'mp4',
+      codecs: 'avc1.4d401e',
+      width: 640,
+      height: 360,
+      fps: 25,
+      language: 'en',
+    });
   });
 
   test('the content type comes from codecs when the MIME type is the generic application/mp4', () => {
-    const text = mpd(`<Period><AdaptationSet mimeType="application/mp4"><Representation id="a" codecs="mp4a.40.2" bandwidth="1"><BaseURL>a.mp4</BaseURL></Representation><Representation id="t" codecs="stpp" bandwidth="1"><BaseURL>t.mp4</BaseURL></Representation></AdaptationSet></Period>`);
+    const text = mpd(
+      `<Period><AdaptationSet mimeType="application/mp4"><Representation id="a" codecs="mp4a.40.2" bandwidth="1"><BaseURL>a.mp4</BaseURL></Representation><Representation id="t" codecs="stpp" bandwidth="1"><BaseURL>t.mp4</BaseURL></Representation></AdaptationSet></Period>`,
+    );
     const [item] = parseMpd(text, MPD_URL);
     expect(item.type).toBe('audio');
     expect(item.sources.map((s) => [s.url.split('/').pop(), s.stream_profile])).toEqual([['a.mp4', 'audio_only']]);
@@ -195,12 +287,17 @@ describe('DASH structure', () => {
       `<Period id="${id}" duration="${dur}"><AdaptationSet mimeType="video/mp4" codecs="avc1.4d401e"><SegmentTemplate media="${id}/$RepresentationID$/$Number$.m4s" duration="2"/><Representation id="v1" bandwidth="1"/><Representation id="v-${id}" bandwidth="1"/></AdaptationSet></Period>`;
     const text = mpd(period('ad', 'PT15S') + period('main', 'PT10M'), 'type="static"');
     const [item] = parseMpd(text, MPD_URL);
-    expect(item.sources.map((s) => s.url.split('#')[1])).toEqual(['representation=v1', 'representation=v-ad', 'representation=v-main']);
+    expect(item.sources.map((s) => s.url.split('#')[1])).toEqual([
+      'representation=v1',
+      'representation=v-ad',
+      'representation=v-main',
+    ]);
     expect(item.duration).toBe(615);
   });
 
   test('a dependent representation (dependencyId: an LCEVC or SVC enhancement layer) is left out, its base kept', () => {
-    const text = mpd(`<Period><AdaptationSet mimeType="video/mp4" contentType="video"><SegmentTemplate media="$RepresentationID$/$Number$.m4s" duration="2"/>
+    const text =
+      mpd(`<Period><AdaptationSet mimeType="video/mp4" contentType="video"><SegmentTemplate media="$RepresentationID$/$Number$.m4s" duration="2"/>
       <Representation id="base" codecs="avc1.64001f" bandwidth="2500000" width="1920" height="1080"/></AdaptationSet>
       <AdaptationSet mimeType="video/mp4" contentType="video" codecs="lvc1"><SegmentTemplate media="$RepresentationID$/$Number$.m4s" duration="2"/>
       <Representation id="enh" dependencyId="base" bandwidth="4400000" width="1920" height="1080"/></AdaptationSet></Period>`);
@@ -227,7 +324,10 @@ describe('DASH structure', () => {
     ['P1DT0H0M1S', 86401],
     ['PT0.5S', 0.5],
   ])('mediaPresentationDuration %s is %d seconds', (iso, seconds) => {
-    const text = mpd(`<Period><AdaptationSet mimeType="audio/mp4"><Representation id="a" codecs="mp4a.40.2" bandwidth="1"><BaseURL>a.m4a</BaseURL></Representation></AdaptationSet></Period>`, `mediaPresentationDuration="${iso}"`);
+    const text = mpd(
+      `<Period><AdaptationSet mimeType="audio/mp4"><Representation id="a" codecs="mp4a.40.2" bandwidth="1"><BaseURL>a.m4a</BaseURL></Representation></AdaptationSet></Period>`,
+      `mediaPresentationDuration="${iso}"`,
+    );
     expect(parseMpd(text, MPD_URL)[0].duration).toBe(seconds);
   });
 
@@ -254,7 +354,9 @@ describe('DASH DRM and errors', () => {
   });
 
   test('a manifest where everything is protected has nothing to download', () => {
-    const text = mpd(`<Period><AdaptationSet mimeType="video/mp4" codecs="avc1.4d401e">${PROTECTED}<SegmentTemplate media="$Number$.m4s" duration="2"/><Representation id="v" bandwidth="1"/></AdaptationSet></Period>`);
+    const text = mpd(
+      `<Period><AdaptationSet mimeType="video/mp4" codecs="avc1.4d401e">${PROTECTED}<SegmentTemplate media="$Number$.m4s" duration="2"/><Representation id="v" bandwidth="1"/></AdaptationSet></Period>`,
+    );
     let error: unknown;
     try {
       parseMpd(text, MPD_URL);
@@ -267,7 +369,9 @@ describe('DASH DRM and errors', () => {
   });
 
   test('a manifest without audio or video has nothing to download', () => {
-    const text = mpd(`<Period><AdaptationSet contentType="text" mimeType="text/vtt"><Representation id="s" bandwidth="1"><BaseURL>s.vtt</BaseURL></Representation></AdaptationSet></Period>`);
+    const text = mpd(
+      `<Period><AdaptationSet contentType="text" mimeType="text/vtt"><Representation id="s" bandwidth="1"><BaseURL>s.vtt</BaseURL></Representation></AdaptationSet></Period>`,
+    );
     expect(() => parseMpd(text, MPD_URL)).toThrow(expect.objectContaining({ code: 'no_media_found' }));
   });
 
@@ -276,7 +380,9 @@ describe('DASH DRM and errors', () => {
   });
 
   test('XML whose root is not MPD is an upstream error', () => {
-    expect(() => parseMpd('<?xml version="1.0"?><rss><channel/></rss>', MPD_URL)).toThrow(expect.objectContaining({ code: 'upstream_error' }));
+    expect(() => parseMpd('<?xml version="1.0"?><rss><channel/></rss>', MPD_URL)).toThrow(
+      expect.objectContaining({ code: 'upstream_error' }),
+    );
   });
 });
 
@@ -311,12 +417,35 @@ describe('DASH through the registry', () => {
 
   test('the ffmpeg-made DASH manifest becomes a segmented video and audio pair', async () => {
     const { result, records } = await extract('/media/dash/manifest.mpd');
-    expect(result).toMatchObject({ platform: 'generic', extract_profile: 'dash_manifest', content_type: 'video', url: origin.url('/media/dash/manifest.mpd') });
+    expect(result).toMatchObject({
+      platform: 'generic',
+      extract_profile: 'dash_manifest',
+      content_type: 'video',
+      url: origin.url('/media/dash/manifest.mpd'),
+    });
     expect(result.media).toHaveLength(1);
     expect(result.media[0].duration).toBe(2);
     const [video, audio] = result.media[0].sources;
-    expect(video).toMatchObject({ quality: '240p', url: origin.url('/media/dash/manifest.mpd#representation=0'), stream_profile: 'dash', width: 320, height: 240, fps: 25, has_video: true, has_audio: false, codecs: 'avc1.42c00d', ext: 'mp4' });
-    expect(audio).toMatchObject({ url: origin.url('/media/dash/manifest.mpd#representation=1'), stream_profile: 'dash', has_video: false, has_audio: true, codecs: 'mp4a.40.2', ext: 'm4a' });
+    expect(video).toMatchObject({
+      quality: '240p',
+      url: origin.url('/media/dash/manifest.mpd#representation=0'),
+      stream_profile: 'dash',
+      width: 320,
+      height: 240,
+      fps: 25,
+      has_video: true,
+      has_audio: false,
+      codecs: 'avc1.42c00d',
+      ext: 'mp4',
+    });
+    expect(audio).toMatchObject({
+      url: origin.url('/media/dash/manifest.mpd#representation=1'),
+      stream_profile: 'dash',
+      has_video: false,
+      has_audio: true,
+      codecs: 'mp4a.40.2',
+      ext: 'm4a',
+    });
     expect(audio.quality).toMatch(/^\d+k$/);
     expect(audio.language).toBeUndefined(); // ffmpeg writes lang="und"
     expect(records.map((r) => r.stream_profile)).toEqual(['dash', 'dash']);
@@ -325,8 +454,20 @@ describe('DASH through the registry', () => {
   test('a manifest of single files yields progressive sources that download directly', async () => {
     const { result } = await extract('/media/single/manifest.mpd');
     expect(result.media[0].sources).toEqual([
-      expect.objectContaining({ quality: '360p', url: origin.url('/media/video-only.mp4'), stream_profile: 'video_only', has_video: true, has_audio: false }),
-      expect.objectContaining({ quality: '96k', url: origin.url('/media/audio-only.m4a'), stream_profile: 'audio_only', has_video: false, has_audio: true }),
+      expect.objectContaining({
+        quality: '360p',
+        url: origin.url('/media/video-only.mp4'),
+        stream_profile: 'video_only',
+        has_video: true,
+        has_audio: false,
+      }),
+      expect.objectContaining({
+        quality: '96k',
+        url: origin.url('/media/audio-only.m4a'),
+        stream_profile: 'audio_only',
+        has_video: false,
+        has_audio: true,
+      }),
     ]);
   });
 

@@ -46,8 +46,17 @@ describe('a page', () => {
         "contentUrl":"/media/dusk.mp4","encodingFormat":"video/mp4","thumbnailUrl":"/media/dusk.jpg",
         "author":[{"@type":"Person","name":"Ada Lovelace","url":"https://example.com/ada"}],"uploadDate":"2024-05-06T10:00:00Z",
         "description":"  The harbour,\\n at dusk.  "}</script></head><body></body></html>`);
-    expect(result.media[0]).toMatchObject({ author: 'Ada Lovelace', upload_date: '2024-05-06', description: 'The harbour, at dusk.' });
-    expect(records[0]).toMatchObject({ author: 'Ada Lovelace', upload_date: '2024-05-06', thumbnail: origin.url('/media/dusk.jpg'), page_url: expect.stringContaining('/describing/') });
+    expect(result.media[0]).toMatchObject({
+      author: 'Ada Lovelace',
+      upload_date: '2024-05-06',
+      description: 'The harbour, at dusk.',
+    });
+    expect(records[0]).toMatchObject({
+      author: 'Ada Lovelace',
+      upload_date: '2024-05-06',
+      thumbnail: origin.url('/media/dusk.jpg'),
+      page_url: expect.stringContaining('/describing/'),
+    });
   });
 
   test('with only OpenGraph and meta tags takes og:description, the author meta and the publication time', async () => {
@@ -57,11 +66,16 @@ describe('a page', () => {
       <meta property="article:author" content="https://example.com/profile/ada"><meta name="author" content="Ada">
       <meta property="article:published_time" content="2023-12-31T22:00:00+01:00">
       </head><body></body></html>`);
-    expect(result.media[0]).toMatchObject({ author: 'Ada', upload_date: '2023-12-31', description: 'What the clip shows' });
+    expect(result.media[0]).toMatchObject({
+      author: 'Ada',
+      upload_date: '2023-12-31',
+      description: 'What the clip shows',
+    });
   });
 
   test('without any of them gives none, and a profile URL is not an author', async () => {
-    const { result } = await extract(`<html><head><meta property="og:video" content="/media/clip.mp4"><meta property="og:video:type" content="video/mp4">
+    const { result } =
+      await extract(`<html><head><meta property="og:video" content="/media/clip.mp4"><meta property="og:video:type" content="video/mp4">
       <meta property="article:author" content="https://example.com/profile/ada"></head><body></body></html>`);
     expect(result.media[0]).not.toHaveProperty('author');
     expect(result.media[0]).not.toHaveProperty('upload_date');
@@ -70,13 +84,35 @@ describe('a page', () => {
 });
 
 describe('yt-dlp info', () => {
-  test("gives the uploader, upload_date and description", () => {
+  test('gives the uploader, upload_date and description', () => {
     const info = {
-      id: 'x', title: 'A talk', uploader: 'Conference TV', upload_date: '20240506', description: 'Recorded live.',
-      formats: [{ format_id: '18', url: 'http://media.example.com/v.mp4', ext: 'mp4', vcodec: 'avc1.42001E', acodec: 'mp4a.40.2', width: 640, height: 360 }],
+      id: 'x',
+      title: 'A talk',
+      uploader: 'Conference TV',
+      upload_date: '20240506',
+      description: 'Recorded live.',
+      formats: [
+        {
+          format_id: '18',
+          url: 'http://media.example.com/v.mp4',
+          ext: 'mp4',
+          vcodec: 'avc1.42001E',
+          acodec: 'mp4a.40.2',
+          width: 640,
+          height: 360,
+        },
+      ],
     };
     const { result, records } = buildResult(mapYtdlpInfo(new URL('http://media.example.com/watch'), info));
-    expect(result.media[0]).toMatchObject({ author: 'Conference TV', upload_date: '2024-05-06', description: 'Recorded live.' });
-    expect(records[0]).toMatchObject({ author: 'Conference TV', upload_date: '2024-05-06', page_url: 'http://media.example.com/watch' });
+    expect(result.media[0]).toMatchObject({
+      author: 'Conference TV',
+      upload_date: '2024-05-06',
+      description: 'Recorded live.',
+    });
+    expect(records[0]).toMatchObject({
+      author: 'Conference TV',
+      upload_date: '2024-05-06',
+      page_url: 'http://media.example.com/watch',
+    });
   });
 });

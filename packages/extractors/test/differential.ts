@@ -39,8 +39,10 @@ export interface Difference {
   reason: string;
 }
 
-export const readCases = (): Case[] => JSON.parse(fs.readFileSync(path.join(CORPUS_DIR, 'index.json'), 'utf8')) as Case[];
-export const readDifferences = (): Difference[] => JSON.parse(fs.readFileSync(path.join(CORPUS_DIR, 'differences.json'), 'utf8')) as Difference[];
+export const readCases = (): Case[] =>
+  JSON.parse(fs.readFileSync(path.join(CORPUS_DIR, 'index.json'), 'utf8')) as Case[];
+export const readDifferences = (): Difference[] =>
+  JSON.parse(fs.readFileSync(path.join(CORPUS_DIR, 'differences.json'), 'utf8')) as Difference[];
 export const caseText = (c: Case): string => fs.readFileSync(path.join(CORPUS_DIR, c.file), 'utf8');
 
 /** What both sides say about one URL. kbps as yt-dlp reports tbr; `only` is video-only/audio-only. */
@@ -88,7 +90,8 @@ export type YtResult = { formats: YtFormat[]; subtitles: Record<string, string[]
 export function runYtdlp(cases: readonly Case[]): { version: string; results: Record<string, YtResult> } {
   const input = JSON.stringify(cases.map((c) => ({ id: c.id, kind: c.kind, url: c.url, text: caseText(c) })));
   const run = spawnSync(PYTHON, [SCRIPT], { input, encoding: 'utf8', maxBuffer: 16 << 20, timeout: 120_000 });
-  if (run.status !== 0) throw new Error(`ytdlp-parsers.py failed (${run.status ?? run.signal}): ${run.stderr.slice(-2000)}`);
+  if (run.status !== 0)
+    throw new Error(`ytdlp-parsers.py failed (${run.status ?? run.signal}): ${run.stderr.slice(-2000)}`);
   return JSON.parse(run.stdout) as { version: string; results: Record<string, YtResult> };
 }
 
@@ -128,12 +131,18 @@ export function reelayRecords(c: Case): { records: Rec[]; subtitles: Record<stri
   try {
     if (c.kind === 'hls' || c.kind === 'dash') {
       const items = c.kind === 'hls' ? parseHls(text, url) : parseMpd(text, url);
-      return { records: items.flatMap((m) => m.sources.map(fromDraft)), subtitles: byLanguage(items.flatMap((m) => m.subtitles ?? [])) };
+      return {
+        records: items.flatMap((m) => m.sources.map(fromDraft)),
+        subtitles: byLanguage(items.flatMap((m) => m.subtitles ?? [])),
+      };
     }
     const page = parsePage(text);
-    const candidates = c.kind === 'html5' ? html5Candidates(page.media, url) : jsonLdCandidates(page.jsonLd, url, url.href);
+    const candidates =
+      c.kind === 'html5' ? html5Candidates(page.media, url) : jsonLdCandidates(page.jsonLd, url, url.href);
     return {
-      records: candidates.flatMap((cand) => cand.sources.map((s) => (s.manifest ? { url: s.url, manifest: s.manifest } : fromDraft(toDraft(s, {}))))),
+      records: candidates.flatMap((cand) =>
+        cand.sources.map((s) => (s.manifest ? { url: s.url, manifest: s.manifest } : fromDraft(toDraft(s, {})))),
+      ),
       subtitles: byLanguage(candidates.flatMap((cand) => cand.subtitles ?? [])),
     };
   } catch (err) {
@@ -153,16 +162,34 @@ export function ytdlpRecords(c: Case, result: YtResult): Rec[] {
   const formats = result.formats.filter((f) => !f.has_drm && f.url);
   // An id that segmented formats of different kinds share: reelay names the kind too (&type=audio).
   const kinds = new Map<string, Set<string>>();
-  for (const f of formats) if (f.segmented && f.format_id) kinds.set(f.format_id, (kinds.get(f.format_id) ?? new Set()).add(dashKind(f)));
+  for (const f of formats)
+    if (f.segmented && f.format_id) kinds.set(f.format_id, (kinds.get(f.format_id) ?? new Set()).add(dashKind(f)));
   return formats.map((f) => {
     // A segmented DASH representation is downloaded through the manifest: reelay names it
     // MPD#representation=ID, as the existing oracle test maps it.
     const id = f.format_id ?? '';
     const type = (kinds.get(id)?.size ?? 0) > 1 ? `&type=${dashKind(f)}` : '';
-    const url = f.segmented && f.manifest_url ? `${f.manifest_url.split('#')[0]}#representation=${encodeURIComponent(id)}${type}` : resolved(f.url!, c.url);
+    const url =
+      f.segmented && f.manifest_url
+        ? `${f.manifest_url.split('#')[0]}#representation=${encodeURIComponent(id)}${type}`
+        : resolved(f.url!, c.url);
     if (f.manifest) return { url, manifest: f.manifest };
-    const only = f.vcodec === 'none' && f.acodec !== 'none' ? 'audio' : f.acodec === 'none' && f.vcodec !== 'none' ? 'video' : undefined;
-    return { url, width: f.width, height: f.height, kbps: f.tbr, vcodec: real(f.vcodec), acodec: real(f.acodec), only, language: f.language } satisfies Rec;
+    const only =
+      f.vcodec === 'none' && f.acodec !== 'none'
+        ? 'audio'
+        : f.acodec === 'none' && f.vcodec !== 'none'
+          ? 'video'
+          : undefined;
+    return {
+      url,
+      width: f.width,
+      height: f.height,
+      kbps: f.tbr,
+      vcodec: real(f.vcodec),
+      acodec: real(f.acodec),
+      only,
+      language: f.language,
+    } satisfies Rec;
   });
 }
 
@@ -172,14 +199,20 @@ function byUrl(records: readonly Rec[]): Map<string, Rec> {
   for (const r of records) {
     const seen = map.get(r.url);
     if (!seen) map.set(r.url, { ...r });
-    else for (const [k, v] of Object.entries(r)) if (v !== undefined) (seen as unknown as Record<string, unknown>)[k] ??= v;
+    else
+      for (const [k, v] of Object.entries(r))
+        if (v !== undefined) (seen as unknown as Record<string, unknown>)[k] ??= v;
   }
   return map;
 }
 
 function sameTracks(ours: Record<string, string[]>, theirs: Record<string, string[]>, base: string): boolean {
   const norm = (tracks: Record<string, string[]>, resolve: boolean) =>
-    JSON.stringify(Object.entries(tracks).map(([lang, urls]) => [lang, urls.map((u) => (resolve ? resolved(u, base) : u)).sort()]).sort());
+    JSON.stringify(
+      Object.entries(tracks)
+        .map(([lang, urls]) => [lang, urls.map((u) => (resolve ? resolved(u, base) : u)).sort()])
+        .sort(),
+    );
   return norm(ours, false) === norm(theirs, true);
 }
 
@@ -203,9 +236,11 @@ export function compare(c: Case, result: YtResult): Disagreement[] {
     // A manifest found on a page is compared by URL and kind: its formats are the manifest parsers' business.
     if (o.manifest !== t.manifest) out.push({ field: 'manifest', url, reelay: o.manifest, ytdlp: t.manifest });
     if (o.manifest || t.manifest) continue;
-    for (const field of FIELDS) if (differs(field, o[field], t[field])) out.push({ field, url, reelay: o[field], ytdlp: t[field] });
+    for (const field of FIELDS)
+      if (differs(field, o[field], t[field])) out.push({ field, url, reelay: o[field], ytdlp: t[field] });
   }
   // Subtitles: the same languages, each with the same track URLs (order aside).
-  if (!('error' in result) && !sameTracks(reelay.subtitles, result.subtitles, c.url)) out.push({ field: 'subtitles', reelay: reelay.subtitles, ytdlp: result.subtitles });
+  if (!('error' in result) && !sameTracks(reelay.subtitles, result.subtitles, c.url))
+    out.push({ field: 'subtitles', reelay: reelay.subtitles, ytdlp: result.subtitles });
   return out;
 }

@@ -6,8 +6,10 @@ import { feedDocument } from '../src/feed.js';
 import { parseFeed } from '../src/feed-parse.js';
 
 const BASE = new URL('https://feeds.example/show.xml');
-const rss = (items: string, extra = '') => `<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>Show</title>${extra}${items}</channel></rss>`;
-const items = (n: number) => Array.from({ length: n }, (_, i) => `<item><title>Item ${i + 1}</title><link>/i/${i + 1}</link></item>`).join('');
+const rss = (items: string, extra = '') =>
+  `<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>Show</title>${extra}${items}</channel></rss>`;
+const items = (n: number) =>
+  Array.from({ length: n }, (_, i) => `<item><title>Item ${i + 1}</title><link>/i/${i + 1}</link></item>`).join('');
 
 describe('reading feeds', () => {
   test('RSS 1.0 (RDF) with dc:date, and titles in CDATA', () => {
@@ -19,11 +21,18 @@ describe('reading feeds', () => {
       BASE,
     );
     expect(feed).toMatchObject({ title: 'RDF show', total: 1, more: false });
-    expect(feed.entries).toEqual([{ url: 'https://feeds.example/1', title: 'One & <only>', upload_date: '2026-03-04T05:06:07.000Z' }]);
+    expect(feed.entries).toEqual([
+      { url: 'https://feeds.example/1', title: 'One & <only>', upload_date: '2026-03-04T05:06:07.000Z' },
+    ]);
   });
 
   test('relative links resolve against the document; a permalink guid is the page when there is no link', () => {
-    const feed = parseFeed(rss('<item><title>a</title><guid>https://feeds.example/p/a</guid></item><item><guid isPermaLink="false">https://feeds.example/p/b</guid></item><item><link>rel/c</link></item>'), BASE);
+    const feed = parseFeed(
+      rss(
+        '<item><title>a</title><guid>https://feeds.example/p/a</guid></item><item><guid isPermaLink="false">https://feeds.example/p/b</guid></item><item><link>rel/c</link></item>',
+      ),
+      BASE,
+    );
     expect(feed.entries.map((e) => e.url)).toEqual(['https://feeds.example/p/a', 'https://feeds.example/rel/c']);
   });
 
@@ -55,12 +64,25 @@ describe('reading feeds', () => {
 describe('which documents are read as feeds', () => {
   const doc = (contentType: string, body: string): FetchedDocument => {
     const head = Buffer.from(body);
-    return { url: BASE, finalUrl: BASE, status: 200, headers: {}, contentType, head, text: async () => body, close: () => undefined };
+    return {
+      url: BASE,
+      finalUrl: BASE,
+      status: 200,
+      headers: {},
+      contentType,
+      head,
+      text: async () => body,
+      close: () => undefined,
+    };
   };
 
   test('a feed served as text/html (a static host typing it by name) is still a feed; a page is not', () => {
     expect(feedDocument.detect(doc('text/html', rss(items(2))))).toBe(true);
-    expect(feedDocument.detect(doc('text/html', '<!DOCTYPE html><html><head><title>rss</title></head><body><rss></rss></body></html>'))).toBe(false);
+    expect(
+      feedDocument.detect(
+        doc('text/html', '<!DOCTYPE html><html><head><title>rss</title></head><body><rss></rss></body></html>'),
+      ),
+    ).toBe(false);
     expect(feedDocument.detect(doc('application/xml', rss(items(1))))).toBe(true);
     expect(feedDocument.detect(doc('application/rss+xml', 'not even xml'))).toBe(true);
     expect(feedDocument.detect(doc('audio/mpeg', rss(items(1))))).toBe(false);

@@ -27,9 +27,39 @@ describe('HLS master playlists', () => {
     expect(item.type).toBe('video');
     expect(item.duration).toBeUndefined();
     expect(item.sources).toEqual([
-      { url: 'https://media.example.com/show/ep1/low/index.m3u8', stream_profile: 'hls', bitrate: 800000, width: 640, height: 360, fps: 25, codecs: 'avc1.4d401e,mp4a.40.2', has_audio: true, has_video: true },
-      { url: 'https://media.example.com/show/hd/index.m3u8?token=x', stream_profile: 'hls', bitrate: 2500000, width: 1280, height: 720, fps: 29.97, codecs: 'avc1.64001f,mp4a.40.2', has_audio: true, has_video: true },
-      { url: 'https://cdn.example.net/4k.m3u8', stream_profile: 'hls', bitrate: 9000000, width: 3840, height: 2160, fps: undefined, codecs: 'hvc1.2.4.L153.B0,mp4a.40.2', has_audio: true, has_video: true },
+      {
+        url: 'https://media.example.com/show/ep1/low/index.m3u8',
+        stream_profile: 'hls',
+        bitrate: 800000,
+        width: 640,
+        height: 360,
+        fps: 25,
+        codecs: 'avc1.4d401e,mp4a.40.2',
+        has_audio: true,
+        has_video: true,
+      },
+      {
+        url: 'https://media.example.com/show/hd/index.m3u8?token=x',
+        stream_profile: 'hls',
+        bitrate: 2500000,
+        width: 1280,
+        height: 720,
+        fps: 29.97,
+        codecs: 'avc1.64001f,mp4a.40.2',
+        has_audio: true,
+        has_video: true,
+      },
+      {
+        url: 'https://cdn.example.net/4k.m3u8',
+        stream_profile: 'hls',
+        bitrate: 9000000,
+        width: 3840,
+        height: 2160,
+        fps: undefined,
+        codecs: 'hvc1.2.4.L153.B0,mp4a.40.2',
+        has_audio: true,
+        has_video: true,
+      },
     ]);
   });
 
@@ -44,11 +74,26 @@ describe('HLS master playlists', () => {
     );
     const [item] = parseHls(text, BASE);
     expect(item.type).toBe('video');
-    const byUrl = Object.fromEntries(item.sources.map((s) => [s.url.replace('https://media.example.com/show/ep1/', ''), s]));
+    const byUrl = Object.fromEntries(
+      item.sources.map((s) => [s.url.replace('https://media.example.com/show/ep1/', ''), s]),
+    );
     expect(Object.keys(byUrl).sort()).toEqual(['audio/de.m3u8', 'audio/en.m3u8', 'v480.m3u8']);
-    expect(byUrl['v480.m3u8']).toMatchObject({ stream_profile: 'hls', has_video: true, has_audio: false, codecs: 'avc1.4d401f', height: 480 });
+    expect(byUrl['v480.m3u8']).toMatchObject({
+      stream_profile: 'hls',
+      has_video: true,
+      has_audio: false,
+      codecs: 'avc1.4d401f',
+      height: 480,
+    });
     // The audio-only variant pointing at the English playlist lends it its bandwidth.
-    expect(byUrl['audio/en.m3u8']).toMatchObject({ stream_profile: 'hls', has_audio: true, has_video: false, language: 'en', codecs: 'mp4a.40.2', bitrate: 140000 });
+    expect(byUrl['audio/en.m3u8']).toMatchObject({
+      stream_profile: 'hls',
+      has_audio: true,
+      has_video: false,
+      language: 'en',
+      codecs: 'mp4a.40.2',
+      bitrate: 140000,
+    });
     // Otherwise the bitrate is read from the rendition's name when it states one.
     expect(byUrl['audio/de.m3u8']).toMatchObject({ has_audio: true, has_video: false, language: 'de', bitrate: 96000 });
   });
@@ -85,7 +130,11 @@ describe('HLS master playlists', () => {
       'v.m3u8',
     );
     const variant = parseHls(text, BASE)[0].sources[0];
-    expect(variant).toMatchObject({ url: 'https://media.example.com/show/ep1/v.m3u8', has_audio: true, has_video: true });
+    expect(variant).toMatchObject({
+      url: 'https://media.example.com/show/ep1/v.m3u8',
+      has_audio: true,
+      has_video: true,
+    });
   });
 
   test('alternate video renditions (EXT-X-MEDIA TYPE=VIDEO with a URI) are video sources too', () => {
@@ -97,7 +146,9 @@ describe('HLS master playlists', () => {
       'wide/index.m3u8',
     );
     const [item] = parseHls(text, BASE);
-    expect(item.sources.map((s) => [s.url.replace('https://media.example.com/show/ep1/', ''), s.has_video, s.has_audio])).toEqual([
+    expect(
+      item.sources.map((s) => [s.url.replace('https://media.example.com/show/ep1/', ''), s.has_video, s.has_audio]),
+    ).toEqual([
       ['wide/index.m3u8', true, false],
       ['closeup/index.m3u8', true, false],
       ['audio.m3u8', false, true],
@@ -178,7 +229,16 @@ describe('HLS master playlists', () => {
 describe('HLS media playlists', () => {
   test('a VOD media playlist is one source, the playlist itself, lasting the sum of its segments', () => {
     // No EXT-X-VERSION, an EXTINF over the target duration and non-Latin titles: all tolerated by players.
-    const text = m3u8('#EXT-X-TARGETDURATION:10', '#EXTINF:10.0,第一部', 'seg0.ts', '#EXTINF:10.4,', 'seg1.ts', '#EXTINF:4.1,', 'seg2.ts', '#EXT-X-ENDLIST');
+    const text = m3u8(
+      '#EXT-X-TARGETDURATION:10',
+      '#EXTINF:10.0,第一部',
+      'seg0.ts',
+      '#EXTINF:10.4,',
+      'seg1.ts',
+      '#EXTINF:4.1,',
+      'seg2.ts',
+      '#EXT-X-ENDLIST',
+    );
     const url = new URL('https://media.example.com/live/chunklist.m3u8?sig=1');
     const [item] = parseHls(text, url);
     expect(item.type).toBe('video');
@@ -187,34 +247,95 @@ describe('HLS media playlists', () => {
   });
 
   test('a live media playlist (no EXT-X-ENDLIST) has no duration', () => {
-    const text = m3u8('#EXT-X-TARGETDURATION:6', '#EXT-X-MEDIA-SEQUENCE:1200', '#EXTINF:6,', '1200.ts', '#EXTINF:6,', '1201.ts');
+    const text = m3u8(
+      '#EXT-X-TARGETDURATION:6',
+      '#EXT-X-MEDIA-SEQUENCE:1200',
+      '#EXTINF:6,',
+      '1200.ts',
+      '#EXTINF:6,',
+      '1201.ts',
+    );
     const [item] = parseHls(text, BASE);
     expect(item.duration).toBeUndefined();
     expect(item.sources).toHaveLength(1);
   });
 
   test('a media playlist of .aac segments is an audio item', () => {
-    const text = m3u8('#EXT-X-TARGETDURATION:10', '#EXTINF:10,', 'a0.aac', '#EXTINF:10,', 'a1.aac?x=1', '#EXT-X-ENDLIST');
+    const text = m3u8(
+      '#EXT-X-TARGETDURATION:10',
+      '#EXTINF:10,',
+      'a0.aac',
+      '#EXTINF:10,',
+      'a1.aac?x=1',
+      '#EXT-X-ENDLIST',
+    );
     const [item] = parseHls(text, BASE);
     expect(item.type).toBe('audio');
     expect(item.sources[0]).toMatchObject({ stream_profile: 'hls', has_audio: true, has_video: false });
   });
 
   test('AES-128 encrypted playlists stay downloadable', () => {
-    const text = m3u8('#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:10', '#EXT-X-KEY:METHOD=AES-128,URI="https://keys.example.com/k1"', '#EXTINF:10,', 's0.ts', '#EXT-X-ENDLIST');
+    const text = m3u8(
+      '#EXT-X-VERSION:3',
+      '#EXT-X-TARGETDURATION:10',
+      '#EXT-X-KEY:METHOD=AES-128,URI="https://keys.example.com/k1"',
+      '#EXTINF:10,',
+      's0.ts',
+      '#EXT-X-ENDLIST',
+    );
     expect(parseHls(text, BASE)[0].sources).toHaveLength(1);
-    const master = m3u8('#EXT-X-SESSION-KEY:METHOD=AES-128,URI="https://keys.example.com/k1"', '#EXT-X-STREAM-INF:BANDWIDTH=1000000', 'v.m3u8');
+    const master = m3u8(
+      '#EXT-X-SESSION-KEY:METHOD=AES-128,URI="https://keys.example.com/k1"',
+      '#EXT-X-STREAM-INF:BANDWIDTH=1000000',
+      'v.m3u8',
+    );
     expect(parseHls(master, BASE)[0].sources).toHaveLength(1);
   });
 });
 
 describe('HLS DRM', () => {
   test.each([
-    ['a FairPlay session key', m3u8('#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI="skd://key-1",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1"', '#EXT-X-STREAM-INF:BANDWIDTH=1000000', 'v.m3u8')],
-    ['a PlayReady session key', m3u8('#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES-CTR,URI="data:text/plain;base64,AAAA",KEYFORMAT="com.microsoft.playready"', '#EXT-X-STREAM-INF:BANDWIDTH=1000000', 'v.m3u8')],
-    ['a Widevine segment key', m3u8('#EXT-X-TARGETDURATION:6', '#EXT-X-KEY:METHOD=SAMPLE-AES-CTR,URI="data:text/plain;base64,AAAA",KEYFORMAT="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed",KEYFORMATVERSIONS="1"', '#EXT-X-MAP:URI="init.mp4"', '#EXTINF:6,', 's0.m4s', '#EXT-X-ENDLIST')],
-    ['an skd:// segment key without KEYFORMAT', m3u8('#EXT-X-TARGETDURATION:6', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://abc"', '#EXTINF:6,', 's0.ts', '#EXT-X-ENDLIST')],
-    ['Adobe Access (EXT-X-FAXS-CM)', m3u8('#EXT-X-TARGETDURATION:6', '#EXT-X-FAXS-CM:MIIa', '#EXTINF:6,', 's0.ts', '#EXT-X-ENDLIST')],
+    [
+      'a FairPlay session key',
+      m3u8(
+        '#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI="skd://key-1",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1"',
+        '#EXT-X-STREAM-INF:BANDWIDTH=1000000',
+        'v.m3u8',
+      ),
+    ],
+    [
+      'a PlayReady session key',
+      m3u8(
+        '#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES-CTR,URI="data:text/plain;base64,AAAA",KEYFORMAT="com.microsoft.playready"',
+        '#EXT-X-STREAM-INF:BANDWIDTH=1000000',
+        'v.m3u8',
+      ),
+    ],
+    [
+      'a Widevine segment key',
+      m3u8(
+        '#EXT-X-TARGETDURATION:6',
+        '#EXT-X-KEY:METHOD=SAMPLE-AES-CTR,URI="data:text/plain;base64,AAAA",KEYFORMAT="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed",KEYFORMATVERSIONS="1"',
+        '#EXT-X-MAP:URI="init.mp4"',
+        '#EXTINF:6,',
+        's0.m4s',
+        '#EXT-X-ENDLIST',
+      ),
+    ],
+    [
+      'an skd:// segment key without KEYFORMAT',
+      m3u8(
+        '#EXT-X-TARGETDURATION:6',
+        '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://abc"',
+        '#EXTINF:6,',
+        's0.ts',
+        '#EXT-X-ENDLIST',
+      ),
+    ],
+    [
+      'Adobe Access (EXT-X-FAXS-CM)',
+      m3u8('#EXT-X-TARGETDURATION:6', '#EXT-X-FAXS-CM:MIIa', '#EXTINF:6,', 's0.ts', '#EXT-X-ENDLIST'),
+    ],
   ])('a playlist protected by %s has nothing to download', (_name, text) => {
     let error: unknown;
     try {
@@ -234,7 +355,9 @@ describe('invalid HLS', () => {
   });
 
   test('a playlist with neither variants nor segments is an upstream error', () => {
-    expect(() => parseHls('#EXTM3U\n#EXT-X-VERSION:3\n', BASE)).toThrow(expect.objectContaining({ code: 'upstream_error' }));
+    expect(() => parseHls('#EXTM3U\n#EXT-X-VERSION:3\n', BASE)).toThrow(
+      expect.objectContaining({ code: 'upstream_error' }),
+    );
   });
 
   test('a playlist hls-parser cannot read is an upstream error, not a crash', () => {
@@ -249,7 +372,10 @@ describe('HLS through the registry', () => {
   const egress = new Egress({ allowlist: ['127.0.0.1'] });
   const registry = createRegistry();
   const extract = (p: string) => registry.extract(new URL(origin.url(p)), { egress, endpoints: {} });
-  const MASTER = m3u8('#EXT-X-STREAM-INF:BANDWIDTH=720000,RESOLUTION=320x240,CODECS="avc1.42c00d,mp4a.40.2"', 'index.m3u8');
+  const MASTER = m3u8(
+    '#EXT-X-STREAM-INF:BANDWIDTH=720000,RESOLUTION=320x240,CODECS="avc1.42c00d,mp4a.40.2"',
+    'index.m3u8',
+  );
 
   beforeAll(async () => {
     origin = await startOrigin();
@@ -272,10 +398,17 @@ describe('HLS through the registry', () => {
 
   test('the ffmpeg-made media playlist becomes one hls source labelled original, lasting its segments', async () => {
     const { result, records } = await extract('/media/hls/index.m3u8');
-    expect(result).toMatchObject({ platform: 'generic', extract_profile: 'hls_manifest', content_type: 'video', url: origin.url('/media/hls/index.m3u8') });
+    expect(result).toMatchObject({
+      platform: 'generic',
+      extract_profile: 'hls_manifest',
+      content_type: 'video',
+      url: origin.url('/media/hls/index.m3u8'),
+    });
     expect(result.media).toHaveLength(1);
     expect(result.media[0].duration).toBeCloseTo(2, 1);
-    expect(result.media[0].sources).toEqual([{ quality: 'original', url: origin.url('/media/hls/index.m3u8'), stream_profile: 'hls', has_video: true }]);
+    expect(result.media[0].sources).toEqual([
+      { quality: 'original', url: origin.url('/media/hls/index.m3u8'), stream_profile: 'hls', has_video: true },
+    ]);
     expect(records[0]).toMatchObject({ stream_profile: 'hls', media_type: 'video' });
   });
 

@@ -20,7 +20,11 @@ beforeAll(async () => {
   origin.file('/media/image.png', media.png, 'image/png');
   origin.file('/media/image.jpg', media.jpg, 'image/jpeg');
   for (const name of fs.readdirSync(media.hlsDir)) {
-    origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+    origin.file(
+      `/hls/${name}`,
+      path.join(media.hlsDir, name),
+      name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+    );
   }
 });
 
@@ -29,14 +33,20 @@ afterAll(() => origin.close());
 const u = (p: string) => origin.url(p);
 
 /** Serves the HTML at a fresh path and extracts it through the registry, as the gateway does. */
-async function extract(html: string, options: { type?: string; ctx?: Partial<ExtractContext> } = {}): Promise<Extraction & { pageUrl: string }> {
+async function extract(
+  html: string,
+  options: { type?: string; ctx?: Partial<ExtractContext> } = {},
+): Promise<Extraction & { pageUrl: string }> {
   const pagePath = `/page/${++pageCount}`;
   origin.body(pagePath, html, options.type ?? 'text/html; charset=utf-8');
   const extraction = await registry.extract(new URL(u(pagePath)), { egress, endpoints: {}, ...options.ctx });
   return { ...extraction, pageUrl: u(pagePath) };
 }
 
-async function failure(html: string, options: { type?: string; ctx?: Partial<ExtractContext> } = {}): Promise<ReelayError> {
+async function failure(
+  html: string,
+  options: { type?: string; ctx?: Partial<ExtractContext> } = {},
+): Promise<ReelayError> {
   try {
     await extract(html, options);
   } catch (err) {
@@ -63,14 +73,29 @@ describe('OpenGraph', () => {
           meta('og:image', u('/media/image.jpg')),
       ),
     );
-    expect(result).toMatchObject({ platform: 'generic', extract_profile: 'opengraph', content_type: 'video', title: 'A clip' });
+    expect(result).toMatchObject({
+      platform: 'generic',
+      extract_profile: 'opengraph',
+      content_type: 'video',
+      title: 'A clip',
+    });
     expect(result.media).toEqual([
       {
         index: 0,
         type: 'video',
         thumbnail: u('/media/image.jpg'),
         duration: 42,
-        sources: [{ quality: '720p', url: u('/media/muxed.mp4'), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 1280, height: 720 }],
+        sources: [
+          {
+            quality: '720p',
+            url: u('/media/muxed.mp4'),
+            stream_profile: 'muxed_progressive',
+            mime_type: 'video/mp4',
+            ext: 'mp4',
+            width: 1280,
+            height: 720,
+          },
+        ],
       },
     ]);
   });
@@ -84,7 +109,11 @@ describe('OpenGraph', () => {
     origin.body('/deep/dir/page', doc(meta('og:video', 'clip.webm')), 'text/html');
     origin.redirect('/short', '/deep/dir/page');
     const { result, records } = await registry.extract(new URL(u('/short')), { egress, endpoints: {} });
-    expect(result.media[0].sources[0]).toMatchObject({ url: u('/deep/dir/clip.webm'), mime_type: 'video/webm', ext: 'webm' });
+    expect(result.media[0].sources[0]).toMatchObject({
+      url: u('/deep/dir/clip.webm'),
+      mime_type: 'video/webm',
+      ext: 'webm',
+    });
     expect(records[0].headers).toEqual({ referer: u('/deep/dir/page') });
   });
 
@@ -101,22 +130,49 @@ describe('OpenGraph', () => {
   });
 
   test('og:audio is an audio-only item', async () => {
-    const { result } = await extract(doc(meta('og:audio', u('/media/audio.mp3')) + meta('og:audio:type', 'audio/mpeg')));
+    const { result } = await extract(
+      doc(meta('og:audio', u('/media/audio.mp3')) + meta('og:audio:type', 'audio/mpeg')),
+    );
     expect(result.content_type).toBe('audio');
     expect(result.media[0].sources).toEqual([
-      { quality: 'original', url: u('/media/audio.mp3'), stream_profile: 'audio_only', mime_type: 'audio/mpeg', ext: 'mp3', has_audio: true, has_video: false },
+      {
+        quality: 'original',
+        url: u('/media/audio.mp3'),
+        stream_profile: 'audio_only',
+        mime_type: 'audio/mpeg',
+        ext: 'mp3',
+        has_audio: true,
+        has_video: false,
+      },
     ]);
   });
 
   test('a page with only an og:image is that picture', async () => {
-    const { result } = await extract(doc(meta('og:image', u('/media/image.png')) + meta('og:image:width', '64') + meta('og:image:height', '48')));
+    const { result } = await extract(
+      doc(meta('og:image', u('/media/image.png')) + meta('og:image:width', '64') + meta('og:image:height', '48')),
+    );
     expect(result.content_type).toBe('image');
-    expect(result.media[0].sources).toEqual([{ quality: '64x48', url: u('/media/image.png'), stream_profile: 'image', mime_type: 'image/png', ext: 'png', width: 64, height: 48 }]);
+    expect(result.media[0].sources).toEqual([
+      {
+        quality: '64x48',
+        url: u('/media/image.png'),
+        stream_profile: 'image',
+        mime_type: 'image/png',
+        ext: 'png',
+        width: 64,
+        height: 48,
+      },
+    ]);
   });
 
   test('several og:image groups make a gallery, one picture per item', async () => {
     const { result } = await extract(
-      doc(meta('og:image', u('/media/image.png')) + meta('og:image:type', 'image/png') + meta('og:image', u('/img/second')) + meta('og:image:secure_url', u('/media/image.jpg'))),
+      doc(
+        meta('og:image', u('/media/image.png')) +
+          meta('og:image:type', 'image/png') +
+          meta('og:image', u('/img/second')) +
+          meta('og:image:secure_url', u('/media/image.jpg')),
+      ),
     );
     expect(result.content_type).toBe('gallery');
     expect(result.media.map((m) => [m.type, m.sources.map((s) => s.url)])).toEqual([
@@ -126,7 +182,13 @@ describe('OpenGraph', () => {
   });
 
   test('og:image is only the thumbnail when the page has a video', async () => {
-    const { result } = await extract(doc(meta('og:image', u('/media/image.png')) + meta('og:image', u('/media/image.jpg')) + meta('og:video', u('/media/muxed.mp4'))));
+    const { result } = await extract(
+      doc(
+        meta('og:image', u('/media/image.png')) +
+          meta('og:image', u('/media/image.jpg')) +
+          meta('og:video', u('/media/muxed.mp4')),
+      ),
+    );
     expect(result.content_type).toBe('video');
     expect(result.media).toHaveLength(1);
     expect(result.media[0].thumbnail).toBe(u('/media/image.png'));
@@ -150,7 +212,16 @@ describe('Twitter card', () => {
       type: 'video',
       thumbnail: u('/media/image.jpg'),
       sources: [
-        { quality: '240p', url: u('/media/muxed.mp4'), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', codecs: 'avc1.42E01E, mp4a.40.2', width: 320, height: 240 },
+        {
+          quality: '240p',
+          url: u('/media/muxed.mp4'),
+          stream_profile: 'muxed_progressive',
+          mime_type: 'video/mp4',
+          ext: 'mp4',
+          codecs: 'avc1.42E01E, mp4a.40.2',
+          width: 320,
+          height: 240,
+        },
       ],
     });
   });
@@ -186,16 +257,46 @@ describe('JSON-LD', () => {
         thumbnail: u('/media/image.jpg'),
         duration: 90.5,
         sources: [
-          { quality: '240p', url: u('/media/muxed.mp4'), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, bitrate: 900_000, size: 2_000_000 },
+          {
+            quality: '240p',
+            url: u('/media/muxed.mp4'),
+            stream_profile: 'muxed_progressive',
+            mime_type: 'video/mp4',
+            ext: 'mp4',
+            width: 320,
+            height: 240,
+            bitrate: 900_000,
+            size: 2_000_000,
+          },
         ],
       },
     ]);
   });
 
   test('an AudioObject is audio-only', async () => {
-    const { result } = await extract(doc(ld({ '@type': 'AudioObject', contentUrl: u('/podcast/episode'), encodingFormat: 'audio/mpeg', duration: 'PT2S' })));
+    const { result } = await extract(
+      doc(
+        ld({
+          '@type': 'AudioObject',
+          contentUrl: u('/podcast/episode'),
+          encodingFormat: 'audio/mpeg',
+          duration: 'PT2S',
+        }),
+      ),
+    );
     expect(result.content_type).toBe('audio');
-    expect(result.media[0]).toMatchObject({ duration: 2, sources: [{ url: u('/podcast/episode'), stream_profile: 'audio_only', mime_type: 'audio/mpeg', ext: 'mp3', has_video: false }] });
+    expect(result.media[0]).toMatchObject({
+      duration: 2,
+      sources: [
+        {
+          url: u('/podcast/episode'),
+          stream_profile: 'audio_only',
+          mime_type: 'audio/mpeg',
+          ext: 'mp3',
+          has_video: false,
+        },
+      ],
+    });
   });
 
   test('ImageObjects in @graph make a gallery, and the publisher logo is not one of them', async () => {
@@ -221,10 +322,7 @@ describe('JSON-LD', () => {
   test('media is found in top-level arrays, under @type arrays and one property down from an Article', async () => {
     const { result } = await extract(
       doc(
-        ld([
-          { '@type': 'BreadcrumbList' },
-          { '@type': ['VideoObject', 'Thing'], contentUrl: u('/a.mp4') },
-        ]) +
+        ld([{ '@type': 'BreadcrumbList' }, { '@type': ['VideoObject', 'Thing'], contentUrl: u('/a.mp4') }]) +
           ld({
             '@type': 'NewsArticle',
             headline: 'News',
@@ -242,7 +340,15 @@ describe('JSON-LD', () => {
   });
 
   test("a watch page put in a VideoObject's contentUrl is not taken for the file", async () => {
-    const err = await failure(doc(ld({ '@type': 'VideoObject', contentUrl: 'https://video.example/watch?v=1', embedUrl: 'https://video.example/embed/1' })));
+    const err = await failure(
+      doc(
+        ld({
+          '@type': 'VideoObject',
+          contentUrl: 'https://video.example/watch?v=1',
+          embedUrl: 'https://video.example/embed/1',
+        }),
+      ),
+    );
     expect(err.code).toBe('no_media_found');
   });
 });
@@ -275,39 +381,69 @@ describe('HTML5 media elements', () => {
       ['360p', '/v/silent.mp4', 'video_only'],
       ['128k', '/v/sound.mp4', 'audio_only'],
     ]);
-    expect(result.media[0].sources.find((s) => s.url.endsWith('/low.mp4'))).toMatchObject({ bitrate: 300_000, width: 640, height: 360 });
+    expect(result.media[0].sources.find((s) => s.url.endsWith('/low.mp4'))).toMatchObject({
+      bitrate: 300_000,
+      width: 640,
+      height: 360,
+    });
     expect(result.media[0].sources[1]).toMatchObject({ mime_type: 'video/webm', ext: 'webm', codecs: 'vp9, opus' });
   });
 
   test("a video without a poster takes the page's og:image, else its twitter:image, as thumbnail", async () => {
-    const both = await extract(doc(meta('og:image', '/og.jpg') + '<meta name="twitter:image" content="/tw.jpg">', '<video src="/a.mp4"></video><video src="/b.mp4"></video>'));
+    const both = await extract(
+      doc(
+        meta('og:image', '/og.jpg') + '<meta name="twitter:image" content="/tw.jpg">',
+        '<video src="/a.mp4"></video><video src="/b.mp4"></video>',
+      ),
+    );
     expect(both.result.media.map((m) => m.thumbnail)).toEqual([u('/og.jpg'), undefined]);
-    const twitterOnly = await extract(doc('<meta name="twitter:image" content="/tw.jpg">', '<video src="/a.mp4"></video>'));
+    const twitterOnly = await extract(
+      doc('<meta name="twitter:image" content="/tw.jpg">', '<video src="/a.mp4"></video>'),
+    );
     expect(twitterOnly.result.media[0].thumbnail).toBe(u('/tw.jpg'));
   });
 
   test('an <audio> element is audio even when its file is an .mp4', async () => {
     const { result } = await extract(doc('', '<audio controls src="/media/voice.mp4"></audio>'));
     expect(result.content_type).toBe('audio');
-    expect(result.media[0].sources[0]).toMatchObject({ url: u('/media/voice.mp4'), stream_profile: 'audio_only', has_audio: true, has_video: false });
+    expect(result.media[0].sources[0]).toMatchObject({
+      url: u('/media/voice.mp4'),
+      stream_profile: 'audio_only',
+      has_audio: true,
+      has_video: false,
+    });
   });
 
   test('separate video elements on one page make a gallery, one item per element', async () => {
     const { result } = await extract(
-      doc('', '<video src="/one.mp4"></video><p>text</p><video data-src="/two-lazy.mp4" /><amp-video><source src="/two.webm" type="video/webm"></amp-video>'),
+      doc(
+        '',
+        '<video src="/one.mp4"></video><p>text</p><video data-src="/two-lazy.mp4" /><amp-video><source src="/two.webm" type="video/webm"></amp-video>',
+      ),
     );
     expect(result.content_type).toBe('gallery');
-    expect(result.media.map((m) => m.sources.map((s) => s.url))).toEqual([[u('/one.mp4')], [u('/two-lazy.mp4')], [u('/two.webm')]]);
+    expect(result.media.map((m) => m.sources.map((s) => s.url))).toEqual([
+      [u('/one.mp4')],
+      [u('/two-lazy.mp4')],
+      [u('/two.webm')],
+    ]);
   });
 
   test('entities in attributes are decoded before URLs are read', async () => {
-    const { result } = await extract(doc('', '<video src="/play?id=7&amp;fmt=mp4&amp;sig=a%20b" poster="/p.jpg?a=1&amp;b=2"></video>'));
+    const { result } = await extract(
+      doc('', '<video src="/play?id=7&amp;fmt=mp4&amp;sig=a%20b" poster="/p.jpg?a=1&amp;b=2"></video>'),
+    );
     expect(result.media[0].sources[0].url).toBe(u('/play?id=7&fmt=mp4&sig=a%20b'));
     expect(result.media[0].thumbnail).toBe(u('/p.jpg?a=1&b=2'));
   });
 
   test('data:, blob: and javascript: URLs are not media', async () => {
-    const err = await failure(doc(meta('og:video', 'javascript:alert(1)'), '<video src="blob:https://x.example/1"><source src="data:video/mp4;base64,AAAA"></video>'));
+    const err = await failure(
+      doc(
+        meta('og:video', 'javascript:alert(1)'),
+        '<video src="blob:https://x.example/1"><source src="data:video/mp4;base64,AAAA"></video>',
+      ),
+    );
     expect(err.code).toBe('no_media_found');
   });
 });
@@ -316,7 +452,10 @@ describe('merging what the methods found', () => {
   test('the same file found by OpenGraph and HTML5 is one item with both sets of details', async () => {
     const { result } = await extract(
       doc(
-        meta('og:video', u('/media/muxed.mp4')) + meta('og:video:width', '320') + meta('og:video:height', '240') + meta('video:duration', '2'),
+        meta('og:video', u('/media/muxed.mp4')) +
+          meta('og:video:width', '320') +
+          meta('og:video:height', '240') +
+          meta('video:duration', '2'),
         `<video poster="/poster.jpg"><source src="/media/muxed.mp4"><source src="/media/muxed-small.mp4" label="144p"></video>`,
       ),
     );
@@ -332,7 +471,11 @@ describe('merging what the methods found', () => {
 
   test('different files from different methods are separate items, the highest-priority method first', async () => {
     const { result } = await extract(
-      doc(meta('og:video', u('/og.mp4')) + `<meta name="twitter:player:stream" content="${u('/tw.mp4')}">` + `<script type="application/ld+json">{"@type":"VideoObject","contentUrl":"/ld.mp4"}</script>`),
+      doc(
+        meta('og:video', u('/og.mp4')) +
+          `<meta name="twitter:player:stream" content="${u('/tw.mp4')}">` +
+          `<script type="application/ld+json">{"@type":"VideoObject","contentUrl":"/ld.mp4"}</script>`,
+      ),
     );
     expect(result.extract_profile).toBe('json_ld');
     expect(result.media.map((m) => m.sources[0].url)).toEqual([u('/ld.mp4'), u('/tw.mp4'), u('/og.mp4')]);
@@ -343,7 +486,10 @@ describe('merging what the methods found', () => {
     ['JSON-LD name', `<meta name="twitter:title" content="From Twitter">`, 'From JSON-LD'],
     ['twitter:title', `<meta name="twitter:title" content="  From\n Twitter ">`, 'From Twitter'],
   ])('the title comes from %s before the lower ones', async (_source, head, expected) => {
-    const ldName = expected === 'From Twitter' ? '' : `<script type="application/ld+json">{"@type":"VideoObject","name":"From JSON-LD","contentUrl":"/t.mp4"}</script>`;
+    const ldName =
+      expected === 'From Twitter'
+        ? ''
+        : `<script type="application/ld+json">{"@type":"VideoObject","name":"From JSON-LD","contentUrl":"/t.mp4"}</script>`;
     const { result } = await extract(doc(`<title>From title</title>${head}${ldName}`, '<video src="/t.mp4"></video>'));
     expect(result.title).toBe(expected);
   });
@@ -354,7 +500,9 @@ describe('merging what the methods found', () => {
   });
 
   test('every source is recorded with the page as Referer', async () => {
-    const { records, pageUrl } = await extract(doc(meta('og:video', u('/r1.mp4')), '<video src="/r2.mp4"></video><audio src="/r3.mp3"></audio>'));
+    const { records, pageUrl } = await extract(
+      doc(meta('og:video', u('/r1.mp4')), '<video src="/r2.mp4"></video><audio src="/r3.mp3"></audio>'),
+    );
     expect(records).toHaveLength(3);
     for (const record of records) expect(record.headers).toEqual({ referer: pageUrl });
   });
@@ -368,12 +516,17 @@ describe('pages without media and pages served oddly', () => {
   });
 
   test('an HTML page served as application/octet-stream is still read as a page', async () => {
-    const { result } = await extract(`\uFEFF\n  <!-- generated -->\n<HTML><head>${meta('og:video', u('/media/muxed.mp4'))}</head></HTML>`, { type: 'application/octet-stream' });
+    const { result } = await extract(
+      `\uFEFF\n  <!-- generated -->\n<HTML><head>${meta('og:video', u('/media/muxed.mp4'))}</head></HTML>`,
+      { type: 'application/octet-stream' },
+    );
     expect(result.extract_profile).toBe('opengraph');
   });
 
   test('an untyped body that is not HTML is not read as a page', async () => {
-    const err = await failure(`just some text ${meta('og:video', u('/media/muxed.mp4'))}`, { type: 'application/octet-stream' });
+    const err = await failure(`just some text ${meta('og:video', u('/media/muxed.mp4'))}`, {
+      type: 'application/octet-stream',
+    });
     expect(err.code).toBe('no_media_found');
   });
 });
@@ -386,9 +539,15 @@ describe('manifests linked from a page', () => {
 
   test('a manifest that fails is skipped and logged when the page has other media', async () => {
     const { lines, log } = logs();
-    const { result } = await extract(doc(meta('og:video', u('/missing/master.m3u8')), '<video src="/media/muxed.mp4"></video>'), { ctx: { log } });
+    const { result } = await extract(
+      doc(meta('og:video', u('/missing/master.m3u8')), '<video src="/media/muxed.mp4"></video>'),
+      { ctx: { log } },
+    );
     expect(result.media.map((m) => m.sources.map((s) => s.url))).toEqual([[u('/media/muxed.mp4')]]);
-    expect(lines).toContainEqual({ msg: 'page manifest skipped', fields: expect.objectContaining({ url: u('/missing/master.m3u8') }) });
+    expect(lines).toContainEqual({
+      msg: 'page manifest skipped',
+      fields: expect.objectContaining({ url: u('/missing/master.m3u8') }),
+    });
   });
 
   test("when the page's only media is a manifest that fails, its error is the answer", async () => {
@@ -400,40 +559,65 @@ describe('manifests linked from a page', () => {
     const sources = Array.from({ length: 6 }, (_, i) => `<video src="/many/m${i}.m3u8"></video>`).join('');
     const err = await failure(doc('', sources));
     expect(err.code).toBe('content_not_found');
-    expect([...origin.hits.keys()].filter((k) => k.startsWith('/many/')).sort()).toEqual(['/many/m0.m3u8', '/many/m1.m3u8', '/many/m2.m3u8', '/many/m3.m3u8']);
+    expect([...origin.hits.keys()].filter((k) => k.startsWith('/many/')).sort()).toEqual([
+      '/many/m0.m3u8',
+      '/many/m1.m3u8',
+      '/many/m2.m3u8',
+      '/many/m3.m3u8',
+    ]);
   });
 
   const hlsReady = (() => {
     try {
-      parseHls('#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\na.ts\n#EXT-X-ENDLIST\n', new URL('http://127.0.0.1/x.m3u8'));
+      parseHls(
+        '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\na.ts\n#EXT-X-ENDLIST\n',
+        new URL('http://127.0.0.1/x.m3u8'),
+      );
       return true;
     } catch {
       return false;
     }
   })();
 
-  (hlsReady ? test : test.todo)('an HLS playlist in og:video is expanded, fetched and recorded with the page as Referer', async () => {
-    let sentReferer: string | undefined;
-    origin.route('/hls-ref/index.m3u8', (req, res) => {
-      sentReferer = req.headers.referer;
-      serveFile(req, res, path.join(media.hlsDir, 'index.m3u8'), 'application/vnd.apple.mpegurl');
-    });
-    const { result, records, pageUrl } = await extract(doc(meta('og:video', u('/hls-ref/index.m3u8')) + meta('og:image', u('/media/image.jpg'))));
-    expect(sentReferer).toBe(pageUrl);
-    expect(result).toMatchObject({ extract_profile: 'opengraph', content_type: 'video' });
-    expect(result.media).toEqual([
-      expect.objectContaining({ thumbnail: u('/media/image.jpg'), duration: 2, sources: [expect.objectContaining({ url: u('/hls-ref/index.m3u8'), stream_profile: 'hls' })] }),
-    ]);
-    expect(records.map((r) => r.headers)).toEqual([{ referer: pageUrl }]);
-  });
+  (hlsReady ? test : test.todo)(
+    'an HLS playlist in og:video is expanded, fetched and recorded with the page as Referer',
+    async () => {
+      let sentReferer: string | undefined;
+      origin.route('/hls-ref/index.m3u8', (req, res) => {
+        sentReferer = req.headers.referer;
+        serveFile(req, res, path.join(media.hlsDir, 'index.m3u8'), 'application/vnd.apple.mpegurl');
+      });
+      const { result, records, pageUrl } = await extract(
+        doc(meta('og:video', u('/hls-ref/index.m3u8')) + meta('og:image', u('/media/image.jpg'))),
+      );
+      expect(sentReferer).toBe(pageUrl);
+      expect(result).toMatchObject({ extract_profile: 'opengraph', content_type: 'video' });
+      expect(result.media).toEqual([
+        expect.objectContaining({
+          thumbnail: u('/media/image.jpg'),
+          duration: 2,
+          sources: [expect.objectContaining({ url: u('/hls-ref/index.m3u8'), stream_profile: 'hls' })],
+        }),
+      ]);
+      expect(records.map((r) => r.headers)).toEqual([{ referer: pageUrl }]);
+    },
+  );
 
   test('a DASH manifest in a <source> becomes its representations', async () => {
-    for (const name of fs.readdirSync(media.dashDir)) origin.file(`/dash/${name}`, path.join(media.dashDir, name), name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment');
-    const { result, records, pageUrl } = await extract(doc('', `<video poster="/p.jpg"><source src="/dash/manifest.mpd" type="application/dash+xml"></video>`));
+    for (const name of fs.readdirSync(media.dashDir))
+      origin.file(
+        `/dash/${name}`,
+        path.join(media.dashDir, name),
+        name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment',
+      );
+    const { result, records, pageUrl } = await extract(
+      doc('', `<video poster="/p.jpg"><source src="/dash/manifest.mpd" type="application/dash+xml"></video>`),
+    );
     expect(result).toMatchObject({ extract_profile: 'html5' });
     expect(result.media[0].thumbnail).toBe(u('/p.jpg'));
     expect(result.media[0].sources.length).toBeGreaterThanOrEqual(2);
-    for (const s of result.media[0].sources) expect(s).toMatchObject({ stream_profile: 'dash', url: expect.stringContaining(u('/dash/manifest.mpd')) });
+    for (const s of result.media[0].sources)
+      expect(s).toMatchObject({ stream_profile: 'dash', url: expect.stringContaining(u('/dash/manifest.mpd')) });
     for (const record of records) expect(record.headers).toEqual({ referer: pageUrl });
   });
 });

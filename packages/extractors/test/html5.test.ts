@@ -3,7 +3,8 @@ import { html5Candidates } from '../src/html5.js';
 import { parsePage } from '../src/page.js';
 
 const BASE = new URL('https://www.example.com/watch/page.html');
-const sourcesOf = (html: string) => html5Candidates(parsePage(html).media, BASE).map((c) => c.sources.map((s) => ({ url: s.url, height: s.height })));
+const sourcesOf = (html: string) =>
+  html5Candidates(parsePage(html).media, BASE).map((c) => c.sources.map((s) => ({ url: s.url, height: s.height })));
 
 describe('HTML5 media elements', () => {
   test('a lazy <source> with its URL in data-video-src or data-source is a rendition, as on the element itself', () => {

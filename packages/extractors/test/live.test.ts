@@ -15,8 +15,10 @@ import type { MediaDraft } from '../src/types.js';
 const PLAYLIST = new URL('https://live.example.com/channel/index.m3u8');
 const MPD = new URL('https://live.example.com/channel/manifest.mpd');
 
-const m3u8 = (...lines: string[]) => ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:4', ...lines, ''].join('\n');
-const segments = (first: number, n: number) => Array.from({ length: n }, (_, i) => [`#EXTINF:4.000,`, `seg${first + i}.ts`]).flat();
+const m3u8 = (...lines: string[]) =>
+  ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:4', ...lines, ''].join('\n');
+const segments = (first: number, n: number) =>
+  Array.from({ length: n }, (_, i) => [`#EXTINF:4.000,`, `seg${first + i}.ts`]).flat();
 
 /** The item as the extract answers it, and the registry records of its sources. */
 function assembled(media: MediaDraft[], url: URL) {
@@ -26,7 +28,10 @@ function assembled(media: MediaDraft[], url: URL) {
 
 describe('HLS', () => {
   test('a sliding-window media playlist (no EXT-X-ENDLIST) is live: item and source is_live, no duration', () => {
-    const { item, records } = assembled(parseHls(m3u8('#EXT-X-MEDIA-SEQUENCE:120', ...segments(120, 5)), PLAYLIST), PLAYLIST);
+    const { item, records } = assembled(
+      parseHls(m3u8('#EXT-X-MEDIA-SEQUENCE:120', ...segments(120, 5)), PLAYLIST),
+      PLAYLIST,
+    );
     expect(item.is_live).toBe(true);
     expect(item.duration).toBeUndefined();
     expect(item.sources.map((s) => s.is_live)).toEqual([true]);
@@ -40,7 +45,10 @@ describe('HLS', () => {
   });
 
   test('an EVENT playlist that has ended (EXT-X-ENDLIST) is on demand, with its duration', () => {
-    const { item, records } = assembled(parseHls(m3u8('#EXT-X-PLAYLIST-TYPE:EVENT', ...segments(0, 3), '#EXT-X-ENDLIST'), PLAYLIST), PLAYLIST);
+    const { item, records } = assembled(
+      parseHls(m3u8('#EXT-X-PLAYLIST-TYPE:EVENT', ...segments(0, 3), '#EXT-X-ENDLIST'), PLAYLIST),
+      PLAYLIST,
+    );
     expect(item.is_live).toBeUndefined();
     expect(item.duration).toBe(12);
     expect(item.sources[0].is_live).toBeUndefined();
@@ -66,12 +74,18 @@ describe('HLS master through the registry: judged from its first media playlist,
   const egress = new Egress({ allowlist: ['127.0.0.1'] });
   const registry = createRegistry();
   const extract = (p: string) => registry.extract(new URL(origin.url(p)), { egress, endpoints: {} });
-  const master = (...variants: string[]) => ['#EXTM3U', ...variants.flatMap((v, i) => [`#EXT-X-STREAM-INF:BANDWIDTH=${(i + 1) * 400000},RESOLUTION=640x360`, v]), ''].join('\n');
+  const master = (...variants: string[]) =>
+    [
+      '#EXTM3U',
+      ...variants.flatMap((v, i) => [`#EXT-X-STREAM-INF:BANDWIDTH=${(i + 1) * 400000},RESOLUTION=640x360`, v]),
+      '',
+    ].join('\n');
   const HLS = 'application/vnd.apple.mpegurl';
 
   beforeAll(async () => {
     origin = await startOrigin();
-    for (const dir of ['live', 'vod', 'gone', 'huge']) origin.body(`/${dir}/master.m3u8`, master('hi.m3u8', 'lo.m3u8'), HLS);
+    for (const dir of ['live', 'vod', 'gone', 'huge'])
+      origin.body(`/${dir}/master.m3u8`, master('hi.m3u8', 'lo.m3u8'), HLS);
     origin.body('/live/hi.m3u8', m3u8('#EXT-X-MEDIA-SEQUENCE:7', ...segments(7, 3)), HLS);
     origin.body('/live/lo.m3u8', m3u8('#EXT-X-MEDIA-SEQUENCE:7', ...segments(7, 3)), HLS);
     origin.body('/vod/hi.m3u8', m3u8('#EXT-X-PLAYLIST-TYPE:VOD', ...segments(0, 3), '#EXT-X-ENDLIST'), HLS);
@@ -135,7 +149,9 @@ const mpd = (attrs: string, period = '<Period id="p0" start="PT0S">') => `<?xml 
 
 describe('DASH', () => {
   test('type="dynamic" is live: the item and every representation is_live, no duration', () => {
-    const text = mpd('type="dynamic" availabilityStartTime="2026-11-27T00:00:00Z" minimumUpdatePeriod="PT4S" timeShiftBufferDepth="PT60S"');
+    const text = mpd(
+      'type="dynamic" availabilityStartTime="2026-11-27T00:00:00Z" minimumUpdatePeriod="PT4S" timeShiftBufferDepth="PT60S"',
+    );
     const { item, records } = assembled(parseMpd(text, MPD), MPD);
     expect(item.is_live).toBe(true);
     expect(item.duration).toBeUndefined();
@@ -164,19 +180,37 @@ describe("yt-dlp's is_live", () => {
     title: 'Broadcast',
     extractor_key: 'Generic',
     duration: 3600,
-    formats: [{ format_id: 'hls-720', url: 'https://live.example.com/720.m3u8', protocol: 'm3u8_native', ext: 'mp4', vcodec: 'avc1.64001f', acodec: 'mp4a.40.2', width: 1280, height: 720 }],
+    formats: [
+      {
+        format_id: 'hls-720',
+        url: 'https://live.example.com/720.m3u8',
+        protocol: 'm3u8_native',
+        ext: 'mp4',
+        vcodec: 'avc1.64001f',
+        acodec: 'mp4a.40.2',
+        width: 1280,
+        height: 720,
+      },
+    ],
     ...extra,
   });
 
   test('is_live: true marks the item and its sources, and drops the duration', () => {
-    const { result } = buildResult(mapYtdlpInfo(new URL('https://live.example.com/watch'), info({ is_live: true, live_status: 'is_live' })));
+    const { result } = buildResult(
+      mapYtdlpInfo(new URL('https://live.example.com/watch'), info({ is_live: true, live_status: 'is_live' })),
+    );
     expect(result.media[0].is_live).toBe(true);
     expect(result.media[0].duration).toBeUndefined();
     expect(result.media[0].sources.every((s) => s.is_live === true)).toBe(true);
   });
 
   test('a finished broadcast (was_live) is an ordinary video with its duration', () => {
-    const { result } = buildResult(mapYtdlpInfo(new URL('https://live.example.com/watch'), info({ is_live: false, was_live: true, live_status: 'was_live' })));
+    const { result } = buildResult(
+      mapYtdlpInfo(
+        new URL('https://live.example.com/watch'),
+        info({ is_live: false, was_live: true, live_status: 'was_live' }),
+      ),
+    );
     expect(result.media[0].is_live).toBeUndefined();
     expect(result.media[0].duration).toBe(3600);
   });

@@ -5,7 +5,9 @@ import { metaFirst, parsePage } from '../src/page.js';
 
 describe('reading a page in one pass', () => {
   test('the title is the document title with entities decoded, not an SVG icon title', () => {
-    const page = parsePage('<html><head><svg><title>icon</title></svg><title>Cats &amp; Dogs</title><title>second</title></head></html>');
+    const page = parsePage(
+      '<html><head><svg><title>icon</title></svg><title>Cats &amp; Dogs</title><title>second</title></head></html>',
+    );
     expect(page.title).toBe('Cats & Dogs');
   });
 
@@ -66,12 +68,16 @@ line two"}</script>
   });
 
   test('a self-closed <video /> ends there, so later <source>s are not its own', () => {
-    const page = parsePage('<video src="/a.mp4" /><p><source src="/stray.mp4"></p><video><source src="/b.mp4"></video>');
+    const page = parsePage(
+      '<video src="/a.mp4" /><p><source src="/stray.mp4"></p><video><source src="/b.mp4"></video>',
+    );
     expect(page.media.map((m) => m.sources)).toEqual([[], [{ src: '/b.mp4' }]]);
   });
 
   test('oEmbed links are kept without being fetched', () => {
-    const page = parsePage('<link rel="alternate" type="application/json+oembed" href="/oembed?url=x&amp;format=json"><link rel="alternate" type="application/rss+xml" href="/feed">');
+    const page = parsePage(
+      '<link rel="alternate" type="application/json+oembed" href="/oembed?url=x&amp;format=json"><link rel="alternate" type="application/rss+xml" href="/feed">',
+    );
     expect(page.oembed).toEqual(['/oembed?url=x&format=json']);
   });
 });
@@ -80,25 +86,30 @@ describe('OpenGraph structured properties', () => {
   const groups = (html: string) => ogGroups(parsePage(html).meta, 'og:video');
 
   test('each og:video starts a group and its sub-properties join it', () => {
-    expect(groups(`
+    expect(
+      groups(`
       <meta property="og:video" content="a.mp4"><meta property="og:video:type" content="video/mp4">
-      <meta property="og:video" content="b.mp4"><meta property="og:video:width" content="1280">`)).toEqual([
+      <meta property="og:video" content="b.mp4"><meta property="og:video:width" content="1280">`),
+    ).toEqual([
       { '': 'a.mp4', type: 'video/mp4' },
       { '': 'b.mp4', width: '1280' },
     ]);
   });
 
   test('a secure_url written before its og:video stays in the same group', () => {
-    expect(groups('<meta property="og:video:secure_url" content="https://a.mp4"><meta property="og:video" content="http://a.mp4">')).toEqual([
-      { secure_url: 'https://a.mp4', '': 'http://a.mp4' },
-    ]);
+    expect(
+      groups(
+        '<meta property="og:video:secure_url" content="https://a.mp4"><meta property="og:video" content="http://a.mp4">',
+      ),
+    ).toEqual([{ secure_url: 'https://a.mp4', '': 'http://a.mp4' }]);
   });
 
   test('a repeated sub-property without a root starts the next group', () => {
-    expect(groups('<meta property="og:video:url" content="a.mp4"><meta property="og:video:tag" content="x"><meta property="og:video:url" content="b.mp4">')).toEqual([
-      { url: 'a.mp4' },
-      { url: 'b.mp4' },
-    ]);
+    expect(
+      groups(
+        '<meta property="og:video:url" content="a.mp4"><meta property="og:video:tag" content="x"><meta property="og:video:url" content="b.mp4">',
+      ),
+    ).toEqual([{ url: 'a.mp4' }, { url: 'b.mp4' }]);
   });
 });
 
@@ -147,7 +158,10 @@ describe('reading player labels and schema.org values', () => {
     expect(parseSize('big')).toBeUndefined();
     expect(toNumber({ '@type': 'QuantitativeValue', value: '1280' })).toBe(1280);
     expect(toNumber('720px')).toBe(720);
-    expect(parseTypeAttr('Video/MP4; codecs="avc1.42E01E, mp4a.40.2"')).toEqual({ mime: 'video/mp4', codecs: 'avc1.42E01E, mp4a.40.2' });
+    expect(parseTypeAttr('Video/MP4; codecs="avc1.42E01E, mp4a.40.2"')).toEqual({
+      mime: 'video/mp4',
+      codecs: 'avc1.42E01E, mp4a.40.2',
+    });
     expect(parseTypeAttr("audio/webm;codecs='opus'")).toEqual({ mime: 'audio/webm', codecs: 'opus' });
   });
 });

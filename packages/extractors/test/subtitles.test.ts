@@ -28,11 +28,26 @@ describe('HLS subtitle renditions', () => {
   test('every EXT-X-MEDIA TYPE=SUBTITLES rendition becomes one hls track of the item, listed once', () => {
     const [item] = parseHls(text, BASE, { headers: { referer: 'https://media.example.com/' } });
     expect(item.subtitles).toEqual([
-      { language: 'en', label: 'English', url: 'https://media.example.com/show/subs/en.m3u8', format: 'hls', headers: { referer: 'https://media.example.com/' } },
-      { language: 'fr', label: 'Français', url: 'https://media.example.com/show/subs/fr.m3u8', format: 'hls', headers: { referer: 'https://media.example.com/' } },
+      {
+        language: 'en',
+        label: 'English',
+        url: 'https://media.example.com/show/subs/en.m3u8',
+        format: 'hls',
+        headers: { referer: 'https://media.example.com/' },
+      },
+      {
+        language: 'fr',
+        label: 'Français',
+        url: 'https://media.example.com/show/subs/fr.m3u8',
+        format: 'hls',
+        headers: { referer: 'https://media.example.com/' },
+      },
     ]);
     // Subtitle playlists are not media sources.
-    expect(item.sources.map((s) => s.url)).toEqual(['https://media.example.com/show/low.m3u8', 'https://media.example.com/show/high.m3u8']);
+    expect(item.sources.map((s) => s.url)).toEqual([
+      'https://media.example.com/show/low.m3u8',
+      'https://media.example.com/show/high.m3u8',
+    ]);
   });
 
   test('a master without subtitle renditions has no subtitles field', () => {
@@ -41,7 +56,12 @@ describe('HLS subtitle renditions', () => {
   });
 
   test('the result lists them on the item and gives the registry a record per track', () => {
-    const { result, subtitles } = buildResult({ url: BASE.href, platform: 'generic', extract_profile: 'hls_manifest', media: parseHls(text, BASE) });
+    const { result, subtitles } = buildResult({
+      url: BASE.href,
+      platform: 'generic',
+      extract_profile: 'hls_manifest',
+      media: parseHls(text, BASE),
+    });
     expect(result.media[0].subtitles).toEqual([
       { language: 'en', label: 'English', url: 'https://media.example.com/show/subs/en.m3u8', format: 'hls' },
       { language: 'fr', label: 'Français', url: 'https://media.example.com/show/subs/fr.m3u8', format: 'hls' },
@@ -88,9 +108,19 @@ describe('DASH text adaptation sets', () => {
     expect(item.subtitles).toEqual([
       { language: 'en', label: 'English', url: 'https://cdn.example.com/v/subs/en.vtt', format: 'vtt' },
       { language: 'de', url: 'https://cdn.example.com/v/subs/de.ttml', format: 'ttml' },
-      { language: 'es', url: 'https://cdn.example.com/v/manifest.mpd#representation=sub-es', format: 'dash', codecs: 'wvtt' },
+      {
+        language: 'es',
+        url: 'https://cdn.example.com/v/manifest.mpd#representation=sub-es',
+        format: 'dash',
+        codecs: 'wvtt',
+      },
       // lang="und" names no language; a text set without a file (no BaseURL, no segments) is skipped.
-      { language: 'und', url: 'https://cdn.example.com/v/manifest.mpd#representation=sub-x', format: 'dash', codecs: 'stpp' },
+      {
+        language: 'und',
+        url: 'https://cdn.example.com/v/manifest.mpd#representation=sub-x',
+        format: 'dash',
+        codecs: 'stpp',
+      },
     ]);
   });
 
@@ -122,7 +152,10 @@ describe('HTML5 <track> elements', () => {
         <track kind="subtitles" src="/subs/nolang.vtt">
       </video></body></html>`;
     origin.body('/page', page, 'text/html');
-    const { result, subtitles } = await createRegistry().extract(new URL(origin.url('/page')), { egress, endpoints: {} });
+    const { result, subtitles } = await createRegistry().extract(new URL(origin.url('/page')), {
+      egress,
+      endpoints: {},
+    });
     expect(result.media[0].subtitles).toEqual([
       { language: 'en', label: 'English', url: origin.url('/subs/en.vtt'), format: 'vtt' },
       { language: 'en-US', label: 'English (SDH)', url: origin.url('/subs/en-sdh.vtt'), format: 'vtt' },
@@ -133,9 +166,15 @@ describe('HTML5 <track> elements', () => {
   });
 
   test('thousands of elements sharing one file with a track each make one item listing the first 100', async () => {
-    const elements = Array.from({ length: 5000 }, (_, i) => `<video src="/v.mp4"><track src="/t/${i}.vtt" srclang="en"></video>`).join('');
+    const elements = Array.from(
+      { length: 5000 },
+      (_, i) => `<video src="/v.mp4"><track src="/t/${i}.vtt" srclang="en"></video>`,
+    ).join('');
     origin.body('/many', `<!doctype html><title>Many</title>${elements}`, 'text/html');
-    const { result, subtitles } = await createRegistry().extract(new URL(origin.url('/many')), { egress, endpoints: {} });
+    const { result, subtitles } = await createRegistry().extract(new URL(origin.url('/many')), {
+      egress,
+      endpoints: {},
+    });
     expect(result.media).toHaveLength(1);
     expect(subtitles).toHaveLength(100);
     expect(result.media[0].subtitles?.[99].url).toBe(origin.url('/t/99.vtt'));
@@ -146,7 +185,17 @@ describe("yt-dlp's subtitles and automatic captions", () => {
   const info = {
     extractor_key: 'Example',
     title: 'With captions',
-    formats: [{ format_id: '18', url: 'https://cdn.example.com/v.mp4', ext: 'mp4', vcodec: 'avc1', acodec: 'mp4a.40.2', protocol: 'https', http_headers: { 'User-Agent': 'UA' } }],
+    formats: [
+      {
+        format_id: '18',
+        url: 'https://cdn.example.com/v.mp4',
+        ext: 'mp4',
+        vcodec: 'avc1',
+        acodec: 'mp4a.40.2',
+        protocol: 'https',
+        http_headers: { 'User-Agent': 'UA' },
+      },
+    ],
     subtitles: {
       en: [
         { ext: 'json3', url: 'https://cdn.example.com/en.json3' },
@@ -166,15 +215,25 @@ describe("yt-dlp's subtitles and automatic captions", () => {
       { language: 'en', label: 'English', url: 'https://cdn.example.com/en.vtt', format: 'vtt' },
       { language: 'de', url: 'https://cdn.example.com/de.srt', format: 'srt' },
       { language: 'ja', url: 'https://cdn.example.com/ja/index.m3u8', format: 'hls' },
-      { language: 'fr', label: 'French (auto)', url: 'https://cdn.example.com/fr-auto.vtt', format: 'vtt', auto_generated: true },
+      {
+        language: 'fr',
+        label: 'French (auto)',
+        url: 'https://cdn.example.com/fr-auto.vtt',
+        format: 'vtt',
+        auto_generated: true,
+      },
     ]);
     // The headers yt-dlp would send go with the tracks too.
     expect(subtitles[0].headers).toEqual({ 'User-Agent': 'UA' });
   });
 
   test(`an item lists at most ${MAX_ITEM_SUBTITLES} tracks, people's before machines'`, () => {
-    const auto = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`a${i}`, [{ ext: 'vtt', url: `https://cdn.example.com/auto/${i}.vtt` }]]));
-    const { result } = buildResult(mapYtdlpInfo(new URL('https://example.com/watch'), { ...info, automatic_captions: auto }));
+    const auto = Object.fromEntries(
+      Array.from({ length: 150 }, (_, i) => [`a${i}`, [{ ext: 'vtt', url: `https://cdn.example.com/auto/${i}.vtt` }]]),
+    );
+    const { result } = buildResult(
+      mapYtdlpInfo(new URL('https://example.com/watch'), { ...info, automatic_captions: auto }),
+    );
     const listed = result.media[0].subtitles ?? [];
     expect(listed).toHaveLength(MAX_ITEM_SUBTITLES);
     expect(listed.slice(0, 3).every((s) => !s.auto_generated)).toBe(true);
@@ -186,16 +245,24 @@ describe('result assembly', () => {
     url: 'https://example.com/p',
     platform: 'generic',
     extract_profile: 'html5',
-    media: [{ type: 'video' as const, sources: [{ url: 'https://example.com/v.mp4', stream_profile: 'muxed_progressive' as const }], subtitles: subtitles.map((s) => ({ ...s, format: 'vtt' as const })) }],
+    media: [
+      {
+        type: 'video' as const,
+        sources: [{ url: 'https://example.com/v.mp4', stream_profile: 'muxed_progressive' as const }],
+        subtitles: subtitles.map((s) => ({ ...s, format: 'vtt' as const })),
+      },
+    ],
   });
 
   test('a track at a source URL or listed twice is dropped, and unsafe language names are cleaned', () => {
-    const { result } = buildResult(item([
-      { language: 'en', url: 'https://example.com/v.mp4' },
-      { language: ' pt_BR ', url: 'https://example.com/pt.vtt' },
-      { language: 'de', url: 'https://example.com/pt.vtt' },
-      { language: '<script>', url: 'https://example.com/x.vtt' },
-    ]));
+    const { result } = buildResult(
+      item([
+        { language: 'en', url: 'https://example.com/v.mp4' },
+        { language: ' pt_BR ', url: 'https://example.com/pt.vtt' },
+        { language: 'de', url: 'https://example.com/pt.vtt' },
+        { language: '<script>', url: 'https://example.com/x.vtt' },
+      ]),
+    );
     expect(result.media[0].subtitles).toEqual([
       { language: 'pt_BR', url: 'https://example.com/pt.vtt', format: 'vtt' },
       { language: 'script', url: 'https://example.com/x.vtt', format: 'vtt' },
@@ -206,16 +273,33 @@ describe('result assembly', () => {
     const media = Array.from({ length: 12 }, (_, i) => ({
       type: 'video' as const,
       sources: [{ url: `https://example.com/${i}.mp4`, stream_profile: 'muxed_progressive' as const }],
-      subtitles: Array.from({ length: 100 }, (_, j) => ({ language: `l${j}`, url: `https://example.com/${i}/${j}.vtt`, format: 'vtt' as const })),
+      subtitles: Array.from({ length: 100 }, (_, j) => ({
+        language: `l${j}`,
+        url: `https://example.com/${i}/${j}.vtt`,
+        format: 'vtt' as const,
+      })),
     }));
-    const { result, subtitles } = buildResult({ url: 'https://example.com/list', platform: 'generic', extract_profile: 'ytdlp', media });
+    const { result, subtitles } = buildResult({
+      url: 'https://example.com/list',
+      platform: 'generic',
+      extract_profile: 'ytdlp',
+      media,
+    });
     expect(subtitles).toHaveLength(MAX_RESULT_SUBTITLES);
-    expect(result.media.map((m) => m.subtitles?.length ?? 0)).toEqual([100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 0, 0]);
+    expect(result.media.map((m) => m.subtitles?.length ?? 0)).toEqual([
+      100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 0, 0,
+    ]);
   });
 
   test('a track at an address the egress guard refuses is not offered', () => {
     const egress = new Egress({ allowlist: [] });
-    const { result } = buildResult(item([{ language: 'en', url: 'http://169.254.169.254/latest.vtt' }, { language: 'fr', url: 'https://example.com/fr.vtt' }]), egress);
+    const { result } = buildResult(
+      item([
+        { language: 'en', url: 'http://169.254.169.254/latest.vtt' },
+        { language: 'fr', url: 'https://example.com/fr.vtt' },
+      ]),
+      egress,
+    );
     expect(result.media[0].subtitles?.map((s) => s.language)).toEqual(['fr']);
   });
 

@@ -26,7 +26,8 @@ describe('one answer for media types across every extractor', () => {
   });
 
   test('pages, scripts, playlists, segments, icons and SVG documents are not media', () => {
-    for (const ext of ['html', 'js', 'json', 'svg', 'm3u', 'm3u8', 'pls', 'asx', 'ram', 'm4s', 'ico', 'mid', 'pdf', '']) expect(mimeOfExt(ext)).toBeUndefined();
+    for (const ext of ['html', 'js', 'json', 'svg', 'm3u', 'm3u8', 'pls', 'asx', 'ram', 'm4s', 'ico', 'mid', 'pdf', ''])
+      expect(mimeOfExt(ext)).toBeUndefined();
     expect(kindOfMime('image/svg+xml')).toBeUndefined();
     expect(extOfMime('text/html')).toBeUndefined();
   });
@@ -72,6 +73,7 @@ describe('one meaning for a number read from untyped data', () => {
     expect(isoDuration('PT0,5S')).toBe(0.5);
     expect(isoDuration('pt5m')).toBe(300);
     expect(isoDuration('P1Y')).toBe(365 * 86_400);
-    for (const empty of ['P', 'PT', 'P1DT', 'PT-5S', '5 minutes', undefined]) expect(isoDuration(empty)).toBeUndefined();
+    for (const empty of ['P', 'PT', 'P1DT', 'PT-5S', '5 minutes', undefined])
+      expect(isoDuration(empty)).toBeUndefined();
   });
 });

@@ -21,7 +21,9 @@ const registries: ExtractorRegistry[] = [];
 
 function registry(options: Partial<YtdlpOptions> = {}): ExtractorRegistry {
   // 127.0.0.1 on YTDLP_HOSTS: yt-dlp is asked before the native feed reader.
-  const r = createRegistry({ ytdlp: { binary: ytdlp, hosts: ['127.0.0.1'], egress, baseEnv: { PATH: process.env.PATH }, ...options } });
+  const r = createRegistry({
+    ytdlp: { binary: ytdlp, hosts: ['127.0.0.1'], egress, baseEnv: { PATH: process.env.PATH }, ...options },
+  });
   registries.push(r);
   return r;
 }
@@ -31,7 +33,11 @@ function extract(r: ExtractorRegistry, url: string, page?: PageRef, maxEntries?:
 }
 
 function feed(count: number): string {
-  const items = Array.from({ length: count }, (_, i) => `<item><title>Video ${i + 1}</title><link>${origin.url(`/v/${i + 1}.html`)}</link><guid>g${i + 1}</guid></item>`);
+  const items = Array.from(
+    { length: count },
+    (_, i) =>
+      `<item><title>Video ${i + 1}</title><link>${origin.url(`/v/${i + 1}.html`)}</link><guid>g${i + 1}</guid></item>`,
+  );
   return `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>A yt-dlp playlist</title><link>${origin.url('/')}</link>${items.join('')}</channel></rss>`;
 }
 
@@ -50,14 +56,25 @@ afterAll(async () => {
 test('a playlist is listed flat between --playlist-start and --playlist-end', () => {
   const args = ytdlpArgs(new URL('https://x.example/list'), 'http://127.0.0.1:9', undefined, { start: 101, end: 201 });
   expect(args).toEqual(expect.arrayContaining(['--flat-playlist', '--no-playlist']));
-  expect(args.slice(args.indexOf('--playlist-start'), args.indexOf('--playlist-start') + 4)).toEqual(['--playlist-start', '101', '--playlist-end', '201']);
+  expect(args.slice(args.indexOf('--playlist-start'), args.indexOf('--playlist-start') + 4)).toEqual([
+    '--playlist-start',
+    '101',
+    '--playlist-end',
+    '201',
+  ]);
   expect(args.slice(-2)).toEqual(['--', 'https://x.example/list']);
 });
 
 describeReal('the real yt-dlp on a local feed', () => {
-  test('a feed yt-dlp reads as a playlist is a collection of its entries, which are the items\' pages', async () => {
+  test("a feed yt-dlp reads as a playlist is a collection of its entries, which are the items' pages", async () => {
     const { result, next } = await extract(registry(), origin.url('/five.xml'));
-    expect(result).toMatchObject({ content_type: 'collection', media: [], extract_profile: 'ytdlp', platform: 'generic', title: 'A yt-dlp playlist' });
+    expect(result).toMatchObject({
+      content_type: 'collection',
+      media: [],
+      extract_profile: 'ytdlp',
+      platform: 'generic',
+      title: 'A yt-dlp playlist',
+    });
     expect(result.collection).toEqual({ kind: 'playlist', entry_count: 5 });
     expect(result.entries).toHaveLength(5);
     // yt-dlp's own "smuggled" fragment is not part of the entry's URL.
@@ -87,9 +104,16 @@ describeReal('the real yt-dlp on a local feed', () => {
 
 describe('a yt-dlp that ignores the range', () => {
   test('an answer of 20,000 entries is cut to a page, and the listing ends at MAX_COLLECTION_ENTRIES', async () => {
-    const entries = Array.from({ length: 20_000 }, (_, i) => ({ _type: 'url', url: `http://127.0.0.1:9/e/${i}`, title: `e${i}` }));
+    const entries = Array.from({ length: 20_000 }, (_, i) => ({
+      _type: 'url',
+      url: `http://127.0.0.1:9/e/${i}`,
+      title: `e${i}`,
+    }));
     const { binary, dir } = fakeYtdlp('cat "$DIR/answer.json"');
-    fs.writeFileSync(path.join(dir, 'answer.json'), JSON.stringify({ _type: 'playlist', id: 'p', title: 'Huge', extractor_key: 'Generic', entries }));
+    fs.writeFileSync(
+      path.join(dir, 'answer.json'),
+      JSON.stringify({ _type: 'playlist', id: 'p', title: 'Huge', extractor_key: 'Generic', entries }),
+    );
     const r = registry({ binary });
     let page: PageRef | undefined;
     const indexes: number[] = [];
@@ -106,7 +130,12 @@ describe('a yt-dlp that ignores the range', () => {
 
   test('a cursor state that is not a playlist position is refused, not passed to yt-dlp', async () => {
     const { binary, dir } = fakeYtdlp('echo run >> "$DIR/runs"; echo "{}"');
-    const err = await extract(registry({ binary }), origin.url('/anything'), { extractor: 'ytdlp', state: '--exec=rm', index: 0, page: 1 }).catch((e: unknown) => e);
+    const err = await extract(registry({ binary }), origin.url('/anything'), {
+      extractor: 'ytdlp',
+      state: '--exec=rm',
+      index: 0,
+      page: 1,
+    }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'invalid_request' });
     expect(fs.existsSync(path.join(dir, 'runs'))).toBe(false);
   });

@@ -6,25 +6,45 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CORPUS_DIR, compare, hasYtdlp, PYTHON, readCases, readDifferences, runYtdlp, type Disagreement, type YtResult } from './differential.js';
+import {
+  CORPUS_DIR,
+  compare,
+  hasYtdlp,
+  PYTHON,
+  readCases,
+  readDifferences,
+  runYtdlp,
+  type Disagreement,
+  type YtResult,
+} from './differential.js';
 
 const cases = readCases();
 const differences = readDifferences();
 const available = hasYtdlp();
-if (!available && process.env.CI) throw new Error(`${PYTHON} cannot import yt_dlp: CI must install Debian's yt-dlp (see .ci/run)`);
+if (!available && process.env.CI)
+  throw new Error(`${PYTHON} cannot import yt_dlp: CI must install Debian's yt-dlp (see .ci/run)`);
 if (!available) console.warn(`ytdlp-differential: skipped, ${PYTHON} cannot import yt_dlp (apt-get install yt-dlp)`);
 const describeDiff = available ? describe : describe.skip;
 
-const listed = (id: string, d: Disagreement): boolean => differences.some((e) => e.fields.includes(d.field) && e.cases.includes(id));
-const show = (d: Disagreement): string => `${d.field}${d.url ? ` ${d.url}` : ''}: reelay ${JSON.stringify(d.reelay)}, yt-dlp ${JSON.stringify(d.ytdlp)}`;
+const listed = (id: string, d: Disagreement): boolean =>
+  differences.some((e) => e.fields.includes(d.field) && e.cases.includes(id));
+const show = (d: Disagreement): string =>
+  `${d.field}${d.url ? ` ${d.url}` : ''}: reelay ${JSON.stringify(d.reelay)}, yt-dlp ${JSON.stringify(d.ytdlp)}`;
 
 describe('the differential corpus', () => {
   test('holds at least 60 cases, every file indexed once with a description', () => {
-    const files = ['hls', 'dash', 'html5', 'jsonld'].flatMap((dir) => fs.readdirSync(path.join(CORPUS_DIR, dir)).map((f) => `${dir}/${f}`));
+    const files = ['hls', 'dash', 'html5', 'jsonld'].flatMap((dir) =>
+      fs.readdirSync(path.join(CORPUS_DIR, dir)).map((f) => `${dir}/${f}`),
+    );
     expect(cases.length).toBeGreaterThanOrEqual(60);
     expect(cases.map((c) => c.file).sort()).toEqual(files.sort());
     expect(new Set(cases.map((c) => c.id)).size).toBe(cases.length);
-    for (const c of cases) expect({ id: c.id, described: c.about.length > 10, kind: c.file.startsWith(`${c.kind}/`) }).toEqual({ id: c.id, described: true, kind: true });
+    for (const c of cases)
+      expect({ id: c.id, described: c.about.length > 10, kind: c.file.startsWith(`${c.kind}/`) }).toEqual({
+        id: c.id,
+        described: true,
+        kind: true,
+      });
   });
 
   test('lists each deliberate difference with a reason and only for cases that exist', () => {
@@ -55,7 +75,12 @@ describe('the comparison itself (no yt-dlp needed)', () => {
       ['extra', `${base}out_1.m3u8`, expect.objectContaining({ height: 720 }), undefined],
       ['subtitles', undefined, {}, { en: [`${base}en.vtt`] }],
     ]);
-    const close: YtResult = { formats: [{ url: 'out_0.m3u8', width: 640, height: 360, tbr: 1106.4, vcodec: 'avc1.64001e', acodec: 'mp4a.40.2' }], subtitles: {} };
+    const close: YtResult = {
+      formats: [
+        { url: 'out_0.m3u8', width: 640, height: 360, tbr: 1106.4, vcodec: 'avc1.64001e', acodec: 'mp4a.40.2' },
+      ],
+      subtitles: {},
+    };
     expect(compare(byId('hls-ffmpeg-muxed'), close).map((d) => d.field)).toEqual(['extra']);
   });
 
@@ -80,15 +105,23 @@ describeDiff("reelay's parsers against yt-dlp's", () => {
     results = runYtdlp(cases).results;
   });
 
-  test.each(cases.map((c) => [c.id, c] as const))('on %s reelay agrees with yt-dlp but for the listed differences', (id, c) => {
-    const unlisted = compare(c, results[id]).filter((d) => !listed(id, d));
-    expect(unlisted.map(show)).toEqual([]);
-  });
+  test.each(cases.map((c) => [c.id, c] as const))(
+    'on %s reelay agrees with yt-dlp but for the listed differences',
+    (id, c) => {
+      const unlisted = compare(c, results[id]).filter((d) => !listed(id, d));
+      expect(unlisted.map(show)).toEqual([]);
+    },
+  );
 
   test('every listed difference still occurs in each of its cases', () => {
     const stale = differences.flatMap((e) =>
       e.cases.flatMap((id) => {
-        const found = new Set(compare(cases.find((c) => c.id === id)!, results[id]).map((d) => d.field));
+        const found = new Set(
+          compare(
+            cases.find((c) => c.id === id)!,
+            results[id],
+          ).map((d) => d.field),
+        );
         return e.fields.filter((f) => !found.has(f)).map((f) => `${f} in ${id}`);
       }),
     );

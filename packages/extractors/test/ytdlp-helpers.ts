@@ -11,7 +11,14 @@ import { locateYtdlp } from '../src/ytdlp-process.js';
 /** The real yt-dlp, or undefined (then the tests that need it are skipped, except under CI). */
 export async function realYtdlp(): Promise<string | undefined> {
   const { binary } = locateYtdlp(undefined, process.env.PATH ?? '');
-  if (binary && (await promisify(execFile)(binary, ['--version']).then(() => true, () => false))) return binary;
+  if (
+    binary &&
+    (await promisify(execFile)(binary, ['--version']).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return binary;
   if (process.env.CI) throw new Error('yt-dlp is required in CI (apt-get install yt-dlp)');
   process.stderr.write('yt-dlp is not installed: the tests that run the real yt-dlp are skipped\n');
   return undefined;

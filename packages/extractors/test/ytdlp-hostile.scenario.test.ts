@@ -27,16 +27,28 @@ afterAll(async () => {
 });
 
 /** The URL sent straight to yt-dlp (a YTDLP_HOSTS host), the error it ended with, its time and peaks. */
-async function hostile(name: string, path: string, options: Partial<YtdlpOptions>): Promise<{ error: ReelayError; seconds: number; peaks: Peaks }> {
-  const registry = createRegistry({ ytdlp: { binary: ytdlp, hosts: ['127.0.0.1'], egress, baseEnv: { PATH: process.env.PATH }, ...options } });
+async function hostile(
+  name: string,
+  path: string,
+  options: Partial<YtdlpOptions>,
+): Promise<{ error: ReelayError; seconds: number; peaks: Peaks }> {
+  const registry = createRegistry({
+    ytdlp: { binary: ytdlp, hosts: ['127.0.0.1'], egress, baseEnv: { PATH: process.env.PATH }, ...options },
+  });
   registries.push(registry);
   const sampler = samplePeaks(origin.base);
   const started = Date.now();
-  const error = await registry.extract(new URL(origin.url(path)), { egress, endpoints: {} }).then(() => undefined, (e: unknown) => e);
+  const error = await registry.extract(new URL(origin.url(path)), { egress, endpoints: {} }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   const seconds = (Date.now() - started) / 1000;
   const peaks = sampler.stop();
   if (!(error instanceof ReelayError)) throw new Error(`expected a ReelayError, got ${String(error)}`);
-  if (process.env.HOSTILE_FIGURES) process.stderr.write(`HOSTILE ${name}: ${error.code} in ${seconds.toFixed(1)} s, yt-dlp ${peaks.childrenMb} MB (${peaks.childrenFileMb} MB of it code; ${peaks.children}), self ${peaks.selfMb} MB: ${error.message}\n`);
+  if (process.env.HOSTILE_FIGURES)
+    process.stderr.write(
+      `HOSTILE ${name}: ${error.code} in ${seconds.toFixed(1)} s, yt-dlp ${peaks.childrenMb} MB (${peaks.childrenFileMb} MB of it code; ${peaks.children}), self ${peaks.selfMb} MB: ${error.message}\n`,
+    );
   return { error, seconds, peaks };
 }
 
@@ -45,7 +57,10 @@ describeReal('yt-dlp against hostile pages', () => {
     const bomb = await gzipBomb(Buffer.from('<html><head><title>bomb</title></head><body>'), GiB, 0x20);
     origin.body('/bomb.html', bomb, 'text/html', { 'content-encoding': 'gzip' });
     const maxBytes = 16 * 1024 * 1024;
-    const { error, seconds, peaks } = await hostile('gzip bomb (yt-dlp)', '/bomb.html', { maxBytes, limits: { memoryMb: 1024, cpuSeconds: 60 } });
+    const { error, seconds, peaks } = await hostile('gzip bomb (yt-dlp)', '/bomb.html', {
+      maxBytes,
+      limits: { memoryMb: 1024, cpuSeconds: 60 },
+    });
     expect(error.code).toBe('upstream_error');
     expect(error.message).toMatch(/fetched more than this server allows/);
     expect(seconds).toBeLessThan(ENDS_WITHIN_S);
@@ -54,10 +69,16 @@ describeReal('yt-dlp against hostile pages', () => {
   });
 
   test('a page larger than yt-dlp can hold under JOB_MAX_MEMORY_MB is killed at the bound: 422 resource_limit', async () => {
-    const page = Buffer.concat([Buffer.from('<html><body>'), Buffer.alloc(48 * 1024 * 1024, 0x61), Buffer.from('</body></html>')]);
+    const page = Buffer.concat([
+      Buffer.from('<html><body>'),
+      Buffer.alloc(48 * 1024 * 1024, 0x61),
+      Buffer.from('</body></html>'),
+    ]);
     origin.body('/huge.html', page, 'text/html');
     const memoryMb = 100;
-    const { error, seconds, peaks } = await hostile('yt-dlp over its memory bound', '/huge.html', { limits: { memoryMb, cpuSeconds: 60 } });
+    const { error, seconds, peaks } = await hostile('yt-dlp over its memory bound', '/huge.html', {
+      limits: { memoryMb, cpuSeconds: 60 },
+    });
     expect([error.code, error.status]).toEqual(['resource_limit', 422]);
     expect(error.message).toMatch(`memory bound of ${memoryMb} MB`);
     expect(seconds).toBeLessThan(ENDS_WITHIN_S);

@@ -11,7 +11,8 @@ import { describeWithTools, startOrigin, testMedia, type Origin, type TestMedia 
 import { createRegistry, type Extraction } from '../src/index.js';
 
 const run = promisify(execFile);
-const describeOracle = (name: string, fn: () => void) => describeWithTools(name, [{ bin: 'yt-dlp', install: 'apt-get install yt-dlp' }], fn);
+const describeOracle = (name: string, fn: () => void) =>
+  describeWithTools(name, [{ bin: 'yt-dlp', install: 'apt-get install yt-dlp' }], fn);
 
 interface YtFormat {
   format_id?: string;
@@ -28,7 +29,10 @@ interface YtInfo extends YtFormat {
 
 async function ytdlp(url: string): Promise<YtInfo | undefined> {
   try {
-    const { stdout } = await run('yt-dlp', ['-J', '--no-playlist', '--no-warnings', '--socket-timeout', '5', url], { timeout: 60_000, maxBuffer: 8 << 20 });
+    const { stdout } = await run('yt-dlp', ['-J', '--no-playlist', '--no-warnings', '--socket-timeout', '5', url], {
+      timeout: 60_000,
+      maxBuffer: 8 << 20,
+    });
     return JSON.parse(stdout) as YtInfo;
   } catch {
     return undefined; // "Unsupported URL" and the like: yt-dlp found nothing
@@ -86,15 +90,48 @@ beforeAll(async () => {
   origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
   origin.body('/media/master.m3u8', HLS_MASTER, 'application/vnd.apple.mpegurl');
   origin.body('/media/single.mpd', DASH_SINGLE_FILE, 'application/dash+xml');
-  for (const name of fs.readdirSync(media.dashDir)) origin.file(`/dash/${name}`, path.join(media.dashDir, name), name.endsWith('.mpd') ? 'application/dash+xml' : 'video/mp4');
-  origin.body('/og.html', `<html><head><title>OG</title><meta property="og:title" content="An OG clip"><meta property="og:video" content="/media/clip.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:width" content="320"><meta property="og:video:height" content="240"></head><body></body></html>`, 'text/html');
-  origin.body('/html5.html', `<html><head><title>Two qualities</title></head><body><video poster="/p.jpg" controls><source src="/media/clip.mp4" type="video/mp4" label="240p"><source src="/media/video-only.mp4" type="video/mp4" label="360p"></video></body></html>`, 'text/html');
-  origin.body('/audio.html', `<html><head><title>Song</title></head><body><audio controls src="/media/song.mp3"></audio></body></html>`, 'text/html');
+  for (const name of fs.readdirSync(media.dashDir))
+    origin.file(
+      `/dash/${name}`,
+      path.join(media.dashDir, name),
+      name.endsWith('.mpd') ? 'application/dash+xml' : 'video/mp4',
+    );
+  origin.body(
+    '/og.html',
+    `<html><head><title>OG</title><meta property="og:title" content="An OG clip"><meta property="og:video" content="/media/clip.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:width" content="320"><meta property="og:video:height" content="240"></head><body></body></html>`,
+    'text/html',
+  );
+  origin.body(
+    '/html5.html',
+    `<html><head><title>Two qualities</title></head><body><video poster="/p.jpg" controls><source src="/media/clip.mp4" type="video/mp4" label="240p"><source src="/media/video-only.mp4" type="video/mp4" label="360p"></video></body></html>`,
+    'text/html',
+  );
+  origin.body(
+    '/audio.html',
+    `<html><head><title>Song</title></head><body><audio controls src="/media/song.mp3"></audio></body></html>`,
+    'text/html',
+  );
   // Absolute: yt-dlp 2023.03 does not resolve a relative contentUrl (we do; html.test.ts covers it).
-  origin.body('/jsonld.html', `<html><head><title>LD</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"VideoObject","name":"LD clip","contentUrl":"${origin.url('/media/clip.mp4')}","height":240,"width":320,"thumbnailUrl":"/t.jpg","duration":"PT2S"}</script></head><body></body></html>`, 'text/html');
-  origin.body('/twitter.html', `<html><head><title>TW</title><meta name="twitter:card" content="player"><meta name="twitter:player:stream" content="/media/clip.mp4"><meta name="twitter:player:stream:content_type" content="video/mp4"></head><body></body></html>`, 'text/html');
-  origin.body('/hls-page.html', `<html><head><title>HLS page</title></head><body><video><source src="/media/master.m3u8" type="application/x-mpegURL"></video></body></html>`, 'text/html');
-  origin.body('/gallery.html', `<html><head><title>Pictures</title><meta property="og:image" content="/a.jpg"><meta property="og:image" content="/b.jpg"><meta property="og:image" content="/c.png"></head><body></body></html>`, 'text/html');
+  origin.body(
+    '/jsonld.html',
+    `<html><head><title>LD</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"VideoObject","name":"LD clip","contentUrl":"${origin.url('/media/clip.mp4')}","height":240,"width":320,"thumbnailUrl":"/t.jpg","duration":"PT2S"}</script></head><body></body></html>`,
+    'text/html',
+  );
+  origin.body(
+    '/twitter.html',
+    `<html><head><title>TW</title><meta name="twitter:card" content="player"><meta name="twitter:player:stream" content="/media/clip.mp4"><meta name="twitter:player:stream:content_type" content="video/mp4"></head><body></body></html>`,
+    'text/html',
+  );
+  origin.body(
+    '/hls-page.html',
+    `<html><head><title>HLS page</title></head><body><video><source src="/media/master.m3u8" type="application/x-mpegURL"></video></body></html>`,
+    'text/html',
+  );
+  origin.body(
+    '/gallery.html',
+    `<html><head><title>Pictures</title><meta property="og:image" content="/a.jpg"><meta property="og:image" content="/b.jpg"><meta property="og:image" content="/c.png"></head><body></body></html>`,
+    'text/html',
+  );
 });
 
 afterAll(() => origin.close());
@@ -121,8 +158,13 @@ describeOracle("yt-dlp's generic extractor as an oracle", () => {
     const sources = ours.result.media.flatMap((m) => m.sources);
     for (const f of formats) {
       const source = sources.find((s) => s.url === expectedUrl(f));
-      expect({ format: f.format_id, url: expectedUrl(f), found: Boolean(source) }).toEqual({ format: f.format_id, url: expectedUrl(f), found: true });
-      if (f.height) expect({ format: f.format_id, height: source!.height }).toEqual({ format: f.format_id, height: f.height });
+      expect({ format: f.format_id, url: expectedUrl(f), found: Boolean(source) }).toEqual({
+        format: f.format_id,
+        url: expectedUrl(f),
+        found: true,
+      });
+      if (f.height)
+        expect({ format: f.format_id, height: source!.height }).toEqual({ format: f.format_id, height: f.height });
     }
   });
 
@@ -130,13 +172,22 @@ describeOracle("yt-dlp's generic extractor as an oracle", () => {
     const url = origin.url('/gallery.html');
     const [info, ours] = await Promise.all([ytdlp(url), extract(url)]);
     expect(ours.result.content_type).toBe('gallery');
-    expect(ours.result.media.map((m) => ({ type: m.type, sources: m.sources.map((s) => ({ url: s.url, stream_profile: s.stream_profile, mime_type: s.mime_type })) }))).toEqual([
+    expect(
+      ours.result.media.map((m) => ({
+        type: m.type,
+        sources: m.sources.map((s) => ({ url: s.url, stream_profile: s.stream_profile, mime_type: s.mime_type })),
+      })),
+    ).toEqual([
       { type: 'image', sources: [{ url: origin.url('/a.jpg'), stream_profile: 'image', mime_type: 'image/jpeg' }] },
       { type: 'image', sources: [{ url: origin.url('/b.jpg'), stream_profile: 'image', mime_type: 'image/jpeg' }] },
       { type: 'image', sources: [{ url: origin.url('/c.png'), stream_profile: 'image', mime_type: 'image/png' }] },
     ]);
     // yt-dlp's generic extractor lists no pictures today; if a later version does, they must be ours too.
     const ourUrls = ours.result.media.flatMap((m) => m.sources.map((s) => s.url));
-    for (const f of info ? ytFormats(info) : []) expect({ format: f.format_id, found: ourUrls.includes(expectedUrl(f)) }).toEqual({ format: f.format_id, found: true });
+    for (const f of info ? ytFormats(info) : [])
+      expect({ format: f.format_id, found: ourUrls.includes(expectedUrl(f)) }).toEqual({
+        format: f.format_id,
+        found: true,
+      });
   });
 });

@@ -22,17 +22,26 @@ let trap: Awaited<ReturnType<typeof startTrap>>;
 const registries: ExtractorRegistry[] = [];
 
 function registry(options: Partial<YtdlpOptions> = {}): ExtractorRegistry {
-  const r = createRegistry({ ytdlp: { binary: ytdlp, hosts: [], egress, baseEnv: { PATH: process.env.PATH }, ...options } });
+  const r = createRegistry({
+    ytdlp: { binary: ytdlp, hosts: [], egress, baseEnv: { PATH: process.env.PATH }, ...options },
+  });
   registries.push(r);
   return r;
 }
 
-async function extract(r: ExtractorRegistry, url: string, log?: (msg: string, fields?: Record<string, unknown>) => void): Promise<Extraction> {
+async function extract(
+  r: ExtractorRegistry,
+  url: string,
+  log?: (msg: string, fields?: Record<string, unknown>) => void,
+): Promise<Extraction> {
   return r.extract(new URL(url), { egress, endpoints: {}, log });
 }
 
 async function failure(promise: Promise<unknown>): Promise<ReelayError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(err instanceof ReelayError)) throw new Error(`expected a ReelayError, got ${String(err)}`);
   return err;
 }
@@ -47,14 +56,30 @@ beforeAll(async () => {
   trap = await startTrap('127.0.0.2');
   origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
   origin.body('/jw.html', jwPage('/media/clip.mp4'), 'text/html');
-  origin.body('/jw-with-picture.html', jwPage('/media/clip.mp4', '<meta property="og:image" content="/poster.jpg">'), 'text/html');
-  origin.body('/videojs.html', `<html><head><title>video.js page</title></head><body><video id="v" class="video-js"></video><script>var player = videojs('v'); player.src({src: "/media/clip.mp4", type: "video/mp4"});</script></body></html>`, 'text/html');
-  origin.body('/og.html', '<html><head><title>OG</title><meta property="og:title" content="An OG clip"><meta property="og:video" content="/media/clip.mp4"><meta property="og:video:type" content="video/mp4"></head><body></body></html>', 'text/html');
+  origin.body(
+    '/jw-with-picture.html',
+    jwPage('/media/clip.mp4', '<meta property="og:image" content="/poster.jpg">'),
+    'text/html',
+  );
+  origin.body(
+    '/videojs.html',
+    `<html><head><title>video.js page</title></head><body><video id="v" class="video-js"></video><script>var player = videojs('v'); player.src({src: "/media/clip.mp4", type: "video/mp4"});</script></body></html>`,
+    'text/html',
+  );
+  origin.body(
+    '/og.html',
+    '<html><head><title>OG</title><meta property="og:title" content="An OG clip"><meta property="og:video" content="/media/clip.mp4"><meta property="og:video:type" content="video/mp4"></head><body></body></html>',
+    'text/html',
+  );
   origin.body('/words.txt', 'just words', 'text/plain');
   origin.body('/nothing.html', '<html><head><title>Nothing</title></head><body>words</body></html>', 'text/html');
   origin.body('/blocked-hls.html', jwPage(`http://127.0.0.2:${trap.port}/master.m3u8`), 'text/html');
   origin.body('/blocked-https.html', jwPage(`https://127.0.0.2:${trap.port}/master.m3u8`), 'text/html');
-  origin.body('/blocked-with-picture.html', jwPage(`http://127.0.0.2:${trap.port}/master.m3u8`, '<meta property="og:image" content="/poster.jpg">'), 'text/html');
+  origin.body(
+    '/blocked-with-picture.html',
+    jwPage(`http://127.0.0.2:${trap.port}/master.m3u8`, '<meta property="og:image" content="/poster.jpg">'),
+    'text/html',
+  );
   origin.body('/blocked-file.html', jwPage(`http://127.0.0.2:${trap.port}/clip.mp4`), 'text/html');
 });
 
@@ -74,9 +99,22 @@ describeReal('pages only yt-dlp can read', () => {
     expect(without.code).toBe('no_media_found');
 
     const { result, records } = await extract(registry(), origin.url(page));
-    expect(result).toMatchObject({ url: origin.url(page), platform: 'generic', extract_profile: 'ytdlp', content_type: 'video', title });
+    expect(result).toMatchObject({
+      url: origin.url(page),
+      platform: 'generic',
+      extract_profile: 'ytdlp',
+      content_type: 'video',
+      title,
+    });
     expect(result.media).toHaveLength(1);
-    expect(result.media[0].sources).toEqual([expect.objectContaining({ url: origin.url('/media/clip.mp4'), stream_profile: 'muxed_progressive', ext: 'mp4', mime_type: 'video/mp4' })]);
+    expect(result.media[0].sources).toEqual([
+      expect.objectContaining({
+        url: origin.url('/media/clip.mp4'),
+        stream_profile: 'muxed_progressive',
+        ext: 'mp4',
+        mime_type: 'video/mp4',
+      }),
+    ]);
     // What yt-dlp would send to download it goes with the source.
     expect(records[0].headers?.['User-Agent']).toMatch(/Mozilla/);
   });
@@ -89,9 +127,14 @@ describeReal('pages only yt-dlp can read', () => {
 
   test('when yt-dlp finds nothing better on such a page, the picture is the answer', async () => {
     const logged: unknown[] = [];
-    const { result } = await extract(registry(), origin.url('/blocked-with-picture.html'), (msg, fields) => logged.push({ msg, fields }));
+    const { result } = await extract(registry(), origin.url('/blocked-with-picture.html'), (msg, fields) =>
+      logged.push({ msg, fields }),
+    );
     expect(result).toMatchObject({ extract_profile: 'opengraph', content_type: 'image' });
-    expect(logged).toContainEqual({ msg: 'the fallback found nothing more on a scripted page', fields: { extractor: 'ytdlp', code: 'url_blocked' } });
+    expect(logged).toContainEqual({
+      msg: 'the fallback found nothing more on a scripted page',
+      fields: { extractor: 'ytdlp', code: 'url_blocked' },
+    });
     expect(trap.connections).toBe(0);
   });
 
@@ -101,7 +144,9 @@ describeReal('pages only yt-dlp can read', () => {
     expect(err.code).toBe('no_media_found');
     expect(logged).toContain('the generic extractors found no media; asking the fallback');
     // Not "yt-dlp found no media": yt-dlp was the last of several places looked.
-    expect(err.message).toBe('No video, audio or image found at this URL: looked for a media file, OpenGraph, Twitter card and JSON-LD tags, HTML5 media elements, HLS/DASH manifests, and yt-dlp.');
+    expect(err.message).toBe(
+      'No video, audio or image found at this URL: looked for a media file, OpenGraph, Twitter card and JSON-LD tags, HTML5 media elements, HLS/DASH manifests, and yt-dlp.',
+    );
   });
 
   test('a file that is no media stays no_media_found: yt-dlp\'s "could be a direct link" guess is not taken', async () => {
@@ -125,18 +170,23 @@ describeReal('yt-dlp reaches only what egress allows', () => {
     ['an HLS manifest on a blocked address (plain http through the proxy)', '/blocked-hls.html'],
     ['an https manifest on a blocked address (a CONNECT tunnel)', '/blocked-https.html'],
     ['a media file on a blocked address (never fetched, but not offered)', '/blocked-file.html'],
-  ])('a page pointing at %s fails cleanly with url_blocked, and the address sees no connection', async (_what, page) => {
-    const err = await failure(extract(registry(), origin.url(page)));
-    expect([err.code, err.status]).toEqual(['url_blocked', 403]);
-    expect(trap.connections).toBe(0);
-  });
+  ])(
+    'a page pointing at %s fails cleanly with url_blocked, and the address sees no connection',
+    async (_what, page) => {
+      const err = await failure(extract(registry(), origin.url(page)));
+      expect([err.code, err.status]).toEqual(['url_blocked', 403]);
+      expect(trap.connections).toBe(0);
+    },
+  );
 
   test('with a strict egress yt-dlp cannot reach even the page: its requests go through the guard, not around it', async () => {
     const strict = new Egress();
     const r = createRegistry({ ytdlp: { binary: ytdlp, hosts: ['localhost'], egress: strict } });
     registries.push(r);
     const before = origin.hits.get('/jw.html') ?? 0;
-    const err = await failure(r.extract(new URL(`http://localhost:${origin.port}/jw.html`), { egress: strict, endpoints: {} }));
+    const err = await failure(
+      r.extract(new URL(`http://localhost:${origin.port}/jw.html`), { egress: strict, endpoints: {} }),
+    );
     expect(err.code).toBe('url_blocked');
     expect(err.message).toMatch(/localhost \(127\.0\.0\.1\).*loopback/);
     expect(origin.hits.get('/jw.html') ?? 0).toBe(before);
@@ -144,7 +194,8 @@ describeReal('yt-dlp reaches only what egress allows', () => {
 });
 
 describe('running yt-dlp (fake scripts)', () => {
-  const answer = (url: string) => `{"extractor_key":"Generic","title":"Fake","url":"${url}","ext":"mp4","protocol":"http"}`;
+  const answer = (url: string) =>
+    `{"extractor_key":"Generic","title":"Fake","url":"${url}","ext":"mp4","protocol":"http"}`;
 
   test('a URL at a blocked address is refused before yt-dlp runs', async () => {
     const fake = fakeYtdlp('touch "$DIR/ran"');
@@ -156,8 +207,22 @@ describe('running yt-dlp (fake scripts)', () => {
   });
 
   test('yt-dlp gets the URL after --, the session proxy, and an environment without proxy variables', async () => {
-    const fake = fakeYtdlp(`for a in "$@"; do echo "$a"; done > "$DIR/args"\nenv > "$DIR/env"\necho '${answer(origin.url('/media/clip.mp4'))}'`);
-    const r = registry({ binary: fake.binary, hosts: ['127.0.0.1'], baseEnv: { PATH: '/usr/bin:/bin', HTTP_PROXY: 'http://bypass:1', https_proxy: 'x', ALL_PROXY: 'x', NO_PROXY: '*', no_proxy: '*', REDIS_URL: 'redis://:secret@x' } });
+    const fake = fakeYtdlp(
+      `for a in "$@"; do echo "$a"; done > "$DIR/args"\nenv > "$DIR/env"\necho '${answer(origin.url('/media/clip.mp4'))}'`,
+    );
+    const r = registry({
+      binary: fake.binary,
+      hosts: ['127.0.0.1'],
+      baseEnv: {
+        PATH: '/usr/bin:/bin',
+        HTTP_PROXY: 'http://bypass:1',
+        https_proxy: 'x',
+        ALL_PROXY: 'x',
+        NO_PROXY: '*',
+        no_proxy: '*',
+        REDIS_URL: 'redis://:secret@x',
+      },
+    });
     const url = `${origin.url('/watch')}?v=-x&--exec=touch`;
     const { result } = await extract(r, url);
     expect(result).toMatchObject({ extract_profile: 'ytdlp', title: 'Fake' });
@@ -172,7 +237,9 @@ describe('running yt-dlp (fake scripts)', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-ytdlp-cookies-')), 'cookies.txt');
     fs.writeFileSync(file, '# Netscape HTTP Cookie File\n.site.example\tTRUE\t/\tTRUE\t0\tsid\tabc\n');
     // The fake keeps what it was given and writes into the file, as yt-dlp saves its cookies back.
-    const fake = fakeYtdlp(`for a in "$@"; do echo "$a"; done > "$DIR/args"\nwhile [ $# -gt 0 ] && [ "$1" != "--cookies" ]; do shift; done\ncp "$2" "$DIR/seen"\necho 'written by yt-dlp' >> "$2"\necho '${answer(origin.url('/media/clip.mp4'))}'`);
+    const fake = fakeYtdlp(
+      `for a in "$@"; do echo "$a"; done > "$DIR/args"\nwhile [ $# -gt 0 ] && [ "$1" != "--cookies" ]; do shift; done\ncp "$2" "$DIR/seen"\necho 'written by yt-dlp' >> "$2"\necho '${answer(origin.url('/media/clip.mp4'))}'`,
+    );
     const r = registry({ binary: fake.binary, hosts: ['127.0.0.1'], cookies: new CookieFile(file) });
     await extract(r, origin.url('/watch'));
     const args = fs.readFileSync(path.join(fake.dir, 'args'), 'utf8').trimEnd().split('\n');
@@ -197,26 +264,48 @@ describe('running yt-dlp (fake scripts)', () => {
   });
 
   test('at most `concurrency` runs at once; a bounded number wait, and beyond that 503', async () => {
-    const fake = fakeYtdlp(`echo "$(date +%s%N) 1" >> "$DIR/events"\nsleep 0.4\necho "$(date +%s%N) -1" >> "$DIR/events"\necho '${answer(origin.url('/media/clip.mp4'))}'`);
+    const fake = fakeYtdlp(
+      `echo "$(date +%s%N) 1" >> "$DIR/events"\nsleep 0.4\necho "$(date +%s%N) -1" >> "$DIR/events"\necho '${answer(origin.url('/media/clip.mp4'))}'`,
+    );
     const r = registry({ binary: fake.binary, hosts: ['127.0.0.1'], concurrency: 2, maxWaiting: 3 });
-    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => extract(r, origin.url(`/watch?n=${i}`))));
-    const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason as ReelayError);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => extract(r, origin.url(`/watch?n=${i}`))),
+    );
+    const refused = outcomes
+      .filter((o) => o.status === 'rejected')
+      .map((o) => (o as PromiseRejectedResult).reason as ReelayError);
     expect(refused.map((e) => [e.code, e.status])).toEqual([['service_unavailable', 503]]);
-    const events = fs.readFileSync(path.join(fake.dir, 'events'), 'utf8').trim().split('\n').map((l) => l.split(' ').map(BigInt)).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    const events = fs
+      .readFileSync(path.join(fake.dir, 'events'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ').map(BigInt))
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1));
     let running = 0;
     let most = 0;
     for (const [, delta] of events) most = Math.max(most, (running += Number(delta)));
     expect({ runs: events.length / 2, most }).toEqual({ runs: 5, most: 2 });
   });
 
-  test('yt-dlp\'s failure reaches the client and the log as one short line, without its URLs', async () => {
-    const fake = fakeYtdlp(`echo "[generic] Extracting URL: http://site.example/watch?token=SECRET" >&2\necho "ERROR: [generic] watch: Unable to download webpage: HTTP Error 503: Service Unavailable (http://site.example/watch?token=SECRET)" >&2\nexit 1`);
+  test("yt-dlp's failure reaches the client and the log as one short line, without its URLs", async () => {
+    const fake = fakeYtdlp(
+      `echo "[generic] Extracting URL: http://site.example/watch?token=SECRET" >&2\necho "ERROR: [generic] watch: Unable to download webpage: HTTP Error 503: Service Unavailable (http://site.example/watch?token=SECRET)" >&2\nexit 1`,
+    );
     const r = registry({ binary: fake.binary, hosts: ['127.0.0.1'] });
     const logged: unknown[] = [];
     const err = await failure(extract(r, origin.url('/watch'), (msg, fields) => logged.push({ msg, fields })));
-    expect([err.code, err.message]).toEqual(['upstream_error', 'yt-dlp could not extract this URL: [generic] watch: Unable to download webpage: HTTP Error 503: Service Unavailable (<url>)']);
+    expect([err.code, err.message]).toEqual([
+      'upstream_error',
+      'yt-dlp could not extract this URL: [generic] watch: Unable to download webpage: HTTP Error 503: Service Unavailable (<url>)',
+    ]);
     expect(JSON.stringify(logged)).not.toContain('SECRET');
-    expect(logged).toContainEqual({ msg: 'yt-dlp failed', fields: { exit: 1, error: '[generic] watch: Unable to download webpage: HTTP Error 503: Service Unavailable (<url>)' } });
+    expect(logged).toContainEqual({
+      msg: 'yt-dlp failed',
+      fields: {
+        exit: 1,
+        error: '[generic] watch: Unable to download webpage: HTTP Error 503: Service Unavailable (<url>)',
+      },
+    });
   });
 
   test('an answer that is not JSON is an upstream error', async () => {

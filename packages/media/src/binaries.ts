@@ -53,12 +53,17 @@ export const installedProbe: BinaryProbe = {
  * FFMPEG_PATH is used as given: if it is wrong the first run fails loudly rather than silently using
  * another build. ffprobe: FFPROBE_PATH → `ffprobe` on PATH (ffmpeg-static ships no ffprobe).
  */
-export function locateBinaries(config: BinaryConfig, probe: BinaryProbe = installedProbe): { ffmpeg: LocatedBinary; ffprobe: LocatedBinary } {
+export function locateBinaries(
+  config: BinaryConfig,
+  probe: BinaryProbe = installedProbe,
+): { ffmpeg: LocatedBinary; ffprobe: LocatedBinary } {
   return { ffmpeg: locateFfmpeg(config, probe), ffprobe: locateFfprobe(config) };
 }
 
 function locateFfprobe(config: BinaryConfig): LocatedBinary {
-  return config.FFPROBE_PATH ? { path: config.FFPROBE_PATH, source: 'FFPROBE_PATH' } : { path: 'ffprobe', source: 'PATH' };
+  return config.FFPROBE_PATH
+    ? { path: config.FFPROBE_PATH, source: 'FFPROBE_PATH' }
+    : { path: 'ffprobe', source: 'PATH' };
 }
 
 function locateFfmpeg(config: BinaryConfig, probe: BinaryProbe): LocatedBinary {
@@ -87,7 +92,10 @@ export interface BinaryReport extends LocatedBinary {
  * The report of both binaries; `versions` are the first lines of their `-version` output
  * ("ffmpeg version 5.1.6-0+deb12u1 Copyright …"), when a check has run them.
  */
-export function reportBinaries(located: { ffmpeg: LocatedBinary; ffprobe: LocatedBinary }, versions?: { ffmpeg: string; ffprobe: string }): { ffmpeg: BinaryReport; ffprobe: BinaryReport } {
+export function reportBinaries(
+  located: { ffmpeg: LocatedBinary; ffprobe: LocatedBinary },
+  versions?: { ffmpeg: string; ffprobe: string },
+): { ffmpeg: BinaryReport; ffprobe: BinaryReport } {
   const report = (binary: LocatedBinary, line: string | undefined): BinaryReport => {
     const version = line?.match(/ version (\S+)/)?.[1];
     return version ? { ...binary, version } : { ...binary };

@@ -18,21 +18,49 @@ const MP4A_NOT_AAC: Record<string, string> = {
 
 // Prefixes of RFC 6381 sample entries and ffprobe / yt-dlp spellings, mapped to ffprobe's names.
 const ALIASES: Record<string, string> = {
-  avc1: 'h264', avc3: 'h264', h264: 'h264', avc: 'h264',
-  hvc1: 'hevc', hev1: 'hevc', hevc: 'hevc', h265: 'hevc',
-  av01: 'av1', av1: 'av1',
-  vp09: 'vp9', vp9: 'vp9',
-  vp08: 'vp8', vp8: 'vp8',
-  mp4a: 'aac', aac: 'aac', aacl: 'aac',
+  avc1: 'h264',
+  avc3: 'h264',
+  h264: 'h264',
+  avc: 'h264',
+  hvc1: 'hevc',
+  hev1: 'hevc',
+  hevc: 'hevc',
+  h265: 'hevc',
+  av01: 'av1',
+  av1: 'av1',
+  vp09: 'vp9',
+  vp9: 'vp9',
+  vp08: 'vp8',
+  vp8: 'vp8',
+  mp4a: 'aac',
+  aac: 'aac',
+  aacl: 'aac',
   mp3: 'mp3',
-  opus: 'opus', vorbis: 'vorbis',
-  'ac-3': 'ac3', ac3: 'ac3',
-  'ec-3': 'eac3', eac3: 'eac3',
-  'ac-4': 'ac4', ac4: 'ac4',
-  flac: 'flac', alac: 'alac',
+  opus: 'opus',
+  vorbis: 'vorbis',
+  'ac-3': 'ac3',
+  ac3: 'ac3',
+  'ec-3': 'eac3',
+  eac3: 'eac3',
+  'ac-4': 'ac4',
+  ac4: 'ac4',
+  flac: 'flac',
+  alac: 'alac',
 };
 
-const VIDEO = new Set(['h264', 'hevc', 'av1', 'vp9', 'vp8', 'theora', 'mpeg4', 'mpeg2video', 'h263', 'prores', 'mjpeg']);
+const VIDEO = new Set([
+  'h264',
+  'hevc',
+  'av1',
+  'vp9',
+  'vp8',
+  'theora',
+  'mpeg4',
+  'mpeg2video',
+  'h263',
+  'prores',
+  'mjpeg',
+]);
 const AUDIO = new Set(['aac', 'mp3', 'opus', 'vorbis', 'ac3', 'eac3', 'ac4', 'flac', 'alac', 'dts', 'mp2', 'pcm']);
 
 /**

@@ -32,7 +32,8 @@ export async function mp4Layout(file: string): Promise<Mp4Layout> {
       if (boxSize === 1) {
         if (bytesRead < 16) break;
         const large = header.readBigUInt64BE(8);
-        if (large > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`MP4 box too large at offset ${offset} in ${file}`);
+        if (large > BigInt(Number.MAX_SAFE_INTEGER))
+          throw new Error(`MP4 box too large at offset ${offset} in ${file}`);
         boxSize = Number(large);
       } else if (boxSize === 0) {
         boxSize = fileSize - offset; // the last box runs to the end of the file

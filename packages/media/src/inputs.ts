@@ -57,7 +57,9 @@ export function inputArgs(input: MediaInput, opts: { kind?: InputKind; aes128?: 
  */
 export function localPath(path: string, what: 'input' | 'output'): string {
   if (path === '' || SCHEME.test(path)) {
-    throw new TypeError(`ffmpeg ${what} must be ${what === 'input' ? 'an http:// URL or ' : ''}a file path (prefix a relative name containing ':' with ./): ${path}`);
+    throw new TypeError(
+      `ffmpeg ${what} must be ${what === 'input' ? 'an http:// URL or ' : ''}a file path (prefix a relative name containing ':' with ./): ${path}`,
+    );
   }
   return `file:${path}`;
 }
@@ -67,8 +69,18 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Headers that describe the connection or that ffmpeg manages itself; an extract has no business
 // setting them, and the proxy would not forward most of them anyway.
 const RESERVED = new Set([
-  'host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'te', 'trailer', 'upgrade',
-  'expect', 'range', 'accept-encoding', 'icy-metadata',
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'range',
+  'accept-encoding',
+  'icy-metadata',
 ]);
 
 /** Whether an input may carry this request header (see headerArgs). */
@@ -86,7 +98,8 @@ export function headerArgs(headers: Record<string, string> = {}): string[] {
   const args: string[] = [];
   const block: string[] = [];
   for (const [name, value] of Object.entries(headers)) {
-    if (!isSettableHeader(name)) throw new TypeError(`request header ${JSON.stringify(name)} cannot be set for an input`);
+    if (!isSettableHeader(name))
+      throw new TypeError(`request header ${JSON.stringify(name)} cannot be set for an input`);
     if (/[\r\n\0]/.test(value)) throw new TypeError(`request header ${name} has a line break in its value`);
     const lower = name.toLowerCase();
     if (lower === 'user-agent') args.push('-user_agent', value);

@@ -28,7 +28,11 @@ const TICKS_PER_SECOND = 100;
 const SCRIPT = 'ulimit -d "$1" && ulimit -t "$2" && shift 2 && exec "$@"';
 
 /** The command that runs `binary args` under the limits: file and argument array for execa. */
-export function limitedCommand(binary: string, args: readonly string[], limits: ChildLimits): { file: string; args: string[] } {
+export function limitedCommand(
+  binary: string,
+  args: readonly string[],
+  limits: ChildLimits,
+): { file: string; args: string[] } {
   const dataKb = String(limits.memoryMb * 1024);
   const cpu = String(limits.cpuSeconds + CPU_BACKSTOP_SECONDS);
   return { file: '/bin/sh', args: ['-c', SCRIPT, 'sh', dataKb, cpu, binary, ...args] };
@@ -70,13 +74,19 @@ export class ChildWatch {
     // A failed run whose data or resident peak (VmHWM stays at its peak, so a late sample still
     // sees it) came within a tenth of the bound ran into it; so did one that says it ran out.
     const nearBound = Math.max(this.peak.dataKb, this.peak.rssKb) >= this.limits.memoryMb * 1024 * 0.9;
-    if (nearBound || /Cannot allocate memory|Memory allocation error|MemoryError|out of memory|std::bad_alloc/i.test(stderr)) return 'memory';
+    if (
+      nearBound ||
+      /Cannot allocate memory|Memory allocation error|MemoryError|out of memory|std::bad_alloc/i.test(stderr)
+    )
+      return 'memory';
     return undefined;
   }
 
   /** A sentence for messages: "ffmpeg went past its memory bound of 1024 MB". */
   describe(program: string, kind: LimitKind): string {
-    return kind === 'memory' ? `${program} went past its memory bound of ${this.limits.memoryMb} MB` : `${program} went past its CPU-time bound of ${this.limits.cpuSeconds} s`;
+    return kind === 'memory'
+      ? `${program} went past its memory bound of ${this.limits.memoryMb} MB`
+      : `${program} went past its CPU-time bound of ${this.limits.cpuSeconds} s`;
   }
 
   private sample(): void {

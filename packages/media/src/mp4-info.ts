@@ -29,8 +29,14 @@ export async function readMp4Info(file: string): Promise<Mp4Info | undefined> {
   let durationSeconds = 0;
   for (const track of movie.tracks) {
     if (track.nb_samples <= 0) continue;
-    const type = track.type === 'video' || track.type === 'audio' ? track.type : track.type === 'subtitles' ? 'subtitle' : 'data';
-    streams.push({ index: streams.length, type, codec: track.codec, ...(track.video ? { width: track.video.width, height: track.video.height } : {}) });
+    const type =
+      track.type === 'video' || track.type === 'audio' ? track.type : track.type === 'subtitles' ? 'subtitle' : 'data';
+    streams.push({
+      index: streams.length,
+      type,
+      codec: track.codec,
+      ...(track.video ? { width: track.video.width, height: track.video.height } : {}),
+    });
     if (track.timescale > 0) durationSeconds = Math.max(durationSeconds, track.duration / track.timescale);
   }
   return { streams, durationSeconds: durationSeconds > 0 ? durationSeconds : undefined };

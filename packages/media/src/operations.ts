@@ -81,8 +81,20 @@ interface RemuxCommon extends OutputExtras {
  */
 export type RemuxOperation = RemuxCommon &
   (
-    | { input: MediaInput; representation?: string; representationType?: RepresentationType; videoInput?: never; audioInput?: never }
-    | { input?: never; videoInput: MediaInput; audioInput: MediaInput; videoRepresentation?: string; audioRepresentation?: string }
+    | {
+        input: MediaInput;
+        representation?: string;
+        representationType?: RepresentationType;
+        videoInput?: never;
+        audioInput?: never;
+      }
+    | {
+        input?: never;
+        videoInput: MediaInput;
+        audioInput: MediaInput;
+        videoRepresentation?: string;
+        audioRepresentation?: string;
+      }
   );
 
 export type MediaOperation = MergeOperation | ConvertOperation | RemuxOperation | SubtitleOperation;
@@ -150,7 +162,22 @@ const AUDIO_ENCODE: Record<AudioFormat, { copyable?: string; encode: string[] }>
 // Encoders for streams that do not fit a container. yuv420p keeps 10-bit or 4:4:4 sources playable.
 const VIDEO_ENCODE: Record<Exclude<Container, 'mkv'>, string[]> = {
   mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p'],
-  webm: ['-c:v', 'libvpx-vp9', '-crf', '32', '-b:v', '0', '-row-mt', '1', '-deadline', 'good', '-cpu-used', '4', '-pix_fmt', 'yuv420p'],
+  webm: [
+    '-c:v',
+    'libvpx-vp9',
+    '-crf',
+    '32',
+    '-b:v',
+    '0',
+    '-row-mt',
+    '1',
+    '-deadline',
+    'good',
+    '-cpu-used',
+    '4',
+    '-pix_fmt',
+    'yuv420p',
+  ],
 };
 const CONTAINER_AUDIO_ENCODE: Record<Exclude<Container, 'mkv'>, string[]> = {
   mp4: ['-c:a', 'aac', '-b:a', '192k'],
@@ -167,7 +194,11 @@ export function encodeAll(format: OutputFormat): string[] {
 }
 
 /** An input with the clip's seek before it. */
-function clipInput(input: MediaInput, opts: { kind?: InputKind; aes128?: boolean }, clip: ClipRange | undefined): string[] {
+function clipInput(
+  input: MediaInput,
+  opts: { kind?: InputKind; aes128?: boolean },
+  clip: ClipRange | undefined,
+): string[] {
   return [...seekArgs(clip), ...inputArgs(input, opts)];
 }
 
@@ -176,18 +207,28 @@ function clipInput(input: MediaInput, opts: { kind?: InputKind; aes128?: boolean
  * `unknown` decides for a stream without a codec name: a merge copies (its pair came from one extract
  * and is usually right), a conversion encodes (which always works).
  */
-function codecArgs(container: Container, videoCodec: string | undefined, audioCodec: string | undefined, unknown: 'copy' | 'encode'): string[] {
+function codecArgs(
+  container: Container,
+  videoCodec: string | undefined,
+  audioCodec: string | undefined,
+  unknown: 'copy' | 'encode',
+): string[] {
   if (container === 'mkv') return ['-c', 'copy'];
   const copyVideo = videoCodec === undefined ? unknown === 'copy' : codecsFit(container, videoCodec, undefined);
   const copyAudio = audioCodec === undefined ? unknown === 'copy' : codecsFit(container, undefined, audioCodec);
   if (copyVideo && copyAudio) return ['-c', 'copy'];
-  return [...(copyVideo ? ['-c:v', 'copy'] : VIDEO_ENCODE[container]), ...(copyAudio ? ['-c:a', 'copy'] : CONTAINER_AUDIO_ENCODE[container])];
+  return [
+    ...(copyVideo ? ['-c:v', 'copy'] : VIDEO_ENCODE[container]),
+    ...(copyAudio ? ['-c:a', 'copy'] : CONTAINER_AUDIO_ENCODE[container]),
+  ];
 }
 
 type Parts = Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> & { inputs: number };
 
 function mergeArgs(op: MergeOperation): Parts {
-  const codecs = reencodes(op.clip) ? encodeAll(op.container) : codecArgs(op.container, op.videoCodec, op.audioCodec, 'copy');
+  const codecs = reencodes(op.clip)
+    ? encodeAll(op.container)
+    : codecArgs(op.container, op.videoCodec, op.audioCodec, 'copy');
   return {
     inputs: 2,
     inputArgs: [...clipInput(op.videoInput, {}, op.clip), ...clipInput(op.audioInput, {}, op.clip)],
@@ -198,22 +239,37 @@ function mergeArgs(op: MergeOperation): Parts {
 function convertArgs(op: ConvertOperation): Parts {
   const input = clipInput(op.input, { kind: op.manifest ?? 'progressive', aes128: op.aes128 }, op.clip);
   const format = op.format;
-  const representation = op.representation !== undefined ? ['-map', representationMap(0, op.representation, op.representationType)] : undefined;
-  if (format === 'vtt' || format === 'srt') throw new TypeError(`media cannot be converted to ${format}: that is a subtitle operation`);
+  const representation =
+    op.representation !== undefined
+      ? ['-map', representationMap(0, op.representation, op.representationType)]
+      : undefined;
+  if (format === 'vtt' || format === 'srt')
+    throw new TypeError(`media cannot be converted to ${format}: that is a subtitle operation`);
   if (!isContainer(format)) {
     const spec = AUDIO_ENCODE[format];
-    const copy = spec.copyable !== undefined && (op.streamsFit === true || normaliseCodec(op.audioCodec) === spec.copyable) && !reencodes(op.clip);
+    const copy =
+      spec.copyable !== undefined &&
+      (op.streamsFit === true || normaliseCodec(op.audioCodec) === spec.copyable) &&
+      !reencodes(op.clip);
     // The first audio stream only; -vn keeps the input's pictures out (a cover, if any, is mapped
     // from its own input after, and -vn would drop it too).
     const maps = representation ?? ['-map', '0:a:0'];
     const noVideo = op.cover !== undefined && COVER_FORMATS.has(format) ? [] : ['-vn'];
-    return { inputs: 1, inputArgs: input, outputArgs: [...maps, ...noVideo, ...(copy ? ['-c:a', 'copy'] : spec.encode)] };
+    return {
+      inputs: 1,
+      inputArgs: input,
+      outputArgs: [...maps, ...noVideo, ...(copy ? ['-c:a', 'copy'] : spec.encode)],
+    };
   }
   // The first video and audio stream, each optional ('?') so audio-only or video-only inputs work;
   // data and subtitle streams (e.g. ID3 in MPEG-TS) would make some muxers fail. A fast clip copies
   // what it can: streams of unknown codec into mp4 or mkv too, as a remux would.
   const maps = representation ?? ['-map', '0:v:0?', '-map', '0:a:0?'];
-  const codecs = reencodes(op.clip) ? encodeAll(format) : op.streamsFit ? ['-c', 'copy'] : codecArgs(format, op.videoCodec, op.audioCodec, op.clip && format !== 'webm' ? 'copy' : 'encode');
+  const codecs = reencodes(op.clip)
+    ? encodeAll(format)
+    : op.streamsFit
+      ? ['-c', 'copy']
+      : codecArgs(format, op.videoCodec, op.audioCodec, op.clip && format !== 'webm' ? 'copy' : 'encode');
   return { inputs: 1, inputArgs: input, outputArgs: [...maps, ...codecs] };
 }
 
@@ -223,25 +279,36 @@ function remuxArgs(op: RemuxOperation): Parts {
   let maps: string[];
   if (op.input !== undefined) {
     inputs = clipInput(op.input, opts, op.clip);
-    maps = op.representation !== undefined ? ['-map', representationMap(0, op.representation, op.representationType)] : ['-map', '0:v:0?', '-map', '0:a:0?'];
+    maps =
+      op.representation !== undefined
+        ? ['-map', representationMap(0, op.representation, op.representationType)]
+        : ['-map', '0:v:0?', '-map', '0:a:0?'];
   } else {
     inputs = [...clipInput(op.videoInput, opts, op.clip), ...clipInput(op.audioInput, opts, op.clip)];
     maps = [
       // A pair's members are its video and its audio, so each map names its type.
-      '-map', op.videoRepresentation !== undefined ? representationMap(0, op.videoRepresentation, 'video') : '0:v:0',
-      '-map', op.audioRepresentation !== undefined ? representationMap(1, op.audioRepresentation, 'audio') : '1:a:0',
+      '-map',
+      op.videoRepresentation !== undefined ? representationMap(0, op.videoRepresentation, 'video') : '0:v:0',
+      '-map',
+      op.audioRepresentation !== undefined ? representationMap(1, op.audioRepresentation, 'audio') : '1:a:0',
     ];
   }
   // MPEG-TS carries AAC as ADTS frames; MP4 wants raw AAC with a config record. ffmpeg 5.1's mp4
   // muxer also inserts this filter itself, but naming it does not depend on that, and the filter
   // passes raw AAC (fMP4 HLS) through unchanged. It rejects other codecs, hence only for known AAC.
-  const bsf = op.container === 'mp4' && op.manifest === 'hls' && normaliseCodec(op.audioCodec) === 'aac' ? ['-bsf:a', 'aac_adtstoasc'] : [];
+  const bsf =
+    op.container === 'mp4' && op.manifest === 'hls' && normaliseCodec(op.audioCodec) === 'aac'
+      ? ['-bsf:a', 'aac_adtstoasc']
+      : [];
   const codecs = reencodes(op.clip) ? encodeAll(op.container) : ['-c', 'copy', ...bsf];
   return { inputs: op.input !== undefined ? 1 : 2, inputArgs: inputs, outputArgs: [...maps, ...codecs] };
 }
 
 /** The clip's length, tags, cover art and muxer after an operation's maps and codecs. */
-function finish(op: Exclude<MediaOperation, SubtitleOperation>, parts: Parts): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
+function finish(
+  op: Exclude<MediaOperation, SubtitleOperation>,
+  parts: Parts,
+): Pick<FfmpegArgs, 'inputArgs' | 'outputArgs'> {
   const format = outputFormat(op);
   const cover = op.cover !== undefined && COVER_FORMATS.has(format) ? op.cover : undefined;
   // For opus the cover's ffmetadata input carries the tags too, and mapping it replaces the inputs'.
@@ -265,7 +332,11 @@ function withSubtitles(op: Exclude<MediaOperation, SubtitleOperation>, parts: Pa
   if (!isContainer(format)) throw new TypeError(`subtitles cannot be embedded in ${format}`);
   const embed = embedArgs(tracks, parts.inputs, format);
   // finish() appends the muxer (-f …) after these, as for every operation.
-  return { inputs: parts.inputs + tracks.length, inputArgs: [...parts.inputArgs, ...embed.inputArgs], outputArgs: [...parts.outputArgs, ...embed.outputArgs] };
+  return {
+    inputs: parts.inputs + tracks.length,
+    inputArgs: [...parts.inputArgs, ...embed.inputArgs],
+    outputArgs: [...parts.outputArgs, ...embed.outputArgs],
+  };
 }
 
 /** The full ffmpeg argument vector of an operation. Pure: same operation, same array. */

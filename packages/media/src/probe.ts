@@ -69,11 +69,26 @@ export interface ProbeOptions {
 export async function probe(input: MediaInput, opts: ProbeOptions = {}): Promise<ProbeResult> {
   const binary = opts.binary ?? 'ffprobe'; // the worker passes FFPROBE_PATH's resolution
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(input, { kind: opts.kind, aes128: opts.aes128 })];
+  const args = [
+    '-v',
+    'error',
+    '-print_format',
+    'json',
+    '-show_format',
+    '-show_streams',
+    ...inputArgs(input, { kind: opts.kind, aes128: opts.aes128 }),
+  ];
   let stdout: string;
   let watch: ChildWatch | undefined;
   try {
-    const started = spawnBounded(binary, args, opts.limits, { cancelSignal: opts.signal, timeout: timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore', env: opts.env, detached: true });
+    const started = spawnBounded(binary, args, opts.limits, {
+      cancelSignal: opts.signal,
+      timeout: timeoutMs,
+      forceKillAfterDelay: 2_000,
+      stdin: 'ignore',
+      env: opts.env,
+      detached: true,
+    });
     watch = started.watch;
     const untrack = trackDetached(started.subprocess);
     try {

@@ -40,7 +40,17 @@ const RangeJson = z.object({
       }),
     )
     .default([]),
-  packets: z.array(z.object({ stream_index: z.number().int(), pts_time: num, dts_time: num, duration_time: num, flags: z.string().optional() })).default([]),
+  packets: z
+    .array(
+      z.object({
+        stream_index: z.number().int(),
+        pts_time: num,
+        dts_time: num,
+        duration_time: num,
+        flags: z.string().optional(),
+      }),
+    )
+    .default([]),
 });
 
 const time = (v: string | number | undefined): number | undefined => {
@@ -64,7 +74,8 @@ export function parseRangeProbe(json: string): RangeInfo {
   for (const p of a ? parsed.packets : []) {
     const pts = time(p.pts_time);
     const duration = time(p.duration_time);
-    if (p.stream_index === a?.index && pts !== undefined && duration !== undefined) audioPackets.push({ pts, duration });
+    if (p.stream_index === a?.index && pts !== undefined && duration !== undefined)
+      audioPackets.push({ pts, duration });
   }
   const audioFacts = { audio, ...(a?.codec_name !== undefined ? { audioCodec: a.codec_name } : {}), audioPackets };
   if (!v) return { video: undefined, ...audioFacts, packets: [] };
@@ -107,14 +118,27 @@ export interface RangeProbeOptions {
 
 /** ffprobe of a local range file (no network: the file and NUT only). */
 export async function probeRange(range: string, opts: RangeProbeOptions): Promise<RangeInfo> {
-  const started = spawnBounded(opts.binary, rangeProbeArgs(range), opts.limits, { cancelSignal: opts.signal, timeout: opts.timeoutMs, forceKillAfterDelay: 2_000, stdin: 'ignore', detached: true, maxBuffer: 64 * 1024 * 1024 });
+  const started = spawnBounded(opts.binary, rangeProbeArgs(range), opts.limits, {
+    cancelSignal: opts.signal,
+    timeout: opts.timeoutMs,
+    forceKillAfterDelay: 2_000,
+    stdin: 'ignore',
+    detached: true,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const untrack = trackDetached(started.subprocess);
   let stdout: string;
   try {
     ({ stdout } = (await started.subprocess) as { stdout: string });
   } catch (err) {
     const stderr = (err as { stderr?: unknown }).stderr;
-    throw toFfmpegError(err, 'ffprobe', typeof stderr === 'string' ? stderr.slice(-2000) : '', opts.timeoutMs, started.watch);
+    throw toFfmpegError(
+      err,
+      'ffprobe',
+      typeof stderr === 'string' ? stderr.slice(-2000) : '',
+      opts.timeoutMs,
+      started.watch,
+    );
   } finally {
     started.watch?.stop();
     untrack();

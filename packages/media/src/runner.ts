@@ -58,7 +58,10 @@ export class TailBuffer {
 
   toString(): string {
     const all = Buffer.concat(this.chunks);
-    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8').trim();
+    return all
+      .subarray(Math.max(0, all.length - this.limit))
+      .toString('utf8')
+      .trim();
   }
 }
 
@@ -66,20 +69,35 @@ export class TailBuffer {
  * An execa failure as an FfmpegError. Timeout and cancellation are told apart by execa's flags, not by
  * exit codes: ffmpeg exits 255 on SIGTERM just as it does for some errors.
  */
-export function toFfmpegError(err: unknown, program: string, tail: string, timeoutMs?: number, watch?: ChildWatch): FfmpegError {
+export function toFfmpegError(
+  err: unknown,
+  program: string,
+  tail: string,
+  timeoutMs?: number,
+  watch?: ChildWatch,
+): FfmpegError {
   if (!(err instanceof ExecaError)) {
     return new FfmpegError('failed', `${program} failed: ${String(err)}`, undefined, tail, { cause: err });
   }
-  if (err.timedOut) return new FfmpegError('timeout', `${program} timed out after ${timeoutMs} ms`, err.exitCode, tail, { cause: err });
+  if (err.timedOut)
+    return new FfmpegError('timeout', `${program} timed out after ${timeoutMs} ms`, err.exitCode, tail, { cause: err });
   if (err.isCanceled) return new FfmpegError('aborted', `${program} was aborted`, err.exitCode, tail, { cause: err });
   const limit = watch?.limitExceeded(tail);
   if (limit) return new FfmpegError('limit', watch!.describe(program, limit), err.exitCode, tail, { cause: err });
   const errno = watch ? execFailure(err.exitCode, tail) : undefined;
   // Not started: reported as a spawn failure, without an exit code, as when execa spawns it directly.
-  if (errno) return new FfmpegError('failed', `${program} failed: spawn ${errno}`, undefined, tail, { cause: { code: errno } });
+  if (errno)
+    return new FfmpegError('failed', `${program} failed: spawn ${errno}`, undefined, tail, { cause: { code: errno } });
   const lastLine = tail.split('\n').pop() ?? '';
-  const why = err.exitCode !== undefined ? `exited with code ${err.exitCode}` : err.signal ? `was killed by ${err.signal}` : err.shortMessage;
-  return new FfmpegError('failed', `${program} ${why}${lastLine ? `: ${lastLine}` : ''}`, err.exitCode, tail, { cause: err });
+  const why =
+    err.exitCode !== undefined
+      ? `exited with code ${err.exitCode}`
+      : err.signal
+        ? `was killed by ${err.signal}`
+        : err.shortMessage;
+  return new FfmpegError('failed', `${program} ${why}${lastLine ? `: ${lastLine}` : ''}`, err.exitCode, tail, {
+    cause: err,
+  });
 }
 
 export interface RunFfmpegOptions {
@@ -114,7 +132,12 @@ export interface RunFfmpegOptions {
  * Starts a program (ffmpeg, ffprobe, yt-dlp) under its bounds, detached: the one place that spawns
  * them. The watch is undefined without limits; stop it once the process has ended.
  */
-export function spawnBounded<O extends Options & { detached: true }>(binary: string, args: readonly string[], limits: ChildLimits | undefined, options: O): { subprocess: ResultPromise<{} & O>; watch: ChildWatch | undefined } {
+export function spawnBounded<O extends Options & { detached: true }>(
+  binary: string,
+  args: readonly string[],
+  limits: ChildLimits | undefined,
+  options: O,
+): { subprocess: ResultPromise<{} & O>; watch: ChildWatch | undefined } {
   const command = limits ? limitedCommand(binary, args, limits) : { file: binary, args: [...args] };
   const subprocess = execa(command.file, command.args, options);
   const watch = limits ? new ChildWatch(subprocess.pid, limits) : undefined;

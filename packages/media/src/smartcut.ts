@@ -78,7 +78,17 @@ function exact(value: number): string {
 
 /** A step that reads the fetched range (a local NUT file, nothing else), quietly, its times as they are. */
 function readRange(range: string): string[] {
-  return [...QUIET, '-nostats', '-copyts', '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input')];
+  return [
+    ...QUIET,
+    '-nostats',
+    '-copyts',
+    '-protocol_whitelist',
+    'file',
+    '-format_whitelist',
+    'nut',
+    '-i',
+    localPath(range, 'input'),
+  ];
 }
 
 const H264_PROFILES: Record<string, string> = {
@@ -103,7 +113,8 @@ const HEVC_PROFILES: Record<string, Record<string, string>> = {
 /** The encoder profile matching the stream, or undefined when no encoder here makes it. */
 function encoderProfile(video: VideoParams): string | undefined {
   const profile = video.profile ?? '';
-  if (video.codec === 'h264') return video.pixFmt !== undefined && H264_PIX_FMTS.has(video.pixFmt) ? H264_PROFILES[profile] : undefined;
+  if (video.codec === 'h264')
+    return video.pixFmt !== undefined && H264_PIX_FMTS.has(video.pixFmt) ? H264_PROFILES[profile] : undefined;
   if (video.codec === 'hevc') return HEVC_PROFILES[profile]?.[video.pixFmt ?? ''];
   return undefined;
 }
@@ -117,8 +128,10 @@ export function unsplicable(video: VideoParams): string | undefined {
   if (video.profile === undefined || encoderProfile(video) === undefined) {
     return `the ${video.codec} profile ${video.profile ?? 'unknown'} in pixel format ${video.pixFmt ?? 'unknown'} has no matching encoder profile`;
   }
-  if (video.fieldOrder !== undefined && video.fieldOrder !== 'progressive' && video.fieldOrder !== 'unknown') return `interlaced video (${video.fieldOrder}) is not spliced`;
-  if (video.reorderDepth > 2) return `a reorder depth of ${video.reorderDepth} frames is deeper than the head encoder's`;
+  if (video.fieldOrder !== undefined && video.fieldOrder !== 'progressive' && video.fieldOrder !== 'unknown')
+    return `interlaced video (${video.fieldOrder}) is not spliced`;
+  if (video.reorderDepth > 2)
+    return `a reorder depth of ${video.reorderDepth} frames is deeper than the head encoder's`;
   return undefined;
 }
 
@@ -131,7 +144,11 @@ export function unsplicable(video: VideoParams): string | undefined {
  * group, measured in the tests) make the tail. Returns the number of packets copied.
  */
 function copyLength(packets: readonly RangePacket[], first: number, end: number): number {
-  const wanted = packets.slice(first).map((p) => p.pts).filter((pts) => pts < end - EPSILON).sort((x, y) => x - y);
+  const wanted = packets
+    .slice(first)
+    .map((p) => p.pts)
+    .filter((pts) => pts < end - EPSILON)
+    .sort((x, y) => x - y);
   let best = 0;
   let latest = -Infinity;
   for (let n = 1; first + n - 1 < packets.length; n++) {
@@ -154,15 +171,20 @@ function copyLength(packets: readonly RangePacket[], first: number, end: number)
  */
 export function planSmartCut(packets: readonly RangePacket[], start: number, end: number): SmartCutPlan {
   const first = packets.findIndex((p) => p.key && p.pts >= start - EPSILON);
-  if (first < 0 || packets[first].pts >= end - EPSILON) return { method: 'reencode', reason: `no keyframe between ${seconds(start)} s and ${seconds(end)} s` };
+  if (first < 0 || packets[first].pts >= end - EPSILON)
+    return { method: 'reencode', reason: `no keyframe between ${seconds(start)} s and ${seconds(end)} s` };
   const keyframe = packets[first].pts;
   if (keyframe - start > MAX_HEAD_SECONDS) {
-    return { method: 'reencode', reason: `the next keyframe is ${(keyframe - start).toFixed(1)} s after start (more than ${MAX_HEAD_SECONDS} s)` };
+    return {
+      method: 'reencode',
+      reason: `the next keyframe is ${(keyframe - start).toFixed(1)} s after start (more than ${MAX_HEAD_SECONDS} s)`,
+    };
   }
   for (let i = first + 1; i < packets.length; i++) {
     const p = packets[i];
     if (p.key) break;
-    if (p.pts < keyframe - EPSILON) return { method: 'reencode', reason: 'open GOP: frames after the keyframe refer to the ones before it' };
+    if (p.pts < keyframe - EPSILON)
+      return { method: 'reencode', reason: 'open GOP: frames after the keyframe refer to the ones before it' };
   }
   const copied = copyLength(packets, first, end);
   const cut = first + copied;
@@ -175,7 +197,11 @@ export function planSmartCut(packets: readonly RangePacket[], start: number, end
     // The last keyframe decoded before that frame and shown no later (a leading picture of an open
     // GOP needs the GOP before).
     const seek = packets.slice(0, at + 1).reduce((k, p) => (p.key && p.pts <= from ? p.pts : k), keyframe);
-    if (end - seek > MAX_HEAD_SECONDS) return { method: 'reencode', reason: `the frames before ${seconds(end)} s need a decode from ${seek.toFixed(1)} s (more than ${MAX_HEAD_SECONDS} s)` };
+    if (end - seek > MAX_HEAD_SECONDS)
+      return {
+        method: 'reencode',
+        reason: `the frames before ${seconds(end)} s need a decode from ${seek.toFixed(1)} s (more than ${MAX_HEAD_SECONDS} s)`,
+      };
     const through = Math.max(...left.map((p) => p.dts));
     tail = { from, seek, through, frames: left.length };
   }
@@ -210,8 +236,18 @@ export function rangeInputs(op: Exclude<MediaOperation, { type: 'subtitle' }>): 
     return [{ input: op.input, kind: op.manifest, aes128: op.aes128, maps }];
   }
   return [
-    { input: op.videoInput, kind: op.manifest, aes128: op.aes128, maps: [op.videoRepresentation !== undefined ? representationMap(0, op.videoRepresentation) : '0:v:0'] },
-    { input: op.audioInput, kind: op.manifest, aes128: op.aes128, maps: [op.audioRepresentation !== undefined ? representationMap(1, op.audioRepresentation) : '1:a:0'] },
+    {
+      input: op.videoInput,
+      kind: op.manifest,
+      aes128: op.aes128,
+      maps: [op.videoRepresentation !== undefined ? representationMap(0, op.videoRepresentation) : '0:v:0'],
+    },
+    {
+      input: op.audioInput,
+      kind: op.manifest,
+      aes128: op.aes128,
+      maps: [op.audioRepresentation !== undefined ? representationMap(1, op.audioRepresentation) : '1:a:0'],
+    },
   ];
 }
 
@@ -227,7 +263,13 @@ function progress(progressUrl: string | undefined): string[] {
  * they are). Timestamps are the input's, counted from its start, so `start` and `end` mean the same
  * in every later step. HLS and DASH demuxers seek to the segment holding `start`, as for any clip.
  */
-export function fetchRangeArgs(inputs: readonly RangeInput[], start: number, end: number, output: string, opts: { progressUrl?: string; maxOutputBytes?: number } = {}): string[] {
+export function fetchRangeArgs(
+  inputs: readonly RangeInput[],
+  start: number,
+  end: number,
+  output: string,
+  opts: { progressUrl?: string; maxOutputBytes?: number } = {},
+): string[] {
   const seek = seekArgs({ start, end, mode: 'precise' });
   return [
     ...QUIET,
@@ -236,10 +278,13 @@ export function fetchRangeArgs(inputs: readonly RangeInput[], start: number, end
     '-start_at_zero',
     ...inputs.flatMap((i) => [...seek, ...inputArgs(i.input, { kind: i.kind, aes128: i.aes128 })]),
     ...inputs.flatMap((i) => i.maps.flatMap((m) => ['-map', m])),
-    '-c', 'copy',
-    '-to', seconds(end),
+    '-c',
+    'copy',
+    '-to',
+    seconds(end),
     ...(opts.maxOutputBytes !== undefined ? ['-fs', String(opts.maxOutputBytes)] : []),
-    '-f', 'nut',
+    '-f',
+    'nut',
     localPath(output, 'output'),
   ];
 }
@@ -247,9 +292,19 @@ export function fetchRangeArgs(inputs: readonly RangeInput[], start: number, end
 /** Step 2: the range's streams and packets, as JSON (read by parseRangeProbe). */
 export function rangeProbeArgs(range: string): string[] {
   return [
-    '-v', 'error', '-print_format', 'json', '-show_streams',
-    '-show_entries', 'packet=stream_index,pts_time,dts_time,duration_time,flags',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
+    '-v',
+    'error',
+    '-print_format',
+    'json',
+    '-show_streams',
+    '-show_entries',
+    'packet=stream_index,pts_time,dts_time,duration_time,flags',
+    '-protocol_whitelist',
+    'file',
+    '-format_whitelist',
+    'nut',
+    '-i',
+    localPath(range, 'input'),
   ];
 }
 
@@ -262,9 +317,19 @@ function h264Level(video: VideoParams): string[] {
 
 // HEVC's limits per level (H.265 table A.8): largest picture and luma samples per second.
 const HEVC_LEVELS: Record<number, [maxLumaPs: number, maxLumaSr: number]> = {
-  30: [36_864, 552_960], 60: [122_880, 3_686_400], 63: [245_760, 7_372_800], 90: [552_960, 16_588_800], 93: [983_040, 33_177_600],
-  120: [2_228_224, 66_846_720], 123: [2_228_224, 133_693_440], 150: [8_912_896, 267_386_880], 153: [8_912_896, 534_773_760],
-  156: [8_912_896, 1_069_547_520], 180: [35_651_584, 1_069_547_520], 183: [35_651_584, 2_139_095_040], 186: [35_651_584, 4_278_190_080],
+  30: [36_864, 552_960],
+  60: [122_880, 3_686_400],
+  63: [245_760, 7_372_800],
+  90: [552_960, 16_588_800],
+  93: [983_040, 33_177_600],
+  120: [2_228_224, 66_846_720],
+  123: [2_228_224, 133_693_440],
+  150: [8_912_896, 267_386_880],
+  153: [8_912_896, 534_773_760],
+  156: [8_912_896, 1_069_547_520],
+  180: [35_651_584, 1_069_547_520],
+  183: [35_651_584, 2_139_095_040],
+  186: [35_651_584, 4_278_190_080],
 };
 
 /**
@@ -278,7 +343,12 @@ function hevcLevelFits(video: VideoParams): boolean {
   const [maxPs, maxSr] = limits;
   const samples = video.width * video.height;
   const side = Math.sqrt(maxPs * 8);
-  return samples <= maxPs && video.width <= side && video.height <= side && (video.frameRate === undefined || samples * video.frameRate <= maxSr);
+  return (
+    samples <= maxPs &&
+    video.width <= side &&
+    video.height <= side &&
+    (video.frameRate === undefined || samples * video.frameRate <= maxSr)
+  );
 }
 
 function x265Params(video: VideoParams): string {
@@ -304,20 +374,47 @@ function colour(video: VideoParams): string[] {
  */
 export function headEncodeArgs(video: VideoParams): string[] {
   const profile = encoderProfile(video);
-  if (profile === undefined) throw new TypeError(`no encoder profile for ${video.codec} ${video.profile ?? ''} ${video.pixFmt ?? ''}`);
-  const encoder = video.codec === 'hevc' ? ['-c:v', 'libx265', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile, '-x265-params', x265Params(video)] : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile, ...h264Level(video)];
+  if (profile === undefined)
+    throw new TypeError(`no encoder profile for ${video.codec} ${video.profile ?? ''} ${video.pixFmt ?? ''}`);
+  const encoder =
+    video.codec === 'hevc'
+      ? [
+          '-c:v',
+          'libx265',
+          '-preset',
+          'veryfast',
+          '-crf',
+          '18',
+          '-profile:v',
+          profile,
+          '-x265-params',
+          x265Params(video),
+        ]
+      : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile, ...h264Level(video)];
   return [...encoder, '-pix_fmt', video.pixFmt!, '-enc_time_base:v', video.timeBase, ...colour(video)];
 }
 
-function encodeSpanArgs(range: string, video: VideoParams, from: number, to: number, output: string, opts: { tail?: boolean }): string[] {
+function encodeSpanArgs(
+  range: string,
+  video: VideoParams,
+  from: number,
+  to: number,
+  output: string,
+  opts: { tail?: boolean },
+): string[] {
   return [
     ...readRange(range),
-    '-map', '0:v:0',
-    '-vf', `trim=start=${exact(Math.max(0, from - EPSILON))}:end=${exact(to - EPSILON)}`,
+    '-map',
+    '0:v:0',
+    '-vf',
+    `trim=start=${exact(Math.max(0, from - EPSILON))}:end=${exact(to - EPSILON)}`,
     ...headEncodeArgs(video),
     // The tail follows the body, whose parameter sets it must not borrow: its own before its keyframe.
     ...(opts.tail ? ['-bf', '0', '-bsf:v', 'dump_extra=freq=keyframe'] : []),
-    '-an', '-f', 'nut', localPath(output, 'output'),
+    '-an',
+    '-f',
+    'nut',
+    localPath(output, 'output'),
   ];
 }
 
@@ -332,7 +429,13 @@ export function headArgs(range: string, video: VideoParams, start: number, keyfr
  * its frame's time, which comes after every copied packet's (those decode before the first frame
  * left out).
  */
-export function tailArgs(tailSource: string, video: VideoParams, tail: TailPlan, end: number, output: string): string[] {
+export function tailArgs(
+  tailSource: string,
+  video: VideoParams,
+  tail: TailPlan,
+  end: number,
+  output: string,
+): string[] {
   return encodeSpanArgs(tailSource, video, tail.from, end, output, { tail: true });
 }
 
@@ -349,17 +452,42 @@ function packetsBetween(firstPts: number, lastDts: number | undefined, inclusive
  * tail, the same read sets aside its packets (from its keyframe through the last one its frames
  * need) for tailArgs to decode, so no step decodes the range from its start.
  */
-export function bodyArgs(range: string, video: Pick<VideoParams, 'codec'>, keyframe: number, outpoint: number | undefined, output: string, tailSource?: { tail: TailPlan; output: string }): string[] {
+export function bodyArgs(
+  range: string,
+  video: Pick<VideoParams, 'codec'>,
+  keyframe: number,
+  outpoint: number | undefined,
+  output: string,
+  tailSource?: { tail: TailPlan; output: string },
+): string[] {
   // HEVC to Annex B here, with the parameter sets before each keyframe: the concat demuxer does that
   // for H.264 only (see joinScript).
   const annexB = video.codec === 'hevc' ? ',hevc_mp4toannexb' : '';
   return [
     ...readRange(range),
-    '-map', '0:v:0', '-c', 'copy',
-    '-bsf:v', `noise=drop=${packetsBetween(keyframe, outpoint, false)}${annexB}`,
-    '-an', '-f', 'nut', localPath(output, 'output'),
+    '-map',
+    '0:v:0',
+    '-c',
+    'copy',
+    '-bsf:v',
+    `noise=drop=${packetsBetween(keyframe, outpoint, false)}${annexB}`,
+    '-an',
+    '-f',
+    'nut',
+    localPath(output, 'output'),
     ...(tailSource !== undefined
-      ? ['-map', '0:v:0', '-c', 'copy', '-bsf:v', `noise=drop=${packetsBetween(tailSource.tail.seek, tailSource.tail.through, true)}`, '-an', '-f', 'nut', localPath(tailSource.output, 'output')]
+      ? [
+          '-map',
+          '0:v:0',
+          '-c',
+          'copy',
+          '-bsf:v',
+          `noise=drop=${packetsBetween(tailSource.tail.seek, tailSource.tail.through, true)}`,
+          '-an',
+          '-f',
+          'nut',
+          localPath(tailSource.output, 'output'),
+        ]
       : []),
   ];
 }
@@ -372,12 +500,20 @@ export function bodyArgs(range: string, video: Pick<VideoParams, 'codec'>, keyfr
  * parameter sets in-band and no decoder uses the head's for it; HEVC bodies arrive in Annex B
  * already (bodyArgs), and the tail carries its own (tailArgs).
  */
-export function joinScript(head: string | undefined, body: string, start: number, keyframe: number, tail?: { file: string; from: number }): string {
+export function joinScript(
+  head: string | undefined,
+  body: string,
+  start: number,
+  keyframe: number,
+  tail?: { file: string; from: number },
+): string {
   const quote = (file: string) => `'${file.replace(/'/g, "'\\''")}'`;
   const lines = ['ffconcat version 1.0'];
-  if (head !== undefined) lines.push(`file ${quote(head)}`, `inpoint ${exact(start)}`, `duration ${exact(keyframe - start)}`);
+  if (head !== undefined)
+    lines.push(`file ${quote(head)}`, `inpoint ${exact(start)}`, `duration ${exact(keyframe - start)}`);
   lines.push(`file ${quote(body)}`, `inpoint ${exact(keyframe)}`);
-  if (tail !== undefined) lines.push(`duration ${exact(tail.from - keyframe)}`, `file ${quote(tail.file)}`, `inpoint ${exact(tail.from)}`);
+  if (tail !== undefined)
+    lines.push(`duration ${exact(tail.from - keyframe)}`, `file ${quote(tail.file)}`, `inpoint ${exact(tail.from)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -412,7 +548,8 @@ function muxTail(format: Container, opts: Pick<FinishOptions, 'tags' | 'maxOutpu
     ...metadataArgs(format, opts.tags),
     ...faststart,
     ...(opts.maxOutputBytes !== undefined ? ['-fs', String(opts.maxOutputBytes)] : []),
-    '-f', muxerFor(format as OutputFormat),
+    '-f',
+    muxerFor(format as OutputFormat),
     localPath(output, 'output'),
   ];
 }
@@ -440,7 +577,13 @@ export interface AudioCopyPlan {
  * (ffmpeg 5.1's DASH demuxer repeats a second's audio after a seek; see audioTrim), else undefined:
  * the audio is encoded as before. Matroska keeps no such edit, so only MP4 copies.
  */
-export function planAudioCopy(codec: string | undefined, packets: readonly AudioPacket[], start: number, end: number, format: Container): AudioCopyPlan | undefined {
+export function planAudioCopy(
+  codec: string | undefined,
+  packets: readonly AudioPacket[],
+  start: number,
+  end: number,
+  format: Container,
+): AudioCopyPlan | undefined {
   if (codec !== 'aac' || format !== 'mp4') return undefined;
   const sorted = [...packets].sort((a, b) => a.pts - b.pts);
   const at = sorted.findIndex((p) => p.pts <= start + 1e-6 && start < p.pts + p.duration - 1e-6);
@@ -465,9 +608,20 @@ export function planAudioCopy(codec: string | undefined, packets: readonly Audio
 export function audioCopyArgs(range: string, plan: AudioCopyPlan, end: number, output: string): string[] {
   return [
     ...readRange(range),
-    '-map', '0:a:0', '-c:a', 'copy',
-    '-ss', exact(plan.from), '-to', seconds(end), '-output_ts_offset', `-${exact(-plan.offset)}`,
-    '-vn', '-f', 'mp4', localPath(output, 'output'),
+    '-map',
+    '0:a:0',
+    '-c:a',
+    'copy',
+    '-ss',
+    exact(plan.from),
+    '-to',
+    seconds(end),
+    '-output_ts_offset',
+    `-${exact(-plan.offset)}`,
+    '-vn',
+    '-f',
+    'mp4',
+    localPath(output, 'output'),
   ];
 }
 
@@ -479,8 +633,14 @@ export function audioCopyArgs(range: string, plan: AudioCopyPlan, end: number, o
 export function audioArgs(range: string, start: number, end: number, output: string, format: Container): string[] {
   return [
     ...readRange(range),
-    '-map', '0:a:0', ...audioTrim(start, end), ...audioEncoder(format),
-    '-vn', '-f', 'mp4', localPath(output, 'output'),
+    '-map',
+    '0:a:0',
+    ...audioTrim(start, end),
+    ...audioEncoder(format),
+    '-vn',
+    '-f',
+    'mp4',
+    localPath(output, 'output'),
   ];
 }
 
@@ -489,32 +649,64 @@ export function audioArgs(range: string, start: number, end: number, output: str
  * entries allow parameter sets in the samples) and the audio from audioArgs's file, both copied:
  * nothing is encoded here.
  */
-export function joinArgs(script: string, audio: string | undefined, output: string, opts: Omit<FinishOptions, 'audio'> & { codec: string }): string[] {
+export function joinArgs(
+  script: string,
+  audio: string | undefined,
+  output: string,
+  opts: Omit<FinishOptions, 'audio'> & { codec: string },
+): string[] {
   const tag = opts.format === 'mp4' ? ['-tag:v', opts.codec === 'hevc' ? 'hev1' : 'avc3'] : [];
   return [
     ...QUIET,
     ...progress(opts.progressUrl),
     '-copyts',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'concat,nut', '-f', 'concat', '-safe', '0', '-i', localPath(script, 'input'),
-    ...(audio !== undefined ? ['-protocol_whitelist', 'file', '-format_whitelist', 'mov', '-i', localPath(audio, 'input')] : []),
-    '-map', '0:v:0',
+    '-protocol_whitelist',
+    'file',
+    '-format_whitelist',
+    'concat,nut',
+    '-f',
+    'concat',
+    '-safe',
+    '0',
+    '-i',
+    localPath(script, 'input'),
+    ...(audio !== undefined
+      ? ['-protocol_whitelist', 'file', '-format_whitelist', 'mov', '-i', localPath(audio, 'input')]
+      : []),
+    '-map',
+    '0:v:0',
     ...(audio !== undefined ? ['-map', '1:a:0'] : []),
-    '-c:v', 'copy', ...tag,
+    '-c:v',
+    'copy',
+    ...tag,
     ...(audio !== undefined ? ['-c:a', 'copy'] : []),
     ...muxTail(opts.format, opts, output),
   ];
 }
 
 /** The fallback: every stream of the range re-encoded, cut to [start, end) (today's precise clip). */
-export function reencodeRangeArgs(range: string, start: number, end: number, output: string, opts: FinishOptions & { video: boolean }): string[] {
+export function reencodeRangeArgs(
+  range: string,
+  start: number,
+  end: number,
+  output: string,
+  opts: FinishOptions & { video: boolean },
+): string[] {
   const encoders = encodeAll(opts.format);
   const videoEnc = encoders.slice(0, encoders.indexOf('-c:a'));
   return [
     ...QUIET,
     ...progress(opts.progressUrl),
     '-copyts',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'nut', '-i', localPath(range, 'input'),
-    ...(opts.video ? ['-map', '0:v:0', '-vf', `trim=start=${seconds(start)}:end=${seconds(end)},setpts=PTS-STARTPTS`, ...videoEnc] : []),
+    '-protocol_whitelist',
+    'file',
+    '-format_whitelist',
+    'nut',
+    '-i',
+    localPath(range, 'input'),
+    ...(opts.video
+      ? ['-map', '0:v:0', '-vf', `trim=start=${seconds(start)}:end=${seconds(end)},setpts=PTS-STARTPTS`, ...videoEnc]
+      : []),
     ...(opts.audio ? ['-map', '0:a:0', ...audioTrim(start, end), ...audioEncoder(opts.format)] : []),
     ...muxTail(opts.format, opts, output),
   ];

@@ -49,7 +49,8 @@ export function subtitleInputArgs(track: SubtitleTrack): string[] {
 
 function trackMap(track: SubtitleTrack, inputIndex: number): string {
   if (track.representation === undefined) return `${inputIndex}:s:0`;
-  if (!/^[\w.\-=+/]+$/.test(track.representation)) throw new TypeError(`unsupported DASH representation id: ${track.representation}`);
+  if (!/^[\w.\-=+/]+$/.test(track.representation))
+    throw new TypeError(`unsupported DASH representation id: ${track.representation}`);
   // Its subtitle stream only: an audio or video representation may carry the same id.
   return `${inputIndex}:s:m:id:${track.representation}`;
 }
@@ -69,7 +70,11 @@ export function subtitleCodec(container: Container): string {
  * `mediaInputs` inputs. Output options come after the media's own codec options, so `-c:s` wins over
  * an earlier `-c copy` for the subtitle streams only.
  */
-export function embedArgs(tracks: readonly SubtitleTrack[], mediaInputs: number, container: Container): { inputArgs: string[]; outputArgs: string[] } {
+export function embedArgs(
+  tracks: readonly SubtitleTrack[],
+  mediaInputs: number,
+  container: Container,
+): { inputArgs: string[]; outputArgs: string[] } {
   const input: string[] = [];
   const maps: string[] = [];
   const meta: string[] = [];
@@ -84,5 +89,16 @@ export function embedArgs(tracks: readonly SubtitleTrack[], mediaInputs: number,
 /** A track alone, as WebVTT or SRT. */
 export function subtitleArgs(op: SubtitleOperation): { inputArgs: string[]; outputArgs: string[] } {
   const codec = op.format === 'srt' ? 'srt' : 'webvtt';
-  return { inputArgs: subtitleInputArgs(op.track), outputArgs: ['-map', trackMap(op.track, 0), '-c:s', codec, ...tags(op.track, 0), '-f', op.format === 'srt' ? 'srt' : 'webvtt'] };
+  return {
+    inputArgs: subtitleInputArgs(op.track),
+    outputArgs: [
+      '-map',
+      trackMap(op.track, 0),
+      '-c:s',
+      codec,
+      ...tags(op.track, 0),
+      '-f',
+      op.format === 'srt' ? 'srt' : 'webvtt',
+    ],
+  };
 }

@@ -17,7 +17,12 @@ export interface TagValues {
 /** What to do with tags: write these (over the inputs'), or `false` to write none and drop the inputs'. */
 export type TagPlan = TagValues | false;
 
-const MATROSKA_KEYS: Record<keyof TagValues, string> = { title: 'title', artist: 'ARTIST', date: 'DATE_RELEASED', comment: 'COMMENT' };
+const MATROSKA_KEYS: Record<keyof TagValues, string> = {
+  title: 'title',
+  artist: 'ARTIST',
+  date: 'DATE_RELEASED',
+  comment: 'COMMENT',
+};
 const ORDER: (keyof TagValues)[] = ['title', 'artist', 'date', 'comment'];
 
 /** Formats that get the item's thumbnail as cover art. */
@@ -62,12 +67,30 @@ export const COVER_MAX_SIDE = 1200;
 /** A fetched thumbnail (JPEG, PNG, WebP, GIF: its first frame) to a baseline JPEG no larger than COVER_MAX_SIDE. */
 export function coverConvertArgs(input: string, output: string): string[] {
   return [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error',
-    '-protocol_whitelist', 'file', '-format_whitelist', 'jpeg_pipe,png_pipe,webp_pipe,gif,bmp_pipe',
-    '-i', localPath(input, 'input'),
-    '-frames:v', '1', '-map', '0:v:0',
-    '-vf', `scale='min(${COVER_MAX_SIDE},iw)':'min(${COVER_MAX_SIDE},ih)':force_original_aspect_ratio=decrease,format=yuvj420p`,
-    '-c:v', 'mjpeg', '-q:v', '3', '-f', 'mjpeg', localPath(output, 'output'),
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-protocol_whitelist',
+    'file',
+    '-format_whitelist',
+    'jpeg_pipe,png_pipe,webp_pipe,gif,bmp_pipe',
+    '-i',
+    localPath(input, 'input'),
+    '-frames:v',
+    '1',
+    '-map',
+    '0:v:0',
+    '-vf',
+    `scale='min(${COVER_MAX_SIDE},iw)':'min(${COVER_MAX_SIDE},ih)':force_original_aspect_ratio=decrease,format=yuvj420p`,
+    '-c:v',
+    'mjpeg',
+    '-q:v',
+    '3',
+    '-f',
+    'mjpeg',
+    localPath(output, 'output'),
   ];
 }
 
@@ -79,7 +102,18 @@ export function pictureBlock(jpeg: Buffer, width: number, height: number): Buffe
     b.writeUInt32BE(n);
     return b;
   };
-  return Buffer.concat([u32(3), u32(mime.length), mime, u32(0), u32(width), u32(height), u32(24), u32(0), u32(jpeg.length), jpeg]);
+  return Buffer.concat([
+    u32(3),
+    u32(mime.length),
+    mime,
+    u32(0),
+    u32(width),
+    u32(height),
+    u32(24),
+    u32(0),
+    u32(jpeg.length),
+    jpeg,
+  ]);
 }
 
 /** An ffmetadata file's text; `=`, `;`, `#`, `\` and line breaks in keys and values are escaped. */

@@ -31,11 +31,16 @@ export function durationTolerance(expectedSeconds: number): number {
 }
 
 /** What is wrong with the file, as short phrases for the job's error message; empty when it is fine. */
-export function judgeOutput(info: Pick<ProbeResult, 'durationSeconds' | 'streams'>, expected: OutputExpectation, faststart: boolean | undefined): string[] {
+export function judgeOutput(
+  info: Pick<ProbeResult, 'durationSeconds' | 'streams'>,
+  expected: OutputExpectation,
+  faststart: boolean | undefined,
+): string[] {
   const problems: string[] = [];
   const has = (type: 'video' | 'audio') => info.streams.some((s) => s.type === type);
   const subtitles = info.streams.filter((s) => s.type === 'subtitle').length;
-  if (expected.subtitles !== undefined && subtitles < expected.subtitles) problems.push(`it holds ${subtitles} of the ${expected.subtitles} subtitle tracks`);
+  if (expected.subtitles !== undefined && subtitles < expected.subtitles)
+    problems.push(`it holds ${subtitles} of the ${expected.subtitles} subtitle tracks`);
   // A subtitle file holds text only.
   const textOnly = !expected.video && !expected.audio && expected.subtitles !== undefined;
   if (!textOnly && !has('video') && !has('audio')) problems.push('it holds no audio or video track');
@@ -47,7 +52,8 @@ export function judgeOutput(info: Pick<ProbeResult, 'durationSeconds' | 'streams
   if (want !== undefined && want > 0) {
     const got = info.durationSeconds;
     if (got === undefined) problems.push('its duration cannot be read');
-    else if (got < want - durationTolerance(want)) problems.push(`it lasts ${got.toFixed(1)} s of the expected ${want.toFixed(1)} s`);
+    else if (got < want - durationTolerance(want))
+      problems.push(`it lasts ${got.toFixed(1)} s of the expected ${want.toFixed(1)} s`);
   }
   const most = expected.maxDurationSeconds;
   if (most !== undefined && info.durationSeconds !== undefined && info.durationSeconds > most) {
@@ -72,18 +78,29 @@ export interface VerifyOptions {
  * m4a (faststart expected) is read in this process when its layout is plain (readMp4Info); ffprobe
  * reads everything else, and whatever that reader leaves undecided.
  */
-export async function verifyOutput(file: string, expected: OutputExpectation, opts: VerifyOptions = {}): Promise<string[]> {
+export async function verifyOutput(
+  file: string,
+  expected: OutputExpectation,
+  opts: VerifyOptions = {},
+): Promise<string[]> {
   if (expected.faststart) {
     const mp4 = await readMp4Info(file);
     if (mp4) return judgeOutput(mp4, expected, true);
   }
   let info: ProbeResult;
   try {
-    info = await probe(file, { binary: opts.binary, kind: opts.kind, signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000, limits: opts.limits });
+    info = await probe(file, {
+      binary: opts.binary,
+      kind: opts.kind,
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      limits: opts.limits,
+    });
   } catch (err) {
     // Only ffprobe reading the file and refusing it says something about the file. Its failing to
     // start, timing out or being stopped is the worker's trouble: the job's failure handling decides.
-    if (err instanceof FfmpegError && err.kind === 'failed' && err.exitCode !== undefined) return ['it is not readable media'];
+    if (err instanceof FfmpegError && err.kind === 'failed' && err.exitCode !== undefined)
+      return ['it is not readable media'];
     throw err;
   }
   let faststart: boolean | undefined;

@@ -5,13 +5,19 @@ import { installedProbe, locateBinaries, resolveFfmpeg, resolveFfprobe, type Bin
 
 const STATIC = '/app/node_modules/ffmpeg-static/ffmpeg';
 /** A machine where ffmpeg-static names `named` and these files exist. */
-const machine = (named: string | null | undefined, files: string[]): BinaryProbe => ({ ffmpegStatic: () => named, isFile: (f) => files.includes(f) });
+const machine = (named: string | null | undefined, files: string[]): BinaryProbe => ({
+  ffmpegStatic: () => named,
+  isFile: (f) => files.includes(f),
+});
 const downloaded = machine(STATIC, [STATIC]);
 const downloadFailed = machine(STATIC, []);
 
 describe('which ffmpeg runs', () => {
   test('FFMPEG_PATH first, used as given even when the file is not there, so a wrong path fails loudly', () => {
-    expect(locateBinaries({ FFMPEG_PATH: '/opt/missing/ffmpeg' }, downloaded).ffmpeg).toEqual({ path: '/opt/missing/ffmpeg', source: 'FFMPEG_PATH' });
+    expect(locateBinaries({ FFMPEG_PATH: '/opt/missing/ffmpeg' }, downloaded).ffmpeg).toEqual({
+      path: '/opt/missing/ffmpeg',
+      source: 'FFMPEG_PATH',
+    });
   });
 
   test("then ffmpeg-static's binary, where its install could download it", () => {
@@ -35,7 +41,9 @@ describe('which ffmpeg runs', () => {
     // download worked (here, without internet, it did not).
     const named = installedProbe.ffmpegStatic()!;
     expect(named).toMatch(/ffmpeg-static[/\\]ffmpeg(\.exe)?$/);
-    const expected = fs.existsSync(named) ? { path: named, source: 'ffmpeg-static' } : { path: 'ffmpeg', source: 'PATH' };
+    const expected = fs.existsSync(named)
+      ? { path: named, source: 'ffmpeg-static' }
+      : { path: 'ffmpeg', source: 'PATH' };
     expect(locateBinaries({}).ffmpeg).toEqual(expected);
     expect(installedProbe.isFile(path.dirname(named))).toBe(false); // a directory is no binary
   });
@@ -43,7 +51,10 @@ describe('which ffmpeg runs', () => {
 
 describe('which ffprobe runs', () => {
   test('FFPROBE_PATH, else ffprobe on PATH: ffmpeg-static ships none, and FFMPEG_PATH does not move it', () => {
-    expect(locateBinaries({ FFPROBE_PATH: '/opt/ffprobe' }, downloaded).ffprobe).toEqual({ path: '/opt/ffprobe', source: 'FFPROBE_PATH' });
+    expect(locateBinaries({ FFPROBE_PATH: '/opt/ffprobe' }, downloaded).ffprobe).toEqual({
+      path: '/opt/ffprobe',
+      source: 'FFPROBE_PATH',
+    });
     expect(locateBinaries({}, downloaded).ffprobe).toEqual({ path: 'ffprobe', source: 'PATH' });
     expect(resolveFfprobe({ FFMPEG_PATH: '/opt/ffmpeg' })).toBe('ffprobe');
   });

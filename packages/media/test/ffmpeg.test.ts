@@ -13,7 +13,17 @@ import { FfmpegError, runFfmpeg, type RunFfmpegOptions } from '../src/runner.js'
 const ffmpeg = resolveFfmpeg({ FFMPEG_PATH: process.env.FFMPEG_PATH });
 const GLOBAL = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats'];
 /** A live-paced synthetic source: runs for `seconds` of wall time. */
-const slowSource = (seconds: number) => [...GLOBAL, '-re', '-f', 'lavfi', '-i', `testsrc2=size=64x48:rate=10:duration=${seconds}`, '-f', 'null', '-'];
+const slowSource = (seconds: number) => [
+  ...GLOBAL,
+  '-re',
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=64x48:rate=10:duration=${seconds}`,
+  '-f',
+  'null',
+  '-',
+];
 
 let media: TestMedia;
 let origin: Origin;
@@ -22,8 +32,18 @@ const out = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-media-'));
 beforeAll(async () => {
   media = await testMedia();
   origin = await startOrigin();
-  for (const name of fs.readdirSync(media.hlsDir)) origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
-  for (const name of fs.readdirSync(media.dashDir)) origin.file(`/dash/${name}`, path.join(media.dashDir, name), name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment');
+  for (const name of fs.readdirSync(media.hlsDir))
+    origin.file(
+      `/hls/${name}`,
+      path.join(media.hlsDir, name),
+      name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+    );
+  for (const name of fs.readdirSync(media.dashDir))
+    origin.file(
+      `/dash/${name}`,
+      path.join(media.dashDir, name),
+      name.endsWith('.mpd') ? 'application/dash+xml' : 'video/iso.segment',
+    );
 });
 
 afterAll(async () => {
@@ -50,10 +70,18 @@ async function failure(promise: Promise<unknown>): Promise<FfmpegError> {
 
 describe('real ffmpeg runs on local files', () => {
   test('merging a video-only and an audio-only file gives one mp4 with both, index first', async () => {
-    const file = await run({ type: 'merge', videoInput: media.videoOnlyMp4, audioInput: media.audioOnlyM4a, container: 'mp4' });
+    const file = await run({
+      type: 'merge',
+      videoInput: media.videoOnlyMp4,
+      audioInput: media.audioOnlyM4a,
+      container: 'mp4',
+    });
     const info = await probe(file);
     expect(info.formatName).toContain('mp4');
-    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+    ]);
     expect(info.streams[0]).toMatchObject({ width: 640, height: 360 });
     expect(info.durationSeconds).toBeGreaterThan(1.8);
     expect(info.durationSeconds).toBeLessThan(2.3);
@@ -63,13 +91,20 @@ describe('real ffmpeg runs on local files', () => {
 
   test('the faststart check is false for an mp4 written without +faststart', async () => {
     const output = path.join(out, 'slow.mp4');
-    await runFfmpeg({ binary: ffmpeg, args: [...GLOBAL, '-i', media.videoOnlyMp4, '-c', 'copy', output], timeoutMs: 10_000 });
+    await runFfmpeg({
+      binary: ffmpeg,
+      args: [...GLOBAL, '-i', media.videoOnlyMp4, '-c', 'copy', output],
+      timeoutMs: 10_000,
+    });
     expect(await moovBeforeMdat(output)).toBe(false);
   });
 
   test('converting to mp3 gives a single mp3 audio stream and reports rising progress ending at 100', async () => {
     const seen: number[] = [];
-    const file = await run({ type: 'convert', input: media.muxedMp4, format: 'mp3', audioCodec: 'aac' }, { durationSeconds: 2, onProgress: (p) => seen.push(p) });
+    const file = await run(
+      { type: 'convert', input: media.muxedMp4, format: 'mp3', audioCodec: 'aac' },
+      { durationSeconds: 2, onProgress: (p) => seen.push(p) },
+    );
     const info = await probe(file);
     expect(info.formatName).toBe('mp3');
     expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['audio', 'mp3']]);
@@ -129,7 +164,15 @@ describe('real ffmpeg runs on local files', () => {
   test('a progress callback that throws stops the run with its own error', async () => {
     const boom = new Error('progress store is down');
     const started = Date.now();
-    const promise = runFfmpeg({ binary: ffmpeg, args: [...slowSource(60).slice(0, -3), '-stats_period', '0.1', '-f', 'null', '-'], timeoutMs: 10_000, durationSeconds: 60, onProgress: () => { throw boom; } });
+    const promise = runFfmpeg({
+      binary: ffmpeg,
+      args: [...slowSource(60).slice(0, -3), '-stats_period', '0.1', '-f', 'null', '-'],
+      timeoutMs: 10_000,
+      durationSeconds: 60,
+      onProgress: () => {
+        throw boom;
+      },
+    });
     await expect(promise).rejects.toBe(boom);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
@@ -149,7 +192,9 @@ describe('failures', () => {
     // time limit leaves node time to start and install its handler even on a loaded machine (at
     // 300 ms a slow start meant SIGTERM arrived first and killed it, so the test failed at random).
     const stubborn = "process.on('SIGTERM', () => {}); setTimeout(() => process.exit(0), 10000);";
-    const err = await failure(runFfmpeg({ binary: process.execPath, args: ['-e', stubborn], timeoutMs: 2_000, killGraceMs: 300 }));
+    const err = await failure(
+      runFfmpeg({ binary: process.execPath, args: ['-e', stubborn], timeoutMs: 2_000, killGraceMs: 300 }),
+    );
     expect(err.kind).toBe('timeout');
     expect((err.cause as { isForcefullyTerminated?: boolean }).isForcefullyTerminated).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_250);
@@ -160,12 +205,14 @@ describe('failures', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
     const started = Date.now();
-    const err = await failure(runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 30_000, signal: controller.signal }));
+    const err = await failure(
+      runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 30_000, signal: controller.signal }),
+    );
     expect(err.kind).toBe('aborted');
     expect(Date.now() - started).toBeLessThan(4_000);
   });
 
-  test('ffmpeg leads its own process group, so a Ctrl-C sent to the worker\'s terminal group never reaches it', async () => {
+  test("ffmpeg leads its own process group, so a Ctrl-C sent to the worker's terminal group never reaches it", async () => {
     const report = path.join(out, `pgrp-${Math.random().toString(36).slice(2)}.txt`);
     // Field 5 of /proc/self/stat is the process group (the name in field 2 is in parentheses).
     const script = `require('fs').writeFileSync(${JSON.stringify(report)}, require('fs').readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2] + ' ' + process.pid)`;
@@ -177,7 +224,9 @@ describe('failures', () => {
   });
 
   test('an already aborted signal fails without starting ffmpeg', async () => {
-    const err = await failure(runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 30_000, signal: AbortSignal.abort() }));
+    const err = await failure(
+      runFfmpeg({ binary: ffmpeg, args: slowSource(60), timeoutMs: 30_000, signal: AbortSignal.abort() }),
+    );
     expect(err.kind).toBe('aborted');
     expect(err.exitCode).toBeUndefined();
   });
@@ -199,7 +248,7 @@ describe('failures', () => {
     expect(err.exitCode).toBeUndefined();
   });
 
-  test('probing a file that is not media fails with ffprobe\'s reason', async () => {
+  test("probing a file that is not media fails with ffprobe's reason", async () => {
     const junk = path.join(out, 'junk.txt');
     fs.writeFileSync(junk, 'not media');
     const err = await failure(probe(junk));
@@ -210,9 +259,18 @@ describe('failures', () => {
 
 describe('segmented inputs and the protocol whitelist', () => {
   test('an HLS playlist over http remuxes into a faststart mp4 with http,tcp only', async () => {
-    const file = await run({ type: 'remux', manifest: 'hls', input: origin.url('/hls/index.m3u8'), container: 'mp4', audioCodec: 'mp4a.40.2' });
+    const file = await run({
+      type: 'remux',
+      manifest: 'hls',
+      input: origin.url('/hls/index.m3u8'),
+      container: 'mp4',
+      audioCodec: 'mp4a.40.2',
+    });
     const info = await probe(file);
-    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+    ]);
     expect(info.durationSeconds).toBeGreaterThan(1.8);
     expect(await moovBeforeMdat(file)).toBe(true);
     expect(origin.hits.get('/hls/seg000.ts')).toBeGreaterThanOrEqual(1);
@@ -224,25 +282,49 @@ describe('segmented inputs and the protocol whitelist', () => {
       const file = path.join(media.hlsDir, name);
       origin.route(`/hdr/${name}`, (req, res) => {
         seen.push([name, req.headers['user-agent'], req.headers.referer, String(req.headers['x-token'])]);
-        res.writeHead(200, { 'content-type': name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t' }).end(fs.readFileSync(file));
+        res
+          .writeHead(200, { 'content-type': name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t' })
+          .end(fs.readFileSync(file));
       });
     }
     const headers = { 'User-Agent': 'reelay-test/1', Referer: 'https://site.example/', 'X-Token': 'abc' };
-    await run({ type: 'remux', manifest: 'hls', input: { url: origin.url('/hdr/index.m3u8'), headers }, container: 'mkv' });
+    await run({
+      type: 'remux',
+      manifest: 'hls',
+      input: { url: origin.url('/hdr/index.m3u8'), headers },
+      container: 'mkv',
+    });
     expect(seen.map((s) => s[0]).sort()).toEqual(['index.m3u8', 'seg000.ts', 'seg001.ts']);
-    for (const [, ua, referer, token] of seen) expect([ua, referer, token]).toEqual(['reelay-test/1', 'https://site.example/', 'abc']);
+    for (const [, ua, referer, token] of seen)
+      expect([ua, referer, token]).toEqual(['reelay-test/1', 'https://site.example/', 'abc']);
   });
 
   test('a DASH video and audio representation over http remux into one mp4 with http,tcp only', async () => {
     const mpd = origin.url('/dash/manifest.mpd');
-    const file = await run({ type: 'remux', manifest: 'dash', videoInput: mpd, audioInput: mpd, videoRepresentation: '0', audioRepresentation: '1', container: 'mp4' });
+    const file = await run({
+      type: 'remux',
+      manifest: 'dash',
+      videoInput: mpd,
+      audioInput: mpd,
+      videoRepresentation: '0',
+      audioRepresentation: '1',
+      container: 'mp4',
+    });
     const info = await probe(file);
-    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([['video', 'h264'], ['audio', 'aac']]);
+    expect(info.streams.map((s) => [s.type, s.codec])).toEqual([
+      ['video', 'h264'],
+      ['audio', 'aac'],
+    ]);
     expect(info.durationSeconds).toBeGreaterThan(1.8);
   });
 
   test('a local HLS playlist remuxes with the file protocol only', async () => {
-    const file = await run({ type: 'remux', manifest: 'hls', input: path.join(media.hlsDir, 'index.m3u8'), container: 'mkv' });
+    const file = await run({
+      type: 'remux',
+      manifest: 'hls',
+      input: path.join(media.hlsDir, 'index.m3u8'),
+      container: 'mkv',
+    });
     const info = await probe(file);
     expect(info.formatName).toContain('matroska');
     expect(info.streams.map((s) => s.type)).toEqual(['video', 'audio']);
@@ -253,7 +335,9 @@ describe('segmented inputs and the protocol whitelist', () => {
     ['an https URL', () => 'https://example.invalid/seg000.ts', /Protocol 'https' not on whitelist 'http,tcp'/],
     ['a crypto URL', (seg: string) => `crypto:file://${seg}`, /Protocol 'crypto' not on whitelist 'http,tcp'/],
   ])('a playlist over http that points a segment at %s is refused by ffmpeg', async (_what, segment, reason) => {
-    const playlist = fs.readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8').replace('seg000.ts', segment(path.join(media.hlsDir, 'seg000.ts')));
+    const playlist = fs
+      .readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8')
+      .replace('seg000.ts', segment(path.join(media.hlsDir, 'seg000.ts')));
     const route = `/evil-${Math.random().toString(36).slice(2)}.m3u8`;
     origin.body(route, playlist, 'application/vnd.apple.mpegurl');
     const err = await failure(run({ type: 'remux', manifest: 'hls', input: origin.url(route), container: 'mkv' }));
@@ -272,7 +356,9 @@ describe('segmented inputs and the protocol whitelist', () => {
     await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
     const { port } = trap.address() as net.AddressInfo;
     try {
-      const playlist = fs.readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8').replace(/seg(\d+)\.ts/g, `httpproxy://127.0.0.1:${port}/127.0.0.1:1/seg$1.ts`);
+      const playlist = fs
+        .readFileSync(path.join(media.hlsDir, 'index.m3u8'), 'utf8')
+        .replace(/seg(\d+)\.ts/g, `httpproxy://127.0.0.1:${port}/127.0.0.1:1/seg$1.ts`);
       const route = `/proxy-${Math.random().toString(36).slice(2)}.m3u8`;
       origin.body(route, playlist, 'application/vnd.apple.mpegurl');
       const err = await failure(run({ type: 'remux', manifest: 'hls', input: origin.url(route), container: 'mkv' }));

@@ -12,12 +12,20 @@ describe('child process bounds', () => {
   });
 
   test('arguments reach the program as they are: nothing is read by the shell', async () => {
-    const { file, args } = limitedCommand('/bin/echo', ['$HOME', '; rm -rf /', '`id`'], { memoryMb: 64, cpuSeconds: 5 });
+    const { file, args } = limitedCommand('/bin/echo', ['$HOME', '; rm -rf /', '`id`'], {
+      memoryMb: 64,
+      cpuSeconds: 5,
+    });
     expect((await execa(file, args)).stdout).toBe('$HOME ; rm -rf / `id`');
   });
 
   test('a program past its CPU time is killed by the watchdog, which names the bound', async () => {
-    const { subprocess, watch } = spawnBounded('/bin/sh', ['-c', 'while :; do :; done'], { memoryMb: 64, cpuSeconds: 1 }, { detached: true, reject: false, timeout: 20_000 });
+    const { subprocess, watch } = spawnBounded(
+      '/bin/sh',
+      ['-c', 'while :; do :; done'],
+      { memoryMb: 64, cpuSeconds: 1 },
+      { detached: true, reject: false, timeout: 20_000 },
+    );
     const result = await subprocess;
     watch!.stop();
     expect(result.signal).toBe('SIGKILL');

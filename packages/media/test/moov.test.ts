@@ -42,12 +42,20 @@ describe('moov before mdat', () => {
   });
 
   test('is false when the media comes first', async () => {
-    expect(await moovBeforeMdat(file('slow.mp4', box('ftyp', 8), box('free'), box('mdat', 1000), box('moov', 100)))).toBe(false);
+    expect(
+      await moovBeforeMdat(file('slow.mp4', box('ftyp', 8), box('free'), box('mdat', 1000), box('moov', 100))),
+    ).toBe(false);
   });
 
   test('steps over boxes with 64-bit sizes', async () => {
-    expect(await moovBeforeMdat(file('large-free.mp4', box('ftyp', 8), largeBox('free', 5000), box('moov', 10), box('mdat', 10)))).toBe(true);
-    expect(await moovBeforeMdat(file('large-mdat.mp4', box('ftyp', 8), largeBox('mdat', 5000), box('moov', 10)))).toBe(false);
+    expect(
+      await moovBeforeMdat(
+        file('large-free.mp4', box('ftyp', 8), largeBox('free', 5000), box('moov', 10), box('mdat', 10)),
+      ),
+    ).toBe(true);
+    expect(await moovBeforeMdat(file('large-mdat.mp4', box('ftyp', 8), largeBox('mdat', 5000), box('moov', 10)))).toBe(
+      false,
+    );
   });
 
   test('sees a final mdat whose size runs to the end of the file', async () => {
@@ -55,7 +63,9 @@ describe('moov before mdat', () => {
   });
 
   test('throws for a file that is not an MP4', async () => {
-    await expect(moovBeforeMdat(file('text.mp4', Buffer.from('hello, this is not a movie at all\n')))).rejects.toThrow(/invalid MP4 box size|not an MP4/);
+    await expect(moovBeforeMdat(file('text.mp4', Buffer.from('hello, this is not a movie at all\n')))).rejects.toThrow(
+      /invalid MP4 box size|not an MP4/,
+    );
     await expect(moovBeforeMdat(file('empty.mp4'))).rejects.toThrow(/not an MP4/);
     await expect(moovBeforeMdat(file('no-moov.mp4', box('ftyp', 8), box('free', 8)))).rejects.toThrow(/not an MP4/);
   });

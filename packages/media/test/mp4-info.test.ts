@@ -32,7 +32,19 @@ beforeAll(() => {
   make('video.mp4', [...VIDEO(6), ...X264, '-an', ...FASTSTART]);
   make('audio.m4a', [...AUDIO(6), '-c:a', 'aac', '-b:a', '64k', '-vn', ...FASTSTART]);
   // What a merge job runs: two inputs, stream copy, +faststart.
-  make('merged.mp4', ['-i', files['video.mp4'], '-i', files['audio.m4a'], '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', ...FASTSTART]);
+  make('merged.mp4', [
+    '-i',
+    files['video.mp4'],
+    '-i',
+    files['audio.m4a'],
+    '-map',
+    '0:v:0',
+    '-map',
+    '1:a:0',
+    '-c',
+    'copy',
+    ...FASTSTART,
+  ]);
   make('short.mp4', [...VIDEO(3), ...AUDIO(3), ...X264, '-c:a', 'aac', ...FASTSTART]);
   make('index-last.mp4', [...VIDEO(3), ...AUDIO(3), ...X264, '-c:a', 'aac']);
   make('fragmented.mp4', [...VIDEO(3), ...X264, '-an', '-movflags', 'frag_keyframe+empty_moov']);
@@ -49,17 +61,28 @@ async function ffprobeVerdict(file: string, expected: OutputExpectation): Promis
   return judgeOutput(info, expected, expected.faststart ? await moovBeforeMdat(file).catch(() => false) : undefined);
 }
 
-const want = (extra: Partial<OutputExpectation>): OutputExpectation => ({ video: true, audio: true, faststart: true, ...extra });
+const want = (extra: Partial<OutputExpectation>): OutputExpectation => ({
+  video: true,
+  audio: true,
+  faststart: true,
+  ...extra,
+});
 
 describe('reading an mp4 index in this process', () => {
   test('finds the tracks and the duration ffprobe finds in files made by ffmpeg', async () => {
     for (const name of ['video.mp4', 'audio.m4a', 'merged.mp4', 'short.mp4']) {
       const mine = await readMp4Info(files[name]);
       const theirs = await probe(files[name]);
-      expect({ name, types: mine?.streams.map((s) => s.type) }).toEqual({ name, types: theirs.streams.map((s) => s.type) });
+      expect({ name, types: mine?.streams.map((s) => s.type) }).toEqual({
+        name,
+        types: theirs.streams.map((s) => s.type),
+      });
       expect(Math.abs(mine!.durationSeconds! - theirs.durationSeconds!)).toBeLessThan(0.1);
     }
-    expect((await readMp4Info(files['merged.mp4']))?.streams.map((s) => s.codec)).toEqual([expect.stringMatching(/^avc1\./), 'mp4a.40.2']);
+    expect((await readMp4Info(files['merged.mp4']))?.streams.map((s) => s.codec)).toEqual([
+      expect.stringMatching(/^avc1\./),
+      'mp4a.40.2',
+    ]);
   });
 
   test('leaves to ffprobe a file whose index comes after the media, a fragmented file and a file cut short', async () => {
@@ -74,7 +97,20 @@ describe('reading an mp4 index in this process', () => {
   test('reads an index larger than one read step', async () => {
     // 12 minutes of 96 kHz AAC: 67,500 frames, an index of about 270 kB.
     const long = path.join(dir, 'long.m4a');
-    ffmpeg(['-f', 'lavfi', '-i', 'anullsrc=r=96000:cl=mono', '-t', '720', '-c:a', 'aac', '-b:a', '32k', ...FASTSTART, long]);
+    ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'anullsrc=r=96000:cl=mono',
+      '-t',
+      '720',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '32k',
+      ...FASTSTART,
+      long,
+    ]);
     const info = await readMp4Info(long);
     expect(info?.streams.map((s) => s.type)).toEqual(['audio']);
     expect(info?.durationSeconds).toBeCloseTo((await probe(long)).durationSeconds!, 1);
@@ -107,9 +143,19 @@ describe('verifying a finished mp4 or m4a gives the verdict the ffprobe check ga
     ['a merge without its audio', 'video.mp4', { durationSeconds: 6 }, ['the audio track is missing']],
     ['an audio file asked to hold video', 'audio.m4a', { durationSeconds: 6 }, ['the video track is missing']],
     ['an m4a with its audio', 'audio.m4a', { video: false, durationSeconds: 6 }, []],
-    ['a file far shorter than its inputs', 'short.mp4', { durationSeconds: 10 }, ['it lasts 3.0 s of the expected 10.0 s']],
+    [
+      'a file far shorter than its inputs',
+      'short.mp4',
+      { durationSeconds: 10 },
+      ['it lasts 3.0 s of the expected 10.0 s'],
+    ],
     ['a file within the tolerance', 'short.mp4', { durationSeconds: 4.5 }, []],
-    ['a file whose index is after its media', 'index-last.mp4', { durationSeconds: 3 }, ['its index (moov) is not at the start of the file']],
+    [
+      'a file whose index is after its media',
+      'index-last.mp4',
+      { durationSeconds: 3 },
+      ['its index (moov) is not at the start of the file'],
+    ],
   ];
   test.each(cases)('%s', async (_name, file, extra, problems) => {
     const expected = want(extra);

@@ -1,12 +1,19 @@
 import { describe, expect, test } from '@jest/globals';
-import { outTimeSeconds, ProgressParser, ProgressThrottle, runningPercent, type ProgressBlock } from '../src/progress.js';
+import {
+  outTimeSeconds,
+  ProgressParser,
+  ProgressThrottle,
+  runningPercent,
+  type ProgressBlock,
+} from '../src/progress.js';
 import { TailBuffer } from '../src/runner.js';
 
 describe('progress parser', () => {
   test('splits key=value lines into blocks ending at progress=, across arbitrary chunks', () => {
     const blocks: ProgressBlock[] = [];
     const parser = new ProgressParser((b) => blocks.push(b));
-    const text = 'frame=1\nout_time_us=N/A\nprogress=continue\nframe=50\nout_time_us=2000000\nout_time_ms=2000000\nprogress=end\n';
+    const text =
+      'frame=1\nout_time_us=N/A\nprogress=continue\nframe=50\nout_time_us=2000000\nout_time_ms=2000000\nprogress=end\n';
     for (let i = 0; i < text.length; i += 7) parser.push(text.slice(i, i + 7));
     expect(blocks).toEqual([
       { frame: '1', out_time_us: 'N/A', progress: 'continue' },

@@ -19,7 +19,12 @@ export const REDACT_PATHS = [
   '*.apiKey',
 ];
 
-export function createLogger(options: { name: string; level?: string; format?: 'json' | 'pretty'; destination?: NodeJS.WritableStream }): Logger {
+export function createLogger(options: {
+  name: string;
+  level?: string;
+  format?: 'json' | 'pretty';
+  destination?: NodeJS.WritableStream;
+}): Logger {
   const destination = options.destination ?? process.stdout;
   return pino(
     {
@@ -30,6 +35,15 @@ export function createLogger(options: { name: string; level?: string; format?: '
     },
     // Synchronous, like the JSON path, so the last lines before an exit are not lost. Colours follow
     // the terminal (FORCE_COLOR / NO_COLOR); `pnpm start` passes its own terminal's answer on.
-    options.format === 'pretty' ? pretty({ destination, sync: true, singleLine: true, ignore: 'pid,hostname,app', messageFormat: '{app}: {msg}', translateTime: 'SYS:HH:MM:ss' }) : destination,
+    options.format === 'pretty'
+      ? pretty({
+          destination,
+          sync: true,
+          singleLine: true,
+          ignore: 'pid,hostname,app',
+          messageFormat: '{app}: {msg}',
+          translateTime: 'SYS:HH:MM:ss',
+        })
+      : destination,
   );
 }

@@ -36,7 +36,10 @@ test('the image builds on a Node LTS line with the shared install script, not `p
 });
 
 test('.dockerignore keeps dependencies, build output, local data and secrets out of the build context', () => {
-  const ignored = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const ignored = read('.dockerignore')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   for (const entry of ['**/node_modules', '**/dist', 'data', '.env', '.git']) expect(ignored).toContain(entry);
 });
 
@@ -46,8 +49,14 @@ test('docker-compose.yml starts each app only once Redis is healthy, with init a
   for (const service of ['gateway', 'worker']) {
     const block = new RegExp(`^  ${service}:\\n((?:    .*\\n|\\n)*)`, 'm').exec(compose)?.[1] ?? '';
     expect({ service, init: /^ {4}init: true$/m.test(block) }).toEqual({ service, init: true });
-    expect({ service, healthcheck: /^ {4}healthcheck:\n {6}test: .*\/(healthz|readyz)/m.test(block) }).toEqual({ service, healthcheck: true });
-    expect({ service, dependsOnHealthy: /^ {4}depends_on:\n {6}redis:\n {8}condition: service_healthy$/m.test(block) }).toEqual({ service, dependsOnHealthy: true });
+    expect({ service, healthcheck: /^ {4}healthcheck:\n {6}test: .*\/(healthz|readyz)/m.test(block) }).toEqual({
+      service,
+      healthcheck: true,
+    });
+    expect({
+      service,
+      dependsOnHealthy: /^ {4}depends_on:\n {6}redis:\n {8}condition: service_healthy$/m.test(block),
+    }).toEqual({ service, dependsOnHealthy: true });
     expect(block).toMatch(new RegExp(`"${service}/dist/main.js"`));
   }
   const worker = /^ {2}worker:\n((?: {4}.*\n|\n)*)/m.exec(compose)![1];
@@ -59,7 +68,9 @@ test('docker-compose.yml starts each app only once Redis is healthy, with init a
 
 describeWithTools('docker-compose', [{ bin: 'docker-compose', install: 'apt-get install docker-compose' }], () => {
   test('validates docker-compose.yml', () => {
-    const cli = spawnSync('docker-compose', ['-f', path.join(ROOT, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8' });
+    const cli = spawnSync('docker-compose', ['-f', path.join(ROOT, 'docker-compose.yml'), 'config', '-q'], {
+      encoding: 'utf8',
+    });
     expect({ status: cli.status, stderr: cli.stderr }).toEqual({ status: 0, stderr: '' });
   });
 });

@@ -52,7 +52,15 @@ test('the dashboard and the alert rules name only metrics the gateway and the wo
   const used = [...metricNamesIn(exprs.join('\n')), ...metricNamesIn(fs.readFileSync(ALERTS, 'utf8'))];
   expect(used.filter((name) => !names.has(name))).toEqual([]);
   // The issue's panels are there: RED per route, extracts, queue, jobs by error code, streams, egress, replicas.
-  for (const needle of ['reelay_http_requests_total', 'reelay_extracts_total', 'reelay_queue_jobs', 'error_code', 'reelay_stream_bytes_total', 'reelay_proxy_blocked_total', 'sum by (instance)']) {
+  for (const needle of [
+    'reelay_http_requests_total',
+    'reelay_extracts_total',
+    'reelay_queue_jobs',
+    'error_code',
+    'reelay_stream_bytes_total',
+    'reelay_proxy_blocked_total',
+    'sum by (instance)',
+  ]) {
     expect(exprs.some((e) => e.includes(needle))).toBe(true);
   }
 });
@@ -60,16 +68,27 @@ test('the dashboard and the alert rules name only metrics the gateway and the wo
 describeWithTools('promtool', [PROMTOOL], () => {
   test('the alert rules pass `promtool check rules`', () => {
     const run = spawnSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' });
-    expect({ status: run.status, output: run.stdout + run.stderr }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+    expect({ status: run.status, output: run.stdout + run.stderr }).toEqual({
+      status: 0,
+      output: expect.stringContaining('SUCCESS'),
+    });
   });
 
   test('each alert fires on the series that should fire it and not on healthy ones (`promtool test rules`)', () => {
-    const run = spawnSync('promtool', ['test', 'rules', 'alerts.test.yml'], { cwd: path.dirname(ALERTS), encoding: 'utf8' });
-    expect({ status: run.status, output: run.stdout + run.stderr }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+    const run = spawnSync('promtool', ['test', 'rules', 'alerts.test.yml'], {
+      cwd: path.dirname(ALERTS),
+      encoding: 'utf8',
+    });
+    expect({ status: run.status, output: run.stdout + run.stderr }).toEqual({
+      status: 0,
+      output: expect.stringContaining('SUCCESS'),
+    });
   });
 
   test('the example scrape configuration passes `promtool check config`', () => {
-    const run = spawnSync('promtool', ['check', 'config', path.join(DEPLOY, 'prometheus/prometheus.yml')], { encoding: 'utf8' });
+    const run = spawnSync('promtool', ['check', 'config', path.join(DEPLOY, 'prometheus/prometheus.yml')], {
+      encoding: 'utf8',
+    });
     expect(run.status).toBe(0);
   });
 });
@@ -79,7 +98,12 @@ describeWithTools('a real prometheus', [PROMETHEUS], () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-prom-'));
     cleanup.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const prefix = `test-prom-${process.pid}`;
-    const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '1' });
+    const config = parseConfig({
+      REDIS_URL: process.env.REDIS_URL,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      WORKER_CONCURRENCY: '1',
+    });
     const logger = createLogger({ name: 'deploy-test', level: 'silent' });
 
     const redis = connectRedis(config.REDIS_URL!);
@@ -106,16 +130,27 @@ describeWithTools('a real prometheus', [PROMETHEUS], () => {
     const promDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-prometheus-'));
     cleanup.push(() => fs.rmSync(promDir, { recursive: true, force: true }));
     const promConfig = path.join(promDir, 'prometheus.yml');
-    fs.writeFileSync(promConfig, [
-      'global: { scrape_interval: 1s, evaluation_interval: 1s }',
-      `rule_files: [${JSON.stringify(ALERTS)}]`,
-      'scrape_configs:',
-      `  - { job_name: reelay-gateway, static_configs: [{ targets: ["${gatewayTarget}"] }] }`,
-      `  - { job_name: reelay-worker, static_configs: [{ targets: ["${workerTarget}"] }] }`,
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      promConfig,
+      [
+        'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+        `rule_files: [${JSON.stringify(ALERTS)}]`,
+        'scrape_configs:',
+        `  - { job_name: reelay-gateway, static_configs: [{ targets: ["${gatewayTarget}"] }] }`,
+        `  - { job_name: reelay-worker, static_configs: [{ targets: ["${workerTarget}"] }] }`,
+        '',
+      ].join('\n'),
+    );
     const port = await freePort();
-    const prom: ChildProcess = spawn('prometheus', [`--config.file=${promConfig}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const prom: ChildProcess = spawn(
+      'prometheus',
+      [
+        `--config.file=${promConfig}`,
+        `--storage.tsdb.path=${path.join(promDir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let promLog = '';
     prom.stderr!.setEncoding('utf8').on('data', (d: string) => (promLog = (promLog + d).slice(-4000)));
     const promExited = new Promise((r) => prom.once('exit', r));
@@ -126,7 +161,10 @@ describeWithTools('a real prometheus', [PROMETHEUS], () => {
 
     const query = async (q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`);
-      const body = (await res.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+      const body = (await res.json()) as {
+        status: string;
+        data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+      };
       return body.status === 'success' ? body.data.result : [];
     };
     const deadline = Date.now() + 30_000;
@@ -134,16 +172,21 @@ describeWithTools('a real prometheus', [PROMETHEUS], () => {
     while (Date.now() < deadline) {
       if (prom.exitCode !== null) throw new Error(`prometheus exited: ${promLog}`);
       up = await query('up == 1').catch(() => []);
-      if (up.length === 2 && (await query('reelay_queue_jobs{state="delayed"} > 0').catch(() => [])).length === 1) break;
+      if (up.length === 2 && (await query('reelay_queue_jobs{state="delayed"} > 0').catch(() => [])).length === 1)
+        break;
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(up.map((s) => s.metric.job).sort()).toEqual(['reelay-gateway', 'reelay-worker']);
-    const requests = await query('sum by (route) (reelay_http_requests_total{job="reelay-gateway", route="/api/v1/platforms"})');
+    const requests = await query(
+      'sum by (route) (reelay_http_requests_total{job="reelay-gateway", route="/api/v1/platforms"})',
+    );
     expect(Number(requests[0]?.value[1])).toBeGreaterThanOrEqual(3);
     const delayed = await query('reelay_queue_jobs{job="reelay-worker", state="delayed"}');
     expect(Number(delayed[0]?.value[1])).toBe(1);
     // The rules loaded and evaluate against live series.
-    const rules = (await (await fetch(`http://127.0.0.1:${port}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string }[] }[] } };
+    const rules = (await (await fetch(`http://127.0.0.1:${port}/api/v1/rules`)).json()) as {
+      data: { groups: { rules: { name: string; health: string }[] }[] };
+    };
     const loaded = rules.data.groups.flatMap((g) => g.rules);
     expect(loaded.length).toBe(7);
     expect(loaded.filter((r) => r.health === 'err')).toEqual([]);

@@ -23,7 +23,9 @@ test('LOG_FORMAT=pretty writes a line a person reads: time, level, app and messa
   logger.info({ password: 'hunter2' }, 'gateway listening');
   // Colours only on a terminal; the test reads the text either way.
   const out = text().replace(/\x1b\[[0-9;]*m/g, '');
-  expect(out.split('\n')[0]).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: gateway: gateway listening {"password":"\[redacted\]"}$/);
+  expect(out.split('\n')[0]).toMatch(
+    /^\[\d\d:\d\d:\d\d\] INFO: gateway: gateway listening {"password":"\[redacted\]"}$/,
+  );
   expect(out).toContain('[redacted]');
   expect(out).not.toContain('hunter2');
   expect(() => JSON.parse(out)).toThrow();

@@ -12,7 +12,15 @@
 // Each item's subtitle list is kept once, under its item key (which names the extraction).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { ReelayError, StoredSourceSchema, StoredSubtitleSchema, type SourceRecord, type StoredSource, type StoredSubtitle, type SubtitleRecord } from '@reelay/contracts';
+import {
+  ReelayError,
+  StoredSourceSchema,
+  StoredSubtitleSchema,
+  type SourceRecord,
+  type StoredSource,
+  type StoredSubtitle,
+  type SubtitleRecord,
+} from '@reelay/contracts';
 
 export class SourceRegistry {
   constructor(
@@ -43,7 +51,12 @@ export class SourceRegistry {
    * answer's `extraction_id`); a caller re-registering an answer it already gave may pass its id.
    * (randomUUID draws from a pooled buffer; randomBytes was a synchronous RNG call per extract.)
    */
-  async record(platform: string, records: readonly SourceRecord[], subtitles: readonly SubtitleRecord[] = [], extraction: string = randomUUID()): Promise<string> {
+  async record(
+    platform: string,
+    records: readonly SourceRecord[],
+    subtitles: readonly SubtitleRecord[] = [],
+    extraction: string = randomUUID(),
+  ): Promise<string> {
     if (records.length === 0) return extraction;
     const now = Date.now();
     const pairKeys: string[] = [];
@@ -64,7 +77,16 @@ export class SourceRegistry {
     const singleValues = [...perItem.values()].map((list) => JSON.stringify(list));
     try {
       if (this.redis.isCluster) await this.setEach(pairKeys, pairValues, singleKeys, singleValues);
-      else await (this.redis as ScriptedRedis).reelaySetSources(pairKeys.length + singleKeys.length, ...pairKeys, ...singleKeys, pairValues.length, ...pairValues, ...singleValues, this.ttlSeconds);
+      else
+        await (this.redis as ScriptedRedis).reelaySetSources(
+          pairKeys.length + singleKeys.length,
+          ...pairKeys,
+          ...singleKeys,
+          pairValues.length,
+          ...pairValues,
+          ...singleValues,
+          this.ttlSeconds,
+        );
     } catch (err) {
       throw unavailable(err);
     }
@@ -75,7 +97,12 @@ export class SourceRegistry {
    * On a Redis Cluster the keys live in different slots, which one script may not touch: one SET
    * each, sent together (ioredis pipelines them per node), so the extract still waits one round trip.
    */
-  private async setEach(pairKeys: string[], pairValues: string[], singleKeys: string[], singleValues: string[]): Promise<void> {
+  private async setEach(
+    pairKeys: string[],
+    pairValues: string[],
+    singleKeys: string[],
+    singleValues: string[],
+  ): Promise<void> {
     const ttl = this.ttlSeconds;
     await Promise.all([
       ...pairKeys.map((key, i) => this.redis.set(key, pairValues[i >> 1], 'EX', ttl)),
@@ -93,7 +120,10 @@ export class SourceRegistry {
   }
 
   /** What an extract (the given one, else the latest) returned at this exact URL within the TTL: a source or a subtitle track. */
-  async lookup(url: string, extraction?: string): Promise<{ kind: 'source'; source: StoredSource } | { kind: 'subtitle'; subtitle: StoredSubtitle } | undefined> {
+  async lookup(
+    url: string,
+    extraction?: string,
+  ): Promise<{ kind: 'source'; source: StoredSource } | { kind: 'subtitle'; subtitle: StoredSubtitle } | undefined> {
     const value = parseOrNull(await this.read(this.key(url, extraction)));
     const source = StoredSourceSchema.safeParse(value);
     if (source.success && source.data.url === url) return { kind: 'source', source: source.data };
@@ -143,7 +173,9 @@ const SET_ALL = [
 type ScriptedRedis = Redis & { reelaySetSources(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
 
 function unavailable(cause: unknown): ReelayError {
-  return new ReelayError('service_unavailable', 'The source registry (Redis) is unavailable; try again shortly.', { cause });
+  return new ReelayError('service_unavailable', 'The source registry (Redis) is unavailable; try again shortly.', {
+    cause,
+  });
 }
 
 /** JSON, or null for a value that is not (written by something else, or corrupted): read as unknown. */

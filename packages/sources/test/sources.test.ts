@@ -11,35 +11,65 @@ afterAll(async () => {
   await redis.quit();
 });
 
-const record = (url: string, media_index = 0): SourceRecord => ({ url, stream_profile: 'muxed_progressive', media_index, media_type: 'video', title: 'Clip', mime_type: 'video/mp4' });
+const record = (url: string, media_index = 0): SourceRecord => ({
+  url,
+  stream_profile: 'muxed_progressive',
+  media_index,
+  media_type: 'video',
+  title: 'Clip',
+  mime_type: 'video/mp4',
+});
 
 describe('the source registry', () => {
   test('a recorded source is found again by its exact URL, with what a download needs', async () => {
     const sources = new SourceRegistry(redis, 60, prefix);
     await sources.record('reddit', [record('http://127.0.0.1/a.mp4')]);
     const found = await sources.get('http://127.0.0.1/a.mp4');
-    expect(found).toMatchObject({ url: 'http://127.0.0.1/a.mp4', platform: 'reddit', stream_profile: 'muxed_progressive', mime_type: 'video/mp4' });
+    expect(found).toMatchObject({
+      url: 'http://127.0.0.1/a.mp4',
+      platform: 'reddit',
+      stream_profile: 'muxed_progressive',
+      mime_type: 'video/mp4',
+    });
     expect(await sources.get('http://127.0.0.1/a.mp4?other')).toBeUndefined();
   });
 
   test('sources of one media item share an item key; another item or another extraction does not', async () => {
     const sources = new SourceRegistry(redis, 60, prefix);
-    await sources.record('generic', [record('http://127.0.0.1/v.mp4', 0), record('http://127.0.0.1/a.m4a', 0), record('http://127.0.0.1/other.mp4', 1)]);
+    await sources.record('generic', [
+      record('http://127.0.0.1/v.mp4', 0),
+      record('http://127.0.0.1/a.m4a', 0),
+      record('http://127.0.0.1/other.mp4', 1),
+    ]);
     await sources.record('generic', [record('http://127.0.0.1/later.mp4', 0)]);
-    const [video, audio, other, later] = await Promise.all(['v.mp4', 'a.m4a', 'other.mp4', 'later.mp4'].map((f) => sources.get(`http://127.0.0.1/${f}`)));
+    const [video, audio, other, later] = await Promise.all(
+      ['v.mp4', 'a.m4a', 'other.mp4', 'later.mp4'].map((f) => sources.get(`http://127.0.0.1/${f}`)),
+    );
     expect(video!.item_key).toBe(audio!.item_key);
     expect(other!.item_key).not.toBe(video!.item_key);
     expect(later!.item_key).not.toBe(video!.item_key);
   });
 
-  test('two extractions naming one URL each keep their own title and headers; by URL alone the latest one\'s', async () => {
+  test("two extractions naming one URL each keep their own title and headers; by URL alone the latest one's", async () => {
     const sources = new SourceRegistry(redis, 60, prefix);
     const url = 'http://127.0.0.1/shared.mp4';
-    const first = await sources.record('generic', [{ ...record(url), title: 'Page A', headers: { referer: 'http://127.0.0.1/a.html' } }]);
-    const second = await sources.record('generic', [{ ...record(url), title: 'Page B', headers: { referer: 'http://127.0.0.1/b.html' } }]);
+    const first = await sources.record('generic', [
+      { ...record(url), title: 'Page A', headers: { referer: 'http://127.0.0.1/a.html' } },
+    ]);
+    const second = await sources.record('generic', [
+      { ...record(url), title: 'Page B', headers: { referer: 'http://127.0.0.1/b.html' } },
+    ]);
     expect(first).not.toBe(second);
-    expect(await sources.get(url, first)).toMatchObject({ title: 'Page A', headers: { referer: 'http://127.0.0.1/a.html' }, item_key: `${first}:0` });
-    expect(await sources.get(url, second)).toMatchObject({ title: 'Page B', headers: { referer: 'http://127.0.0.1/b.html' }, item_key: `${second}:0` });
+    expect(await sources.get(url, first)).toMatchObject({
+      title: 'Page A',
+      headers: { referer: 'http://127.0.0.1/a.html' },
+      item_key: `${first}:0`,
+    });
+    expect(await sources.get(url, second)).toMatchObject({
+      title: 'Page B',
+      headers: { referer: 'http://127.0.0.1/b.html' },
+      item_key: `${second}:0`,
+    });
     expect(await sources.get(url)).toMatchObject({ title: 'Page B' });
     expect(await redis.ttl(sources.key(url, first))).toBeGreaterThan(50);
     expect(await sources.get(url, 'another-extraction')).toBeUndefined();
@@ -76,15 +106,25 @@ describe('the source registry', () => {
     await redis.set(sources.key('http://127.0.0.1/garbled'), '{"url": "http://127.0.0.1/gar');
     expect(await sources.get('http://127.0.0.1/garbled')).toBeUndefined();
     await sources.record('generic', [record('http://127.0.0.1/real.mp4')]);
-    await redis.set(sources.key('http://127.0.0.1/alias.mp4'), (await redis.get(sources.key('http://127.0.0.1/real.mp4')))!);
+    await redis.set(
+      sources.key('http://127.0.0.1/alias.mp4'),
+      (await redis.get(sources.key('http://127.0.0.1/real.mp4')))!,
+    );
     expect(await sources.get('http://127.0.0.1/alias.mp4')).toBeUndefined();
   });
 
   test('an unreachable Redis is service_unavailable, for record and for get', async () => {
-    const down = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true, retryStrategy: () => null });
+    const down = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
     const sources = new SourceRegistry(down, 60, prefix);
     await expect(sources.get('http://127.0.0.1/x')).rejects.toMatchObject({ code: 'service_unavailable' });
-    await expect(sources.record('generic', [record('http://127.0.0.1/x')])).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(sources.record('generic', [record('http://127.0.0.1/x')])).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
     down.disconnect();
   });
 });

@@ -10,17 +10,36 @@ afterAll(async () => {
   await redis.quit();
 });
 
-const source = (url: string, media_index = 0): SourceRecord => ({ url, stream_profile: 'muxed_progressive', media_index, media_type: 'video', title: 'Clip' });
-const track = (url: string, language: string, media_index = 0): SubtitleRecord => ({ kind: 'subtitle', url, language, format: 'vtt', media_index, title: 'Clip' });
+const source = (url: string, media_index = 0): SourceRecord => ({
+  url,
+  stream_profile: 'muxed_progressive',
+  media_index,
+  media_type: 'video',
+  title: 'Clip',
+});
+const track = (url: string, language: string, media_index = 0): SubtitleRecord => ({
+  kind: 'subtitle',
+  url,
+  language,
+  format: 'vtt',
+  media_index,
+  title: 'Clip',
+});
 
 describe('subtitle tracks in the source registry', () => {
   test('a recorded track is found by its exact URL as a subtitle, and never as a source', async () => {
     const sources = new SourceRegistry(redis, 60, prefix);
     await sources.record('generic', [source('http://127.0.0.1/v.mp4')], [track('http://127.0.0.1/en.vtt', 'en')]);
     const found = await sources.lookup('http://127.0.0.1/en.vtt');
-    expect(found).toMatchObject({ kind: 'subtitle', subtitle: { url: 'http://127.0.0.1/en.vtt', language: 'en', format: 'vtt', platform: 'generic' } });
+    expect(found).toMatchObject({
+      kind: 'subtitle',
+      subtitle: { url: 'http://127.0.0.1/en.vtt', language: 'en', format: 'vtt', platform: 'generic' },
+    });
     expect(await sources.get('http://127.0.0.1/en.vtt')).toBeUndefined();
-    expect(await sources.lookup('http://127.0.0.1/v.mp4')).toMatchObject({ kind: 'source', source: { url: 'http://127.0.0.1/v.mp4' } });
+    expect(await sources.lookup('http://127.0.0.1/v.mp4')).toMatchObject({
+      kind: 'source',
+      source: { url: 'http://127.0.0.1/v.mp4' },
+    });
     expect(await sources.lookup('http://127.0.0.1/unknown.vtt')).toBeUndefined();
   });
 
@@ -29,7 +48,11 @@ describe('subtitle tracks in the source registry', () => {
     await sources.record(
       'generic',
       [source('http://127.0.0.1/a.mp4', 0), source('http://127.0.0.1/b.mp4', 1)],
-      [track('http://127.0.0.1/a-en.vtt', 'en', 0), track('http://127.0.0.1/a-fr.vtt', 'fr', 0), track('http://127.0.0.1/b-de.vtt', 'de', 1)],
+      [
+        track('http://127.0.0.1/a-en.vtt', 'en', 0),
+        track('http://127.0.0.1/a-fr.vtt', 'fr', 0),
+        track('http://127.0.0.1/b-de.vtt', 'de', 1),
+      ],
     );
     const a = (await sources.get('http://127.0.0.1/a.mp4'))!;
     const b = (await sources.get('http://127.0.0.1/b.mp4'))!;

@@ -6,7 +6,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Origin } from './origin.js';
 
-const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'extractors', 'test', 'fixtures');
+const FIXTURES = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'extractors',
+  'test',
+  'fixtures',
+);
 
 /**
  * A fixture file with its placeholders filled: {{origin}} is http://127.0.0.1:PORT, {{host}} is

@@ -52,7 +52,13 @@ export function samplePeaks(marker: string): { stop(): Peaks } {
       sample();
       clearInterval(timer);
       const sum = (m: Map<number, number>) => [...m.values()].reduce((a, b) => a + b, 0);
-      return { childrenMb: Math.round(sum(hwm) / 1024), childrenFileMb: Math.round(sum(file) / 1024), selfMb: Math.round(self / 1024 / 1024), selfGrowthMb: Math.round((self - start) / 1024 / 1024), children: hwm.size };
+      return {
+        childrenMb: Math.round(sum(hwm) / 1024),
+        childrenFileMb: Math.round(sum(file) / 1024),
+        selfMb: Math.round(self / 1024 / 1024),
+        selfGrowthMb: Math.round((self - start) / 1024 / 1024),
+        children: hwm.size,
+      };
     },
   };
 }
@@ -69,7 +75,8 @@ export async function gzipBomb(head: Buffer, bytes: number, fill = 0): Promise<B
   gzip.write(head);
   const block = Buffer.alloc(1024 * 1024, fill);
   for (let left = bytes; left > 0; left -= block.length) {
-    if (!gzip.write(left >= block.length ? block : block.subarray(0, left))) await new Promise((resolve) => gzip.once('drain', resolve));
+    if (!gzip.write(left >= block.length ? block : block.subarray(0, left)))
+      await new Promise((resolve) => gzip.once('drain', resolve));
   }
   gzip.end();
   await ended;

@@ -23,9 +23,45 @@ export interface LiveStream {
 /** ffmpeg -re producing live HLS: `seconds` limits it (EVENT playlists end by themselves). */
 export function startLiveHls(options: { seconds?: number; event?: boolean; listSize?: number } = {}): LiveStream {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-live-'));
-  const args = ['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=22050'];
+  const args = [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-re',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=160x120:rate=10',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=22050',
+  ];
   if (options.seconds) args.push('-t', String(options.seconds));
-  args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '10', '-keyint_min', '10', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '32k', '-f', 'hls', '-hls_time', '1');
+  args.push(
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-tune',
+    'zerolatency',
+    '-g',
+    '10',
+    '-keyint_min',
+    '10',
+    '-sc_threshold',
+    '0',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '32k',
+    '-f',
+    'hls',
+    '-hls_time',
+    '1',
+  );
   if (options.event) args.push('-hls_playlist_type', 'event', '-hls_list_size', '0');
   else args.push('-hls_list_size', String(options.listSize ?? 5), '-hls_flags', 'delete_segments');
   args.push('-hls_segment_filename', path.join(dir, 'seg%d.ts'), path.join(dir, 'index.m3u8'));
@@ -37,9 +73,12 @@ export function startLiveHls(options: { seconds?: number; event?: boolean; listS
     async listed(n, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const text = fs.existsSync(path.join(dir, 'index.m3u8')) ? fs.readFileSync(path.join(dir, 'index.m3u8'), 'utf8') : '';
+        const text = fs.existsSync(path.join(dir, 'index.m3u8'))
+          ? fs.readFileSync(path.join(dir, 'index.m3u8'), 'utf8')
+          : '';
         if ((text.match(/#EXTINF/g) ?? []).length >= n) return;
-        if (Date.now() > deadline) throw new Error(`the live stream listed fewer than ${n} segments in ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`the live stream listed fewer than ${n} segments in ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },

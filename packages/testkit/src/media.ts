@@ -32,8 +32,18 @@ async function ffmpeg(args: string[]): Promise<void> {
   await run(ffmpegBinary(), ['-hide_banner', '-loglevel', 'error', '-y', ...args], { maxBuffer: 1 << 20 });
 }
 
-const VIDEO_SRC = (size: string, seconds: number) => ['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=25:duration=${seconds}`];
-const AUDIO_SRC = (seconds: number) => ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=44100:duration=${seconds}`];
+const VIDEO_SRC = (size: string, seconds: number) => [
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=${size}:rate=25:duration=${seconds}`,
+];
+const AUDIO_SRC = (seconds: number) => [
+  '-f',
+  'lavfi',
+  '-i',
+  `sine=frequency=440:sample_rate=44100:duration=${seconds}`,
+];
 const H264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '25'];
 
 /** The run's media (REELAY_TEST_MEDIA, set by the jest global setup), made on first use. */
@@ -68,7 +78,19 @@ export async function makeTestMedia(dir: string): Promise<TestMedia> {
   fs.mkdirSync(work, { recursive: true });
 
   await Promise.all([
-    ffmpeg([...VIDEO_SRC('320x240', 2), ...AUDIO_SRC(2), ...H264, '-c:a', 'aac', '-b:a', '64k', '-shortest', '-movflags', '+faststart', media.muxedMp4]),
+    ffmpeg([
+      ...VIDEO_SRC('320x240', 2),
+      ...AUDIO_SRC(2),
+      ...H264,
+      '-c:a',
+      'aac',
+      '-b:a',
+      '64k',
+      '-shortest',
+      '-movflags',
+      '+faststart',
+      media.muxedMp4,
+    ]),
     ffmpeg([...VIDEO_SRC('640x360', 2), ...H264, '-an', '-movflags', '+faststart', media.videoOnlyMp4]),
     ffmpeg([...AUDIO_SRC(2), '-vn', '-c:a', 'aac', '-b:a', '96k', media.audioOnlyM4a]),
     ffmpeg([...AUDIO_SRC(2), '-c:a', 'libmp3lame', '-b:a', '64k', media.mp3]),
@@ -78,8 +100,44 @@ export async function makeTestMedia(dir: string): Promise<TestMedia> {
   fs.mkdirSync(media.hlsDir, { recursive: true });
   fs.mkdirSync(media.dashDir, { recursive: true });
   await Promise.all([
-    ffmpeg(['-i', media.muxedMp4, '-c', 'copy', '-f', 'hls', '-hls_time', '1', '-hls_playlist_type', 'vod', '-hls_segment_filename', path.join(media.hlsDir, 'seg%03d.ts'), path.join(media.hlsDir, 'index.m3u8')]),
-    ffmpeg(['-i', media.muxedMp4, '-map', '0:v', '-map', '0:a', '-c', 'copy', '-f', 'dash', '-seg_duration', '1', '-use_template', '1', '-use_timeline', '1', '-init_seg_name', 'init-$RepresentationID$.m4s', '-media_seg_name', 'chunk-$RepresentationID$-$Number%05d$.m4s', path.join(media.dashDir, 'manifest.mpd')]),
+    ffmpeg([
+      '-i',
+      media.muxedMp4,
+      '-c',
+      'copy',
+      '-f',
+      'hls',
+      '-hls_time',
+      '1',
+      '-hls_playlist_type',
+      'vod',
+      '-hls_segment_filename',
+      path.join(media.hlsDir, 'seg%03d.ts'),
+      path.join(media.hlsDir, 'index.m3u8'),
+    ]),
+    ffmpeg([
+      '-i',
+      media.muxedMp4,
+      '-map',
+      '0:v',
+      '-map',
+      '0:a',
+      '-c',
+      'copy',
+      '-f',
+      'dash',
+      '-seg_duration',
+      '1',
+      '-use_template',
+      '1',
+      '-use_timeline',
+      '1',
+      '-init_seg_name',
+      'init-$RepresentationID$.m4s',
+      '-media_seg_name',
+      'chunk-$RepresentationID$-$Number%05d$.m4s',
+      path.join(media.dashDir, 'manifest.mpd'),
+    ]),
   ]);
   try {
     fs.renameSync(work, dir);

@@ -66,7 +66,8 @@ export async function startOrigin(host = '127.0.0.1'): Promise<Origin> {
         res.writeHead(200, { 'content-type': contentType, 'content-length': buf.length, ...headers });
         res.end(req.method === 'HEAD' ? undefined : buf);
       }),
-    file: (path, file, contentType, headers = {}) => routes.set(path, (req, res) => serveFile(req, res, file, contentType, headers)),
+    file: (path, file, contentType, headers = {}) =>
+      routes.set(path, (req, res) => serveFile(req, res, file, contentType, headers)),
     redirect: (path, location, status = 302) =>
       routes.set(path, (_req, res) => {
         res.writeHead(status, { location }).end();
@@ -85,7 +86,14 @@ export async function startOrigin(host = '127.0.0.1'): Promise<Origin> {
 }
 
 /** Serves a file with byte ranges (a single range; 416 when unsatisfiable). */
-export function serveFile(req: http.IncomingMessage, res: http.ServerResponse, file: string, contentType: string, headers: Record<string, string> = {}, bytesPerSecond?: number): void {
+export function serveFile(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  file: string,
+  contentType: string,
+  headers: Record<string, string> = {},
+  bytesPerSecond?: number,
+): void {
   const size = fs.statSync(file).size;
   const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
   let start = 0;

@@ -55,7 +55,15 @@ export async function measurePeak<T>(fn: () => Promise<T>, pid: number | 'self' 
  * Appends a figure to the file named by HOSTILE_REPORT, when set (the before/after table of the
  * hostile tests is made from these lines); otherwise does nothing.
  */
-export function recordFigure(name: string, m: Pick<Measured<unknown>, 'ms' | 'peakMb' | 'growthMb'>, outcome: string): void {
+export function recordFigure(
+  name: string,
+  m: Pick<Measured<unknown>, 'ms' | 'peakMb' | 'growthMb'>,
+  outcome: string,
+): void {
   const file = process.env.HOSTILE_REPORT;
-  if (file) fs.appendFileSync(file, `${JSON.stringify({ name, ms: Math.round(m.ms), peakMb: Math.round(m.peakMb), growthMb: Math.round(m.growthMb), outcome })}\n`);
+  if (file)
+    fs.appendFileSync(
+      file,
+      `${JSON.stringify({ name, ms: Math.round(m.ms), peakMb: Math.round(m.peakMb), growthMb: Math.round(m.growthMb), outcome })}\n`,
+    );
 }

@@ -27,7 +27,15 @@ export async function startTinyproxy(auth?: { user: string; pass: string }): Pro
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-tinyproxy-'));
   const port = await freePort();
   const logFile = path.join(dir, 'tinyproxy.log');
-  const lines = [`Port ${port}`, 'Listen 127.0.0.1', 'Timeout 30', `LogFile "${logFile}"`, 'LogLevel Connect', 'MaxClients 50', 'Allow 127.0.0.1'];
+  const lines = [
+    `Port ${port}`,
+    'Listen 127.0.0.1',
+    'Timeout 30',
+    `LogFile "${logFile}"`,
+    'LogLevel Connect',
+    'MaxClients 50',
+    'Allow 127.0.0.1',
+  ];
   if (auth) lines.push(`BasicAuth ${auth.user} ${auth.pass}`);
   fs.writeFileSync(path.join(dir, 'tinyproxy.conf'), `${lines.join('\n')}\n`);
   const child = spawn('tinyproxy', ['-d', '-c', path.join(dir, 'tinyproxy.conf')], { stdio: 'ignore' });

@@ -55,11 +55,33 @@ async function freeClusterPort(taken: Set<number>): Promise<number> {
 function startNode(port: number, dir: string): Promise<ClusterNodeHandle> {
   const nodeDir = path.join(dir, String(port));
   fs.mkdirSync(nodeDir);
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', nodeDir, '--maxmemory-policy', 'noeviction'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    '2000',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    nodeDir,
+    '--maxmemory-policy',
+    'noeviction',
+  ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server (cluster node ${port}) did not start: ${out}`)), 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`redis-server (cluster node ${port}) did not start: ${out}`)),
+      10_000,
+    );
     child.once('error', (err) => {
       clearTimeout(timer);
       reject(new Error(`cannot run redis-server (${err.message}); install it, e.g. apt-get install redis-server`));
@@ -91,7 +113,9 @@ async function until(what: string, ms: number, check: () => Promise<boolean>): P
   }
 }
 
-export async function startRedisCluster(options: { primaries?: number; replicas?: number } = {}): Promise<RedisClusterHandle> {
+export async function startRedisCluster(
+  options: { primaries?: number; replicas?: number } = {},
+): Promise<RedisClusterHandle> {
   const primaries = options.primaries ?? 3;
   const replicas = options.replicas ?? 1;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-redis-cluster-'));
@@ -114,7 +138,8 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
     );
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  const cli = async (port: number, ...args: string[]) => (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 })).stdout;
+  const cli = async (port: number, ...args: string[]) =>
+    (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 })).stdout;
   const roles = async () => {
     const out: { primaries: number[]; replicas: number[] } = { primaries: [], replicas: [] };
     for (const n of nodes) {
@@ -128,9 +153,24 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
     const ports: number[] = [];
     for (let i = 0; i < primaries * (1 + replicas); i++) ports.push(await freeClusterPort(taken));
     nodes.push(...(await Promise.all(ports.map((port) => startNode(port, dir)))));
-    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 });
+    await run(
+      'redis-cli',
+      [
+        '--cluster',
+        'create',
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ],
+      { timeout: 30_000 },
+    );
     // Every node must see every slot served and, for a failover to be possible, every replica in sync.
-    await until('every node reports cluster_state:ok', 20_000, async () => (await Promise.all(ports.map((p) => cli(p, 'CLUSTER', 'INFO')))).every((info) => info.includes('cluster_state:ok')));
+    await until('every node reports cluster_state:ok', 20_000, async () =>
+      (await Promise.all(ports.map((p) => cli(p, 'CLUSTER', 'INFO')))).every((info) =>
+        info.includes('cluster_state:ok'),
+      ),
+    );
     await until('every replica is in sync', 20_000, async () => {
       const { replicas: rs } = await roles();
       const infos = await Promise.all(rs.map((p) => cli(p, 'INFO', 'replication')));
@@ -148,8 +188,14 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
     async failover(replicaPort: number) {
       const reply = (await cli(replicaPort, 'CLUSTER', 'FAILOVER')).trim();
       if (reply !== 'OK') throw new Error(`CLUSTER FAILOVER answered ${reply}`);
-      await until(`node ${replicaPort} becomes a primary`, 20_000, async () => (await cli(replicaPort, 'ROLE')).startsWith('master'));
-      await until('every node reports cluster_state:ok after the failover', 20_000, async () => (await Promise.all(nodes.map((n) => cli(n.port, 'CLUSTER', 'INFO')))).every((info) => info.includes('cluster_state:ok')));
+      await until(`node ${replicaPort} becomes a primary`, 20_000, async () =>
+        (await cli(replicaPort, 'ROLE')).startsWith('master'),
+      );
+      await until('every node reports cluster_state:ok after the failover', 20_000, async () =>
+        (await Promise.all(nodes.map((n) => cli(n.port, 'CLUSTER', 'INFO')))).every((info) =>
+          info.includes('cluster_state:ok'),
+        ),
+      );
     },
     stop,
   };
@@ -162,7 +208,9 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
 export function testRedisClient(url = process.env.REDIS_URL!, options: RedisOptions = {}): Redis | Cluster {
   const seeds = /^redis\+cluster:\/\/(.+)$/.exec(url)?.[1];
   if (!seeds) return new Redis(url, options);
-  const nodes = seeds.split(',').map((s) => ({ host: s.slice(0, s.lastIndexOf(':')), port: Number(s.slice(s.lastIndexOf(':') + 1)) }));
+  const nodes = seeds
+    .split(',')
+    .map((s) => ({ host: s.slice(0, s.lastIndexOf(':')), port: Number(s.slice(s.lastIndexOf(':') + 1)) }));
   const { enableOfflineQueue, ...redisOptions } = options;
   return new Cluster(nodes, { redisOptions, ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }) });
 }

@@ -22,13 +22,29 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-export async function startRedis(options: { dir?: string; appendOnly?: boolean; binary?: string; detached?: boolean } = {}): Promise<RedisHandle> {
+export async function startRedis(
+  options: { dir?: string; appendOnly?: boolean; binary?: string; detached?: boolean } = {},
+): Promise<RedisHandle> {
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', options.appendOnly ? 'yes' : 'no', '--maxmemory-policy', 'noeviction'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    options.appendOnly ? 'yes' : 'no',
+    '--maxmemory-policy',
+    'noeviction',
+  ];
   if (options.dir) args.push('--dir', options.dir);
   // detached: its own process group, so a terminal's Ctrl-C reaches the apps first and Redis is
   // stopped last, after they have finished with it.
-  const child = spawn(options.binary ?? 'redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  const child = spawn(options.binary ?? 'redis-server', args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);

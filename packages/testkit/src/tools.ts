@@ -18,7 +18,12 @@ export interface Tool {
 
 /** Whether `bin` (a name on PATH or an absolute path) is an executable file. */
 export function hasTool(bin: string): boolean {
-  const candidates = path.isAbsolute(bin) ? [bin] : (process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, bin));
+  const candidates = path.isAbsolute(bin)
+    ? [bin]
+    : (process.env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((dir) => path.join(dir, bin));
   return candidates.some((file) => {
     try {
       fs.accessSync(file, fs.constants.X_OK);

@@ -29,7 +29,11 @@ export function accessLog(logger: Logger): RequestHandler {
       res.removeListener('close', done);
       const finished = res.writableFinished;
       const status = res.statusCode;
-      const line = { req: { id: req.id, method: req.method, url: loggedUrl(req.originalUrl) }, res: { status }, responseTime: Math.round(performance.now() - started) };
+      const line = {
+        req: { id: req.id, method: req.method, url: loggedUrl(req.originalUrl) },
+        res: { status },
+        responseTime: Math.round(performance.now() - started),
+      };
       if (status >= 500) logger.error(line, finished ? 'request failed' : 'request aborted');
       else logger.info(line, finished ? 'request completed' : 'request aborted');
     };

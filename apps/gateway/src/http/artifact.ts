@@ -27,16 +27,25 @@ export async function sendArtifact(
     res.setHeader('Content-Type', meta.content_type);
     res.setHeader('Content-Disposition', disposition);
     await new Promise<void>((resolve, reject) => {
-      res.sendFile(stored.path!, { acceptRanges: true, cacheControl: false, lastModified: true, etag: true, dotfiles: 'allow' }, (err?: NodeJS.ErrnoException) => {
-        if (!err || res.headersSent) return resolve();
-        // The sweeper may remove the file between the check above and this read.
-        reject(err.code === 'ENOENT' ? expired() : err);
-      });
+      res.sendFile(
+        stored.path!,
+        { acceptRanges: true, cacheControl: false, lastModified: true, etag: true, dotfiles: 'allow' },
+        (err?: NodeJS.ErrnoException) => {
+          if (!err || res.headersSent) return resolve();
+          // The sweeper may remove the file between the check above and this read.
+          reject(err.code === 'ENOENT' ? expired() : err);
+        },
+      );
     });
     return;
   }
   if (options.delivery === 'redirect' && options.store.signedUrl) {
-    const url = await options.store.signedUrl(meta, { expiresInSeconds: Math.min(PRESIGN_SECONDS, Math.max(1, Math.floor((meta.expires_at - Date.now()) / 1000))), contentDisposition: disposition }).catch(storeDown);
+    const url = await options.store
+      .signedUrl(meta, {
+        expiresInSeconds: Math.min(PRESIGN_SECONDS, Math.max(1, Math.floor((meta.expires_at - Date.now()) / 1000))),
+        contentDisposition: disposition,
+      })
+      .catch(storeDown);
     res.redirect(302, url);
     return;
   }

@@ -9,7 +9,8 @@ type Def = { type: string; [key: string]: unknown };
 type Schema = z.core.$ZodType;
 
 const defOf = (schema: Schema): Def => schema._zod.def as unknown as Def;
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The schema under wrappers that do not change which fields a value may have (optional, default, pipe…). */
 function unwrap(schema: Schema, seen: Schema[] = []): Schema[] {
@@ -50,8 +51,10 @@ export function unknownFields(schema: Schema, value: unknown, path: string[] = [
       return unknownFields(catchall, value[key], [...path, key]);
     });
   }
-  if (def.type === 'array' && Array.isArray(value)) return value.flatMap((item, i) => unknownFields(def.element as Schema, item, [...path, String(i)]));
-  if (def.type === 'record' && isPlainObject(value)) return Object.keys(value).flatMap((key) => unknownFields(def.valueType as Schema, value[key], [...path, key]));
+  if (def.type === 'array' && Array.isArray(value))
+    return value.flatMap((item, i) => unknownFields(def.element as Schema, item, [...path, String(i)]));
+  if (def.type === 'record' && isPlainObject(value))
+    return Object.keys(value).flatMap((key) => unknownFields(def.valueType as Schema, value[key], [...path, key]));
   if (def.type === 'union') {
     // The option the value fits best: a value that fits one option fully names no unknown field.
     const found = (def.options as Schema[]).map((option) => unknownFields(option, value, path));
@@ -70,14 +73,17 @@ export function errorCodeAt(schema: Schema, path: readonly PropertyKey[]): Error
   for (const key of path) {
     const def = defOf(chain.at(-1)!);
     let next: Schema | undefined;
-    if (def.type === 'object') next = (def.shape as Record<string, Schema>)[String(key)] ?? (def.catchall as Schema | undefined);
+    if (def.type === 'object')
+      next = (def.shape as Record<string, Schema>)[String(key)] ?? (def.catchall as Schema | undefined);
     else if (def.type === 'array') next = def.element as Schema;
     else if (def.type === 'record') next = def.valueType as Schema;
     if (!next) return undefined;
     chain = unwrap(next);
   }
   for (const link of chain) {
-    const named = ErrorCodeSchema.safeParse((z.globalRegistry.get(link) as Record<string, unknown> | undefined)?.['x-error-code']);
+    const named = ErrorCodeSchema.safeParse(
+      (z.globalRegistry.get(link) as Record<string, unknown> | undefined)?.['x-error-code'],
+    );
     if (named.success) return named.data;
   }
   return undefined;

@@ -11,7 +11,8 @@ import type { AllowedMethods } from './methods.js';
 
 function errorFor(code: string | undefined): ReelayError {
   if (code === 'HPE_HEADER_OVERFLOW') return new ReelayError('headers_too_large', 'The request headers are too large.');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ReelayError('request_timeout', 'The request was not sent in time.');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new ReelayError('request_timeout', 'The request was not sent in time.');
   return new ReelayError('invalid_request', 'The request is not valid HTTP.');
 }
 
@@ -37,7 +38,12 @@ function rawResponse(error: ReelayError): string {
 /** CONNECT's answer: 405 with Allow on a path a route serves, 400 for a proxy's host:port target. */
 export function connectResponse(target: string, allowed: AllowedMethods): string {
   const methods = target.startsWith('/') ? allowed(target.split('?')[0]) : [];
-  if (methods.length) return rawResponse(new ReelayError('method_not_allowed', `CONNECT is not allowed here; use ${methods.join(' or ')}.`, { headers: { Allow: methods.join(', ') } }));
+  if (methods.length)
+    return rawResponse(
+      new ReelayError('method_not_allowed', `CONNECT is not allowed here; use ${methods.join(' or ')}.`, {
+        headers: { Allow: methods.join(', ') },
+      }),
+    );
   return rawResponse(new ReelayError('invalid_request', 'CONNECT is not supported: this server is not a proxy.'));
 }
 
@@ -50,7 +56,11 @@ export function answerClientErrors(server: Server, allowed: AllowedMethods): voi
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // A reset or a half-written response leaves nothing sensible to say.
-    if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+    if (
+      err.code === 'ECONNRESET' ||
+      !socket.writable ||
+      (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent
+    ) {
       socket.destroy();
       return;
     }

@@ -13,7 +13,16 @@ export const notFound: RequestHandler = (req, _res, next) => {
 
 // Headers a handler may have set for the body it meant to send (a file's type and name); an
 // envelope must not go out labelled as video/mp4.
-const BODY_HEADERS = ['Content-Type', 'Content-Length', 'Content-Disposition', 'Content-Range', 'Content-Encoding', 'Accept-Ranges', 'ETag', 'Last-Modified'];
+const BODY_HEADERS = [
+  'Content-Type',
+  'Content-Length',
+  'Content-Disposition',
+  'Content-Range',
+  'Content-Encoding',
+  'Accept-Ranges',
+  'ETag',
+  'Last-Modified',
+];
 
 /** Errors from Express and body-parser that are the client's fault, as ReelayErrors; else undefined. */
 export function clientFault(err: unknown): ReelayError | undefined {
@@ -21,16 +30,21 @@ export function clientFault(err: unknown): ReelayError | undefined {
   const status = (err as { status?: unknown } | null)?.status;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   // Express's router: a path parameter with malformed percent-encoding, such as /api/v1/jobs/%zz.
-  if (err instanceof URIError) return new ReelayError('invalid_request', 'The request path holds malformed percent-encoding.');
+  if (err instanceof URIError)
+    return new ReelayError('invalid_request', 'The request path holds malformed percent-encoding.');
   if (status === 413) return new ReelayError('payload_too_large', 'The request body is too large.');
-  if (status === 415) return new ReelayError('unsupported_media_type', 'The request body type or encoding is not supported.');
+  if (status === 415)
+    return new ReelayError('unsupported_media_type', 'The request body type or encoding is not supported.');
   // body-parser: a gzip/deflate/br body that does not decompress (zlib's Z_* and ERR_* codes).
   return new ReelayError('invalid_request', 'The request could not be read (bad encoding or syntax).');
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const error = clientFault(err) ?? redisUnavailable(err) ?? new ReelayError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs.');
+    const error =
+      clientFault(err) ??
+      redisUnavailable(err) ??
+      new ReelayError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs.');
     if (error.status >= 500) {
       logger.error({ err, reqId: req.id, code: error.code }, 'request failed');
     }

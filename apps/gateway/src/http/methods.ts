@@ -13,7 +13,10 @@ export function allowedMethods(routes: readonly RouteSpec[]): AllowedMethods {
   // Express matches paths case-insensitively and with an optional trailing slash; so does this.
   const patterns = routes.map((route) => ({
     method: route.method.toUpperCase(),
-    pattern: new RegExp(`^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[A-Za-z_]+\}/g, '[^/]+')}/?$`, 'i'),
+    pattern: new RegExp(
+      `^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[A-Za-z_]+\}/g, '[^/]+')}/?$`,
+      'i',
+    ),
   }));
   return (path) => {
     const methods = new Set<string>();
@@ -30,6 +33,12 @@ export function methodNotAllowed(allowed: AllowedMethods): RequestHandler {
   return (req, _res, next) => {
     const methods = allowed(req.path);
     if (!methods.length) return next();
-    next(new ReelayError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}.`, { headers: { Allow: methods.join(', ') } }));
+    next(
+      new ReelayError(
+        'method_not_allowed',
+        `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}.`,
+        { headers: { Allow: methods.join(', ') } },
+      ),
+    );
   };
 }

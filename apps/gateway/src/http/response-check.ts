@@ -15,7 +15,10 @@ export function responseCheck(route: RouteSpec, report: MismatchReporter): Reque
       checked = true;
       const spec = route.responses[res.statusCode];
       if (!spec) report(`${where()}: status not documented`);
-      else if (!spec.schema) report(`${where()}: a JSON body where the document declares ${spec.contentType ? String(spec.contentType) : 'none'}`);
+      else if (!spec.schema)
+        report(
+          `${where()}: a JSON body where the document declares ${spec.contentType ? String(spec.contentType) : 'none'}`,
+        );
       else {
         const parsed = spec.schema.safeParse(body);
         if (!parsed.success) {

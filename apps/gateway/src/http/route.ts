@@ -63,7 +63,12 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infe
     const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
     // A schema may name a more precise code for its own checks (a clip's invalid_clip), and a field for
     // its constraints (`x-error-code`: a url's invalid_url); a value of the wrong type is invalid_request.
-    const named = issue.code === 'custom' ? ErrorCodeSchema.safeParse(issue.params?.error_code).data : issue.code === 'invalid_type' ? undefined : errorCodeAt(schema, issue.path);
+    const named =
+      issue.code === 'custom'
+        ? ErrorCodeSchema.safeParse(issue.params?.error_code).data
+        : issue.code === 'invalid_type'
+          ? undefined
+          : errorCodeAt(schema, issue.path);
     throw new ReelayError(named ?? 'invalid_request', `${where}${issue.message}`);
   }
   return parsed.data;
@@ -79,7 +84,15 @@ export function refuseUnknownFields(schema: z.ZodType): RequestHandler {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return next();
     const unknown = unknownFields(schema, body);
     if (unknown.length === 0) return next();
-    const names = unknown.slice(0, 10).map((field) => JSON.stringify(field.length > 64 ? `${field.slice(0, 64)}…` : field)).join(', ');
-    next(new ReelayError('invalid_request', `Unknown field${unknown.length > 1 ? 's' : ''} ${names}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''}: this request takes no such field (see /api/openapi.json).`));
+    const names = unknown
+      .slice(0, 10)
+      .map((field) => JSON.stringify(field.length > 64 ? `${field.slice(0, 64)}…` : field))
+      .join(', ');
+    next(
+      new ReelayError(
+        'invalid_request',
+        `Unknown field${unknown.length > 1 ? 's' : ''} ${names}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''}: this request takes no such field (see /api/openapi.json).`,
+      ),
+    );
   };
 }

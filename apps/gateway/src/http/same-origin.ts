@@ -28,10 +28,14 @@ export function refuseCrossSite(message: string): RequestHandler {
   return (req, _res, next) => {
     const site = req.get('sec-fetch-site');
     const origin = req.get('origin');
-    const crossSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && (originOf(origin) ?? 'null') !== ownOrigin(req));
+    const crossSite =
+      (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+      (origin !== undefined && (originOf(origin) ?? 'null') !== ownOrigin(req));
     if (crossSite) return next(new ReelayError('cross_site_request', message));
     next();
   };
 }
 
-export const sameOrigin: RequestHandler = refuseCrossSite('Cross-site requests to account routes are refused; use the reelay web app.');
+export const sameOrigin: RequestHandler = refuseCrossSite(
+  'Cross-site requests to account routes are refused; use the reelay web app.',
+);

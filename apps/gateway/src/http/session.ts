@@ -34,7 +34,13 @@ export function readCookie(req: Request, name: string): string | undefined {
 }
 
 export function setSessionCookie(req: Request, res: Response, sessionId: string, ttlSeconds: number): void {
-  res.cookie(SESSION_COOKIE, sessionId, { httpOnly: true, sameSite: 'lax', path: '/', secure: req.secure, maxAge: ttlSeconds * 1000 });
+  res.cookie(SESSION_COOKIE, sessionId, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: req.secure,
+    maxAge: ttlSeconds * 1000,
+  });
 }
 
 export function clearSessionCookie(req: Request, res: Response): void {

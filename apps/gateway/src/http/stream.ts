@@ -51,12 +51,19 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
     upstream.body.destroy();
     throw new ReelayError('upstream_error', `The media is larger than the service allows (${opts.maxBytes} bytes).`);
   }
-  const upstreamType = String(headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  const contentType = upstreamType && upstreamType !== 'application/octet-stream' ? upstreamType : (source.mime_type ?? 'application/octet-stream');
+  const upstreamType = String(headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+  const contentType =
+    upstreamType && upstreamType !== 'application/octet-stream'
+      ? upstreamType
+      : (source.mime_type ?? 'application/octet-stream');
   const ext = source.ext ?? extOfMime(contentType);
   res.status(status === 206 ? 206 : 200);
   res.setHeader('Content-Type', contentType);
-  if (Number.isFinite(length) && headers['content-encoding'] === undefined) res.setHeader('Content-Length', String(length));
+  if (Number.isFinite(length) && headers['content-encoding'] === undefined)
+    res.setHeader('Content-Length', String(length));
   if (status === 206 && headers['content-range']) res.setHeader('Content-Range', String(headers['content-range']));
   res.setHeader('Accept-Ranges', status === 206 || headers['accept-ranges'] === 'bytes' ? 'bytes' : 'none');
   res.setHeader('Content-Disposition', contentDisposition(mediaFilename(opts.basename, ext)));
@@ -102,7 +109,13 @@ export async function streamSource(req: Request, res: Response, opts: StreamOpti
     await pipeline(upstream.body, res);
   } catch {
     // Told apart for the metrics: the client leaving is normal, the origin failing is not.
-    outcome = tooLarge ? 'too_large' : stalled ? 'stalled' : controller.signal.aborted && !originBroke ? 'client_aborted' : 'origin_error';
+    outcome = tooLarge
+      ? 'too_large'
+      : stalled
+        ? 'stalled'
+        : controller.signal.aborted && !originBroke
+          ? 'client_aborted'
+          : 'origin_error';
     // Headers are out: the only honest signal left is cutting the connection.
     if (!res.destroyed) res.destroy();
   } finally {

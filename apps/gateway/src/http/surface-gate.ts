@@ -22,12 +22,21 @@ export const RATE_LIMIT_HEADERS = {
   'RateLimit-Reset': 'Seconds until the window ends',
 };
 
-export const TOO_MANY = { 429: { description: 'rate_limited: over the limit; Retry-After says when to try again', schema: ErrorEnvelopeSchema, headers: { 'Retry-After': 'Seconds to wait' } } };
+export const TOO_MANY = {
+  429: {
+    description: 'rate_limited: over the limit; Retry-After says when to try again',
+    schema: ErrorEnvelopeSchema,
+    headers: { 'Retry-After': 'Seconds to wait' },
+  },
+};
 
 /** Documents the RateLimit-* headers on every answer a gate lets through or refuses (503: no gate ran). */
 export function withRateLimitHeaders(responses: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
   return Object.fromEntries(
-    Object.entries(responses).map(([status, spec]) => [status, status === '503' ? spec : { ...spec, headers: { ...spec.headers, ...RATE_LIMIT_HEADERS } }]),
+    Object.entries(responses).map(([status, spec]) => [
+      status,
+      status === '503' ? spec : { ...spec, headers: { ...spec.headers, ...RATE_LIMIT_HEADERS } },
+    ]),
   );
 }
 
@@ -35,7 +44,9 @@ function countUsage(res: Response, keyHash: string, deps: SurfaceGateDeps): void
   // 'close' follows 'finish' and also fires when the client goes away: every request is counted once.
   res.once('close', () => {
     const successful = res.writableFinished && res.statusCode >= 200 && res.statusCode < 300;
-    deps.usage.record(keyHash, successful).catch((err: unknown) => deps.logger.warn({ err }, 'could not count API key usage'));
+    deps.usage
+      .record(keyHash, successful)
+      .catch((err: unknown) => deps.logger.warn({ err }, 'could not count API key usage'));
   });
 }
 
@@ -51,13 +62,26 @@ export function surfaceGate(surface: Surface, deps: SurfaceGateDeps): RequestHan
     if (decision.keyHash) countUsage(res, decision.keyHash, deps);
     if (!decision.allowed) {
       deps.metrics.rateLimited.inc({ surface });
-      throw new ReelayError('rate_limited', `The limit of ${decision.limit} requests per minute is reached; try again in ${decision.resetSeconds} seconds.`, {
-        headers: { 'Retry-After': String(decision.resetSeconds) },
-      });
+      throw new ReelayError(
+        'rate_limited',
+        `The limit of ${decision.limit} requests per minute is reached; try again in ${decision.resetSeconds} seconds.`,
+        {
+          headers: { 'Retry-After': String(decision.resetSeconds) },
+        },
+      );
     }
-    if (decision.auth === 'missing') throw new ReelayError('api_key_required', 'This endpoint needs an API key in the X-API-Key header; /api/playground works without one.');
-    if (decision.auth === 'invalid') throw new ReelayError('invalid_api_key', 'The API key is not valid: it is unknown or has been deleted.');
-    if (decision.auth === 'disabled') throw new ReelayError('api_key_disabled', 'This API key is disabled; enable it again in the key settings or use another key.');
+    if (decision.auth === 'missing')
+      throw new ReelayError(
+        'api_key_required',
+        'This endpoint needs an API key in the X-API-Key header; /api/playground works without one.',
+      );
+    if (decision.auth === 'invalid')
+      throw new ReelayError('invalid_api_key', 'The API key is not valid: it is unknown or has been deleted.');
+    if (decision.auth === 'disabled')
+      throw new ReelayError(
+        'api_key_disabled',
+        'This API key is disabled; enable it again in the key settings or use another key.',
+      );
     next();
   };
 }

@@ -9,11 +9,23 @@ import type { GatewayMetrics } from '../metrics.js';
 export const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 export const CROSS_SITE = { 403: error('cross_site_request: the Origin or Sec-Fetch-Site is another site') };
 export const NOT_SIGNED_IN = { 401: error('not_signed_in: no live session cookie') };
-export const KEY_NOT_FOUND = { 400: error('invalid_request: malformed percent-encoding in the id'), 404: error('not_found: no key with this id in the account') };
-export const BAD_BODY = { 400: error('invalid_request'), 413: error('payload_too_large: the body is over 16 KiB'), 415: error('unsupported_media_type') };
+export const KEY_NOT_FOUND = {
+  400: error('invalid_request: malformed percent-encoding in the id'),
+  404: error('not_found: no key with this id in the account'),
+};
+export const BAD_BODY = {
+  400: error('invalid_request'),
+  413: error('payload_too_large: the body is over 16 KiB'),
+  415: error('unsupported_media_type'),
+};
 export const KEY_ID = { id: 'The key id' };
 export const UNAVAILABLE = { 503: error('service_unavailable: Redis cannot be reached') };
-export const RATE_LIMITED = { 429: { ...error('rate_limited: too many attempts from this address or for this account'), headers: { 'Retry-After': 'Seconds to wait' } } };
+export const RATE_LIMITED = {
+  429: {
+    ...error('rate_limited: too many attempts from this address or for this account'),
+    headers: { 'Retry-After': 'Seconds to wait' },
+  },
+};
 /** The success envelope every route answers with. */
 export const ok = <T>(data: T) => ({ success: true as const, data });
 
@@ -29,7 +41,12 @@ export function accountOf(req: Request): Account {
 }
 
 /** Signs the client in with a fresh session id (any session it had before is ended). */
-export async function startSession(sessions: AccountServices['sessions'], req: Request, res: Response, account: Account): Promise<void> {
+export async function startSession(
+  sessions: AccountServices['sessions'],
+  req: Request,
+  res: Response,
+  account: Account,
+): Promise<void> {
   await sessions.destroy(readCookie(req, SESSION_COOKIE));
   setSessionCookie(req, res, await sessions.create(account, clientInfo(req)), sessions.ttlSeconds);
 }

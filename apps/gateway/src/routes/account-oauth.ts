@@ -10,7 +10,20 @@
 // - an account keeps at least one way to sign in.
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { AccountFeaturesEnvelopeSchema, LinkStartEnvelopeSchema, ProviderListEnvelopeSchema, providerRefusal, safeReturnTo, SocialFlows, FLOW_TTL_SECONDS, type Account, type AccountServices, type SocialProfile, type SocialProvider, type StoredAccount } from '@reelay/accounts';
+import {
+  AccountFeaturesEnvelopeSchema,
+  LinkStartEnvelopeSchema,
+  ProviderListEnvelopeSchema,
+  providerRefusal,
+  safeReturnTo,
+  SocialFlows,
+  FLOW_TTL_SECONDS,
+  type Account,
+  type AccountServices,
+  type SocialProfile,
+  type SocialProvider,
+  type StoredAccount,
+} from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { RouteSpec } from '../http/route.js';
@@ -18,7 +31,17 @@ import { sameOrigin } from '../http/same-origin.js';
 import { noStore, readCookie, requireSession, SESSION_COOKIE } from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { AccountMail } from '../services/account-mail.js';
-import { accountOf, countRateLimited, CROSS_SITE, error, NOT_SIGNED_IN, ok, RATE_LIMITED, startSession, UNAVAILABLE } from './account-common.js';
+import {
+  accountOf,
+  countRateLimited,
+  CROSS_SITE,
+  error,
+  NOT_SIGNED_IN,
+  ok,
+  RATE_LIMITED,
+  startSession,
+  UNAVAILABLE,
+} from './account-common.js';
 
 export const FLOW_COOKIE = 'reelay_oauth';
 const FLOW_COOKIE_PATH = '/account/oauth';
@@ -54,7 +77,11 @@ function describeRefusal(err: unknown): string {
   type Described = Error & { code?: unknown; error?: unknown; cause?: unknown };
   const parts: string[] = [];
   // openid-client wraps the check that failed (oauth4webapi's) as its cause: one level down is enough.
-  for (let e: Described | undefined = err, depth = 0; e && depth < 2; e = e.cause instanceof Error ? (e.cause as Described) : undefined, depth++) {
+  for (
+    let e: Described | undefined = err, depth = 0;
+    e && depth < 2;
+    e = e.cause instanceof Error ? (e.cause as Described) : undefined, depth++
+  ) {
     parts.push(`${e.name}: ${e.message.slice(0, 200)}`);
     if (typeof e.code === 'string') parts.push(`code ${e.code}`);
     if (typeof e.error === 'string') parts.push(`provider error ${e.error.slice(0, 64)}`);
@@ -64,7 +91,11 @@ function describeRefusal(err: unknown): string {
   return parts.join('; ');
 }
 
-const badFlow = () => new ReelayError('invalid_request', 'This sign-in was not started in this browser, was used already or expired; start it again.');
+const badFlow = () =>
+  new ReelayError(
+    'invalid_request',
+    'This sign-in was not started in this browser, was used already or expired; start it again.',
+  );
 
 export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
   const { services, providers, flows, publicUrl, metrics, logger, mail } = deps;
@@ -81,36 +112,75 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
   }
 
   /** Starts a flow and sets the cookie that binds it to this browser; returns the provider's page. */
-  async function begin(req: Request, res: Response, p: SocialProvider, flow: { return_to: string; link_account_id?: string; link_email?: string }): Promise<string> {
+  async function begin(
+    req: Request,
+    res: Response,
+    p: SocialProvider,
+    flow: { return_to: string; link_account_id?: string; link_email?: string },
+  ): Promise<string> {
     await limits.oauth.charge(req.ip).catch(limited);
     const { state, nonce, verifier } = await flows.start({ provider: p.id, ...flow });
-    const url = await p.authorizationUrl({ state, nonce, verifier, redirectUri: redirectUri(p) }).catch((err: unknown) => {
-      if (err instanceof ReelayError) throw err;
-      logger.warn({ provider: p.id, err: err instanceof Error ? err.message : String(err) }, 'identity provider discovery failed');
-      throw new ReelayError('upstream_error', `${p.name} cannot be reached for sign-in right now; try again later.`);
+    const url = await p
+      .authorizationUrl({ state, nonce, verifier, redirectUri: redirectUri(p) })
+      .catch((err: unknown) => {
+        if (err instanceof ReelayError) throw err;
+        logger.warn(
+          { provider: p.id, err: err instanceof Error ? err.message : String(err) },
+          'identity provider discovery failed',
+        );
+        throw new ReelayError('upstream_error', `${p.name} cannot be reached for sign-in right now; try again later.`);
+      });
+    res.cookie(FLOW_COOKIE, state, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: FLOW_COOKIE_PATH,
+      secure: req.secure,
+      maxAge: FLOW_TTL_SECONDS * 1000,
     });
-    res.cookie(FLOW_COOKIE, state, { httpOnly: true, sameSite: 'lax', path: FLOW_COOKIE_PATH, secure: req.secure, maxAge: FLOW_TTL_SECONDS * 1000 });
     return url.href;
   }
 
   /** The verified profile of a callback; every check failure is one clear refusal. */
-  async function finish(req: Request, p: SocialProvider, state: string, flow: { nonce: string; verifier: string }): Promise<SocialProfile> {
+  async function finish(
+    req: Request,
+    p: SocialProvider,
+    state: string,
+    flow: { nonce: string; verifier: string },
+  ): Promise<SocialProfile> {
     const current = new URL(req.originalUrl, publicUrl);
     try {
-      return await p.finish(current, { state, nonce: flow.nonce, verifier: flow.verifier, redirectUri: redirectUri(p) });
+      return await p.finish(current, {
+        state,
+        nonce: flow.nonce,
+        verifier: flow.verifier,
+        redirectUri: redirectUri(p),
+      });
     } catch (err) {
       if (err instanceof ReelayError) throw err;
       // The reason (not the response body or any token) goes to the log; the client gets one answer.
       logger.warn({ provider: p.id, err: describeRefusal(err) }, 'social sign-in refused');
       const refusal = providerRefusal(err);
-      if (refusal) throw new ReelayError('invalid_credentials', `${p.name} did not sign you in (${refusal.slice(0, 64)}).`);
+      if (refusal)
+        throw new ReelayError('invalid_credentials', `${p.name} did not sign you in (${refusal.slice(0, 64)}).`);
       throw new ReelayError('invalid_credentials', `The sign-in with ${p.name} could not be verified; start it again.`);
     }
   }
 
-  function addIdentity(stored: StoredAccount, p: SocialProvider, profile: SocialProfile, verifiesEmail: boolean): StoredAccount {
+  function addIdentity(
+    stored: StoredAccount,
+    p: SocialProvider,
+    profile: SocialProfile,
+    verifiesEmail: boolean,
+  ): StoredAccount {
     const others = (stored.identities ?? []).filter((i) => i.provider !== p.id);
-    return { ...stored, email_verified: stored.email_verified || verifiesEmail, identities: [...others, { provider: p.id, subject: profile.subject, email: profile.email, linked_at: Date.now() }] };
+    return {
+      ...stored,
+      email_verified: stored.email_verified || verifiesEmail,
+      identities: [
+        ...others,
+        { provider: p.id, subject: profile.subject, email: profile.email, linked_at: Date.now() },
+      ],
+    };
   }
 
   /** Links the profile to an account: the index first (one owner per identity), then the record. */
@@ -118,7 +188,9 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
     if (!(await identities.claim(p.id, profile.subject, account))) {
       throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
     }
-    await accounts.update(account, (s) => addIdentity(s, p, profile, profile.emailVerified && profile.email === s.email));
+    await accounts.update(account, (s) =>
+      addIdentity(s, p, profile, profile.emailVerified && profile.email === s.email),
+    );
     mail?.providerLinked(account.email, p.name);
   }
 
@@ -130,13 +202,20 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       if (stored?.id === owner.id) return owner;
       await identities.release(p.id, profile.subject, owner); // its account was deleted
     }
-    if (!profile.email) throw new ReelayError('invalid_request', `${p.name} did not share an e-mail address; allow it to, or sign up with e-mail and link ${p.name} from the settings.`);
+    if (!profile.email)
+      throw new ReelayError(
+        'invalid_request',
+        `${p.name} did not share an e-mail address; allow it to, or sign up with e-mail and link ${p.name} from the settings.`,
+      );
     const existing = await accounts.find(profile.email);
     if (existing) {
       // Linking on an address the provider does not vouch for would let anyone who types a victim's
       // address at some provider take the victim's account.
       if (!profile.emailVerified) {
-        throw new ReelayError('email_taken', `An account with this e-mail address exists. Sign in with your password first, then link ${p.name} from the settings.`);
+        throw new ReelayError(
+          'email_taken',
+          `An account with this e-mail address exists. Sign in with your password first, then link ${p.name} from the settings.`,
+        );
       }
       const account = { id: existing.id, email: existing.email };
       await link(account, p, profile);
@@ -144,7 +223,8 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
     }
     const identity = { provider: p.id, subject: profile.subject, email: profile.email, linked_at: Date.now() };
     const created = await accounts.createLinked(profile.email, identity, profile.emailVerified);
-    if (!created) throw new ReelayError('email_taken', 'An account with this e-mail address was just made; sign in again.');
+    if (!created)
+      throw new ReelayError('email_taken', 'An account with this e-mail address was just made; sign in again.');
     const account = { id: created.id, email: created.email };
     if (!(await identities.claim(p.id, profile.subject, account))) {
       await accounts.remove(account);
@@ -170,7 +250,8 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       if (current?.account_id !== flow.link_account_id) throw badFlow();
       const profile = await finish(req, p, state, flow);
       const owner = await identities.owner(p.id, profile.subject);
-      if (owner && owner.id !== current.account_id) throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
+      if (owner && owner.id !== current.account_id)
+        throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
       await link({ id: current.account_id, email: current.email }, p, profile);
       res.redirect(302, flow.return_to);
       return;
@@ -187,25 +268,59 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       path: '/account/providers',
       tag: 'Account',
       summary: 'The social sign-in providers this deployment offers',
-      responses: { 200: { description: 'Providers, in the order configured', schema: ProviderListEnvelopeSchema, example: { success: true, data: [{ id: 'github', name: 'GitHub' }] } } },
+      responses: {
+        200: {
+          description: 'Providers, in the order configured',
+          schema: ProviderListEnvelopeSchema,
+          example: { success: true, data: [{ id: 'github', name: 'GitHub' }] },
+        },
+      },
       handler: (_req, res) => res.json(ok(providers.map((p) => ({ id: p.id, name: p.name })))),
     },
     {
       method: 'get',
       path: '/account/features',
       tag: 'Account',
-      summary: 'What this deployment offers for accounts (mail, passkeys, sign-in providers), so a client shows only what works',
-      responses: { 200: { description: 'The features', schema: AccountFeaturesEnvelopeSchema, example: { success: true, data: { mail: true, passkeys: true, providers: [{ id: 'github', name: 'GitHub' }] } } } },
-      handler: (_req, res) => res.json(ok({ mail: deps.features?.mail ?? false, passkeys: deps.features?.passkeys ?? false, providers: providers.map((p) => ({ id: p.id, name: p.name })) })),
+      summary:
+        'What this deployment offers for accounts (mail, passkeys, sign-in providers), so a client shows only what works',
+      responses: {
+        200: {
+          description: 'The features',
+          schema: AccountFeaturesEnvelopeSchema,
+          example: {
+            success: true,
+            data: { mail: true, passkeys: true, providers: [{ id: 'github', name: 'GitHub' }] },
+          },
+        },
+      },
+      handler: (_req, res) =>
+        res.json(
+          ok({
+            mail: deps.features?.mail ?? false,
+            passkeys: deps.features?.passkeys ?? false,
+            providers: providers.map((p) => ({ id: p.id, name: p.name })),
+          }),
+        ),
     },
     {
       method: 'get',
       path: '/account/oauth/{id}/start',
       tag: 'Account',
-      summary: "Sign in with a provider: 302 to its page (authorization code with PKCE S256, state and nonce)",
+      summary: 'Sign in with a provider: 302 to its page (authorization code with PKCE S256, state and nonce)',
       params: PROVIDER_ID,
-      query: { return_to: 'A path of this app to land on afterwards (default /settings/api-keys); anything else is ignored' },
-      responses: { 302: { description: "To the provider's authorization page; sets the reelay_oauth flow cookie", headers: { Location: 'The provider page' } }, ...UNKNOWN_PROVIDER, ...RATE_LIMITED, 502: error('upstream_error: the provider cannot be reached'), ...UNAVAILABLE },
+      query: {
+        return_to: 'A path of this app to land on afterwards (default /settings/api-keys); anything else is ignored',
+      },
+      responses: {
+        302: {
+          description: "To the provider's authorization page; sets the reelay_oauth flow cookie",
+          headers: { Location: 'The provider page' },
+        },
+        ...UNKNOWN_PROVIDER,
+        ...RATE_LIMITED,
+        502: error('upstream_error: the provider cannot be reached'),
+        ...UNAVAILABLE,
+      },
       before: [noStore],
       handler: async (req, res) => {
         const p = provider(req);
@@ -216,19 +331,30 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       method: 'get',
       path: '/account/oauth/{id}/callback',
       tag: 'Account',
-      summary: 'Where the provider sends the browser back: signs in (making the account on first use) or links, then 302 into the app',
+      summary:
+        'Where the provider sends the browser back: signs in (making the account on first use) or links, then 302 into the app',
       params: PROVIDER_ID,
       query: { code: 'From the provider', state: 'From the provider; must match this browser’s flow' },
       responses: {
-        302: { description: 'Signed in (or linked): to the return_to path', headers: { Location: 'A path of this app' } },
+        302: {
+          description: 'Signed in (or linked): to the return_to path',
+          headers: { Location: 'A path of this app' },
+        },
         303: {
-          description: 'A browser (HTML preferred over JSON) whose sign-in failed: back to the settings page, the reason in the fragment (#sign-in-error=CODE&message=…); other clients get the error envelope below',
+          description:
+            'A browser (HTML preferred over JSON) whose sign-in failed: back to the settings page, the reason in the fragment (#sign-in-error=CODE&message=…); other clients get the error envelope below',
           headers: { Location: '/settings/api-keys#sign-in-error=…' },
         },
-        400: error('invalid_request: no flow of this browser, state mismatch, used or expired flow, or no e-mail address shared'),
-        401: error('invalid_credentials: the provider refused, or the code, PKCE verifier, nonce or ID token did not check out'),
+        400: error(
+          'invalid_request: no flow of this browser, state mismatch, used or expired flow, or no e-mail address shared',
+        ),
+        401: error(
+          'invalid_credentials: the provider refused, or the code, PKCE verifier, nonce or ID token did not check out',
+        ),
         ...UNKNOWN_PROVIDER,
-        409: error('email_taken: An account with this e-mail address exists. Sign in with your password first, then link the provider from the settings'),
+        409: error(
+          'email_taken: An account with this e-mail address exists. Sign in with your password first, then link the provider from the settings',
+        ),
         ...RATE_LIMITED,
         502: error('upstream_error: the provider cannot be reached'),
         ...UNAVAILABLE,
@@ -240,8 +366,12 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
         } catch (err) {
           // A person's browser lands back in the app with the reason, never on a page of raw JSON; the
           // fragment stays in the browser, so the reason reaches no server log.
-          if (!(err instanceof ReelayError) || req.accepts(['application/json', 'text/html']) !== 'text/html') throw err;
-          res.redirect(303, `/settings/api-keys#${new URLSearchParams({ 'sign-in-error': err.code, message: err.message })}`);
+          if (!(err instanceof ReelayError) || req.accepts(['application/json', 'text/html']) !== 'text/html')
+            throw err;
+          res.redirect(
+            303,
+            `/settings/api-keys#${new URLSearchParams({ 'sign-in-error': err.code, message: err.message })}`,
+          );
         }
       },
     },
@@ -252,12 +382,28 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       summary: 'Link a provider to the signed-in account: answers the provider page to send the browser to',
       auth: 'session',
       params: PROVIDER_ID,
-      responses: { 200: { description: 'Send the browser to data.url', schema: LinkStartEnvelopeSchema }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...UNKNOWN_PROVIDER, ...RATE_LIMITED, 502: error('upstream_error: the provider cannot be reached'), ...UNAVAILABLE },
+      responses: {
+        200: { description: 'Send the browser to data.url', schema: LinkStartEnvelopeSchema },
+        ...NOT_SIGNED_IN,
+        ...CROSS_SITE,
+        ...UNKNOWN_PROVIDER,
+        ...RATE_LIMITED,
+        502: error('upstream_error: the provider cannot be reached'),
+        ...UNAVAILABLE,
+      },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const p = provider(req);
         const account = accountOf(req);
-        res.json(ok({ url: await begin(req, res, p, { return_to: '/settings/api-keys', link_account_id: account.id, link_email: account.email }) }));
+        res.json(
+          ok({
+            url: await begin(req, res, p, {
+              return_to: '/settings/api-keys',
+              link_account_id: account.id,
+              link_email: account.email,
+            }),
+          }),
+        );
       },
     },
     {
@@ -285,7 +431,10 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
           removed = mine.filter((i) => i.provider === id);
           const left = mine.filter((i) => i.provider !== id);
           if (removed.length && !s.password_hash && left.length === 0 && !hasPasskey) {
-            throw new ReelayError('invalid_request', 'This is the last way to sign in to this account: set a password (or link another provider) first.');
+            throw new ReelayError(
+              'invalid_request',
+              'This is the last way to sign in to this account: set a password (or link another provider) first.',
+            );
           }
           return { ...s, identities: left };
         });

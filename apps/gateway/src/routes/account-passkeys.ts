@@ -21,18 +21,38 @@ import { parseBody, type RouteSpec } from '../http/route.js';
 import { sameOrigin } from '../http/same-origin.js';
 import { noStore, requireSession } from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
-import { accountOf, BAD_BODY, countRateLimited, CROSS_SITE, error, NOT_SIGNED_IN, ok, RATE_LIMITED, signedIn, startSession, UNAVAILABLE } from './account-common.js';
+import {
+  accountOf,
+  BAD_BODY,
+  countRateLimited,
+  CROSS_SITE,
+  error,
+  NOT_SIGNED_IN,
+  ok,
+  RATE_LIMITED,
+  signedIn,
+  startSession,
+  UNAVAILABLE,
+} from './account-common.js';
 
 const PASSKEY_ID = { id: 'The credential id, as the list gives it' };
 const NOT_FOUND = { 404: error('not_found: no passkey with this id in the account') };
 const NO_RP = { 503: error('service_unavailable: PUBLIC_URL is not set, or Redis cannot be reached') };
 
-export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics, passkeys: PasskeyStore | undefined): RouteSpec[] {
+export function passkeyRoutes(
+  services: AccountServices,
+  metrics: GatewayMetrics,
+  passkeys: PasskeyStore | undefined,
+): RouteSpec[] {
   const { sessions, accounts, limits } = services;
   const session = requireSession(sessions);
   const limited = countRateLimited(metrics, 'passkey');
   const store = (): PasskeyStore => {
-    if (!passkeys) throw new ReelayError('service_unavailable', 'Passkeys need PUBLIC_URL to be set on this reelay; ask its operator.');
+    if (!passkeys)
+      throw new ReelayError(
+        'service_unavailable',
+        'Passkeys need PUBLIC_URL to be set on this reelay; ask its operator.',
+      );
     return passkeys;
   };
   return [
@@ -42,7 +62,11 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'Account',
       summary: "The account's passkeys, oldest first",
       auth: 'session',
-      responses: { 200: { description: 'The passkeys', schema: PasskeyListEnvelopeSchema }, ...NOT_SIGNED_IN, ...NO_RP },
+      responses: {
+        200: { description: 'The passkeys', schema: PasskeyListEnvelopeSchema },
+        ...NOT_SIGNED_IN,
+        ...NO_RP,
+      },
       before: [noStore, session],
       handler: async (req, res) => res.json(ok({ passkeys: await store().list(signedIn(req).accountId) })),
     },
@@ -52,7 +76,13 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'Account',
       summary: 'Options for navigator.credentials.create() (a discoverable credential; valid 5 minutes, once)',
       auth: 'session',
-      responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: WebauthnOptionsEnvelopeSchema }, 400: error('invalid_request: the account has 20 passkeys'), ...NOT_SIGNED_IN, ...CROSS_SITE, ...NO_RP },
+      responses: {
+        200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: WebauthnOptionsEnvelopeSchema },
+        400: error('invalid_request: the account has 20 passkeys'),
+        ...NOT_SIGNED_IN,
+        ...CROSS_SITE,
+        ...NO_RP,
+      },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => res.json(ok(await store().registrationOptions(accountOf(req)))),
     },
@@ -63,12 +93,30 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: "Register the browser's answer to the creation options as a passkey of the account",
       auth: 'session',
       body: RegisterPasskeyRequestSchema,
-      bodyExample: { name: 'Laptop', response: { id: 'AbCd', rawId: 'AbCd', type: 'public-key', response: { clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0', attestationObject: 'o2NmbXRkbm9uZQ' } } },
-      responses: { 201: { description: 'The new passkey', schema: PasskeyEnvelopeSchema }, ...BAD_BODY, 401: error('invalid_credentials: the answer does not check out (challenge, origin, signature); not_signed_in'), ...CROSS_SITE, ...NO_RP },
+      bodyExample: {
+        name: 'Laptop',
+        response: {
+          id: 'AbCd',
+          rawId: 'AbCd',
+          type: 'public-key',
+          response: { clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0', attestationObject: 'o2NmbXRkbm9uZQ' },
+        },
+      },
+      responses: {
+        201: { description: 'The new passkey', schema: PasskeyEnvelopeSchema },
+        ...BAD_BODY,
+        401: error('invalid_credentials: the answer does not check out (challenge, origin, signature); not_signed_in'),
+        ...CROSS_SITE,
+        ...NO_RP,
+      },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name, response } = parseBody(RegisterPasskeyRequestSchema, req.body);
-        const passkey = await store().register(accountOf(req), response as unknown as RegistrationResponseJSON, name ?? 'Passkey');
+        const passkey = await store().register(
+          accountOf(req),
+          response as unknown as RegistrationResponseJSON,
+          name ?? 'Passkey',
+        );
         res.status(201).json(ok(passkey));
       },
     },
@@ -81,7 +129,14 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
       params: PASSKEY_ID,
       body: RenamePasskeyRequestSchema,
       bodyExample: { name: 'Work laptop' },
-      responses: { 200: { description: 'The passkey', schema: PasskeyEnvelopeSchema }, ...BAD_BODY, ...NOT_SIGNED_IN, ...CROSS_SITE, ...NOT_FOUND, ...NO_RP },
+      responses: {
+        200: { description: 'The passkey', schema: PasskeyEnvelopeSchema },
+        ...BAD_BODY,
+        ...NOT_SIGNED_IN,
+        ...CROSS_SITE,
+        ...NOT_FOUND,
+        ...NO_RP,
+      },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name } = parseBody(RenamePasskeyRequestSchema, req.body);
@@ -95,13 +150,23 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
       summary: 'Remove a passkey; refused when it is the last way to sign in',
       auth: 'session',
       params: PASSKEY_ID,
-      responses: { 204: { description: 'Removed' }, 400: error('invalid_request: the last way to sign in, or a malformed id'), ...NOT_SIGNED_IN, ...CROSS_SITE, ...NOT_FOUND, ...NO_RP },
+      responses: {
+        204: { description: 'Removed' },
+        400: error('invalid_request: the last way to sign in, or a malformed id'),
+        ...NOT_SIGNED_IN,
+        ...CROSS_SITE,
+        ...NOT_FOUND,
+        ...NO_RP,
+      },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const account = accountOf(req);
         const stored = await accounts.get(account);
         if (!stored.password_hash && !(stored.identities ?? []).length && (await store().count(account.id)) <= 1) {
-          throw new ReelayError('invalid_request', 'This is the last way to sign in to this account: set a password (or add another passkey) first.');
+          throw new ReelayError(
+            'invalid_request',
+            'This is the last way to sign in to this account: set a password (or add another passkey) first.',
+          );
         }
         await store().remove(account.id, String(req.params.id));
         res.status(204).end();
@@ -112,7 +177,12 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
       path: '/account/passkeys/login/options',
       tag: 'Account',
       summary: 'Options for navigator.credentials.get() to sign in with a passkey (valid 5 minutes, once)',
-      responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: WebauthnOptionsEnvelopeSchema }, ...CROSS_SITE, ...RATE_LIMITED, ...NO_RP },
+      responses: {
+        200: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: WebauthnOptionsEnvelopeSchema },
+        ...CROSS_SITE,
+        ...RATE_LIMITED,
+        ...NO_RP,
+      },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         await limits.oauth.charge(req.ip).catch(limited);
@@ -125,8 +195,28 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'Account',
       summary: 'Sign in with a passkey: the browser’s answer to the sign-in options (sets the reelay_session cookie)',
       body: PasskeyLoginRequestSchema,
-      bodyExample: { response: { id: 'AbCd', rawId: 'AbCd', type: 'public-key', response: { clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0', authenticatorData: 'SZYN5YgO', signature: 'MEUCIQ', userHandle: 'YWNjdA' } } },
-      responses: { 200: { description: 'Signed in', schema: AccountEnvelopeSchema }, ...BAD_BODY, 401: error('invalid_credentials: unknown passkey, or the answer does not check out'), ...CROSS_SITE, ...RATE_LIMITED, ...NO_RP, ...UNAVAILABLE },
+      bodyExample: {
+        response: {
+          id: 'AbCd',
+          rawId: 'AbCd',
+          type: 'public-key',
+          response: {
+            clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0',
+            authenticatorData: 'SZYN5YgO',
+            signature: 'MEUCIQ',
+            userHandle: 'YWNjdA',
+          },
+        },
+      },
+      responses: {
+        200: { description: 'Signed in', schema: AccountEnvelopeSchema },
+        ...BAD_BODY,
+        401: error('invalid_credentials: unknown passkey, or the answer does not check out'),
+        ...CROSS_SITE,
+        ...RATE_LIMITED,
+        ...NO_RP,
+        ...UNAVAILABLE,
+      },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { response } = parseBody(PasskeyLoginRequestSchema, req.body);
@@ -134,7 +224,8 @@ export function passkeyRoutes(services: AccountServices, metrics: GatewayMetrics
         const account = await store().authenticate(response as unknown as AuthenticationResponseJSON);
         // The passkey's account may have been deleted since (its passkeys go with it, but a race is cheap to close).
         const stored = await accounts.find(account.email);
-        if (stored?.id !== account.id) throw new ReelayError('invalid_credentials', 'The passkey could not be verified; try again.');
+        if (stored?.id !== account.id)
+          throw new ReelayError('invalid_credentials', 'The passkey could not be verified; try again.');
         await startSession(sessions, req, res, account);
         res.json(ok({ email: account.email }));
       },

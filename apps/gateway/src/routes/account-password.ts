@@ -17,17 +17,37 @@ import { sameOrigin } from '../http/same-origin.js';
 import { noStore, requireSession } from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { AccountMail } from '../services/account-mail.js';
-import { accountOf, BAD_BODY, countRateLimited, CROSS_SITE, error, NOT_SIGNED_IN, ok, RATE_LIMITED, signedIn, UNAVAILABLE } from './account-common.js';
+import {
+  accountOf,
+  BAD_BODY,
+  countRateLimited,
+  CROSS_SITE,
+  error,
+  NOT_SIGNED_IN,
+  ok,
+  RATE_LIMITED,
+  signedIn,
+  UNAVAILABLE,
+} from './account-common.js';
 import { FRESH_SIGN_IN_MS } from './account-lifecycle.js';
 
 const NO_MAIL = { 503: error('mail_not_configured: this deployment has no SMTP_URL; or service_unavailable') };
-const BAD_TOKEN = () => new ReelayError('invalid_request', 'This link is invalid, used already or expired; ask for a new one.');
+const BAD_TOKEN = () =>
+  new ReelayError('invalid_request', 'This link is invalid, used already or expired; ask for a new one.');
 
-export function accountPasswordRoutes(services: AccountServices, metrics: GatewayMetrics, mail: AccountMail | undefined): RouteSpec[] {
+export function accountPasswordRoutes(
+  services: AccountServices,
+  metrics: GatewayMetrics,
+  mail: AccountMail | undefined,
+): RouteSpec[] {
   const { accounts, sessions, tokens, limits } = services;
   const session = requireSession(sessions);
   const needMail = (): AccountMail => {
-    if (!mail) throw new ReelayError('mail_not_configured', 'This reelay sends no mail (no SMTP_URL is configured); ask its operator.');
+    if (!mail)
+      throw new ReelayError(
+        'mail_not_configured',
+        'This reelay sends no mail (no SMTP_URL is configured); ask its operator.',
+      );
     return mail;
   };
   const limited = countRateLimited.bind(undefined, metrics);
@@ -39,7 +59,13 @@ export function accountPasswordRoutes(services: AccountServices, metrics: Gatewa
       summary: 'Confirm the e-mail address with the token of the mailed link (works once, for 24 hours)',
       body: VerifyRequestSchema,
       bodyExample: { token: 'q3Jt3mV0mJ6m0YV3cYQH6m0a0x9b3l3m2cUq1xJqXxE' },
-      responses: { 200: { description: 'The address is confirmed', schema: VerifiedEnvelopeSchema }, ...BAD_BODY, ...CROSS_SITE, ...RATE_LIMITED, ...NO_MAIL },
+      responses: {
+        200: { description: 'The address is confirmed', schema: VerifiedEnvelopeSchema },
+        ...BAD_BODY,
+        ...CROSS_SITE,
+        ...RATE_LIMITED,
+        ...NO_MAIL,
+      },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { token } = parseBody(VerifyRequestSchema, req.body);
@@ -47,9 +73,11 @@ export function accountPasswordRoutes(services: AccountServices, metrics: Gatewa
         await limits.token.charge(req.ip).catch(limited('token'));
         const data = await tokens.take('verify', token);
         if (!data) throw BAD_TOKEN();
-        const stored = await accounts.update({ id: data.account_id, email: data.email }, (s) => ({ ...s, email_verified: true })).catch(() => {
-          throw BAD_TOKEN(); // the account was deleted since
-        });
+        const stored = await accounts
+          .update({ id: data.account_id, email: data.email }, (s) => ({ ...s, email_verified: true }))
+          .catch(() => {
+            throw BAD_TOKEN(); // the account was deleted since
+          });
         res.json(ok({ email: stored.email, email_verified: true as const }));
       },
     },
@@ -59,7 +87,13 @@ export function accountPasswordRoutes(services: AccountServices, metrics: Gatewa
       tag: 'Account',
       summary: 'Mail a new confirmation link to the signed-in account (at most 3 an hour)',
       auth: 'session',
-      responses: { 202: { description: 'A link is on its way (none when the address is confirmed already)' }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...RATE_LIMITED, ...NO_MAIL },
+      responses: {
+        202: { description: 'A link is on its way (none when the address is confirmed already)' },
+        ...NOT_SIGNED_IN,
+        ...CROSS_SITE,
+        ...RATE_LIMITED,
+        ...NO_MAIL,
+      },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const sender = needMail();
@@ -76,7 +110,13 @@ export function accountPasswordRoutes(services: AccountServices, metrics: Gatewa
       summary: 'Mail a password reset link; the answer is the same whether or not the address has an account',
       body: ForgotPasswordRequestSchema,
       bodyExample: { email: 'ada@example.com' },
-      responses: { 202: { description: 'If the address has an account, a link is on its way' }, ...BAD_BODY, ...CROSS_SITE, ...RATE_LIMITED, ...NO_MAIL },
+      responses: {
+        202: { description: 'If the address has an account, a link is on its way' },
+        ...BAD_BODY,
+        ...CROSS_SITE,
+        ...RATE_LIMITED,
+        ...NO_MAIL,
+      },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { email } = parseBody(ForgotPasswordRequestSchema, req.body);
@@ -94,7 +134,13 @@ export function accountPasswordRoutes(services: AccountServices, metrics: Gatewa
       summary: 'Set a new password with the token of the mailed link (works once, for 1 hour); signs out every session',
       body: ResetPasswordRequestSchema,
       bodyExample: { token: 'q3Jt3mV0mJ6m0YV3cYQH6m0a0x9b3l3m2cUq1xJqXxE', password: 'a new long passphrase' },
-      responses: { 204: { description: 'The password is set; every session has ended: sign in with it' }, ...BAD_BODY, ...CROSS_SITE, ...RATE_LIMITED, ...NO_MAIL },
+      responses: {
+        204: { description: 'The password is set; every session has ended: sign in with it' },
+        ...BAD_BODY,
+        ...CROSS_SITE,
+        ...RATE_LIMITED,
+        ...NO_MAIL,
+      },
       before: [noStore, sameOrigin],
       handler: async (req, res) => {
         const { token, password } = parseBody(ResetPasswordRequestSchema, req.body);
@@ -117,7 +163,8 @@ export function accountPasswordRoutes(services: AccountServices, metrics: Gatewa
       path: '/account/password',
       tag: 'Account',
       summary: 'Change (or first set) the password; other sessions are signed out and a notice is mailed',
-      description: 'Give `current_password` when the account has one; an account made by social login sets its first password within 10 minutes of signing in.',
+      description:
+        'Give `current_password` when the account has one; an account made by social login sets its first password within 10 minutes of signing in.',
       auth: 'session',
       body: ChangePasswordRequestSchema,
       bodyExample: { current_password: 'correct horse battery', password: 'a new long passphrase' },
@@ -135,7 +182,10 @@ export function accountPasswordRoutes(services: AccountServices, metrics: Gatewa
         const account = accountOf(req);
         const stored = await accounts.get(account);
         if (stored.password_hash) {
-          if (current === undefined || !(await accounts.checkPassword(account, current, req.ip).catch(limited('login')))) {
+          if (
+            current === undefined ||
+            !(await accounts.checkPassword(account, current, req.ip).catch(limited('login')))
+          ) {
             throw new ReelayError('invalid_credentials', 'The current password is wrong.');
           }
         } else if (Date.now() - signedIn(req).signedInAt > FRESH_SIGN_IN_MS) {

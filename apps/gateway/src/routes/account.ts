@@ -17,7 +17,20 @@ import { parseBody, type RouteSpec } from '../http/route.js';
 import { sameOrigin } from '../http/same-origin.js';
 import { clearSessionCookie, noStore, readCookie, requireSession, SESSION_COOKIE } from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
-import { accountOf, BAD_BODY, countRateLimited as countLimited, CROSS_SITE, error, KEY_ID, KEY_NOT_FOUND, NOT_SIGNED_IN, ok, signedIn, startSession as start, UNAVAILABLE } from './account-common.js';
+import {
+  accountOf,
+  BAD_BODY,
+  countRateLimited as countLimited,
+  CROSS_SITE,
+  error,
+  KEY_ID,
+  KEY_NOT_FOUND,
+  NOT_SIGNED_IN,
+  ok,
+  signedIn,
+  startSession as start,
+  UNAVAILABLE,
+} from './account-common.js';
 
 /** What the account routes need beyond the stores: whether mail is on, and the social providers' names. */
 export interface AccountRouteOptions {
@@ -28,7 +41,11 @@ export interface AccountRouteOptions {
   providerName?: (id: string) => string;
 }
 
-export function accountRoutes(services: AccountServices, metrics: GatewayMetrics, options: AccountRouteOptions = {}): RouteSpec[] {
+export function accountRoutes(
+  services: AccountServices,
+  metrics: GatewayMetrics,
+  options: AccountRouteOptions = {},
+): RouteSpec[] {
   const { accounts, sessions, keys } = services;
   const session = requireSession(sessions);
   const startSession = start.bind(undefined, sessions);
@@ -45,7 +62,10 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         ...BAD_BODY,
         ...CROSS_SITE,
         409: error('email_taken'),
-        429: { ...error('rate_limited: too many sign-ups from this address'), headers: { 'Retry-After': 'Seconds to wait' } },
+        429: {
+          ...error('rate_limited: too many sign-ups from this address'),
+          headers: { 'Retry-After': 'Seconds to wait' },
+        },
         ...UNAVAILABLE,
       },
       before: [noStore, sameOrigin],
@@ -102,8 +122,19 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       before: [noStore, session],
       handler: async (req, res) => {
         const stored = await accounts.get(accountOf(req));
-        const identities = (stored.identities ?? []).map((i) => ({ provider: i.provider, name: options.providerName?.(i.provider) ?? i.provider, email: i.email ?? null }));
-        res.json(ok({ email: stored.email, email_verified: stored.email_verified ?? false, has_password: Boolean(stored.password_hash), identities }));
+        const identities = (stored.identities ?? []).map((i) => ({
+          provider: i.provider,
+          name: options.providerName?.(i.provider) ?? i.provider,
+          email: i.email ?? null,
+        }));
+        res.json(
+          ok({
+            email: stored.email,
+            email_verified: stored.email_verified ?? false,
+            has_password: Boolean(stored.password_hash),
+            identities,
+          }),
+        );
       },
     },
     {
@@ -112,7 +143,11 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       tag: 'Account',
       summary: "The account's API keys with their usage (never their secrets)",
       auth: 'session',
-      responses: { 200: { description: 'The keys, oldest first', schema: ApiKeyListEnvelopeSchema }, ...NOT_SIGNED_IN, ...UNAVAILABLE },
+      responses: {
+        200: { description: 'The keys, oldest first', schema: ApiKeyListEnvelopeSchema },
+        ...NOT_SIGNED_IN,
+        ...UNAVAILABLE,
+      },
       before: [noStore, session],
       handler: async (req, res) => res.json(ok({ keys: await keys.list(signedIn(req).accountId) })),
     },
@@ -127,7 +162,9 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
         201: { description: 'The new key with its secret', schema: CreatedApiKeyEnvelopeSchema },
         ...BAD_BODY,
         ...NOT_SIGNED_IN,
-        403: error('cross_site_request, or email_not_verified: mail is configured and the address is not confirmed yet'),
+        403: error(
+          'cross_site_request, or email_not_verified: mail is configured and the address is not confirmed yet',
+        ),
         409: error(`key_limit_reached: the account holds ${MAX_KEYS_PER_ACCOUNT} keys already; delete one first`),
         ...UNAVAILABLE,
       },
@@ -135,24 +172,35 @@ export function accountRoutes(services: AccountServices, metrics: GatewayMetrics
       handler: async (req, res) => {
         const { name } = parseBody(CreateKeyRequestSchema, req.body);
         if (options.mailEnabled && !(await accounts.get(accountOf(req))).email_verified) {
-          throw new ReelayError('email_not_verified', 'Confirm your e-mail address first: open the link we mailed you (or ask for a new one in the settings).');
+          throw new ReelayError(
+            'email_not_verified',
+            'Confirm your e-mail address first: open the link we mailed you (or ask for a new one in the settings).',
+          );
         }
         res.status(201).json(ok(await keys.create(signedIn(req).accountId, name)));
       },
     },
-    ...(['disable', 'enable'] as const).map(
-      (action): RouteSpec => ({
-        method: 'post',
-        path: `/account/keys/{id}/${action}`,
-        tag: 'Account',
-        summary: action === 'disable' ? 'Disable a key: it is kept, and refused with 403 api_key_disabled' : 'Enable a disabled key again',
-        auth: 'session',
-        params: KEY_ID,
-        responses: { 200: { description: 'The key', schema: ApiKeyEnvelopeSchema }, ...NOT_SIGNED_IN, ...CROSS_SITE, ...KEY_NOT_FOUND, ...UNAVAILABLE },
-        before: [noStore, sameOrigin, session],
-        handler: async (req, res) => res.json(ok(await keys.setEnabled(signedIn(req).accountId, String(req.params.id), action === 'enable'))),
-      }),
-    ),
+    ...(['disable', 'enable'] as const).map((action): RouteSpec => ({
+      method: 'post',
+      path: `/account/keys/{id}/${action}`,
+      tag: 'Account',
+      summary:
+        action === 'disable'
+          ? 'Disable a key: it is kept, and refused with 403 api_key_disabled'
+          : 'Enable a disabled key again',
+      auth: 'session',
+      params: KEY_ID,
+      responses: {
+        200: { description: 'The key', schema: ApiKeyEnvelopeSchema },
+        ...NOT_SIGNED_IN,
+        ...CROSS_SITE,
+        ...KEY_NOT_FOUND,
+        ...UNAVAILABLE,
+      },
+      before: [noStore, sameOrigin, session],
+      handler: async (req, res) =>
+        res.json(ok(await keys.setEnabled(signedIn(req).accountId, String(req.params.id), action === 'enable'))),
+    })),
     {
       method: 'delete',
       path: '/account/keys/{id}',

@@ -32,7 +32,10 @@ export function docsRoutes(dir = WEB_DIR): RouteSpec[] {
       tag: 'web',
       summary: 'The API reference, rendered from /api/openapi.json',
       internal: true,
-      responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 304: { description: 'Not modified (If-None-Match matched)' } },
+      responses: {
+        200: { description: 'HTML page', contentType: 'text/html' },
+        304: { description: 'Not modified (If-None-Match matched)' },
+      },
       handler: (req, res) => sendPage(req, res, page),
     },
     {

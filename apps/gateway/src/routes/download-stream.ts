@@ -7,7 +7,13 @@
 // browser request from another site is refused outright.
 import type { RequestHandler } from 'express';
 import type { Egress } from '@reelay/egress';
-import { DownloadRequestSchema, ErrorEnvelopeSchema, ReelayError, type ChosenSource, type DownloadRequest } from '@reelay/contracts';
+import {
+  DownloadRequestSchema,
+  ErrorEnvelopeSchema,
+  ReelayError,
+  type ChosenSource,
+  type DownloadRequest,
+} from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { refuseCrossSite } from '../http/same-origin.js';
 import { withRateLimitHeaders } from '../http/surface-gate.js';
@@ -28,13 +34,18 @@ const KNOWN = new Set<string>([...TEXT_FIELDS, ...NUMBER_FIELDS, ...BOOLEAN_FIEL
 export function requestFromQuery(query: Record<string, unknown>): DownloadRequest {
   const body: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
-    if (!KNOWN.has(name)) throw new ReelayError('invalid_request', `${name} is not a parameter of this route; it takes ${[...KNOWN].join(', ')}.`);
+    if (!KNOWN.has(name))
+      throw new ReelayError(
+        'invalid_request',
+        `${name} is not a parameter of this route; it takes ${[...KNOWN].join(', ')}.`,
+      );
     if (typeof value !== 'string') throw new ReelayError('invalid_request', `${name} is given once, as a string.`);
     if ((NUMBER_FIELDS as readonly string[]).includes(name)) {
       if (!/^\d{1,6}$/.test(value)) throw new ReelayError('invalid_request', `${name}: expected a whole number.`);
       body[name] = Number(value);
     } else if ((BOOLEAN_FIELDS as readonly string[]).includes(name)) {
-      if (value !== 'true' && value !== 'false') throw new ReelayError('invalid_request', `${name}: expected true or false.`);
+      if (value !== 'true' && value !== 'false')
+        throw new ReelayError('invalid_request', `${name}: expected true or false.`);
       body[name] = value === 'true';
     } else body[name] = value;
   }
@@ -48,7 +59,14 @@ export function requestFromQuery(query: Record<string, unknown>): DownloadReques
  */
 const ownSiteOnly = refuseCrossSite('This download link works from the reelay web app, not from another site.');
 
-export function downloadStreamRoute(deps: { downloads: DownloadService; egress: Egress; metrics: GatewayMetrics; maxMediaBytes: number; extracts?: ExtractService; limit?: RequestHandler }): RouteSpec {
+export function downloadStreamRoute(deps: {
+  downloads: DownloadService;
+  egress: Egress;
+  metrics: GatewayMetrics;
+  maxMediaBytes: number;
+  extracts?: ExtractService;
+  limit?: RequestHandler;
+}): RouteSpec {
   return {
     method: 'get',
     path: '/api/v1/download/stream',
@@ -57,9 +75,14 @@ export function downloadStreamRoute(deps: { downloads: DownloadService; egress: 
     internal: true,
     before: [ownSiteOnly, ...(deps.limit ? [deps.limit] : [])],
     responses: withRateLimitHeaders({
-      200: { description: 'The media, streamed (as POST /api/v1/download answers 200)', contentType: 'application/octet-stream' },
+      200: {
+        description: 'The media, streamed (as POST /api/v1/download answers 200)',
+        contentType: 'application/octet-stream',
+      },
       206: { description: 'The requested byte range', contentType: 'application/octet-stream' },
-      400: error('invalid_request: an unknown parameter, or a download that needs a job (POST it instead); invalid_url, unknown_source'),
+      400: error(
+        'invalid_request: an unknown parameter, or a download that needs a job (POST it instead); invalid_url, unknown_source',
+      ),
       403: error('url_blocked; cross_site_request: a browser request from another site (Sec-Fetch-Site)'),
       404: error('content_not_found'),
       416: { description: 'Range Not Satisfiable' },
@@ -73,22 +96,36 @@ export function downloadStreamRoute(deps: { downloads: DownloadService; egress: 
       let body = requestFromQuery(req.query as Record<string, unknown>);
       let chosen: ChosenSource | undefined;
       if (body.page_url !== undefined) {
-        if (!deps.extracts) throw new ReelayError('invalid_request', 'page_url downloads are not set up on this gateway.');
+        if (!deps.extracts)
+          throw new ReelayError('invalid_request', 'page_url downloads are not set up on this gateway.');
         const gone = new AbortController();
         const onClose = () => gone.abort(new Error('client closed the connection'));
         res.once('close', onClose);
         try {
           // A collection is refused by itemOf(): it is always a job.
-          ({ body, chosen } = await resolvePageUrl(deps.extracts, body, { signal: gone.signal, fresh: wantsFresh(req) }));
+          ({ body, chosen } = await resolvePageUrl(deps.extracts, body, {
+            signal: gone.signal,
+            fresh: wantsFresh(req),
+          }));
         } finally {
           res.off('close', onClose);
         }
       }
       const plan = await deps.downloads.plan(body, chosen);
-      if (plan.kind !== 'direct') throw new ReelayError('invalid_request', 'This download is made by a job (a merge, conversion, clip or stream): start it with POST /api/v1/download.');
+      if (plan.kind !== 'direct')
+        throw new ReelayError(
+          'invalid_request',
+          'This download is made by a job (a merge, conversion, clip or stream): start it with POST /api/v1/download.',
+        );
       deps.metrics.downloads.inc({ kind: 'direct' });
       if (chosen) res.setHeader('Reelay-Source-Quality', chosen.quality);
-      await streamSource(req, res, { egress: deps.egress, metrics: deps.metrics, maxBytes: deps.maxMediaBytes, source: plan.source, basename: plan.basename });
+      await streamSource(req, res, {
+        egress: deps.egress,
+        metrics: deps.metrics,
+        maxBytes: deps.maxMediaBytes,
+        source: plan.source,
+        basename: plan.basename,
+      });
     },
   };
 }

@@ -14,7 +14,8 @@ export const EXTRACT_ERRORS = {
   422: { description: 'no_media_found', schema: ErrorEnvelopeSchema },
   502: { description: 'upstream_error', schema: ErrorEnvelopeSchema },
   503: {
-    description: "service_unavailable; or upstream_rate_limited: the platform's API or the page's origin is rate limiting (it answered 429, or 503 with Retry-After; Retry-After: the origin's own, at most 3600, when it gave one)",
+    description:
+      "service_unavailable; or upstream_rate_limited: the platform's API or the page's origin is rate limiting (it answered 429, or 503 with Retry-After; Retry-After: the origin's own, at most 3600, when it gave one)",
     schema: ErrorEnvelopeSchema,
     headers: { 'Retry-After': 'Seconds to wait, when the origin said' },
   },
@@ -22,7 +23,9 @@ export const EXTRACT_ERRORS = {
 };
 
 /** On an answer from the extract cache (EXTRACT_CACHE_SECONDS); `Cache-Control: no-cache` asks afresh. */
-export const CACHED_HEADERS = { Age: 'Seconds since this result was fetched from the origin, when it was answered from the extract cache or shared with a concurrent request; absent when this request fetched it' };
+export const CACHED_HEADERS = {
+  Age: 'Seconds since this result was fetched from the origin, when it was answered from the extract cache or shared with a concurrent request; absent when this request fetched it',
+};
 
 /** `limit`: surface B's limit per client address (RATE_LIMIT_V1_PER_MIN), absent when it is off. */
 export function extractRoutes(service: ExtractService, limit?: RequestHandler): RouteSpec[] {
@@ -32,9 +35,13 @@ export function extractRoutes(service: ExtractService, limit?: RequestHandler): 
       path: '/api/v1/extract',
       tag: 'Extract and download',
       summary:
-        'Extract the media of a public page, manifest or media file, or a page of a collection\'s entries (playlist, channel, feed, profile; `cursor` for the next page): RATE_LIMIT_V1_PER_MIN requests per minute per client address',
+        "Extract the media of a public page, manifest or media file, or a page of a collection's entries (playlist, channel, feed, profile; `cursor` for the next page): RATE_LIMIT_V1_PER_MIN requests per minute per client address",
       body: ExtractRequestSchema,
-      responses: withRateLimitHeaders({ 200: { description: 'The extract result', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS }, ...EXTRACT_ERRORS, ...TOO_MANY }),
+      responses: withRateLimitHeaders({
+        200: { description: 'The extract result', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS },
+        ...EXTRACT_ERRORS,
+        ...TOO_MANY,
+      }),
       before: limit && [limit],
       handler: async (req, res) => {
         const { url, cursor } = parseBody(ExtractRequestSchema, req.body);

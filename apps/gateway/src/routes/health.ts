@@ -9,13 +9,17 @@ import type { GatewayMetrics } from '../metrics.js';
 
 const BinarySchema = z.object({
   path: z.string(),
-  source: z.enum(['FFMPEG_PATH', 'FFPROBE_PATH', 'ffmpeg-static', 'PATH']).meta({ description: 'The setting, the ffmpeg-static download, or the PATH lookup' }),
+  source: z
+    .enum(['FFMPEG_PATH', 'FFPROBE_PATH', 'ffmpeg-static', 'PATH'])
+    .meta({ description: 'The setting, the ffmpeg-static download, or the PATH lookup' }),
   version: z.string().optional(),
 });
 const HealthSchema = z
   .object({
     status: z.string(),
-    ffmpeg: BinarySchema.optional().meta({ description: 'The ffmpeg this host resolves: FFMPEG_PATH → ffmpeg-static where its download succeeded → PATH' }),
+    ffmpeg: BinarySchema.optional().meta({
+      description: 'The ffmpeg this host resolves: FFMPEG_PATH → ffmpeg-static where its download succeeded → PATH',
+    }),
     ffprobe: BinarySchema.optional().meta({ description: 'The ffprobe this host resolves: FFPROBE_PATH → PATH' }),
   })
   .meta({ id: 'Health' });
@@ -26,7 +30,8 @@ const ReadySchema = z
     redis: z.enum(['ok', 'down']),
     workers: z.number().int().optional().meta({ description: 'Workers connected to the queue.' }),
     worker_health: WorkerHealthCountsSchema.optional().meta({
-      description: 'Workers by their last heartbeat: unhealthy ones cannot run ffmpeg or ffprobe (their /healthz says why).',
+      description:
+        'Workers by their last heartbeat: unhealthy ones cannot run ffmpeg or ffprobe (their /healthz says why).',
     }),
     reason: z.string().optional().meta({ description: 'Why the gateway is not ready, for the operator.' }),
   })
@@ -63,7 +68,10 @@ function safeJson(text: string): unknown {
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -77,11 +85,17 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 function notReadyReason(redisOk: boolean, health: WorkerHealthCounts | undefined): string | undefined {
   if (!redisOk) return 'Redis does not answer.';
   if (health === undefined || health.healthy > 0) return undefined;
-  if (health.unhealthy > 0) return `Every worker (${health.unhealthy}) cannot run ffmpeg or ffprobe; each worker's /healthz says why.`;
+  if (health.unhealthy > 0)
+    return `Every worker (${health.unhealthy}) cannot run ffmpeg or ffprobe; each worker's /healthz says why.`;
   return `No worker has sent a heartbeat in the last ${WORKER_HEALTH_TTL_SECONDS} s: downloads would wait in the queue. Start one (pnpm start does, or node apps/worker/dist/main.js).`;
 }
 
-export function healthRoutes(redis: RedisClient, metrics: GatewayMetrics, probe: ReadinessProbe = {}, tools?: { ffmpeg: BinaryReport; ffprobe: BinaryReport }): RouteSpec[] {
+export function healthRoutes(
+  redis: RedisClient,
+  metrics: GatewayMetrics,
+  probe: ReadinessProbe = {},
+  tools?: { ffmpeg: BinaryReport; ffprobe: BinaryReport },
+): RouteSpec[] {
   return [
     {
       method: 'get',
@@ -98,10 +112,17 @@ export function healthRoutes(redis: RedisClient, metrics: GatewayMetrics, probe:
       summary: 'Ready to serve: Redis answers, and at least one worker can run jobs',
       responses: {
         200: { description: 'ready', schema: ReadySchema },
-        503: { description: 'Redis is unreachable, or no worker with a fresh heartbeat can run ffmpeg (none running, or all broken); `reason` says which', schema: ReadySchema },
+        503: {
+          description:
+            'Redis is unreachable, or no worker with a fresh heartbeat can run ffmpeg (none running, or all broken); `reason` says which',
+          schema: ReadySchema,
+        },
       },
       handler: async (_req, res) => {
-        const redisOk = await withTimeout(redis.ping(), 1000).then(() => true, () => false);
+        const redisOk = await withTimeout(redis.ping(), 1000).then(
+          () => true,
+          () => false,
+        );
         const [workers, health] = redisOk
           ? await Promise.all([
               probe.workers ? withTimeout(probe.workers(), 1000).catch(() => undefined) : undefined,

@@ -11,7 +11,11 @@ import { isTerminal } from '../services/job-event-id.js';
 import type { JobEventHub } from '../services/job-events.js';
 import type { JobService, JobSnapshot } from '../services/jobs.js';
 
-export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { heartbeatMs: 15_000, maxBufferedBytes: 256 * 1024, retryMs: 2_000 };
+export const EVENT_STREAM_DEFAULTS: EventStreamOptions = {
+  heartbeatMs: 15_000,
+  maxBufferedBytes: 256 * 1024,
+  retryMs: 2_000,
+};
 
 const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
 
@@ -23,7 +27,13 @@ export const EVENT_FORMAT = [
   'The stream starts with `retry: 2000`; a comment line (`:`) is sent after 15 s without an event.',
 ].join(' ');
 
-export function jobEventRoutes(deps: { jobs: JobService; hub: JobEventHub; metrics: GatewayMetrics; logger: Logger; stream?: Partial<EventStreamOptions> }): RouteSpec[] {
+export function jobEventRoutes(deps: {
+  jobs: JobService;
+  hub: JobEventHub;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  stream?: Partial<EventStreamOptions>;
+}): RouteSpec[] {
   const options = { ...EVENT_STREAM_DEFAULTS, ...deps.stream };
   return [
     {

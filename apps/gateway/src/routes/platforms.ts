@@ -27,7 +27,12 @@ export function platformRoutes(registry: ExtractorRegistry): RouteSpec[] {
   const body = {
     success: true as const,
     data: {
-      platforms: registry.platforms.map((p) => ({ platform: p.platform, extractor: p.name, patterns: p.patterns.map((r) => r.source), kinds: [...p.kinds] })),
+      platforms: registry.platforms.map((p) => ({
+        platform: p.platform,
+        extractor: p.name,
+        patterns: p.patterns.map((r) => r.source),
+        kinds: [...p.kinds],
+      })),
       generic: registry.generic.map((g) => g.name),
     },
   };

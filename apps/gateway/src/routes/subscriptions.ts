@@ -28,7 +28,11 @@ const AUTH = {
   503: error('service_unavailable: Redis cannot be reached'),
 };
 const NOT_FOUND = { 404: error('subscription_not_found: no subscription of yours has this id') };
-const BAD_BODY = { 400: error('invalid_request'), 413: error('payload_too_large: the body is over 16 KiB'), 415: error('unsupported_media_type') };
+const BAD_BODY = {
+  400: error('invalid_request'),
+  413: error('payload_too_large: the body is over 16 KiB'),
+  415: error('unsupported_media_type'),
+};
 const ID = { id: 'The subscription id' };
 const ok = <T>(data: T) => ({ success: true as const, data });
 
@@ -47,10 +51,17 @@ const EXAMPLE = {
   next_check_at: '2026-11-25T01:00:00.000Z',
   items: { completed: 3, failed: 0 },
 };
-const ITEM = { url: 'https://podcasts.example.com/tones/episodes/3', title: 'Episode 3', seen_at: '2026-11-25T00:00:01.000Z', job_id: 'vb0Vq8c6Rk2w4n1Yt3xZ9A', status: 'completed' };
+const ITEM = {
+  url: 'https://podcasts.example.com/tones/episodes/3',
+  title: 'Episode 3',
+  seen_at: '2026-11-25T00:00:01.000Z',
+  job_id: 'vb0Vq8c6Rk2w4n1Yt3xZ9A',
+  status: 'completed',
+};
 const TAG = 'Subscriptions';
 const ITEMS_SHOWN = 1000;
-const DESCRIPTION = 'Authenticated by an API key in X-API-Key, or by the web app\'s session cookie (writes only from the same origin).';
+const DESCRIPTION =
+  "Authenticated by an API key in X-API-Key, or by the web app's session cookie (writes only from the same origin).";
 
 function owner(req: Request): string {
   if (!req.ownerId) throw new Error('route registered without requireOwner');
@@ -84,10 +95,17 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       bodyExample: { url: EXAMPLE.url, preset: EXAMPLE.preset, webhook_url: 'https://hooks.example.com/reelay' },
       before,
       responses: {
-        201: { description: 'The subscription', schema: SubscriptionEnvelopeSchema, headers: { Location: 'The subscription URL' }, example: ok(EXAMPLE) },
+        201: {
+          description: 'The subscription',
+          schema: SubscriptionEnvelopeSchema,
+          headers: { Location: 'The subscription URL' },
+          example: ok(EXAMPLE),
+        },
         ...BAD_BODY,
         ...AUTH,
-        403: error('url_blocked: the url or webhook_url is an address the egress guard refuses; api_key_disabled; cross_site_request'),
+        403: error(
+          'url_blocked: the url or webhook_url is an address the egress guard refuses; api_key_disabled; cross_site_request',
+        ),
         404: error('content_not_found: the collection is not there'),
         409: error(`subscription_limit_reached: the account holds MAX_SUBSCRIPTIONS_PER_ACCOUNT subscriptions already`),
         422: error('no_media_found: nothing could be read at the url'),
@@ -98,12 +116,25 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
         const accountId = owner(req);
         const body = parseBody(SubscriptionCreateSchema, req.body);
         if (body.webhook_url !== undefined) {
-          if (body.webhook_secret === undefined && !deps.webhookSecret) throw new ReelayError('invalid_request', 'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.');
+          if (body.webhook_secret === undefined && !deps.webhookSecret)
+            throw new ReelayError(
+              'invalid_request',
+              'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.',
+            );
           await deps.egress.checkUrl(new URL(body.webhook_url));
-        } else if (body.webhook_secret !== undefined) throw new ReelayError('invalid_request', 'webhook_secret goes with webhook_url.');
-        if ((await store.count(accountId)) >= deps.maxPerAccount) throw new ReelayError('subscription_limit_reached', `An account can hold at most ${deps.maxPerAccount} subscriptions; delete one first.`);
+        } else if (body.webhook_secret !== undefined)
+          throw new ReelayError('invalid_request', 'webhook_secret goes with webhook_url.');
+        if ((await store.count(accountId)) >= deps.maxPerAccount)
+          throw new ReelayError(
+            'subscription_limit_reached',
+            `An account can hold at most ${deps.maxPerAccount} subscriptions; delete one first.`,
+          );
         const page = await deps.extracts.listCollection(body.url, undefined, undefined, { fresh: true });
-        if (!page) throw new ReelayError('invalid_request', 'url is not a collection (a feed, playlist, channel or profile): subscribe to one, or download a single page with POST /api/v1/download.');
+        if (!page)
+          throw new ReelayError(
+            'invalid_request',
+            'url is not a collection (a feed, playlist, channel or profile): subscribe to one, or download a single page with POST /api/v1/download.',
+          );
         const since = body.since ?? 'now';
         const record = {
           id: store.newId(),
@@ -119,7 +150,10 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
           webhook_url: body.webhook_url,
           webhook_secret: body.webhook_secret,
         };
-        await store.create(record, since === 'now' ? page.entries.map((e) => ({ key: entryKey(e), url: e.url, title: e.title })) : []);
+        await store.create(
+          record,
+          since === 'now' ? page.entries.map((e) => ({ key: entryKey(e), url: e.url, title: e.title })) : [],
+        );
         // since "all": the first check runs now rather than a period later.
         if (since === 'all') await checker.check(record.id);
         const view = await store.view((await store.get(record.id)) ?? record);
@@ -134,7 +168,10 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       description: DESCRIPTION,
       auth: 'apiKey',
       before,
-      responses: { 200: { description: 'The subscriptions', schema: SubscriptionListEnvelopeSchema, example: ok([EXAMPLE]) }, ...AUTH },
+      responses: {
+        200: { description: 'The subscriptions', schema: SubscriptionListEnvelopeSchema, example: ok([EXAMPLE]) },
+        ...AUTH,
+      },
       handler: async (req, res) => {
         const records = await store.list(owner(req));
         res.json(ok(await Promise.all(records.map((r) => store.view(r)))));
@@ -149,7 +186,12 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       auth: 'apiKey',
       params: ID,
       before,
-      responses: { 200: { description: 'The subscription', schema: SubscriptionEnvelopeSchema, example: ok(EXAMPLE) }, 400: error('invalid_request: malformed percent-encoding in the id'), ...NOT_FOUND, ...AUTH },
+      responses: {
+        200: { description: 'The subscription', schema: SubscriptionEnvelopeSchema, example: ok(EXAMPLE) },
+        400: error('invalid_request: malformed percent-encoding in the id'),
+        ...NOT_FOUND,
+        ...AUTH,
+      },
       handler: async (req, res) => {
         res.json(ok(await store.view(await store.owned(owner(req), String(req.params.id)))));
       },
@@ -165,7 +207,16 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       body: SubscriptionUpdateSchema,
       bodyExample: { status: 'paused' },
       before,
-      responses: { 200: { description: 'The subscription as changed', schema: SubscriptionEnvelopeSchema, example: ok({ ...EXAMPLE, status: 'paused', next_check_at: undefined }) }, ...BAD_BODY, ...NOT_FOUND, ...AUTH },
+      responses: {
+        200: {
+          description: 'The subscription as changed',
+          schema: SubscriptionEnvelopeSchema,
+          example: ok({ ...EXAMPLE, status: 'paused', next_check_at: undefined }),
+        },
+        ...BAD_BODY,
+        ...NOT_FOUND,
+        ...AUTH,
+      },
       handler: async (req, res) => {
         // The body first: a malformed one is 400 whatever the id.
         const change = parseBody(SubscriptionUpdateSchema, req.body);
@@ -182,7 +233,12 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       auth: 'apiKey',
       params: ID,
       before,
-      responses: { 204: { description: 'Deleted' }, 400: error('invalid_request: malformed percent-encoding in the id'), ...NOT_FOUND, ...AUTH },
+      responses: {
+        204: { description: 'Deleted' },
+        400: error('invalid_request: malformed percent-encoding in the id'),
+        ...NOT_FOUND,
+        ...AUTH,
+      },
       handler: async (req, res) => {
         await store.delete(await store.owned(owner(req), String(req.params.id)));
         res.status(204).end();
@@ -198,7 +254,11 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       params: ID,
       before,
       responses: {
-        200: { description: 'What the check did', schema: SubscriptionCheckEnvelopeSchema, example: ok({ started: 1, seen: 12 }) },
+        200: {
+          description: 'What the check did',
+          schema: SubscriptionCheckEnvelopeSchema,
+          example: ok({ started: 1, seen: 12 }),
+        },
         400: error('invalid_request'),
         413: error('payload_too_large: a body (none is needed) over 16 KiB'),
         415: error('unsupported_media_type: a body (none is needed) that is not JSON'),
@@ -224,7 +284,12 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       auth: 'apiKey',
       params: ID,
       before,
-      responses: { 200: { description: 'The entries', schema: SubscriptionItemsEnvelopeSchema, example: ok([ITEM]) }, 400: error('invalid_request: malformed percent-encoding in the id'), ...NOT_FOUND, ...AUTH },
+      responses: {
+        200: { description: 'The entries', schema: SubscriptionItemsEnvelopeSchema, example: ok([ITEM]) },
+        400: error('invalid_request: malformed percent-encoding in the id'),
+        ...NOT_FOUND,
+        ...AUTH,
+      },
       handler: async (req, res) => {
         const record = await store.owned(owner(req), String(req.params.id));
         // The archive only grows: the answer stays bounded (the newest ITEMS_SHOWN).

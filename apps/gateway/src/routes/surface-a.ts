@@ -12,19 +12,29 @@ export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDep
     const { url, cursor } = parseBody(ExtractRequestSchema, req.body);
     sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req), cursor }));
   };
-  const ok = { 200: { description: 'The extract result, as POST /api/v1/extract answers it', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS } };
+  const ok = {
+    200: {
+      description: 'The extract result, as POST /api/v1/extract answers it',
+      schema: ExtractEnvelopeSchema,
+      headers: CACHED_HEADERS,
+    },
+  };
   return [
     {
       method: 'post',
       path: '/api',
       tag: 'API with a key',
-      summary: 'Extract media with an API key (X-API-Key): RATE_LIMIT_KEY_PER_MIN requests per minute per key, usage counted per key',
+      summary:
+        'Extract media with an API key (X-API-Key): RATE_LIMIT_KEY_PER_MIN requests per minute per key, usage counted per key',
       auth: 'apiKey',
       body: ExtractRequestSchema,
       responses: withRateLimitHeaders({
         ...ok,
         ...EXTRACT_ERRORS,
-        401: { description: 'api_key_required (no X-API-Key) or invalid_api_key (unknown or deleted key)', schema: ErrorEnvelopeSchema },
+        401: {
+          description: 'api_key_required (no X-API-Key) or invalid_api_key (unknown or deleted key)',
+          schema: ErrorEnvelopeSchema,
+        },
         403: { description: 'api_key_disabled, or url_blocked', schema: ErrorEnvelopeSchema },
         ...TOO_MANY,
       }),

@@ -35,14 +35,19 @@ export function withHeader(dir: string, html: string, current?: string): string 
   let header = fs.readFileSync(path.join(dir, HEADER_PARTIAL), 'utf8').trimEnd();
   if (current) {
     // Only the nav's link: the brand also links to /, and is not "the current page".
-    header = header.replace(/<nav\b[\s\S]*?<\/nav>/, (nav) => nav.replace(`<a href="${current}"`, `<a href="${current}" aria-current="page"`));
+    header = header.replace(/<nav\b[\s\S]*?<\/nav>/, (nav) =>
+      nav.replace(`<a href="${current}"`, `<a href="${current}" aria-current="page"`),
+    );
   }
   return html.replace(INCLUDE_HEADER, header);
 }
 
 /** The namespaces a page declares on <html data-i18n-ns="common front">; every one if it declares none. */
 function pageNamespaces(html: string, all: string[]): string[] {
-  const declared = /<html\b[^>]*\bdata-i18n-ns="([^"]*)"/.exec(html)?.[1].split(/\s+/).filter((ns) => all.includes(ns));
+  const declared = /<html\b[^>]*\bdata-i18n-ns="([^"]*)"/
+    .exec(html)?.[1]
+    .split(/\s+/)
+    .filter((ns) => all.includes(ns));
   return declared?.length ? declared : all;
 }
 
@@ -64,7 +69,11 @@ function catalogBlock(catalogs: Map<string, WebFile>, languages: string[], names
 
 function htmlFile(html: string): WebFile {
   const body = Buffer.from(html);
-  return { body, type: 'text/html; charset=utf-8', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  return {
+    body,
+    type: 'text/html; charset=utf-8',
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+  };
 }
 
 /**

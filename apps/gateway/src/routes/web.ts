@@ -46,13 +46,21 @@ const I18NEXT_PACKAGE = path.dirname(createRequire(import.meta.url).resolve('i18
 // its scope is its own folder (and it is built with the shell's version).
 const ROOT_FILES = new Set(['manifest.webmanifest', 'sw.js']);
 /** The pages the service worker keeps for offline use (the API reference's renderer is too large). */
-const SHELL_PAGES: Record<string, string> = { '/': 'index.html', '/advanced': 'advanced.html', '/settings/api-keys': 'settings.html' };
+const SHELL_PAGES: Record<string, string> = {
+  '/': 'index.html',
+  '/advanced': 'advanced.html',
+  '/settings/api-keys': 'settings.html',
+};
 /** Message catalogs live at /locales/<language>/<namespace>.json (the i18n module's contract). */
 const LOCALE_FILE = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?\/[a-z][a-z0-9-]{0,31}\.json$/;
 
 export function load(dir: string, file: string): WebFile {
   const body = fs.readFileSync(path.join(dir, file));
-  return { body, type: TYPES[path.extname(file)], etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  return {
+    body,
+    type: TYPES[path.extname(file)],
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+  };
 }
 
 export function send(req: Request, res: Response, file: WebFile, status = 200): void {
@@ -98,7 +106,10 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       tag: 'web',
       summary,
       internal: true,
-      responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 304: { description: 'Not modified (If-None-Match matched)' } },
+      responses: {
+        200: { description: 'HTML page', contentType: 'text/html' },
+        304: { description: 'Not modified (If-None-Match matched)' },
+      },
       handler: (req, res) => sendPage(req, res, content),
     };
   };
@@ -113,7 +124,10 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       tag: 'web',
       summary: "The web app's manifest (name, icons, share target)",
       internal: true,
-      responses: { 200: { description: 'Web app manifest', contentType: 'application/manifest+json' }, 304: { description: 'Not modified (If-None-Match matched)' } },
+      responses: {
+        200: { description: 'Web app manifest', contentType: 'application/manifest+json' },
+        304: { description: 'Not modified (If-None-Match matched)' },
+      },
       handler: (req, res) => send(req, res, manifest),
     },
     {
@@ -122,7 +136,10 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       tag: 'web',
       summary: "The web app's service worker",
       internal: true,
-      responses: { 200: { description: 'JavaScript', contentType: 'text/javascript' }, 304: { description: 'Not modified (If-None-Match matched)' } },
+      responses: {
+        200: { description: 'JavaScript', contentType: 'text/javascript' },
+        304: { description: 'Not modified (If-None-Match matched)' },
+      },
       handler: (req, res) => send(req, res, worker),
     },
     {
@@ -162,7 +179,10 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
       summary: 'A static asset of the web app',
       internal: true,
       responses: {
-        200: { description: 'CSS, JavaScript, SVG or PNG', contentType: ['text/css', 'text/javascript', 'image/svg+xml', 'image/png'] },
+        200: {
+          description: 'CSS, JavaScript, SVG or PNG',
+          contentType: ['text/css', 'text/javascript', 'image/svg+xml', 'image/png'],
+        },
         304: { description: 'Not modified (If-None-Match matched)' },
         400: { description: 'invalid_request: malformed percent-encoding in the name', schema: ErrorEnvelopeSchema },
         404: { description: 'not_found: no such asset', schema: ErrorEnvelopeSchema },
@@ -183,12 +203,19 @@ export function webRoutes(dir = WEB_DIR): RouteSpec[] {
  * finds one, so it is wrapped with one. Gzipped once: it is the largest asset.
  */
 export function i18nextModule(): WebFile {
-  const { version } = JSON.parse(fs.readFileSync(path.join(I18NEXT_PACKAGE, 'package.json'), 'utf8')) as { version: string };
+  const { version } = JSON.parse(fs.readFileSync(path.join(I18NEXT_PACKAGE, 'package.json'), 'utf8')) as {
+    version: string;
+  };
   const umd = fs.readFileSync(path.join(I18NEXT_PACKAGE, 'i18next.min.js'), 'utf8');
   const body = Buffer.from(
     `// i18next ${version} (MIT), its minified build i18next.min.js as an ES module.\nconst module = { exports: {} };\nconst exports = module.exports;\n${umd}\nconst i18next = module.exports;\nexport { i18next as default };\n`,
   );
-  return { body, type: TYPES['.js'], etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`, gzip: gzipSync(body) };
+  return {
+    body,
+    type: TYPES['.js'],
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    gzip: gzipSync(body),
+  };
 }
 
 /**
@@ -202,7 +229,8 @@ export function localeCatalogs(dir: string): Map<string, WebFile> {
   for (const language of fs.readdirSync(root).sort()) {
     if (!fs.statSync(path.join(root, language)).isDirectory()) continue;
     for (const file of fs.readdirSync(path.join(root, language)).sort()) {
-      if (LOCALE_FILE.test(`${language}/${file}`)) catalogs.set(`/locales/${language}/${file}`, load(path.join(root, language), file));
+      if (LOCALE_FILE.test(`${language}/${file}`))
+        catalogs.set(`/locales/${language}/${file}`, load(path.join(root, language), file));
     }
   }
   return catalogs;
@@ -212,16 +240,26 @@ export function localeCatalogs(dir: string): Map<string, WebFile> {
  * sw.js with the shell written into it: its pages and assets, and a version hashed from all their
  * bytes (and the worker's own), so any change to the shell is a new worker with a new cache.
  */
-export function serviceWorker(dir: string, assets: Map<string, WebFile>, catalogs: Map<string, WebFile> = new Map()): WebFile {
+export function serviceWorker(
+  dir: string,
+  assets: Map<string, WebFile>,
+  catalogs: Map<string, WebFile> = new Map(),
+): WebFile {
   const source = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8');
   const hash = createHash('sha256').update(source);
   for (const file of [...Object.values(SHELL_PAGES), HEADER_PARTIAL]) {
     if (fs.existsSync(path.join(dir, file))) hash.update(fs.readFileSync(path.join(dir, file)));
   }
-  const files = [...[...assets].map(([name, file]) => [`/assets/${name}`, file] as const), ...catalogs].sort(([a], [b]) => a.localeCompare(b));
+  const files = [...[...assets].map(([name, file]) => [`/assets/${name}`, file] as const), ...catalogs].sort(
+    ([a], [b]) => a.localeCompare(b),
+  );
   for (const [name, file] of files) hash.update(name).update(file.body);
   // The catalogs are kept like the assets: the shell offline is the shell in the visitor's language.
-  const shell = { version: hash.digest('base64url').slice(0, 16), pages: Object.keys(SHELL_PAGES), assets: files.map(([name]) => name) };
+  const shell = {
+    version: hash.digest('base64url').slice(0, 16),
+    pages: Object.keys(SHELL_PAGES),
+    assets: files.map(([name]) => name),
+  };
   const line = /^const SHELL = .*;$/m;
   if (!line.test(source)) throw new Error('sw.js has no "const SHELL = …;" line to fill in');
   const body = Buffer.from(source.replace(line, `const SHELL = ${JSON.stringify(shell)};`));
@@ -235,7 +273,10 @@ export function serviceWorker(dir: string, assets: Map<string, WebFile>, catalog
 export function notFoundPage(dir = WEB_DIR): RequestHandler {
   const page = webPage(dir, '404.html', localeCatalogs(dir));
   return (req, res, next) => {
-    const wantsHtml = (req.method === 'GET' || req.method === 'HEAD') && !/^\/api(?:\/|$)/.test(req.path) && req.accepts(['application/json', 'text/html']) === 'text/html';
+    const wantsHtml =
+      (req.method === 'GET' || req.method === 'HEAD') &&
+      !/^\/api(?:\/|$)/.test(req.path) &&
+      req.accepts(['application/json', 'text/html']) === 'text/html';
     if (!wantsHtml) return next();
     sendPage(req, res, page, 404);
   };

@@ -16,12 +16,19 @@ export class AccountMail {
     void (async () => {
       const message = await build();
       if (message) await this.mailer.send(to, message);
-    })().catch((err: unknown) => this.logger.warn({ mail: kind, err: err instanceof Error ? err.message : String(err) }, 'account mail not sent'));
+    })().catch((err: unknown) =>
+      this.logger.warn({ mail: kind, err: err instanceof Error ? err.message : String(err) }, 'account mail not sent'),
+    );
   }
 
   /** A new verification link for the account's address. */
   verification(account: Account): void {
-    this.deliver('verify', account.email, async () => mails.verify(this.publicUrl, await this.services.tokens.issue('verify', { account_id: account.id, email: account.email })));
+    this.deliver('verify', account.email, async () =>
+      mails.verify(
+        this.publicUrl,
+        await this.services.tokens.issue('verify', { account_id: account.id, email: account.email }),
+      ),
+    );
   }
 
   /** A reset link, only when the address has an account; nothing at all otherwise. */
@@ -29,7 +36,10 @@ export class AccountMail {
     this.deliver('reset', email, async () => {
       const stored = await this.services.accounts.find(email);
       if (!stored) return undefined;
-      return mails.reset(this.publicUrl, await this.services.tokens.issue('reset', { account_id: stored.id, email: stored.email }));
+      return mails.reset(
+        this.publicUrl,
+        await this.services.tokens.issue('reset', { account_id: stored.id, email: stored.email }),
+      );
     });
   }
 

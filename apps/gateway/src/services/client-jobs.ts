@@ -67,15 +67,28 @@ export class ClientJobs {
         // A collection counts as one job: its parent, in its own queue.
         for (const other of this.options.others ?? []) if (state === 'unknown') state = await other.getJobState(id);
         // A job cancelled while queued is unknown to the queue at once: its cancelled record frees it.
-        if (LIVE.has(state) || (state === 'unknown' && now - since < ENQUEUE_GRACE_MS && !(await this.redis.exists(cancelledJobKey(id))))) return;
+        if (
+          LIVE.has(state) ||
+          (state === 'unknown' && now - since < ENQUEUE_GRACE_MS && !(await this.redis.exists(cancelledJobKey(id))))
+        )
+          return;
         dead.push(id);
       }),
     );
-    const admitted = await runScript(this.redis, ADMIT, [key], [jobId, now, this.options.limit, this.options.expirySeconds, ...dead]);
+    const admitted = await runScript(
+      this.redis,
+      ADMIT,
+      [key],
+      [jobId, now, this.options.limit, this.options.expirySeconds, ...dead],
+    );
     if (admitted === 1) return;
-    throw new ReelayError('too_many_jobs', `This client already has ${this.options.limit} jobs queued or processing; try again when one of them has finished.`, {
-      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-    });
+    throw new ReelayError(
+      'too_many_jobs',
+      `This client already has ${this.options.limit} jobs queued or processing; try again when one of them has finished.`,
+      {
+        headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+      },
+    );
   }
 
   /** Hands a slot back at once, for a job that could not be enqueued after all. */

@@ -32,20 +32,32 @@ export class CursorSigner {
 
   /** The page a cursor names, if it is one this service signed for exactly this URL; else 400. */
   verify(url: string, cursor: string): PageRef {
-    const refuse = () => new ReelayError('invalid_request', 'The cursor is not valid for this URL: pass a next_cursor exactly as an extract of this same url returned it.');
+    const refuse = () =>
+      new ReelayError(
+        'invalid_request',
+        'The cursor is not valid for this URL: pass a next_cursor exactly as an extract of this same url returned it.',
+      );
     const m = /^([A-Za-z0-9_-]{1,4000})\.([A-Za-z0-9_-]{43})$/.exec(cursor);
     if (!m) throw refuse();
     const given = Buffer.from(m[2], 'base64url');
     const expected = this.tag(url, m[1]);
     // Only the canonical spelling: base64url's last character has spare bits another letter could set.
-    if (given.length !== expected.length || given.toString('base64url') !== m[2] || !timingSafeEqual(given, expected)) throw refuse();
+    if (given.length !== expected.length || given.toString('base64url') !== m[2] || !timingSafeEqual(given, expected))
+      throw refuse();
     let payload: Partial<Payload>;
     try {
       payload = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) as Partial<Payload>;
     } catch {
       throw refuse();
     }
-    const valid = payload.v === 1 && typeof payload.x === 'string' && typeof payload.s === 'string' && Number.isSafeInteger(payload.i) && payload.i! >= 0 && Number.isSafeInteger(payload.p) && payload.p! >= 1;
+    const valid =
+      payload.v === 1 &&
+      typeof payload.x === 'string' &&
+      typeof payload.s === 'string' &&
+      Number.isSafeInteger(payload.i) &&
+      payload.i! >= 0 &&
+      Number.isSafeInteger(payload.p) &&
+      payload.p! >= 1;
     if (!valid) throw refuse();
     return { extractor: payload.x!, state: payload.s!, index: payload.i!, page: payload.p! };
   }

@@ -81,7 +81,10 @@ async function pool<T, R>(items: T[], n: number, fn: (item: T) => Promise<R>): P
   return out;
 }
 
-const asError = (err: unknown) => (err instanceof ReelayError ? { code: err.code, message: err.message } : { code: 'internal_error', message: 'The entry could not be resolved.' });
+const asError = (err: unknown) =>
+  err instanceof ReelayError
+    ? { code: err.code, message: err.message }
+    : { code: 'internal_error', message: 'The entry could not be resolved.' };
 
 export class CollectionDownloads {
   constructor(private readonly deps: CollectionDownloadDeps) {}
@@ -92,7 +95,11 @@ export class CollectionDownloads {
   }
 
   /** The entries to download: the pages needed for the selection, never more than MAX_COLLECTION_ENTRIES. */
-  private async list(first: CollectionPage, wanted: number[] | undefined, signal?: AbortSignal): Promise<{ entries: CollectionEntry[]; extraction: Map<number, string> }> {
+  private async list(
+    first: CollectionPage,
+    wanted: number[] | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ entries: CollectionEntry[]; extraction: Map<number, string> }> {
     const { maxEntries } = this.deps;
     const last = wanted ? wanted[wanted.length - 1] : maxEntries;
     const entries: CollectionEntry[] = [];
@@ -112,37 +119,73 @@ export class CollectionDownloads {
       page = await this.deps.extracts.listCollection(first.url, page.collection.next_cursor, signal);
     }
     if (!wanted && (truncated || Math.max(entries.length, first.collection.entry_count ?? 0) > maxEntries)) {
-      throw new ReelayError('invalid_request', `This collection has more than MAX_COLLECTION_ENTRIES (${maxEntries}) entries: select at most ${maxEntries} with entries, e.g. "1-${maxEntries}".`);
+      throw new ReelayError(
+        'invalid_request',
+        `This collection has more than MAX_COLLECTION_ENTRIES (${maxEntries}) entries: select at most ${maxEntries} with entries, e.g. "1-${maxEntries}".`,
+      );
     }
     return { entries, extraction };
   }
 
   /** The item an entry downloads: the files the collection named, else its own page's first item. */
-  private async itemOf(entry: CollectionEntry, extractionId: string, signal?: AbortSignal): Promise<{ item: MediaItem; extraction_id: string }> {
+  private async itemOf(
+    entry: CollectionEntry,
+    extractionId: string,
+    signal?: AbortSignal,
+  ): Promise<{ item: MediaItem; extraction_id: string }> {
     if (entry.media?.length) return { item: entry.media[0], extraction_id: extractionId };
     const { result } = await this.deps.extracts.extract(entry.url, signal);
     return { item: itemOf(result, 0), extraction_id: result.extraction_id! };
   }
 
-  private async child(entry: CollectionEntry, extractionId: string, body: DownloadRequest, signal?: AbortSignal): Promise<JobPayload> {
+  private async child(
+    entry: CollectionEntry,
+    extractionId: string,
+    body: DownloadRequest,
+    signal?: AbortSignal,
+  ): Promise<JobPayload> {
     const { item, extraction_id } = await this.itemOf(entry, extractionId, signal);
     const choice = chooseSource(item, { quality: body.quality, audio_only: body.audio_only, format: body.format });
-    if (choice.kind === 'none') throw new ReelayError('no_matching_source', `No source of entry ${entry.index} fits: ${choice.reason} It has: ${choice.available.join(', ')}.`);
-    const urls = choice.kind === 'source' ? { url: choice.source.url } : { video_url: choice.video.url, audio_url: choice.audio.url };
-    const request: DownloadRequest = { ...urls, extraction_id, format: body.format, metadata: body.metadata, subtitles: body.subtitles };
+    if (choice.kind === 'none')
+      throw new ReelayError(
+        'no_matching_source',
+        `No source of entry ${entry.index} fits: ${choice.reason} It has: ${choice.available.join(', ')}.`,
+      );
+    const urls =
+      choice.kind === 'source'
+        ? { url: choice.source.url }
+        : { video_url: choice.video.url, audio_url: choice.audio.url };
+    const request: DownloadRequest = {
+      ...urls,
+      extraction_id,
+      format: body.format,
+      metadata: body.metadata,
+      subtitles: body.subtitles,
+    };
     return this.deps.downloads.planJob(request, { quality: choice.quality, ...urls });
   }
 
   /** Starts the parent and its children; answers the parent's id. */
-  async start(body: DownloadRequest, first: CollectionPage, client?: string, signal?: AbortSignal, webhook?: RequestedWebhook): Promise<string> {
+  async start(
+    body: DownloadRequest,
+    first: CollectionPage,
+    client?: string,
+    signal?: AbortSignal,
+    webhook?: RequestedWebhook,
+  ): Promise<string> {
     const { redis, maxEntries } = this.deps;
     const wanted = parseEntrySelection(body.entries, maxEntries);
     const { entries, extraction } = await this.list(first, wanted, signal);
     const byIndex = new Map(entries.map((e) => [e.index, e]));
-    const selected: CollectionEntry[] = wanted ? wanted.map((n) => byIndex.get(n)).filter((e): e is CollectionEntry => e !== undefined) : entries;
+    const selected: CollectionEntry[] = wanted
+      ? wanted.map((n) => byIndex.get(n)).filter((e): e is CollectionEntry => e !== undefined)
+      : entries;
     if (wanted && selected.length < wanted.length) {
       const missing = wanted.find((n) => !byIndex.has(n))!;
-      throw new ReelayError('invalid_request', `entry ${missing} is out of range: this collection lists ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}.`);
+      throw new ReelayError(
+        'invalid_request',
+        `entry ${missing} is out of range: this collection lists ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}.`,
+      );
     }
     if (selected.length === 0) throw new ReelayError('invalid_request', 'This collection has no entries to download.');
     const done = body.archive ? new Set(await redis.smembers(archiveKey(body.archive))) : new Set<string>();
@@ -151,10 +194,18 @@ export class CollectionDownloads {
     const budgetMs = this.deps.resolveBudgetMs ?? 60_000;
     const budget = AbortSignal.timeout(budgetMs);
     const resolveSignal = signal ? AbortSignal.any([signal, budget]) : budget;
-    const late = () => ({ code: 'upstream_timeout', message: `This entry could not be resolved within the ${Math.round(budgetMs / 1000)} s a collection download may spend on its entries' pages; download it on its own.` });
+    const late = () => ({
+      code: 'upstream_timeout',
+      message: `This entry could not be resolved within the ${Math.round(budgetMs / 1000)} s a collection download may spend on its entries' pages; download it on its own.`,
+    });
     await pool(selected, this.deps.resolveConcurrency ?? 4, async (entry) => {
       const key = entryKey(first.platform, entry);
-      const record: ChildRecord = { index: entry.index, url: entry.url, ...(entry.title ? { title: entry.title.slice(0, 500) } : {}), key };
+      const record: ChildRecord = {
+        index: entry.index,
+        url: entry.url,
+        ...(entry.title ? { title: entry.title.slice(0, 500) } : {}),
+        key,
+      };
       if (done.has(key)) record.status = 'skipped';
       else if (budget.aborted && !entry.media?.length) {
         record.status = 'failed';
@@ -176,7 +227,16 @@ export class CollectionDownloads {
     });
     records.sort((a, b) => a.index - b.index);
     const id = randomBytes(16).toString('base64url');
-    const parent = CollectionPayloadSchema.parse({ id, operation: 'collection', url: first.url, title: first.title.slice(0, 500), bundle: body.bundle ?? 'zip', archive: body.archive, webhook_url: body.webhook_url, created_at: Date.now() });
+    const parent = CollectionPayloadSchema.parse({
+      id,
+      operation: 'collection',
+      url: first.url,
+      title: first.title.slice(0, 500),
+      bundle: body.bundle ?? 'zip',
+      archive: body.archive,
+      webhook_url: body.webhook_url,
+      created_at: Date.now(),
+    });
     const keep = this.deps.jobTimeoutSeconds * 3 + this.deps.artifactTtlSeconds + 86_400;
     try {
       await this.deps.clientJobs?.admit(client, id);
@@ -186,28 +246,65 @@ export class CollectionDownloads {
       const concurrency = this.deps.concurrency ?? 4;
       const gated = children.slice(concurrency).map((c) => c.id);
       const multi = redis.multi().set(collectionChildrenKey(this.deps.prefix, id), JSON.stringify(records), 'EX', keep);
-      if (gated.length) multi.rpush(collectionGateKey(this.deps.prefix, id), ...gated).expire(collectionGateKey(this.deps.prefix, id), keep);
+      if (gated.length)
+        multi
+          .rpush(collectionGateKey(this.deps.prefix, id), ...gated)
+          .expire(collectionGateKey(this.deps.prefix, id), keep);
       await multi.exec();
       const fallbackMs = this.deps.jobTimeoutSeconds * 1000;
-      const delayOf = (i: number) => (i < concurrency ? 0 : fallbackMs * (1 + Math.floor((i - concurrency) / concurrency)));
-      const options: JobsOptions = { attempts: this.deps.attempts ?? 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: { age: this.deps.artifactTtlSeconds + 86_400 }, removeOnFail: { age: 86_400 } };
+      const delayOf = (i: number) =>
+        i < concurrency ? 0 : fallbackMs * (1 + Math.floor((i - concurrency) / concurrency));
+      const options: JobsOptions = {
+        attempts: this.deps.attempts ?? 3,
+        backoff: { type: 'exponential', delay: 2_000 },
+        removeOnComplete: { age: this.deps.artifactTtlSeconds + 86_400 },
+        removeOnFail: { age: 86_400 },
+      };
       const prefix = this.deps.prefix;
       const flow: FlowJob = {
-          name: 'collection',
-          queueName: COLLECTION_QUEUE,
+        name: 'collection',
+        queueName: COLLECTION_QUEUE,
+        prefix: this.deps.prefix,
+        data: parent,
+        opts: { ...options, jobId: id },
+        // A failed child neither fails its parent nor holds it: the parent runs when none is left.
+        children: children.map((data, i) => ({
+          name: 'download',
+          queueName: DOWNLOAD_QUEUE,
           prefix: this.deps.prefix,
-          data: parent,
-          opts: { ...options, jobId: id },
-          // A failed child neither fails its parent nor holds it: the parent runs when none is left.
-          children: children.map((data, i) => ({ name: 'download', queueName: DOWNLOAD_QUEUE, prefix: this.deps.prefix, data, opts: { ...options, jobId: data.id, ignoreDependencyOnFailure: true, ...(i >= concurrency ? { delay: delayOf(i) } : {}) } })),
-        };
+          data,
+          opts: {
+            ...options,
+            jobId: data.id,
+            ignoreDependencyOnFailure: true,
+            ...(i >= concurrency ? { delay: delayOf(i) } : {}),
+          },
+        })),
+      };
       // With a webhook the delivery (same id) is the flow's top: BullMQ releases it in the step that
       // ends the parent, completed or finally failed, as for any job's delivery (download.ts).
-      const delivery: WebhookJob | undefined = webhook && { job_id: id, url: webhook.url, ...(webhook.secret ? { secret: webhook.secret } : {}) };
+      const delivery: WebhookJob | undefined = webhook && {
+        job_id: id,
+        url: webhook.url,
+        ...(webhook.secret ? { secret: webhook.secret } : {}),
+      };
       await this.deps.flows
         .add(
           delivery
-            ? { name: 'deliver', queueName: WEBHOOK_QUEUE, prefix, data: delivery, opts: { jobId: id, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' }, removeOnComplete: options.removeOnComplete, removeOnFail: { age: this.deps.artifactTtlSeconds + 86_400 } }, children: [{ ...flow, opts: { ...flow.opts, ignoreDependencyOnFailure: true } }] }
+            ? {
+                name: 'deliver',
+                queueName: WEBHOOK_QUEUE,
+                prefix,
+                data: delivery,
+                opts: {
+                  jobId: id,
+                  attempts: WEBHOOK_ATTEMPTS,
+                  backoff: { type: 'webhook' },
+                  removeOnComplete: options.removeOnComplete,
+                  removeOnFail: { age: this.deps.artifactTtlSeconds + 86_400 },
+                },
+                children: [{ ...flow, opts: { ...flow.opts, ignoreDependencyOnFailure: true } }],
+              }
             : flow,
         )
         .catch(async (err: unknown) => {
@@ -216,7 +313,9 @@ export class CollectionDownloads {
         });
     } catch (err) {
       if (err instanceof ReelayError) throw err;
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     }
     return id;
   }

@@ -6,7 +6,12 @@ import { collectionChildrenKey, readChildren as readChildViews, type ChildView }
 
 export { collectionView, type ChildView } from '@reelay/contracts';
 
-export async function readChildren(redis: RedisClient, downloads: Queue, prefix: string | undefined, id: string): Promise<ChildView[]> {
+export async function readChildren(
+  redis: RedisClient,
+  downloads: Queue,
+  prefix: string | undefined,
+  id: string,
+): Promise<ChildView[]> {
   return readChildViews(await redis.get(collectionChildrenKey(prefix, id)), async (jobId) => {
     // The state before the hash, not beside it: a child that fails or is cancelled between the two
     // reads then looks still running, never failed without its reason (a cancelled child shown as

@@ -18,7 +18,8 @@ export function parseDashFragment(url: string): DashRepresentation | undefined {
   // The id is percent-encoded, so a literal '&' only ever starts a parameter.
   const [id, ...params] = url.slice(at + FRAGMENT.length).split('&');
   let type: DashRepresentation['type'];
-  for (const p of params) if (p === 'type=video' || p === 'type=audio' || p === 'type=text') type = p.slice(5) as DashRepresentation['type'];
+  for (const p of params)
+    if (p === 'type=video' || p === 'type=audio' || p === 'type=text') type = p.slice(5) as DashRepresentation['type'];
   let decoded: string;
   try {
     decoded = decodeURIComponent(id);

@@ -36,7 +36,8 @@ import { pickTracks, planSubtitleDownload, toSubtitleInput } from './subtitles.j
 
 const PROGRESSIVE = new Set(['muxed_progressive', 'video_only', 'audio_only', 'image']);
 
-export type DownloadPlan = { kind: 'direct'; source: StoredSource; basename: string } | { kind: 'job'; payload: JobPayload };
+export type DownloadPlan =
+  { kind: 'direct'; source: StoredSource; basename: string } | { kind: 'job'; payload: JobPayload };
 
 export interface DownloadServiceDeps {
   sources: SourceRegistry;
@@ -104,13 +105,19 @@ function resolveClip(clip: NonNullable<DownloadRequest['clip']>, duration: numbe
   const end = roundMs(clip.end);
   const mode = clip.mode ?? 'fast';
   if (duration === undefined) return { start, end, mode };
-  if (start >= duration) throw new ReelayError('invalid_clip', `clip.start (${start} s) is at or past the end of the media (${duration} s).`);
+  if (start >= duration)
+    throw new ReelayError(
+      'invalid_clip',
+      `clip.start (${start} s) is at or past the end of the media (${duration} s).`,
+    );
   return { start, end: Math.min(end, duration), mode };
 }
 
 /** An http(s) URL short enough for the job payload; anything else is left out rather than failing the job. */
 function fitting(url: string | undefined): string | undefined {
-  return url !== undefined && url.length <= MAX_URL_LENGTH && /^https?:\/\//i.test(url) && URL.canParse(url) ? url : undefined;
+  return url !== undefined && url.length <= MAX_URL_LENGTH && /^https?:\/\//i.test(url) && URL.canParse(url)
+    ? url
+    : undefined;
 }
 
 /** The item's thumbnail as cover art, when it has a usable one. */
@@ -121,7 +128,12 @@ function coverOf(source: StoredSource): JobPayload['cover'] {
 
 /** The tags of DESIGN.md from what the extract knew about the item. */
 function tagsOf(source: StoredSource): JobPayload['tags'] {
-  const tags = { title: source.title.slice(0, 500), artist: source.author?.slice(0, 500), date: source.upload_date, comment: fitting(source.page_url) };
+  const tags = {
+    title: source.title.slice(0, 500),
+    artist: source.author?.slice(0, 500),
+    date: source.upload_date,
+    comment: fitting(source.page_url),
+  };
   return Object.fromEntries(Object.entries(tags).filter(([, v]) => v !== undefined && v !== ''));
 }
 
@@ -131,28 +143,49 @@ function tagsOf(source: StoredSource): JobPayload['tags'] {
  * known to be live here (the extract reads no variant): the worker refuses those when it reads the playlist.
  */
 function refuseLive(source: StoredSource): void {
-  if (source.is_live) throw new ReelayError('invalid_request', 'This source is a live stream: record it on its own, with its url (and live options), not as part of a merge pair (only a video and an audio representation of one live DASH manifest are recorded together).');
+  if (source.is_live)
+    throw new ReelayError(
+      'invalid_request',
+      'This source is a live stream: record it on its own, with its url (and live options), not as part of a merge pair (only a video and an audio representation of one live DASH manifest are recorded together).',
+    );
 }
 
 /** A video and an audio representation of one live DASH manifest: recorded together into one file. */
 function isLiveDashPair(video: StoredSource, audio: StoredSource): boolean {
-  if (!video.is_live || !audio.is_live || video.stream_profile !== 'dash' || audio.stream_profile !== 'dash') return false;
+  if (!video.is_live || !audio.is_live || video.stream_profile !== 'dash' || audio.stream_profile !== 'dash')
+    return false;
   const [v, a] = [parseDashFragment(video.url), parseDashFragment(audio.url)];
-  return v !== undefined && a !== undefined && v.url === a.url && video.item_key === audio.item_key && hasVideo(video) && isAudioOnly(audio);
+  return (
+    v !== undefined &&
+    a !== undefined &&
+    v.url === a.url &&
+    video.item_key === audio.item_key &&
+    hasVideo(video) &&
+    isAudioOnly(audio)
+  );
 }
 
 /** What a download of a live source may ask for besides `live`. */
 function checkRecording(body: DownloadRequest, maxSeconds: number): void {
-  if (body.format !== undefined && body.format !== 'mp4' && body.format !== 'mkv') throw new ReelayError('invalid_request', `A recording is written as mp4 or mkv, not ${body.format}.`);
-  if (body.clip) throw new ReelayError('invalid_request', 'A live stream cannot be clipped: record it with live.duration instead.');
+  if (body.format !== undefined && body.format !== 'mp4' && body.format !== 'mkv')
+    throw new ReelayError('invalid_request', `A recording is written as mp4 or mkv, not ${body.format}.`);
+  if (body.clip)
+    throw new ReelayError('invalid_request', 'A live stream cannot be clipped: record it with live.duration instead.');
   if (body.subtitles !== undefined) throw new ReelayError('invalid_request', 'A recording embeds no subtitles.');
   const duration = body.live?.duration;
-  if (duration !== undefined && duration > maxSeconds) throw new ReelayError('invalid_request', `live.duration must be at most ${maxSeconds} seconds (MAX_RECORD_SECONDS).`);
+  if (duration !== undefined && duration > maxSeconds)
+    throw new ReelayError(
+      'invalid_request',
+      `live.duration must be at most ${maxSeconds} seconds (MAX_RECORD_SECONDS).`,
+    );
 }
 
 function unknownSource(field: string, extraction?: string): ReelayError {
   const which = extraction === undefined ? 'an extract' : 'the extract with this extraction_id';
-  return new ReelayError('unknown_source', `The ${field} was not returned by ${which} in the last while; extract the page again and use a URL from its result.`);
+  return new ReelayError(
+    'unknown_source',
+    `The ${field} was not returned by ${which} in the last while; extract the page again and use a URL from its result.`,
+  );
 }
 
 export class DownloadService {
@@ -167,20 +200,32 @@ export class DownloadService {
   /** The tracks a video download embeds (none unless asked): the item's, by language. */
   private async embedded(body: DownloadRequest, video: StoredSource): Promise<SubtitleInput[] | undefined> {
     if (body.subtitles === undefined) return undefined;
-    if (!hasVideo(video)) throw new ReelayError('invalid_request', 'Subtitles are embedded in a video; this source has no video track.');
+    if (!hasVideo(video))
+      throw new ReelayError('invalid_request', 'Subtitles are embedded in a video; this source has no video track.');
     // A clip cuts the media's inputs; the tracks would keep their own timeline and drift from it.
-    if (body.clip) throw new ReelayError('invalid_request', 'A clip cannot embed subtitles yet: download the clip, and the subtitle track on its own.');
+    if (body.clip)
+      throw new ReelayError(
+        'invalid_request',
+        'A clip cannot embed subtitles yet: download the clip, and the subtitle track on its own.',
+      );
     return pickTracks(await this.deps.sources.subtitlesOf(video.item_key), body.subtitles).map(toSubtitleInput);
   }
 
   /** A subtitle track's url: the file as it is, or a job that writes it as vtt or srt. */
   private planSubtitle(sub: StoredSubtitle, body: DownloadRequest): DownloadPlan {
-    if (body.clip) throw new ReelayError('invalid_request', 'A subtitle track is delivered whole; it cannot be clipped.');
+    if (body.clip)
+      throw new ReelayError('invalid_request', 'A subtitle track is delivered whole; it cannot be clipped.');
     const basename = sanitizeBasename(body.filename ?? `${sub.title}.${sub.language}`);
     const plan = planSubtitleDownload(sub, body);
     if (plan.kind === 'direct') {
       // Streamed like a progressive source: the same guarded fetch, Range and Content-Disposition.
-      const source: StoredSource = { ...sub, stream_profile: 'muxed_progressive', media_type: 'video', mime_type: plan.mime_type, ext: plan.ext };
+      const source: StoredSource = {
+        ...sub,
+        stream_profile: 'muxed_progressive',
+        media_type: 'video',
+        mime_type: plan.mime_type,
+        ext: plan.ext,
+      };
       return { kind: 'direct', source, basename };
     }
     return { kind: 'job', payload: this.payload(plan.operation, [], plan.format, basename, body, [plan.input]) };
@@ -212,7 +257,10 @@ export class DownloadService {
     const plan = await this.plan(body, chosen);
     if (plan.kind === 'job') return plan.payload;
     // A file that needs no conversion: kept in its own format, so the worker may fetch it whole first.
-    const payload = { ...this.payload('convert', [plan.source], sameFormat(plan.source), plan.basename, body), whole_file: true as const };
+    const payload = {
+      ...this.payload('convert', [plan.source], sameFormat(plan.source), plan.basename, body),
+      whole_file: true as const,
+    };
     return JobPayloadSchema.parse(chosen ? { ...payload, source: chosen } : payload);
   }
 
@@ -224,41 +272,88 @@ export class DownloadService {
       if (found === undefined) throw unknownSource('url', body.extraction_id);
       const source = found.source;
       if (source.is_live) return this.planRecording([source], body);
-      if (body.live !== undefined) throw new ReelayError('invalid_request', 'live options go with a live source (is_live in the extract); this one is on demand.');
+      if (body.live !== undefined)
+        throw new ReelayError(
+          'invalid_request',
+          'live options go with a live source (is_live in the extract); this one is on demand.',
+        );
       const basename = sanitizeBasename(body.filename ?? source.title);
-      if (format !== undefined && SUBTITLE_FORMATS.has(format)) throw new ReelayError('invalid_request', `${format} is a subtitle format: give a subtitle track's url from the extract.`);
-      if (source.stream_profile === 'image' && body.clip) throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be clipped.');
+      if (format !== undefined && SUBTITLE_FORMATS.has(format))
+        throw new ReelayError(
+          'invalid_request',
+          `${format} is a subtitle format: give a subtitle track's url from the extract.`,
+        );
+      if (source.stream_profile === 'image' && body.clip)
+        throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be clipped.');
       const subtitles = await this.embedded(body, source);
       if (PROGRESSIVE.has(source.stream_profile)) {
         // A clip or embedding needs a job. Without a format, a clip keeps the file's own format where
         // reelay writes it; embedding keeps the container when its codecs are known to fit it, else
         // writes Matroska, which takes any codec without re-encoding.
-        const target = format ?? (subtitles ? (ContainerSchema.safeParse(source.ext).success && source.codecs ? (source.ext as OutputFormat) : 'mkv') : body.clip ? sameFormat(source) : undefined);
-        if (target === undefined || (!subtitles && !body.clip && target === source.ext)) return { kind: 'direct', source, basename };
-        if (source.stream_profile === 'image') throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be converted.');
-        if (AUDIO_FORMATS.has(target) && source.has_audio === false) throw new ReelayError('invalid_request', `This source has no audio track to convert to ${target}.`);
-        if (!AUDIO_FORMATS.has(target) && !hasVideo(source)) throw new ReelayError('invalid_request', `This source is audio only; choose mp3, m4a, opus or wav instead of ${target}.`);
+        const target =
+          format ??
+          (subtitles
+            ? ContainerSchema.safeParse(source.ext).success && source.codecs
+              ? (source.ext as OutputFormat)
+              : 'mkv'
+            : body.clip
+              ? sameFormat(source)
+              : undefined);
+        if (target === undefined || (!subtitles && !body.clip && target === source.ext))
+          return { kind: 'direct', source, basename };
+        if (source.stream_profile === 'image')
+          throw new ReelayError('invalid_request', 'Images are delivered as they are; they cannot be converted.');
+        if (AUDIO_FORMATS.has(target) && source.has_audio === false)
+          throw new ReelayError('invalid_request', `This source has no audio track to convert to ${target}.`);
+        if (!AUDIO_FORMATS.has(target) && !hasVideo(source))
+          throw new ReelayError(
+            'invalid_request',
+            `This source is audio only; choose mp3, m4a, opus or wav instead of ${target}.`,
+          );
         return { kind: 'job', payload: this.payload('convert', [source], target, basename, body, subtitles) };
       }
       return { kind: 'job', payload: this.payload('remux', [source], format, basename, body, subtitles) };
     }
 
-    const [video, audio] = await Promise.all([this.lookup(body.video_url!, 'video_url', body.extraction_id), this.lookup(body.audio_url!, 'audio_url', body.extraction_id)]);
+    const [video, audio] = await Promise.all([
+      this.lookup(body.video_url!, 'video_url', body.extraction_id),
+      this.lookup(body.audio_url!, 'audio_url', body.extraction_id),
+    ]);
     if (isLiveDashPair(video, audio)) return this.planRecording([video, audio], body);
     refuseLive(video);
     refuseLive(audio);
-    if (body.live !== undefined) throw new ReelayError('invalid_request', 'live options go with the url of a live source.');
+    if (body.live !== undefined)
+      throw new ReelayError('invalid_request', 'live options go with the url of a live source.');
     if (!hasVideo(video)) throw new ReelayError('invalid_merge_pair', 'video_url is not a video source.');
     if (!isAudioOnly(audio)) throw new ReelayError('invalid_merge_pair', 'audio_url is not an audio-only source.');
-    if (video.item_key !== audio.item_key) throw new ReelayError('invalid_merge_pair', 'The video and audio sources belong to different media items.');
-    if (format && (AUDIO_FORMATS.has(format) || SUBTITLE_FORMATS.has(format))) throw new ReelayError('invalid_request', 'A merge makes a video: choose mp4, webm or mkv, or download the audio source alone.');
+    if (video.item_key !== audio.item_key)
+      throw new ReelayError('invalid_merge_pair', 'The video and audio sources belong to different media items.');
+    if (format && (AUDIO_FORMATS.has(format) || SUBTITLE_FORMATS.has(format)))
+      throw new ReelayError(
+        'invalid_request',
+        'A merge makes a video: choose mp4, webm or mkv, or download the audio source alone.',
+      );
     const subtitles = await this.embedded(body, video);
     const progressive = [video, audio].filter((s) => PROGRESSIVE.has(s.stream_profile)).length;
     // A file with a segmented stream has no operation: merge copies two files, remux reads two
     // manifests. Such pairs do not come out of one extract in practice; refuse them clearly.
-    if (progressive === 1) throw new ReelayError('invalid_merge_pair', 'A merge pair must be two progressive files or two HLS/DASH streams, not one of each.');
+    if (progressive === 1)
+      throw new ReelayError(
+        'invalid_merge_pair',
+        'A merge pair must be two progressive files or two HLS/DASH streams, not one of each.',
+      );
     const operation = progressive === 2 ? 'merge' : 'remux';
-    return { kind: 'job', payload: this.payload(operation, [video, audio], format, sanitizeBasename(body.filename ?? video.title), body, subtitles) };
+    return {
+      kind: 'job',
+      payload: this.payload(
+        operation,
+        [video, audio],
+        format,
+        sanitizeBasename(body.filename ?? video.title),
+        body,
+        subtitles,
+      ),
+    };
   }
 
   /**
@@ -269,15 +364,31 @@ export class DownloadService {
     checkRecording(body, this.deps.maxRecordSeconds ?? 14_400);
     const [source] = sources;
     // A live DASH source is one representation (its url names it): the recording holds that one.
-    if (source.stream_profile !== 'hls' && source.stream_profile !== 'dash') throw new ReelayError('invalid_request', 'This live source is neither HLS nor DASH, which is all a recording reads.');
+    if (source.stream_profile !== 'hls' && source.stream_profile !== 'dash')
+      throw new ReelayError(
+        'invalid_request',
+        'This live source is neither HLS nor DASH, which is all a recording reads.',
+      );
     const payload = this.payload('record', sources, body.format, sanitizeBasename(body.filename ?? source.title), body);
     const live = body.live ?? {};
     // The live options are part of the request's identity: another duration is another recording.
-    const request_key = createHash('sha256').update(`${payload.request_key}:live:${JSON.stringify([live.duration ?? null, live.from_start === true])}`).digest('base64url');
-    return { kind: 'job', payload: JobPayloadSchema.parse({ ...payload, live, request_key, duration: undefined, cover: undefined }) };
+    const request_key = createHash('sha256')
+      .update(`${payload.request_key}:live:${JSON.stringify([live.duration ?? null, live.from_start === true])}`)
+      .digest('base64url');
+    return {
+      kind: 'job',
+      payload: JobPayloadSchema.parse({ ...payload, live, request_key, duration: undefined, cover: undefined }),
+    };
   }
 
-  private payload(operation: JobPayload['operation'], sources: StoredSource[], format: OutputFormat | undefined, basename: string, body: DownloadRequest, subtitles?: SubtitleInput[]): JobPayload {
+  private payload(
+    operation: JobPayload['operation'],
+    sources: StoredSource[],
+    format: OutputFormat | undefined,
+    basename: string,
+    body: DownloadRequest,
+    subtitles?: SubtitleInput[],
+  ): JobPayload {
     const inputs = sources.map(toInput);
     const durations = sources.map((s) => s.duration).filter((d): d is number => typeof d === 'number' && d > 0);
     const duration = durations.length ? Math.max(...durations) : undefined;
@@ -287,10 +398,22 @@ export class DownloadService {
     const tags = first === undefined ? undefined : body.metadata === false ? false : tagsOf(first);
     const cover = first !== undefined && body.cover !== false ? coverOf(first) : undefined;
     // Clip, metadata, cover and the embedded tracks are part of the request's identity: each changes the file.
-    const identity: Record<string, unknown> = { operation, inputs: inputs.map((i) => [i.url, i.representation ?? null]), format: format ?? null, basename, clip: clip ?? null, metadata: body.metadata !== false, cover: cover !== undefined };
+    const identity: Record<string, unknown> = {
+      operation,
+      inputs: inputs.map((i) => [i.url, i.representation ?? null]),
+      format: format ?? null,
+      basename,
+      clip: clip ?? null,
+      metadata: body.metadata !== false,
+      cover: cover !== undefined,
+    };
     if (subtitles) identity.subtitles = subtitles.map((t) => [t.url, t.representation ?? null, t.language]);
     // The webhook too (DESIGN.md); the secret enters only as its hash, which the identity hashes again.
-    if (body.webhook_url !== undefined) identity.webhook = [body.webhook_url, body.webhook_secret === undefined ? null : createHash('sha256').update(body.webhook_secret).digest('base64url')];
+    if (body.webhook_url !== undefined)
+      identity.webhook = [
+        body.webhook_url,
+        body.webhook_secret === undefined ? null : createHash('sha256').update(body.webhook_secret).digest('base64url'),
+      ];
     const key = createHash('sha256').update(JSON.stringify(identity)).digest('base64url');
     return JobPayloadSchema.parse({
       id: randomBytes(16).toString('base64url'),
@@ -313,7 +436,11 @@ export class DownloadService {
    * Enqueues a job, or returns the id of the live job this same request already started. Only a new
    * job takes one of the client's slots: a reused one is free.
    */
-  async enqueue(payload: JobPayload, client?: string, webhook?: RequestedWebhook): Promise<{ id: string; reused: boolean }> {
+  async enqueue(
+    payload: JobPayload,
+    client?: string,
+    webhook?: RequestedWebhook,
+  ): Promise<{ id: string; reused: boolean }> {
     const { redis, queue } = this.deps;
     const key = `reelay:dl:${payload.request_key}`;
     const ttl = this.deps.jobTimeoutSeconds + this.deps.artifactTtlSeconds + 3600;
@@ -335,14 +462,18 @@ export class DownloadService {
         removeOnFail: { age: 86_400 },
       };
       const data = JobPayloadSchema.parse(payload);
-      await (webhook ? this.addWithWebhook(data, options, webhook) : queue.add('download', data, options)).catch(async (err: unknown) => {
-        await this.deps.clientJobs?.release(client, payload.id).catch(() => undefined);
-        throw err;
-      });
+      await (webhook ? this.addWithWebhook(data, options, webhook) : queue.add('download', data, options)).catch(
+        async (err: unknown) => {
+          await this.deps.clientJobs?.release(client, payload.id).catch(() => undefined);
+          throw err;
+        },
+      );
       return { id: payload.id, reused: false };
     } catch (err) {
       if (err instanceof ReelayError) throw err;
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     }
   }
 
@@ -356,15 +487,34 @@ export class DownloadService {
     const flows = this.deps.flows;
     if (!flows) throw new ReelayError('service_unavailable', 'Webhooks are not set up on this gateway.');
     const prefix = this.deps.queue.opts.prefix;
-    const delivery: WebhookJob = { job_id: payload.id, url: webhook.url, ...(webhook.secret ? { secret: webhook.secret } : {}), ...(webhook.subscription_id ? { subscription_id: webhook.subscription_id } : {}) };
+    const delivery: WebhookJob = {
+      job_id: payload.id,
+      url: webhook.url,
+      ...(webhook.secret ? { secret: webhook.secret } : {}),
+      ...(webhook.subscription_id ? { subscription_id: webhook.subscription_id } : {}),
+    };
     await flows.add({
       name: 'deliver',
       queueName: WEBHOOK_QUEUE,
       prefix,
       data: delivery,
       // The schedule is the worker's backoffStrategy (webhookRetryDelay). Kept as long as the job.
-      opts: { jobId: payload.id, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' }, removeOnComplete: options.removeOnComplete, removeOnFail: { age: this.deps.artifactTtlSeconds + 86_400 } },
-      children: [{ name: 'download', queueName: DOWNLOAD_QUEUE, prefix, data: payload, opts: { ...options, ignoreDependencyOnFailure: true } }],
+      opts: {
+        jobId: payload.id,
+        attempts: WEBHOOK_ATTEMPTS,
+        backoff: { type: 'webhook' },
+        removeOnComplete: options.removeOnComplete,
+        removeOnFail: { age: this.deps.artifactTtlSeconds + 86_400 },
+      },
+      children: [
+        {
+          name: 'download',
+          queueName: DOWNLOAD_QUEUE,
+          prefix,
+          data: payload,
+          opts: { ...options, ignoreDependencyOnFailure: true },
+        },
+      ],
     });
   }
 }

@@ -22,7 +22,17 @@ export function egressFetch(egress: Egress): CustomFetch {
     const method = (options.method ?? 'GET').toUpperCase();
     if (method !== 'GET' && method !== 'POST') throw new Error(`unexpected ${method} to an identity provider`);
     const headers = { ...options.headers };
-    const res = await egress.fetchText(url, { method, headers, body: bodyText(options.body), signal: options.signal ?? undefined, allowErrorStatus: true, followRedirects: false, deadlineMs: DEADLINE_MS, maxBytes: MAX_PROVIDER_BYTES, purpose: 'extract' });
+    const res = await egress.fetchText(url, {
+      method,
+      headers,
+      body: bodyText(options.body),
+      signal: options.signal ?? undefined,
+      allowErrorStatus: true,
+      followRedirects: false,
+      deadlineMs: DEADLINE_MS,
+      maxBytes: MAX_PROVIDER_BYTES,
+      purpose: 'extract',
+    });
     const out = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
       if (value === undefined) continue;

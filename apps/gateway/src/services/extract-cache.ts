@@ -72,11 +72,19 @@ export class ExtractCache {
     const hash = createHash('sha256').update(url).digest('base64url');
     // The URL's hash is the keys' hash tag: the scripts touch both, so on a Redis Cluster they share
     // a slot, while different URLs spread over all of them.
-    return { result: `${this.prefix}r:{${hash}}`, lock: `${this.prefix}l:{${hash}}`, channel: `${this.prefix}c:${hash}` };
+    return {
+      result: `${this.prefix}r:{${hash}}`,
+      lock: `${this.prefix}l:{${hash}}`,
+      channel: `${this.prefix}c:${hash}`,
+    };
   }
 
   /** The cached result of `url`, else the result of `fetch` (run here or on the replica holding the lock). */
-  async serve(url: string, fetch: () => Promise<Extraction>, options: { fresh?: boolean; signal?: AbortSignal } = {}): Promise<Served> {
+  async serve(
+    url: string,
+    fetch: () => Promise<Extraction>,
+    options: { fresh?: boolean; signal?: AbortSignal } = {},
+  ): Promise<Served> {
     if (this.options.ttlSeconds === 0) return { extraction: await fetch(), outcome: 'off' };
     const keys = this.keys(url);
     const token = randomUUID();
@@ -104,7 +112,8 @@ export class ExtractCache {
           if (!entry) return { extraction: await fetch(), outcome: 'unshared' };
           return this.fromEntry(entry, flight ? 'joined' : 'hit');
         }
-        if (state[0] === 'lock') return { extraction: await this.lead(keys, token, fetch, options.signal), outcome: 'miss' };
+        if (state[0] === 'lock')
+          return { extraction: await this.lead(keys, token, fetch, options.signal), outcome: 'miss' };
         // Another request holds the lock. Listen first, then look again, so no message falls between.
         if (!flight) {
           flight = this.listener.join(keys.channel);
@@ -116,7 +125,8 @@ export class ExtractCache {
         const message = await flight.next(Math.min(this.recheckMs, left), options.signal);
         if (options.signal?.aborted) throw cancelled(options.signal);
         if (message && 'extraction' in message) return this.fromEntry(message, 'joined');
-        if (message && 'error' in message) throw new ReelayError(message.error.code, message.error.message, { headers: message.error.headers });
+        if (message && 'error' in message)
+          throw new ReelayError(message.error.code, message.error.message, { headers: message.error.headers });
         // Nothing yet, or the holder gave up (its client left): look again, maybe take the lock.
       }
     } finally {
@@ -125,10 +135,18 @@ export class ExtractCache {
   }
 
   /** Holds the lock while fetching, then stores and announces the outcome. */
-  private async lead(keys: Keys, token: string, fetch: () => Promise<Extraction>, signal?: AbortSignal): Promise<Extraction> {
-    const renew = setInterval(() => {
-      (this.redis as CacheRedis).reelayCacheRenew(keys.lock, token, this.lockMs).catch(() => undefined);
-    }, Math.max(50, Math.floor(this.lockMs / 3)));
+  private async lead(
+    keys: Keys,
+    token: string,
+    fetch: () => Promise<Extraction>,
+    signal?: AbortSignal,
+  ): Promise<Extraction> {
+    const renew = setInterval(
+      () => {
+        (this.redis as CacheRedis).reelayCacheRenew(keys.lock, token, this.lockMs).catch(() => undefined);
+      },
+      Math.max(50, Math.floor(this.lockMs / 3)),
+    );
     renew.unref();
     try {
       const extraction = await fetch();
@@ -137,7 +155,9 @@ export class ExtractCache {
     } catch (err) {
       // The holder's own client leaving, or a bug, says nothing about the URL: the waiters try again.
       const shared = err instanceof ReelayError && !signal?.aborted;
-      const message: FlightMessage = shared ? { error: { code: err.code, message: err.message, headers: err.headers } } : { abandoned: true };
+      const message: FlightMessage = shared
+        ? { error: { code: err.code, message: err.message, headers: err.headers } }
+        : { abandoned: true };
       await this.complete(keys, token, undefined, message);
       throw err;
     } finally {
@@ -146,12 +166,25 @@ export class ExtractCache {
   }
 
   /** Stores a success (for as long as its URLs allow), releases the lock, tells the waiters. */
-  private async complete(keys: Keys, token: string, extraction: Extraction | undefined, failure: FlightMessage | undefined): Promise<void> {
+  private async complete(
+    keys: Keys,
+    token: string,
+    extraction: Extraction | undefined,
+    failure: FlightMessage | undefined,
+  ): Promise<void> {
     const now = Date.now();
     const entry = extraction ? JSON.stringify({ stored_at: now, extraction } satisfies Entry) : '';
     const ttl = extraction ? cacheTtlMs(this.options.ttlSeconds, earliestExpiry(extraction), now, EXPIRY_MARGIN_MS) : 0;
     try {
-      await (this.redis as CacheRedis).reelayCacheComplete(keys.result, keys.lock, token, entry, ttl, keys.channel, failure ? JSON.stringify(failure) : '');
+      await (this.redis as CacheRedis).reelayCacheComplete(
+        keys.result,
+        keys.lock,
+        token,
+        entry,
+        ttl,
+        keys.channel,
+        failure ? JSON.stringify(failure) : '',
+      );
     } catch (err) {
       // The result is still answered; the waiters take over once the lock lapses.
       this.options.logger.warn({ err: (err as Error).message }, 'extract cache: could not store the result');
@@ -159,7 +192,11 @@ export class ExtractCache {
   }
 
   private fromEntry(entry: Entry, outcome: CacheOutcome): Served {
-    return { extraction: entry.extraction, outcome, age: Math.max(0, Math.floor((Date.now() - entry.stored_at) / 1000)) };
+    return {
+      extraction: entry.extraction,
+      outcome,
+      age: Math.max(0, Math.floor((Date.now() - entry.stored_at) / 1000)),
+    };
   }
 
   async close(): Promise<void> {
@@ -189,14 +226,24 @@ return 0`;
 
 type CacheRedis = RedisClient & {
   reelayCacheAcquire(result: string, lock: string, token: string, lockMs: number): Promise<[string, string?]>;
-  reelayCacheComplete(result: string, lock: string, token: string, entry: string, ttlMs: number, channel: string, message: string): Promise<number>;
+  reelayCacheComplete(
+    result: string,
+    lock: string,
+    token: string,
+    entry: string,
+    ttlMs: number,
+    channel: string,
+    message: string,
+  ): Promise<number>;
   reelayCacheRenew(lock: string, token: string, lockMs: number): Promise<number>;
 };
 
 function parseEntry(text: string | undefined): Entry | undefined {
   try {
     const entry = JSON.parse(text ?? '') as Partial<Entry>;
-    return typeof entry.stored_at === 'number' && entry.extraction?.result && Array.isArray(entry.extraction.records) ? (entry as Entry) : undefined;
+    return typeof entry.stored_at === 'number' && entry.extraction?.result && Array.isArray(entry.extraction.records)
+      ? (entry as Entry)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -205,5 +252,7 @@ function parseEntry(text: string | undefined): Entry | undefined {
 /** The client left while waiting: its own reason, as the egress reports a cancelled fetch. */
 function cancelled(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : Object.assign(new Error('The request was cancelled.'), { name: 'AbortError' });
+  return reason instanceof Error
+    ? reason
+    : Object.assign(new Error('The request was cancelled.'), { name: 'AbortError' });
 }

@@ -1,7 +1,13 @@
 // Extraction as a service both surfaces share: validate the URL, answer from the extract cache or
 // run the registry with an overall deadline and the client's abort signal, record the sources (a
 // cached answer records them again, so they stay downloadable), count the outcome.
-import { parseContentUrl, ReelayError, type Collection, type CollectionEntry, type ExtractResult } from '@reelay/contracts';
+import {
+  parseContentUrl,
+  ReelayError,
+  type Collection,
+  type CollectionEntry,
+  type ExtractResult,
+} from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import type { Extraction, ExtractorRegistry, PageRef } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
@@ -58,17 +64,33 @@ export class ExtractService {
    * same URL) names; undefined when the URL is not a collection. For collection downloads and
    * subscriptions: follow `collection.next_cursor` until it is absent.
    */
-  async listCollection(rawUrl: string, cursor?: string, signal?: AbortSignal, options: { fresh?: boolean } = {}): Promise<CollectionPage | undefined> {
+  async listCollection(
+    rawUrl: string,
+    cursor?: string,
+    signal?: AbortSignal,
+    options: { fresh?: boolean } = {},
+  ): Promise<CollectionPage | undefined> {
     const { result } = await this.extract(rawUrl, signal, { cursor, fresh: options.fresh });
     if (result.content_type !== 'collection' || !result.collection || !result.entries) return undefined;
-    return { url: result.url, platform: result.platform, title: result.title, collection: result.collection, entries: result.entries, extraction_id: result.extraction_id! };
+    return {
+      url: result.url,
+      platform: result.platform,
+      title: result.title,
+      collection: result.collection,
+      entries: result.entries,
+      extraction_id: result.extraction_id!,
+    };
   }
 
   /**
    * `fresh`: the client sent Cache-Control: no-cache, so the origin is asked again. `cursor`: a
    * collection's next page (checked against this URL before anything is fetched).
    */
-  async extract(rawUrl: string, clientSignal?: AbortSignal, options: { fresh?: boolean; cursor?: string } = {}): Promise<ExtractAnswer> {
+  async extract(
+    rawUrl: string,
+    clientSignal?: AbortSignal,
+    options: { fresh?: boolean; cursor?: string } = {},
+  ): Promise<ExtractAnswer> {
     const url = parseContentUrl(rawUrl);
     const page = options.cursor === undefined ? undefined : this.cursors.verify(url.href, options.cursor);
     const { registry, sources, metrics, cache } = this.deps;
@@ -79,13 +101,16 @@ export class ExtractService {
       const fetch = () => this.fetch(url, clientSignal, page);
       // A collection's later page is cached apart from its first.
       const key = page ? `${url.href}\n${JSON.stringify(page)}` : url.href;
-      const served = cache ? await cache.serve(key, fetch, { fresh: options.fresh, signal: clientSignal }) : { extraction: await fetch(), outcome: 'off' as const, age: undefined };
+      const served = cache
+        ? await cache.serve(key, fetch, { fresh: options.fresh, signal: clientSignal })
+        : { extraction: await fetch(), outcome: 'off' as const, age: undefined };
       metrics.extractCache.inc({ outcome: served.outcome });
       const { result, records, subtitles, next } = served.extraction;
       // Every answer, cached or not, records its sources under an extraction of its own.
       const extractionId = await sources.record(result.platform, records, subtitles);
       const answer: ExtractResult = { ...result, extraction_id: extractionId };
-      if (next && answer.collection) answer.collection = { ...answer.collection, next_cursor: this.cursors.sign(url.href, next) };
+      if (next && answer.collection)
+        answer.collection = { ...answer.collection, next_cursor: this.cursors.sign(url.href, next) };
       return { result: answer, age: served.age };
     } catch (err) {
       outcome = err instanceof ReelayError ? err.code : 'internal_error';
@@ -142,7 +167,10 @@ export function clientGone(req: import('express').Request, res: import('express'
 
 /** Cache-Control: no-cache (or Pragma: no-cache, HTTP/1.0's spelling) asks for a fresh extract. */
 export function wantsFresh(req: import('express').Request): boolean {
-  const directives = `${req.get('cache-control') ?? ''},${req.get('pragma') ?? ''}`.toLowerCase().split(',').map((d) => d.trim());
+  const directives = `${req.get('cache-control') ?? ''},${req.get('pragma') ?? ''}`
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
   return directives.includes('no-cache');
 }
 

@@ -81,7 +81,9 @@ export class FlightListener {
     if (this.subscriber) return this.subscriber;
     // Its own connection (a subscribed client can do nothing else); commands queue while it connects.
     const sub = duplicateRedis(this.redis, { enableOfflineQueue: true });
-    sub.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'extract cache subscriber: redis connection problem'));
+    sub.on('error', (err: Error) =>
+      this.logger.warn({ err: err.message }, 'extract cache subscriber: redis connection problem'),
+    );
     sub.on('message', (channel: string, text: string) => {
       const members = this.channels.get(channel)?.members;
       if (!members) return;

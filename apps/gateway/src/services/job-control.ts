@@ -35,7 +35,8 @@ export interface JobControlOptions {
   onCancel?: (outcome: CancelOutcome) => void;
 }
 
-const unavailable = (cause: unknown) => new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause });
+const unavailable = (cause: unknown) =>
+  new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause });
 
 export class JobControl {
   constructor(
@@ -92,11 +93,15 @@ export class JobControl {
     await this.signal(id, 'cancel');
     const children = await this.jobs.children(id);
     const live = children.filter((c) => c.job_id && (c.status === 'queued' || c.status === 'processing'));
-    await Promise.all(live.map((c) => this.cancel(c.job_id!).catch((err: unknown) => {
-      // A child that ended meanwhile is fine; anything else (Redis) is the answer.
-      if (err instanceof ReelayError && (err.code === 'job_finished' || err.code === 'job_not_found')) return;
-      throw err;
-    })));
+    await Promise.all(
+      live.map((c) =>
+        this.cancel(c.job_id!).catch((err: unknown) => {
+          // A child that ended meanwhile is fine; anything else (Redis) is the answer.
+          if (err instanceof ReelayError && (err.code === 'job_finished' || err.code === 'job_not_found')) return;
+          throw err;
+        }),
+      ),
+    );
     const end = await this.settle(id);
     if (end && end.status !== 'cancelled') throw finished(end);
     return view.status === 'queued' ? 'queued' : 'processing';
@@ -146,7 +151,10 @@ export class JobControl {
   async stop(id: string): Promise<void> {
     const { view } = await this.current(id);
     if (!RECORDING_OPERATIONS.has(view.operation) || view.status !== 'processing') {
-      throw new ReelayError('not_recording', 'This job is not a recording in progress, so there is nothing to stop; DELETE /api/v1/jobs/{id} cancels any job.');
+      throw new ReelayError(
+        'not_recording',
+        'This job is not a recording in progress, so there is nothing to stop; DELETE /api/v1/jobs/{id} cancels any job.',
+      );
     }
     await this.signal(id, 'stop');
   }

@@ -15,11 +15,15 @@ const QUEUED = 199;
 const RECORDING_BLOCK = 2 ** 32;
 
 /** `attempts`: how many times the job has been started (BullMQ's attemptsStarted). */
-export function jobEventId(view: Pick<JobView, 'status' | 'progress'> & Partial<Pick<JobView, 'operation' | 'recording'>>, attempts: number): number {
+export function jobEventId(
+  view: Pick<JobView, 'status' | 'progress'> & Partial<Pick<JobView, 'operation' | 'recording'>>,
+  attempts: number,
+): number {
   if (view.operation === 'record') {
     const start = Math.max(0, attempts) * RECORDING_BLOCK;
     if (view.status === 'queued') return start + RECORDING_BLOCK - 1;
-    if (view.status === 'processing') return start + 1 + Math.min(RECORDING_BLOCK - 1000, Math.floor((view.recording?.seconds ?? 0) * 10));
+    if (view.status === 'processing')
+      return start + 1 + Math.min(RECORDING_BLOCK - 1000, Math.floor((view.recording?.seconds ?? 0) * 10));
     return start + RECORDING_BLOCK - 1000 + TERMINAL[view.status];
   }
   const base = Math.max(0, attempts) * BLOCK;
@@ -33,4 +37,5 @@ export function jobEventId(view: Pick<JobView, 'status' | 'progress'> & Partial<
   }
 }
 
-export const isTerminal = (status: JobView['status']): boolean => status === 'completed' || status === 'failed' || status === 'expired' || status === 'cancelled';
+export const isTerminal = (status: JobView['status']): boolean =>
+  status === 'completed' || status === 'failed' || status === 'expired' || status === 'cancelled';

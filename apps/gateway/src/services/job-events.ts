@@ -64,7 +64,9 @@ export class JobEventHub {
     if (children.length && this.collections) {
       this.collectionReader ??= this.open(this.collections).catch((err: unknown) => {
         this.collectionReader = undefined;
-        throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+        throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+          cause: err,
+        });
       });
       await this.collectionReader;
       for (const child of children) this.parentOf.set(child, id);
@@ -97,10 +99,13 @@ export class JobEventHub {
   }
 
   private start(): Promise<{ events: QueueEvents; connection: RedisClient }> {
-    if (this.closed) return Promise.reject(new ReelayError('service_unavailable', 'The gateway is stopping; reconnect to another.'));
+    if (this.closed)
+      return Promise.reject(new ReelayError('service_unavailable', 'The gateway is stopping; reconnect to another.'));
     this.reader ??= this.open(this.queue).catch((err: unknown) => {
       this.reader = undefined; // the next stream tries again
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     });
     return this.reader;
   }
@@ -112,11 +117,21 @@ export class JobEventHub {
     // A blocking XREAD needs its own connection that waits out outages (BullMQ requires
     // maxRetriesPerRequest: null); it resumes from its last id when Redis is back. No command
     // timeout: the XREAD blocks for blockingTimeout on purpose, and a shorter timeout would cut it.
-    const connection = duplicateRedis(this.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined });
+    const connection = duplicateRedis(this.redis, {
+      maxRetriesPerRequest: null,
+      enableOfflineQueue: true,
+      commandTimeout: undefined,
+    });
     connection.on('error', () => {}); // reported by the queue's own client; reconnects by itself
-    const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: last, blockingTimeout: 5_000 });
+    const events = new QueueEvents(queue.name, {
+      connection,
+      prefix: queue.opts.prefix,
+      lastEventId: last,
+      blockingTimeout: 5_000,
+    });
     events.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'job events: redis connection problem'));
-    for (const name of CHANGES) events.on(name, ({ jobId }: { jobId: string }) => this.changed(jobId, name === 'progress'));
+    for (const name of CHANGES)
+      events.on(name, ({ jobId }: { jobId: string }) => this.changed(jobId, name === 'progress'));
     return { events, connection };
   }
 
@@ -124,7 +139,8 @@ export class JobEventHub {
     const id = this.watched.has(jobId) ? jobId : (this.parentOf.get(jobId) ?? jobId);
     const watched = this.watched.get(id);
     if (!watched) return;
-    if (watched.reading) return void (watched.again = progressOnly && watched.again !== 'status' ? 'progress' : 'status');
+    if (watched.reading)
+      return void (watched.again = progressOnly && watched.again !== 'status' ? 'progress' : 'status');
     const wait = progressOnly ? watched.lastReadAt + PROGRESS_GAP_MS - Date.now() : 0;
     if (wait > 0) {
       watched.timer ??= setTimeout(() => {

@@ -5,7 +5,20 @@ import type { RedisClient } from '@reelay/accounts';
 import type { ArtifactStore, StoredArtifact } from '@reelay/artifacts';
 import { jobEventId } from './job-event-id.js';
 import { collectionView, readChildren, type ChildView } from './collection-view.js';
-import { ChildRecordsSchema, collectionChildrenKey, cancelledJobKey, CancelledRecordSchema, JOB_ID_PATTERN, jobView, ReelayError, WebhookAttemptSchema, type CancelledRecord, type JobPayload, type JobView, type WebhookView } from '@reelay/contracts';
+import {
+  ChildRecordsSchema,
+  collectionChildrenKey,
+  cancelledJobKey,
+  CancelledRecordSchema,
+  JOB_ID_PATTERN,
+  jobView,
+  ReelayError,
+  WebhookAttemptSchema,
+  type CancelledRecord,
+  type JobPayload,
+  type JobView,
+  type WebhookView,
+} from '@reelay/contracts';
 
 export interface JobSnapshot {
   view: JobView;
@@ -32,7 +45,9 @@ export class JobService {
     try {
       return await readJob(this.collections.queue, id);
     } catch (err) {
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     }
   }
 
@@ -52,7 +67,9 @@ export class JobService {
     try {
       return await readChildren(this.redis, this.queue, this.collections?.prefix, id);
     } catch (err) {
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     }
   }
 
@@ -62,7 +79,9 @@ export class JobService {
     try {
       return await readJob<JobPayload>(this.queue, id);
     } catch (err) {
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     }
   }
 
@@ -77,7 +96,9 @@ export class JobService {
       const record = CancelledRecordSchema.safeParse(JSON.parse(raw));
       return record.success ? record.data : undefined;
     } catch (err) {
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     }
   }
 
@@ -96,9 +117,13 @@ export class JobService {
     const found = await this.find(id);
     const parent = found ? undefined : await this.findCollection(id);
     if (parent) {
-      const children = this.redis ? await readChildren(this.redis, this.queue, this.collections?.prefix, id).catch((err: unknown) => {
-        throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
-      }) : [];
+      const children = this.redis
+        ? await readChildren(this.redis, this.queue, this.collections?.prefix, id).catch((err: unknown) => {
+            throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+              cause: err,
+            });
+          })
+        : [];
       const view = collectionView(id, parent.job, parent.state, children);
       if (parent.job.data.webhook_url) view.webhook = await this.webhook(id, parent.job.data.webhook_url);
       const attempts = parent.job.attemptsStarted ?? 0;
@@ -135,22 +160,31 @@ export class JobService {
       if (last.success) Object.assign(view, last.data);
       return view;
     } catch (err) {
-      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {
+        cause: err,
+      });
     }
   }
 
   /** The stored artifact of a completed job; 410 once expired, 409 while not finished. */
   async artifact(id: string): Promise<StoredArtifact> {
     const view = await this.view(id);
-    if (view.status === 'expired') throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
-    if (view.status === 'failed') throw new ReelayError('artifact_not_ready', 'The job failed, so it has no artifact; see the job for its error.');
-    if (view.status === 'cancelled') throw new ReelayError('artifact_not_ready', 'The job was cancelled, so it has no artifact.');
-    if (view.status !== 'completed') throw new ReelayError('artifact_not_ready', 'The job has not finished yet; poll the job until it is completed.');
+    if (view.status === 'expired')
+      throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
+    if (view.status === 'failed')
+      throw new ReelayError('artifact_not_ready', 'The job failed, so it has no artifact; see the job for its error.');
+    if (view.status === 'cancelled')
+      throw new ReelayError('artifact_not_ready', 'The job was cancelled, so it has no artifact.');
+    if (view.status !== 'completed')
+      throw new ReelayError('artifact_not_ready', 'The job has not finished yet; poll the job until it is completed.');
     const stored = await this.artifacts.get(id).catch((err: unknown) => {
       // The store itself (S3) is unreachable: a temporary outage, not a server fault.
-      throw new ReelayError('service_unavailable', 'The artifact store is unavailable; try again shortly.', { cause: err });
+      throw new ReelayError('service_unavailable', 'The artifact store is unavailable; try again shortly.', {
+        cause: err,
+      });
     });
-    if (!stored || stored.meta.expires_at <= Date.now()) throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
+    if (!stored || stored.meta.expires_at <= Date.now())
+      throw new ReelayError('artifact_expired', 'The artifact has expired; request the download again.');
     return stored;
   }
 }
@@ -176,7 +210,10 @@ const STATE_READS = 4;
  * two states agree. The hash then counts no attempt the state does not, and the event id is never
  * above the job's own.
  */
-export async function readJob<T = unknown>(queue: Queue, id: string): Promise<{ job: Job<T>; state: string } | undefined> {
+export async function readJob<T = unknown>(
+  queue: Queue,
+  id: string,
+): Promise<{ job: Job<T>; state: string } | undefined> {
   let state = await queue.getJobState(id);
   for (let read = 1; ; read += 1) {
     if (state === 'unknown') return undefined;
@@ -185,7 +222,8 @@ export async function readJob<T = unknown>(queue: Queue, id: string): Promise<{ 
     if (SETTLED_STATES.has(state)) return { job, state };
     const after = await queue.getJobState(id);
     // Still moving after a few reads: a waiting state read after the hash is safe for the id too.
-    if (after === state || (read >= STATE_READS && !SETTLED_STATES.has(after) && after !== 'unknown')) return { job, state: after };
+    if (after === state || (read >= STATE_READS && !SETTLED_STATES.has(after) && after !== 'unknown'))
+      return { job, state: after };
     state = after;
   }
 }

@@ -7,7 +7,14 @@
 import { createHash } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { RedisClient } from '@reelay/accounts';
-import { chooseSource, JobPayloadSchema, ReelayError, type ChosenSource, type CollectionEntry, type DownloadRequest } from '@reelay/contracts';
+import {
+  chooseSource,
+  JobPayloadSchema,
+  ReelayError,
+  type ChosenSource,
+  type CollectionEntry,
+  type DownloadRequest,
+} from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
 import type { DownloadService } from './download.js';
 import type { ExtractService } from './extract.js';
@@ -69,7 +76,12 @@ export class SubscriptionChecker {
         } catch (err) {
           // One entry that cannot be downloaded is that item's failure, not the check's.
           if (!(err instanceof ReelayError) || err.code === 'service_unavailable') throw err;
-          await store.recordItem(id, key, { url: entry.url, title: entry.title, seen_at: Date.now(), status: 'failed' });
+          await store.recordItem(id, key, {
+            url: entry.url,
+            title: entry.title,
+            seen_at: Date.now(),
+            status: 'failed',
+          });
           logger.warn({ subscription: id, entry: entry.url, error: err.code }, 'subscription entry not started');
         }
       }
@@ -112,18 +124,35 @@ export class SubscriptionChecker {
   /** Starts the entry's job with the preset: the collection's own files when it names them, else the entry's page. */
   private async start(record: SubscriptionRecord, entry: CollectionEntry, extractionId: string): Promise<string> {
     const preset = record.preset;
-    const common = { format: preset.format, metadata: preset.metadata, subtitles: preset.subtitles, webhook_url: record.webhook_url, webhook_secret: record.webhook_secret };
+    const common = {
+      format: preset.format,
+      metadata: preset.metadata,
+      subtitles: preset.subtitles,
+      webhook_url: record.webhook_url,
+      webhook_secret: record.webhook_secret,
+    };
     let body: DownloadRequest;
     let chosen: ChosenSource | undefined;
     const item = entry.media?.[0];
     if (item) {
-      const choice = chooseSource(item, { quality: preset.quality, audio_only: preset.audio_only, format: preset.format });
-      if (choice.kind === 'none') throw new ReelayError('no_matching_source', `No source of ${entry.url} fits: ${choice.reason}`);
-      const urls = choice.kind === 'source' ? { url: choice.source.url } : { video_url: choice.video.url, audio_url: choice.audio.url };
+      const choice = chooseSource(item, {
+        quality: preset.quality,
+        audio_only: preset.audio_only,
+        format: preset.format,
+      });
+      if (choice.kind === 'none')
+        throw new ReelayError('no_matching_source', `No source of ${entry.url} fits: ${choice.reason}`);
+      const urls =
+        choice.kind === 'source'
+          ? { url: choice.source.url }
+          : { video_url: choice.video.url, audio_url: choice.audio.url };
       body = { ...common, ...urls, extraction_id: extractionId } as DownloadRequest;
       chosen = { quality: choice.quality, ...urls };
     } else {
-      ({ body, chosen } = await resolvePageUrl(this.deps.extracts as ExtractService, { ...common, page_url: entry.url, quality: preset.quality, audio_only: preset.audio_only } as DownloadRequest));
+      ({ body, chosen } = await resolvePageUrl(
+        this.deps.extracts as ExtractService,
+        { ...common, page_url: entry.url, quality: preset.quality, audio_only: preset.audio_only } as DownloadRequest,
+      ));
     }
     const plan = await this.deps.downloads.plan(body, chosen, { job: true });
     if (plan.kind !== 'job') throw new ReelayError('invalid_request', 'The entry could not become a job.');
@@ -131,7 +160,9 @@ export class SubscriptionChecker {
     // does not swallow this one's webhook.
     const request_key = createHash('sha256').update(`${plan.payload.request_key}:sub:${record.id}`).digest('base64url');
     const payload = JobPayloadSchema.parse({ ...plan.payload, request_key });
-    const webhook = record.webhook_url ? { url: record.webhook_url, secret: record.webhook_secret, subscription_id: record.id } : undefined;
+    const webhook = record.webhook_url
+      ? { url: record.webhook_url, secret: record.webhook_secret, subscription_id: record.id }
+      : undefined;
     return (await this.deps.downloads.enqueue(payload, undefined, webhook)).id;
   }
 }
@@ -144,9 +175,14 @@ export class SubscriptionChecker {
 /** How long a stop waits for BullMQ's close before dropping the checks' connection. */
 const CLOSE_WAIT_MS = 3_000;
 
-export function startSubscriptionChecks(checker: SubscriptionChecker, options: { redis: RedisClient; prefix?: string; logger: Logger; concurrency?: number }): { worker: Worker; close(): Promise<void> } {
+export function startSubscriptionChecks(
+  checker: SubscriptionChecker,
+  options: { redis: RedisClient; prefix?: string; logger: Logger; concurrency?: number },
+): { worker: Worker; close(): Promise<void> } {
   const connection = duplicateRedis(options.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true });
-  connection.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'subscription checks: redis connection problem'));
+  connection.on('error', (err: Error) =>
+    options.logger.warn({ err: err.message }, 'subscription checks: redis connection problem'),
+  );
   const worker = new Worker<{ id: string }>(SUBSCRIPTION_QUEUE, async (job) => checker.check(job.data.id), {
     connection,
     prefix: options.prefix,

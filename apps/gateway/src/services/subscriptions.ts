@@ -82,7 +82,9 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (err instanceof ReelayError) throw err;
-    throw new ReelayError('service_unavailable', 'Subscriptions are unavailable (Redis); try again shortly.', { cause: err });
+    throw new ReelayError('service_unavailable', 'Subscriptions are unavailable (Redis); try again shortly.', {
+      cause: err,
+    });
   }
 }
 
@@ -124,7 +126,18 @@ export class SubscriptionStore {
     // then the seen entries, then the record, which makes the subscription exist.
     const now = Date.now();
     await guarded(() => this.redis.sadd(ownerKey(record.account_id), record.id));
-    if (seen.length) await guarded(() => this.redis.hset(itemsKey(record.id), Object.fromEntries(seen.map((e) => [e.key, JSON.stringify({ url: e.url, title: e.title, seen_at: now, status: 'seen' } satisfies StoredItem)]))));
+    if (seen.length)
+      await guarded(() =>
+        this.redis.hset(
+          itemsKey(record.id),
+          Object.fromEntries(
+            seen.map((e) => [
+              e.key,
+              JSON.stringify({ url: e.url, title: e.title, seen_at: now, status: 'seen' } satisfies StoredItem),
+            ]),
+          ),
+        ),
+      );
     await guarded(() => this.redis.hset(recordKey(record.id), fields));
     await this.reschedule(record);
   }
@@ -136,22 +149,38 @@ export class SubscriptionStore {
   /** The caller's subscription, or 404 subscription_not_found (another owner's id included). */
   async owned(accountId: string, id: string): Promise<SubscriptionRecord> {
     const record = id.length <= 100 ? await this.get(id) : undefined;
-    if (!record || record.account_id !== accountId) throw new ReelayError('subscription_not_found', 'No subscription of yours has this id.');
+    if (!record || record.account_id !== accountId)
+      throw new ReelayError('subscription_not_found', 'No subscription of yours has this id.');
     return record;
   }
 
   async list(accountId: string): Promise<SubscriptionRecord[]> {
     const ids = await guarded(() => this.redis.smembers(ownerKey(accountId)));
     const records = await Promise.all(ids.map((id) => this.get(id)));
-    return records.filter((r): r is SubscriptionRecord => r !== undefined && r.account_id === accountId).sort((a, b) => a.created_at - b.created_at);
+    return records
+      .filter((r): r is SubscriptionRecord => r !== undefined && r.account_id === accountId)
+      .sort((a, b) => a.created_at - b.created_at);
   }
 
   async update(record: SubscriptionRecord, change: SubscriptionUpdate): Promise<SubscriptionRecord> {
     const next: SubscriptionRecord = { ...record, ...change, preset: change.preset ?? record.preset };
     // Resuming clears the failure count: a paused failing subscription comes back as active.
-    if (change.status === 'active' && record.status !== 'active') Object.assign(next, { failures: 0, last_error: undefined });
-    const fields: Record<string, string> = { name: next.name, every: String(next.every), preset: JSON.stringify(next.preset), status: next.status, failures: String(next.failures) };
-    await guarded(() => this.redis.multi().hset(recordKey(record.id), fields).hdel(recordKey(record.id), ...(next.last_error ? [] : ['last_error'])).exec());
+    if (change.status === 'active' && record.status !== 'active')
+      Object.assign(next, { failures: 0, last_error: undefined });
+    const fields: Record<string, string> = {
+      name: next.name,
+      every: String(next.every),
+      preset: JSON.stringify(next.preset),
+      status: next.status,
+      failures: String(next.failures),
+    };
+    await guarded(() =>
+      this.redis
+        .multi()
+        .hset(recordKey(record.id), fields)
+        .hdel(recordKey(record.id), ...(next.last_error ? [] : ['last_error']))
+        .exec(),
+    );
     await this.reschedule(next);
     return next;
   }
@@ -159,7 +188,9 @@ export class SubscriptionStore {
   async delete(record: SubscriptionRecord): Promise<void> {
     // The record first (the subscription is gone from then on), then what hangs off it: one slot each.
     await guarded(() => this.redis.del(recordKey(record.id)));
-    await guarded(() => Promise.all([this.redis.del(itemsKey(record.id)), this.redis.srem(ownerKey(record.account_id), record.id)]));
+    await guarded(() =>
+      Promise.all([this.redis.del(itemsKey(record.id)), this.redis.srem(ownerKey(record.account_id), record.id)]),
+    );
     await guarded(() => this.schedule.removeJobScheduler(record.id));
   }
 
@@ -179,31 +210,48 @@ export class SubscriptionStore {
     }
     const every = checkInterval(record.every, record.failures) * this.secondMs;
     await guarded(() =>
-      this.schedule.upsertJobScheduler(record.id, { every, startDate: new Date(Date.now() + every) }, { name: 'check', data: { id: record.id }, opts: { removeOnComplete: 100, removeOnFail: 100 } }),
+      this.schedule.upsertJobScheduler(
+        record.id,
+        { every, startDate: new Date(Date.now() + every) },
+        { name: 'check', data: { id: record.id }, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+      ),
     );
   }
 
   /** Records a check's outcome; returns the record as it now stands (rescheduled when its interval changed). */
   async checked(record: SubscriptionRecord, error?: string): Promise<SubscriptionRecord> {
     const failures = error === undefined ? 0 : record.failures + 1;
-    const status: SubscriptionRecord['status'] = failures >= FAILING_AFTER ? 'failing' : record.status === 'failing' ? 'active' : record.status;
+    const status: SubscriptionRecord['status'] =
+      failures >= FAILING_AFTER ? 'failing' : record.status === 'failing' ? 'active' : record.status;
     const next: SubscriptionRecord = { ...record, failures, status, last_checked_at: Date.now(), last_error: error };
     // Only fields a check owns: a PATCH meanwhile keeps its name, preset and pause.
-    const multi = this.redis.multi().hset(recordKey(record.id), { failures: String(failures), last_checked_at: String(next.last_checked_at) });
+    const multi = this.redis
+      .multi()
+      .hset(recordKey(record.id), { failures: String(failures), last_checked_at: String(next.last_checked_at) });
     if (error === undefined) multi.hdel(recordKey(record.id), 'last_error');
     else multi.hset(recordKey(record.id), { last_error: error });
     if (record.status !== 'paused') multi.hset(recordKey(record.id), { status });
     const exists = await guarded(() => this.redis.exists(recordKey(record.id)));
     if (!exists) return next; // deleted while checking
     await guarded(() => multi.exec());
-    if (record.status !== 'paused' && checkInterval(record.every, failures) !== checkInterval(record.every, record.failures)) await this.reschedule(next);
+    if (
+      record.status !== 'paused' &&
+      checkInterval(record.every, failures) !== checkInterval(record.every, record.failures)
+    )
+      await this.reschedule(next);
     return next;
   }
 
   /** The scheduled check jobs in these states, with their state (for operators and tests). */
   async checkJobs(states: JobType[]): Promise<{ id: string; subscription: string; state: string }[]> {
     const jobs = await guarded(() => this.schedule.getJobs(states));
-    return Promise.all(jobs.map(async (job) => ({ id: job.id ?? '', subscription: String((job.data as { id?: string }).id), state: await job.getState() })));
+    return Promise.all(
+      jobs.map(async (job) => ({
+        id: job.id ?? '',
+        subscription: String((job.data as { id?: string }).id),
+        state: await job.getState(),
+      })),
+    );
   }
 
   /** Whether the entry is in the archive. */
@@ -238,14 +286,21 @@ export class SubscriptionStore {
         );
         if (TERMINAL.has(status)) await this.recordItem(id, key, { ...item, status });
       }
-      out.push({ url: item.url, title: item.title, seen_at: new Date(item.seen_at).toISOString(), job_id: item.job_id, status });
+      out.push({
+        url: item.url,
+        title: item.title,
+        seen_at: new Date(item.seen_at).toISOString(),
+        job_id: item.job_id,
+        status,
+      });
     }
     return out.sort((a, b) => b.seen_at.localeCompare(a.seen_at));
   }
 
   async view(record: SubscriptionRecord): Promise<Subscription> {
     const items = await this.items(record.id);
-    const scheduler = record.status === 'paused' ? undefined : await guarded(() => this.schedule.getJobScheduler(record.id));
+    const scheduler =
+      record.status === 'paused' ? undefined : await guarded(() => this.schedule.getJobScheduler(record.id));
     return {
       id: record.id,
       name: record.name,
@@ -257,7 +312,10 @@ export class SubscriptionStore {
       created_at: new Date(record.created_at).toISOString(),
       ...(record.last_checked_at ? { last_checked_at: new Date(record.last_checked_at).toISOString() } : {}),
       ...(scheduler?.next ? { next_check_at: new Date(scheduler.next).toISOString() } : {}),
-      items: { completed: items.filter((i) => i.status === 'completed').length, failed: items.filter((i) => i.status === 'failed' || i.status === 'cancelled').length },
+      items: {
+        completed: items.filter((i) => i.status === 'completed').length,
+        failed: items.filter((i) => i.status === 'failed' || i.status === 'cancelled').length,
+      },
       ...(record.last_error ? { last_error: record.last_error } : {}),
       ...(record.webhook_url ? { webhook_url: record.webhook_url } : {}),
     };

@@ -12,10 +12,16 @@ export interface RequestedWebhook {
   subscription_id?: string;
 }
 
-export async function requestedWebhook(body: DownloadRequest, deps: { egress: Egress; deploymentSecret: boolean }): Promise<RequestedWebhook | undefined> {
+export async function requestedWebhook(
+  body: DownloadRequest,
+  deps: { egress: Egress; deploymentSecret: boolean },
+): Promise<RequestedWebhook | undefined> {
   if (body.webhook_url === undefined) return undefined;
   if (body.webhook_secret === undefined && !deps.deploymentSecret) {
-    throw new ReelayError('invalid_request', 'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.');
+    throw new ReelayError(
+      'invalid_request',
+      'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.',
+    );
   }
   await deps.egress.checkUrl(new URL(body.webhook_url));
   return { url: body.webhook_url, secret: body.webhook_secret };

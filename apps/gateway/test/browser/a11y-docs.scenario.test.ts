@@ -4,7 +4,6 @@ import { expect, test } from '@jest/globals';
 import { auditPage } from './audit.js';
 import { describeBrowser, useServedBrowser } from './browser.js';
 
-
 describeBrowser('the API reference passes the audit', () => {
   const stack = useServedBrowser();
 

@@ -14,11 +14,19 @@ describeBrowser('More options and the 404 page pass the audit', () => {
   const stack = usePlaygroundStack('a11y-front', (origin, media) => {
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     origin.file('/media/poster.png', media.png, 'image/png');
-    origin.body('/watch.html', `<!doctype html><html><head><title>Lavfi test card</title></head><body>
+    origin.body(
+      '/watch.html',
+      `<!doctype html><html><head><title>Lavfi test card</title></head><body>
       <video poster="/media/poster.png" controls><source src="/media/clip.mp4" type="video/mp4" label="240p"></video>
-      </body></html>`, 'text/html');
+      </body></html>`,
+      'text/html',
+    );
     for (const name of fs.readdirSync(media.hlsDir)) {
-      origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+      origin.file(
+        `/hls/${name}`,
+        path.join(media.hlsDir, name),
+        name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+      );
     }
   });
 
@@ -45,7 +53,10 @@ describeBrowser('More options and the 404 page pass the audit', () => {
     problems.push(...(await auditPage(page, 'advanced-extracted')));
 
     await extract(stack.origin.url('/hls/index.m3u8'));
-    await page.getByRole('button', { name: /^Download / }).first().click();
+    await page
+      .getByRole('button', { name: /^Download / })
+      .first()
+      .click();
     await page.locator('#job-list li .job-status', { hasText: 'Completed' }).waitFor({ timeout: 20_000 });
     problems.push(...(await auditPage(page, 'advanced-job')));
     expect(problems).toEqual([]);

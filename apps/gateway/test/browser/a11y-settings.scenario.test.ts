@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { auditPage } from './audit.js';
 import { describeBrowser, useServedBrowser } from './browser.js';
 
-
 describeBrowser('the API keys page passes the audit', () => {
   const stack = useServedBrowser();
 
@@ -17,7 +16,13 @@ describeBrowser('the API keys page passes the audit', () => {
     const problems = await auditPage(page, 'settings-signed-out');
 
     const email = `a11y-${randomBytes(6).toString('hex')}@example.com`;
-    expect((await context.request.post(`${stack.served.base}/account/signup`, { data: { email, password: 'correct horse battery' } })).status()).toBe(201);
+    expect(
+      (
+        await context.request.post(`${stack.served.base}/account/signup`, {
+          data: { email, password: 'correct horse battery' },
+        })
+      ).status(),
+    ).toBe(201);
     for (const name of ['production server with a rather long name', 'ci-bot']) {
       expect((await context.request.post(`${stack.served.base}/account/keys`, { data: { name } })).status()).toBe(201);
     }
@@ -25,7 +30,10 @@ describeBrowser('the API keys page passes the audit', () => {
     await page.getByRole('rowheader', { name: 'ci-bot' }).waitFor();
     problems.push(...(await auditPage(page, 'settings-keys')));
 
-    await page.getByRole('row', { name: /ci-bot/ }).getByRole('button', { name: /^Delete/ }).click();
+    await page
+      .getByRole('row', { name: /ci-bot/ })
+      .getByRole('button', { name: /^Delete/ })
+      .click();
     await page.getByRole('dialog', { name: 'Delete this key?' }).waitFor();
     problems.push(...(await auditPage(page, 'settings-delete-dialog')));
     expect(problems).toEqual([]);

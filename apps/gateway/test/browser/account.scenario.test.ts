@@ -28,7 +28,16 @@ describeBrowser('passkeys and the account card', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://localhost:${(server.address() as AddressInfo).port}`;
     // GitHub is configured only to show its button; no test follows it (port 9 answers nothing).
-    gateway = await buildGateway({ env: { TRUST_PROXY: 'true', PUBLIC_URL: base, GITHUB_CLIENT_ID: 'gh', GITHUB_CLIENT_SECRET: 'gh-secret', GITHUB_OAUTH_URL: 'http://127.0.0.1:9', GITHUB_API_URL: 'http://127.0.0.1:9' } });
+    gateway = await buildGateway({
+      env: {
+        TRUST_PROXY: 'true',
+        PUBLIC_URL: base,
+        GITHUB_CLIENT_ID: 'gh',
+        GITHUB_CLIENT_SECRET: 'gh-secret',
+        GITHUB_OAUTH_URL: 'http://127.0.0.1:9',
+        GITHUB_API_URL: 'http://127.0.0.1:9',
+      },
+    });
     server.on('request', gateway.app);
     browser = await launchBrowser();
   });
@@ -52,8 +61,18 @@ describeBrowser('passkeys and the account card', () => {
 
   /** A virtual platform authenticator (another device), holding `credentials` if given. */
   async function device(credentials: object[] = []): Promise<string> {
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true } });
-    for (const credential of credentials) await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    for (const credential of credentials)
+      await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
     lastDevice = authenticatorId;
     return authenticatorId;
   }
@@ -91,7 +110,11 @@ describeBrowser('passkeys and the account card', () => {
     await page.locator('#passkey-list li', { hasText: 'Work laptop' }).waitFor();
     await page.getByRole('button', { name: 'Remove passkey Phone' }).click();
     await page.locator('#passkey-list li', { hasText: 'Phone' }).waitFor({ state: 'detached' });
-    const listed = await page.evaluate(async () => ((await (await fetch('/account/passkeys')).json()) as { data: { passkeys: { name: string }[] } }).data.passkeys.map((p) => p.name));
+    const listed = await page.evaluate(async () =>
+      (
+        (await (await fetch('/account/passkeys')).json()) as { data: { passkeys: { name: string }[] } }
+      ).data.passkeys.map((p) => p.name),
+    );
     expect(listed).toEqual(['Work laptop']);
 
     // Back on the laptop: its passkey signs in, with no e-mail typed.
@@ -111,10 +134,20 @@ describeBrowser('passkeys and the account card', () => {
     await page.locator('#passkey-list li', { hasText: 'Key' }).waitFor();
     const statuses = await page.evaluate(async () => {
       // Browser globals, typed loosely: this file is compiled without the DOM library.
-      const web = globalThis as unknown as { PublicKeyCredential: { parseRequestOptionsFromJSON(o: unknown): unknown }; navigator: { credentials: { get(o: unknown): Promise<{ toJSON(): unknown }> } } };
-      const post = (path: string, body?: unknown) => fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const web = globalThis as unknown as {
+        PublicKeyCredential: { parseRequestOptionsFromJSON(o: unknown): unknown };
+        navigator: { credentials: { get(o: unknown): Promise<{ toJSON(): unknown }> } };
+      };
+      const post = (path: string, body?: unknown) =>
+        fetch(path, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
       const options = ((await (await post('/account/passkeys/login/options')).json()) as { data: unknown }).data;
-      const credential = await web.navigator.credentials.get({ publicKey: web.PublicKeyCredential.parseRequestOptionsFromJSON(options) });
+      const credential = await web.navigator.credentials.get({
+        publicKey: web.PublicKeyCredential.parseRequestOptionsFromJSON(options),
+      });
       const answer = credential.toJSON();
       const first = (await post('/account/passkeys/login', { response: answer })).status;
       const replay = (await post('/account/passkeys/login', { response: answer })).status;
@@ -123,7 +156,9 @@ describeBrowser('passkeys and the account card', () => {
       // Deleting the account (just signed in: no password needed) takes its passkeys along.
       const deleted = (await fetch('/account', { method: 'DELETE' })).status;
       const again = ((await (await post('/account/passkeys/login/options')).json()) as { data: unknown }).data;
-      const orphan = await web.navigator.credentials.get({ publicKey: web.PublicKeyCredential.parseRequestOptionsFromJSON(again) });
+      const orphan = await web.navigator.credentials.get({
+        publicKey: web.PublicKeyCredential.parseRequestOptionsFromJSON(again),
+      });
       const afterDeletion = (await post('/account/passkeys/login', { response: orphan.toJSON() })).status;
       return [first, replay, stale, deleted, afterDeletion];
     });
@@ -142,7 +177,10 @@ describeBrowser('passkeys and the account card', () => {
     await page.waitForFunction("(document.querySelector('#secret-value')?.value ?? '') !== ''");
     const secret = await page.locator('#secret-value').inputValue();
     for (let i = 0; i < 3; i++) {
-      const answer = await page.request.post(`${base}/api`, { headers: { 'X-API-Key': secret }, data: { url: 'not a url' } });
+      const answer = await page.request.post(`${base}/api`, {
+        headers: { 'X-API-Key': secret },
+        data: { url: 'not a url' },
+      });
       expect(answer.status()).toBe(400); // the key let it through; the body is what is wrong
     }
     await page.getByRole('button', { name: 'I have stored it' }).click();
@@ -164,7 +202,10 @@ describeBrowser('passkeys and the account card', () => {
     await page.locator('#delete-account-form-password').fill(password);
     await page.getByRole('button', { name: 'Delete my account' }).click();
     await page.getByRole('form', { name: 'Create an account' }).waitFor();
-    const key = await page.request.post(`${base}/api`, { headers: { 'X-API-Key': secret }, data: { url: 'not a url' } });
+    const key = await page.request.post(`${base}/api`, {
+      headers: { 'X-API-Key': secret },
+      data: { url: 'not a url' },
+    });
     expect(key.status()).toBe(401);
   });
 });

@@ -31,11 +31,15 @@ describeBrowser('the installable web app shell', () => {
     };
     expect(manifest.name).toContain('reelay');
     expect(manifest.display).toBe('standalone');
-    expect(manifest.icons.map((icon) => `${icon.sizes}/${icon.purpose}`)).toEqual(expect.arrayContaining(['192x192/any', '512x512/any', '512x512/maskable']));
+    expect(manifest.icons.map((icon) => `${icon.sizes}/${icon.purpose}`)).toEqual(
+      expect.arrayContaining(['192x192/any', '512x512/any', '512x512/maskable']),
+    );
     expect(manifest.share_target).toMatchObject({ action: '/', method: 'GET', params: { url: 'u' } });
     // Every icon loads as an image in the page.
     for (const icon of manifest.icons) {
-      const size = await page.evaluate(`new Promise((resolve, reject) => { const img = new Image(); img.onload = () => resolve(img.naturalWidth); img.onerror = reject; img.src = ${JSON.stringify(icon.src)}; })`);
+      const size = await page.evaluate(
+        `new Promise((resolve, reject) => { const img = new Image(); img.onload = () => resolve(img.naturalWidth); img.onerror = reject; img.src = ${JSON.stringify(icon.src)}; })`,
+      );
       expect(size).toBeGreaterThan(0);
     }
   });
@@ -43,17 +47,40 @@ describeBrowser('the installable web app shell', () => {
   test('the service worker takes control, and with the network gone a reload still shows the shell', async () => {
     await page.goto(`${stack.served.base}/`);
     // (Not waitForFunction: it evaluates strings, which the page's CSP forbids.)
-    await page.evaluate("navigator.serviceWorker.controller ?? new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve))");
+    await page.evaluate(
+      "navigator.serviceWorker.controller ?? new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve))",
+    );
     const version = /"version":"([^"]+)"/.exec(await (await page.request.get(`${stack.served.base}/sw.js`)).text())![1];
     await expect(page.evaluate('caches.keys()')).resolves.toEqual([`reelay-shell-${version}`]);
 
     // An API call through the controlled page is answered by the network and never cached.
     await expect(page.evaluate("fetch('/api/v1/platforms').then((res) => res.status)")).resolves.toBe(200);
-    const cached = (await page.evaluate(`caches.open('reelay-shell-${version}').then((c) => c.keys()).then((keys) => keys.map((r) => new URL(r.url).pathname))`)) as string[];
-    expect(cached).toEqual(expect.arrayContaining(['/', '/settings/api-keys', '/assets/app.css', '/assets/playground.js', '/assets/icon-192.png']));
-    expect(cached).toEqual(expect.arrayContaining(['/assets/i18n.js', '/assets/i18next.js', '/locales/de/common.json']));
-    expect(cached).toEqual(expect.arrayContaining(['/advanced', '/assets/front.js', '/locales/en/front.json', '/locales/de/front.json']));
-    expect(cached.filter((p) => !p.startsWith('/assets/') && !p.startsWith('/locales/') && !['/', '/advanced', '/settings/api-keys'].includes(p))).toEqual([]);
+    const cached = (await page.evaluate(
+      `caches.open('reelay-shell-${version}').then((c) => c.keys()).then((keys) => keys.map((r) => new URL(r.url).pathname))`,
+    )) as string[];
+    expect(cached).toEqual(
+      expect.arrayContaining([
+        '/',
+        '/settings/api-keys',
+        '/assets/app.css',
+        '/assets/playground.js',
+        '/assets/icon-192.png',
+      ]),
+    );
+    expect(cached).toEqual(
+      expect.arrayContaining(['/assets/i18n.js', '/assets/i18next.js', '/locales/de/common.json']),
+    );
+    expect(cached).toEqual(
+      expect.arrayContaining(['/advanced', '/assets/front.js', '/locales/en/front.json', '/locales/de/front.json']),
+    );
+    expect(
+      cached.filter(
+        (p) =>
+          !p.startsWith('/assets/') &&
+          !p.startsWith('/locales/') &&
+          !['/', '/advanced', '/settings/api-keys'].includes(p),
+      ),
+    ).toEqual([]);
 
     await stack.browser.context.setOffline(true);
     try {
@@ -61,7 +88,9 @@ describeBrowser('the installable web app shell', () => {
       await page.getByRole('heading', { level: 1, name: 'Save a video or its sound' }).waitFor();
       await page.getByLabel('Link', { exact: true }).waitFor();
       // The stylesheet came from the cache too: the header is laid out as a flex row.
-      await expect(page.evaluate("getComputedStyle(document.querySelector('.site-header')).display")).resolves.toBe('flex');
+      await expect(page.evaluate("getComputedStyle(document.querySelector('.site-header')).display")).resolves.toBe(
+        'flex',
+      );
       await screenshot(page, 'shell-offline');
       // Extracting offline says so plainly (the API is never answered from a cache).
       await page.getByLabel('Link', { exact: true }).fill('https://example.com/watch/1');
@@ -76,7 +105,8 @@ describeBrowser('the installable web app shell', () => {
 
   test("a new service worker deletes an older release's cache when it takes over", async () => {
     await page.goto(`${stack.served.base}/`);
-    const controlled = "navigator.serviceWorker.controller ?? new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve))";
+    const controlled =
+      "navigator.serviceWorker.controller ?? new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve))";
     await page.evaluate(controlled);
     // An older release's shell, left behind; and the worker gone, as when a new version is deployed.
     await page.evaluate("caches.open('reelay-shell-older').then((cache) => cache.put('/', new Response('old shell')))");
@@ -85,7 +115,14 @@ describeBrowser('the installable web app shell', () => {
     await page.reload();
     await page.evaluate(controlled);
     const version = /"version":"([^"]+)"/.exec(await (await page.request.get(`${stack.served.base}/sw.js`)).text())![1];
-    await eventually(async () => expect(((await page.evaluate('caches.keys()')) as string[]).sort()).toEqual([`reelay-shell-${version}`, 'someone-elses-cache']), 5000);
+    await eventually(
+      async () =>
+        expect(((await page.evaluate('caches.keys()')) as string[]).sort()).toEqual([
+          `reelay-shell-${version}`,
+          'someone-elses-cache',
+        ]),
+      5000,
+    );
     await page.getByRole('heading', { level: 1, name: 'Save a video or its sound' }).waitFor();
   });
 
@@ -138,18 +175,22 @@ describeBrowser('the installable web app shell', () => {
     await page.goto(`${stack.served.base}/?title=Look&text=${encodeURIComponent(`watch this ${link} now`)}`);
     await expect(page.getByLabel('Link', { exact: true }).inputValue()).resolves.toBe(link);
     await page.getByRole('status').and(page.locator('[data-kind="error"]')).waitFor();
-    await expect(page.getByRole('link', { name: /^More options: / }).getAttribute('href')).resolves.toBe(`/advanced?u=${encodeURIComponent(link)}`);
+    await expect(page.getByRole('link', { name: /^More options: / }).getAttribute('href')).resolves.toBe(
+      `/advanced?u=${encodeURIComponent(link)}`,
+    );
   });
 
   test('Enter on the Extract button keeps the focus on it through the request', async () => {
-    await page.goto(`${stack.served.base}/advanced?u=${encodeURIComponent(`${stack.served.base}/assets/nothing-here.mp4`)}`);
+    await page.goto(
+      `${stack.served.base}/advanced?u=${encodeURIComponent(`${stack.served.base}/assets/nothing-here.mp4`)}`,
+    );
     await page.getByRole('button', { name: 'Extract' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('status').and(page.locator('[data-kind="error"]')).waitFor();
     await expect(page.evaluate('document.activeElement.id')).resolves.toBe('extract-button');
   });
 
-  test('Enter on the front page\'s Download button keeps the focus on it through the request', async () => {
+  test("Enter on the front page's Download button keeps the focus on it through the request", async () => {
     await page.goto(`${stack.served.base}/`);
     await page.getByLabel('Link', { exact: true }).fill(`${stack.served.base}/assets/nothing-here.mp4`);
     await page.getByRole('button', { name: 'Download', exact: true }).focus();
@@ -165,7 +206,9 @@ describeBrowser('the installable web app shell', () => {
     await page.getByRole('link', { name: 'Go to the front page' }).click();
     await page.getByRole('heading', { level: 1, name: 'Save a video or its sound' }).waitFor();
 
-    const json = await page.request.get(`${stack.served.base}/this/is/not/here`, { headers: { accept: 'application/json' } });
+    const json = await page.request.get(`${stack.served.base}/this/is/not/here`, {
+      headers: { accept: 'application/json' },
+    });
     expect(json.status()).toBe(404);
     expect(await json.json()).toMatchObject({ success: false, error: { code: 'not_found' } });
     const curl = await fetch(`${stack.served.base}/this/is/not/here`, { headers: { accept: '*/*' } });

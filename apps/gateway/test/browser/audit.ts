@@ -31,7 +31,9 @@ export async function chooseTheme(page: Page, theme: 'light' | 'dark' | 'system'
 /** axe-core's critical and serious findings on the page as it is now (evaluated over CDP: no CSP hole). */
 export async function axeFindings(page: Page): Promise<Finding[]> {
   if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-  return page.evaluate<Finding[]>(`axe.run(document, { resultTypes: ['violations'] }).then(({ violations }) => violations
+  return page.evaluate<
+    Finding[]
+  >(`axe.run(document, { resultTypes: ['violations'] }).then(({ violations }) => violations
     .filter((v) => v.impact === 'critical' || v.impact === 'serious')
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 12).map((n) => n.target.join(' ')) })))`);
 }
@@ -67,7 +69,8 @@ export async function auditPage(page: Page, name: string, { fullPage = true } = 
     await page.setViewportSize({ width: size.width, height: size.height });
     for (const theme of THEMES) {
       await chooseTheme(page, theme);
-      for (const f of await axeFindings(page)) problems.push(`${name} ${size.name} ${theme}: ${f.id} (${f.impact}) ${f.help} — ${f.targets.join(', ')}`);
+      for (const f of await axeFindings(page))
+        problems.push(`${name} ${size.name} ${theme}: ${f.id} (${f.impact}) ${f.help} — ${f.targets.join(', ')}`);
       await screenshot(page, `${name}-${size.name}-${theme}`, fullPage);
     }
   }
@@ -84,13 +87,26 @@ export async function auditPage(page: Page, name: string, { fullPage = true } = 
  * words, people's names for things, the API reference), <code>, <time> (checked by locale instead)
  * and `data` (strings the test itself put there, such as a page title or a key name).
  */
-export async function untranslated(page: Page, catalogs: Array<Record<string, string>>, data: string[] = []): Promise<string[]> {
+export async function untranslated(
+  page: Page,
+  catalogs: Array<Record<string, string>>,
+  data: string[] = [],
+): Promise<string[]> {
   const templates = catalogs
     .flatMap((catalog) => Object.values(catalog))
     .flatMap((text) => text.split(/<\/?\d+\/?>/))
     .map((piece) => piece.replace(/\s+/g, ' ').trim())
     .filter((piece) => /\p{L}{2}/u.test(piece.replace(/\{\{\s*\w+\s*\}\}/g, '')))
-    .map((piece) => new RegExp(`^${piece.split(/\{\{\s*\w+\s*\}\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*?')}$`, 'su'));
+    .map(
+      (piece) =>
+        new RegExp(
+          `^${piece
+            .split(/\{\{\s*\w+\s*\}\}/)
+            .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+            .join('.*?')}$`,
+          'su',
+        ),
+    );
   const texts = await page.evaluate<string[]>(`(() => {
     const skip = 'script, style, noscript, code, time, [translate="no"], [hidden]';
     const shown = (el) => !el.closest(skip) && (el.closest('.visually-hidden, select, svg') || el.checkVisibility());
@@ -106,7 +122,14 @@ export async function untranslated(page: Page, catalogs: Array<Record<string, st
     return found;
   })()`);
   // Whole catalog strings, longest first, for texts that put a data value beside one ("720p · Nur Ton").
-  const literals = [...new Set(catalogs.flatMap((catalog) => Object.values(catalog)).flatMap((text) => text.split(/<\/?\d+\/?>|\{\{\s*\w+\s*\}\}/)).map((piece) => piece.trim()))]
+  const literals = [
+    ...new Set(
+      catalogs
+        .flatMap((catalog) => Object.values(catalog))
+        .flatMap((text) => text.split(/<\/?\d+\/?>|\{\{\s*\w+\s*\}\}/))
+        .map((piece) => piece.trim()),
+    ),
+  ]
     .filter((piece) => /\p{L}{3}/u.test(piece))
     .sort((a, b) => b.length - a.length);
   const formats = /\b(?:mp4|webm|mkv|mp3|m4a|opus|wav|vtt|srt|reelay)\b/gi;
@@ -116,7 +139,10 @@ export async function untranslated(page: Page, catalogs: Array<Record<string, st
     if (!text || templates.some((template) => template.test(text))) continue;
     let rest = text;
     for (const value of [...data, ...literals]) rest = rest.split(value).join(' ');
-    rest = rest.replace(/https?:\/\/\S+/g, ' ').replace(/\S*\d\S*/g, ' ').replace(formats, ' ');
+    rest = rest
+      .replace(/https?:\/\/\S+/g, ' ')
+      .replace(/\S*\d\S*/g, ' ')
+      .replace(formats, ' ');
     if (/\p{L}{3}/u.test(rest)) problems.add(text);
   }
   return [...problems];

@@ -15,7 +15,15 @@ import { startWorker, type RunningWorker } from '@reelay/worker';
 import { buildGateway, testConfig, type TestGateway } from '../helpers.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 /** `describe`, or `describe.skip` with a message when chromium is missing outside CI. */
 export function describeBrowser(name: string, fn: () => void): void {
@@ -31,7 +39,11 @@ export interface TestBrowser {
    * Replaces the context with a new, empty one (no cookies, storage or history) and one page, so a
    * test never depends on what an earlier test left behind. Headers apply to every request of it.
    */
-  fresh(options?: { headers?: Record<string, string>; permissions?: { names: string[]; origin: string }; locale?: string }): Promise<void>;
+  fresh(options?: {
+    headers?: Record<string, string>;
+    permissions?: { names: string[]; origin: string };
+    locale?: string;
+  }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -47,7 +59,8 @@ export async function launchBrowser(): Promise<TestBrowser> {
       timezoneId: 'UTC',
       extraHTTPHeaders: options.headers,
     });
-    if (options.permissions) await context.grantPermissions(options.permissions.names, { origin: options.permissions.origin });
+    if (options.permissions)
+      await context.grantPermissions(options.permissions.names, { origin: options.permissions.origin });
     const page = await context.newPage();
     page.on('console', (msg) => {
       if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) errors.push(msg.text());
@@ -149,7 +162,11 @@ export interface PlaygroundStack {
  * `settings` beside the tests' own), and chromium. After each test the page must have logged
  * no errors; after all, everything stops.
  */
-export function usePlaygroundStack(name: string, routes: (origin: Origin, media: TestMedia) => void, settings: Record<string, string> = {}): PlaygroundStack {
+export function usePlaygroundStack(
+  name: string,
+  routes: (origin: Origin, media: TestMedia) => void,
+  settings: Record<string, string> = {},
+): PlaygroundStack {
   const stack = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), `reelay-browser-${name}-`)) } as PlaygroundStack;
   const queuePrefix = `test-web-${name}-${randomBytes(4).toString('hex')}`;
   const env = { ...settings, DATA_DIR: stack.dataDir };
@@ -160,7 +177,13 @@ export function usePlaygroundStack(name: string, routes: (origin: Origin, media:
     stack.origin = await startOrigin();
     routes(stack.origin, stack.media);
     stack.served = await serveGateway({ env, deps: { queuePrefix } });
-    worker = await startWorker({ config: testConfig(env), logger: createLogger({ name: 'worker-test', level: 'silent' }), metricsPort: 0, prefix: queuePrefix, dataDir: stack.dataDir });
+    worker = await startWorker({
+      config: testConfig(env),
+      logger: createLogger({ name: 'worker-test', level: 'silent' }),
+      metricsPort: 0,
+      prefix: queuePrefix,
+      dataDir: stack.dataDir,
+    });
     stack.browser = await launchBrowser();
   });
 

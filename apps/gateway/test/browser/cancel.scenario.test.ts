@@ -15,9 +15,13 @@ describeBrowser('cancelling a job in the playground', () => {
       res.write(video.subarray(0, Math.floor(video.length / 3))); // and nothing more: the job stays processing
     });
     origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
-    origin.body('/held.html', `<!doctype html><html><head><title>Held tracks</title></head><body>
+    origin.body(
+      '/held.html',
+      `<!doctype html><html><head><title>Held tracks</title></head><body>
       <video><source src="/media/held.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>
-      </body></html>`, 'text/html');
+      </body></html>`,
+      'text/html',
+    );
   });
 
   beforeEach(async () => {
@@ -41,7 +45,9 @@ describeBrowser('cancelling a job in the playground', () => {
     await expect(cancel.count()).resolves.toBe(0);
     await screenshot(page, 'playground-cancelled');
     const id = await job.getAttribute('data-job-id');
-    const shown = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as { data: { status: string } };
+    const shown = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as {
+      data: { status: string };
+    };
     expect(shown.data.status).toBe('cancelled');
   });
 });

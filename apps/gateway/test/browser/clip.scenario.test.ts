@@ -27,13 +27,25 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     origin.file('/media/video-only.mp4', media.videoOnlyMp4, 'video/mp4');
     origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
     origin.body('/subs/en.vtt', 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHello\n', 'text/vtt');
-    origin.body('/watch.html', `<!doctype html><html><head><title>Clip card</title></head><body>
-      <video controls><source src="/media/clip.mp4" type="video/mp4" label="240p"></video></body></html>`, 'text/html');
-    origin.body('/split.html', `<!doctype html><html><head><title>Split clip</title></head><body>
+    origin.body(
+      '/watch.html',
+      `<!doctype html><html><head><title>Clip card</title></head><body>
+      <video controls><source src="/media/clip.mp4" type="video/mp4" label="240p"></video></body></html>`,
+      'text/html',
+    );
+    origin.body(
+      '/split.html',
+      `<!doctype html><html><head><title>Split clip</title></head><body>
       <video><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'>
-        <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English"></video></body></html>`, 'text/html');
+        <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English"></video></body></html>`,
+      'text/html',
+    );
     for (const name of fs.readdirSync(media.hlsDir)) {
-      origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+      origin.file(
+        `/hls/${name}`,
+        path.join(media.hlsDir, name),
+        name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+      );
     }
   });
 
@@ -44,7 +56,8 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     page.setDefaultTimeout(10_000);
     downloads = [];
     page.on('request', (req) => {
-      if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/v1/download') downloads.push(req.postData() ?? '');
+      if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/v1/download')
+        downloads.push(req.postData() ?? '');
     });
   });
 
@@ -65,7 +78,10 @@ describeBrowser('clip and audio-only choices in the playground', () => {
   async function savedJob(): Promise<{ name: string; file: string }> {
     const job = page.locator('#job-list li').first();
     await job.locator('.job-status', { hasText: 'Completed' }).waitFor({ timeout: 60_000 });
-    const [download] = await Promise.all([page.waitForEvent('download'), job.getByRole('link', { name: /^Save / }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      job.getByRole('link', { name: /^Save / }).click(),
+    ]);
     return { name: download.suggestedFilename(), file: await download.path() };
   }
 
@@ -73,7 +89,11 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     await extract(stack.origin.url('/watch.html'));
     await setClip('0.5', '0:01.7', 'precise');
     await page.getByRole('button', { name: /^Download 240p/ }).click();
-    await page.locator('#job-list li').first().getByText('240p video + audio of Clip card (0:00.5–0:01.7 precise)').waitFor();
+    await page
+      .locator('#job-list li')
+      .first()
+      .getByText('240p video + audio of Clip card (0:00.5–0:01.7 precise)')
+      .waitFor();
     expect(downloads.map((body) => JSON.parse(body).clip)).toEqual([{ start: 0.5, end: 1.7, mode: 'precise' }]);
     const { name, file } = await savedJob();
     expect(name).toBe('Clip card.mp4');
@@ -82,9 +102,11 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     expect(Math.abs(Number(duration) - 1.2)).toBeLessThan(0.1);
   });
 
-  test('audio only saves the item\'s sound in the chosen format, clipped like the rest', async () => {
+  test("audio only saves the item's sound in the chosen format, clipped like the rest", async () => {
     await extract(stack.origin.url('/watch.html'));
-    await expect(page.locator('.audio-only').innerText()).resolves.toContain('The sound of the 240p video + audio source, without its picture.');
+    await expect(page.locator('.audio-only').innerText()).resolves.toContain(
+      'The sound of the 240p video + audio source, without its picture.',
+    );
     await setClip('', '1', 'precise');
     await page.getByRole('group', { name: 'Audio only' }).getByLabel('Format').selectOption('m4a');
     await page.getByRole('button', { name: 'Save audio' }).click();
@@ -95,9 +117,11 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     expect(Math.abs(Number(duration) - 1)).toBeLessThan(0.1);
   });
 
-  test('a merge takes the item\'s clip range too', async () => {
+  test("a merge takes the item's clip range too", async () => {
     await extract(stack.origin.url('/split.html'));
-    await expect(page.locator('.audio-only').innerText()).resolves.toContain('The sound of the original audio only source.');
+    await expect(page.locator('.audio-only').innerText()).resolves.toContain(
+      'The sound of the original audio only source.',
+    );
     await setClip('0:00.25', '1.25', 'precise');
     const merge = page.getByRole('group', { name: 'Merge video and audio' });
     await merge.getByLabel('Format').selectOption('mkv');
@@ -127,7 +151,9 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     await page.getByRole('button', { name: 'Save audio' }).click();
     await expect(error.innerText()).resolves.toBe('The start is at or past the end of the media (0:02).');
     // The field at fault takes the focus (the tests' TypeScript has no DOM types: a string is evaluated).
-    await expect(page.evaluate('document.activeElement.id')).resolves.toBe(await clip.getByLabel('Start').getAttribute('id'));
+    await expect(page.evaluate('document.activeElement.id')).resolves.toBe(
+      await clip.getByLabel('Start').getAttribute('id'),
+    );
 
     expect(downloads).toEqual([]);
     await expect(page.locator('#job-list li').count()).resolves.toBe(0);
@@ -147,7 +173,11 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     await page.getByRole('status').and(page.locator('[data-kind="error"]')).waitFor();
     expect(downloads).toHaveLength(1);
     // The same request straight to the API: the page shows its envelope's message, word for word.
-    const res = await fetch(`${stack.served.base}/api/v1/download`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: downloads[0] });
+    const res = await fetch(`${stack.served.base}/api/v1/download`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: downloads[0],
+    });
     const { error } = (await res.json()) as { error: { code: string; message: string } };
     expect({ status: res.status, code: error.code }).toEqual({ status: 400, code: 'invalid_clip' });
     expect(error.message).toContain(clipProblem(0, 100_000));
@@ -160,18 +190,30 @@ describeBrowser('clip and audio-only choices in the playground', () => {
     await extract(stack.origin.url('/split.html'));
     await setClip('0', '1');
     const merge = page.getByRole('group', { name: 'Merge video and audio' });
-    await merge.getByRole('group', { name: 'Subtitles to embed in the merge' }).getByRole('checkbox', { name: 'en' }).check();
+    await merge
+      .getByRole('group', { name: 'Subtitles to embed in the merge' })
+      .getByRole('checkbox', { name: 'en' })
+      .check();
     await merge.getByRole('button', { name: 'Merge' }).click();
-    await page.getByRole('group', { name: 'Clip (optional)' }).getByRole('alert').filter({ hasText: 'A clip cannot embed subtitles' }).waitFor();
+    await page
+      .getByRole('group', { name: 'Clip (optional)' })
+      .getByRole('alert')
+      .filter({ hasText: 'A clip cannot embed subtitles' })
+      .waitFor();
     expect(downloads).toEqual([]);
   });
 
-  test('the item\'s choices fit a 1280×800 window and a 390-wide phone without sideways scrolling', async () => {
-    for (const [width, height, name] of [[1280, 800, 'playground-choices'], [390, 844, 'playground-choices-phone']] as const) {
+  test("the item's choices fit a 1280×800 window and a 390-wide phone without sideways scrolling", async () => {
+    for (const [width, height, name] of [
+      [1280, 800, 'playground-choices'],
+      [390, 844, 'playground-choices-phone'],
+    ] as const) {
       await page.setViewportSize({ width, height });
       await extract(stack.origin.url('/split.html'));
       await page.getByRole('heading', { level: 4, name: 'Subtitles' }).waitFor();
-      const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      const overflow = await page.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      );
       expect({ width, overflow }).toEqual({ width, overflow: 0 });
       await screenshot(page, name);
     }

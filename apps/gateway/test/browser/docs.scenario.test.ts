@@ -27,7 +27,11 @@ describeBrowser('the API reference page', () => {
     await page.goto(`${stack.served.base}/docs`);
     const sections = page.locator('.opblock-tag-section h3');
     await sections.first().waitFor();
-    expect(await sections.allInnerTexts()).toEqual(['Extract and download', 'Jobs', 'API with a key', 'Account', 'Subscriptions', 'Operations'].map((name) => expect.stringContaining(name)));
+    expect(await sections.allInnerTexts()).toEqual(
+      ['Extract and download', 'Jobs', 'API with a key', 'Account', 'Subscriptions', 'Operations'].map((name) =>
+        expect.stringContaining(name),
+      ),
+    );
     const extract = page.locator('#operations-Extract_and_download-postApiV1Extract');
     await extract.locator('.opblock-summary').click();
     await expect(extract.locator('.opblock-summary-path').innerText()).resolves.toContain('/api/v1/extract');

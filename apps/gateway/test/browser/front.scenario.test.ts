@@ -25,56 +25,91 @@ const sha = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
 const bytesOf = async (download: Download) => fs.readFileSync((await download.path())!);
 
 describeBrowser('the front page', () => {
-  const stack = usePlaygroundStack('front', (origin, media) => {
-    origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
-    origin.body('/watch.html', `<!doctype html><html><head><title>Test card</title></head><body>
-      <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`, 'text/html');
-    // The same clip under its own URL, so its job is never another test's (identical requests share one).
-    origin.file('/media/quiet.mp4', media.muxedMp4, 'video/mp4');
-    origin.body('/quiet.html', `<!doctype html><html><head><title>Quiet card</title></head><body>
-      <video><source src="/media/quiet.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`, 'text/html');
-    // A page with three items: a video and two sounds, each its own bytes.
-    origin.file('/media/tone.mp3', media.mp3, 'audio/mpeg');
-    origin.body('/gallery.html', `<!doctype html><html><head><title>Three things</title></head><body>
+  const stack = usePlaygroundStack(
+    'front',
+    (origin, media) => {
+      origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
+      origin.body(
+        '/watch.html',
+        `<!doctype html><html><head><title>Test card</title></head><body>
+      <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`,
+        'text/html',
+      );
+      // The same clip under its own URL, so its job is never another test's (identical requests share one).
+      origin.file('/media/quiet.mp4', media.muxedMp4, 'video/mp4');
+      origin.body(
+        '/quiet.html',
+        `<!doctype html><html><head><title>Quiet card</title></head><body>
+      <video><source src="/media/quiet.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video></body></html>`,
+        'text/html',
+      );
+      // A page with three items: a video and two sounds, each its own bytes.
+      origin.file('/media/tone.mp3', media.mp3, 'audio/mpeg');
+      origin.body(
+        '/gallery.html',
+        `<!doctype html><html><head><title>Three things</title></head><body>
       <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video>
       <audio src="/media/tone.mp3"></audio>
-      <audio><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio></body></html>`, 'text/html');
-    // The same with its second item gone from the origin by the time it is downloaded.
-    origin.body('/gallery-gone.html', `<!doctype html><html><head><title>Two left</title></head><body>
+      <audio><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio></body></html>`,
+        'text/html',
+      );
+      // The same with its second item gone from the origin by the time it is downloaded.
+      origin.body(
+        '/gallery-gone.html',
+        `<!doctype html><html><head><title>Two left</title></head><body>
       <video><source src="/media/clip.mp4" type='video/mp4; codecs="avc1.64001e, mp4a.40.2"' label="240p"></video>
       <audio><source src="/media/gone.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio>
-      <audio src="/media/tone.mp3"></audio></body></html>`, 'text/html');
-    // A merge whose video the origin holds back: the job stays processing until it is cancelled.
-    const video = fs.readFileSync(media.videoOnlyMp4);
-    origin.route('/media/held.mp4', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': video.length });
-      res.write(video.subarray(0, Math.floor(video.length / 3)));
-    });
-    origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
-    origin.body('/held.html', `<!doctype html><html><head><title>Held tracks</title></head><body>
-      <video><source src="/media/held.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>
-      </body></html>`, 'text/html');
-    // A podcast feed of three episodes (the same tone under three names).
-    for (const n of [1, 2, 3]) origin.file(`/audio/${n}.m4a`, media.audioOnlyM4a, 'audio/mp4');
-    const items = [1, 2, 3].map((n) => `<item><title>Episode ${n}</title><guid isPermaLink="false">front-ep-${n}</guid><enclosure url="${origin.url(`/audio/${n}.m4a`)}" length="1000" type="audio/mp4"/></item>`);
-    origin.body('/feed.xml', `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Three Tones</title><link>${origin.url('/')}</link>${items.join('')}</channel></rss>`, 'application/rss+xml');
-    // Feeds longer than a page (100 entries): 120 entries, and 180, past the stack's limit of 150.
-    for (let n = 1; n <= 180; n++) origin.file(`/long/${n}.m4a`, media.audioOnlyM4a, 'audio/mp4');
-    const longFeed = (title: string, count: number) =>
-      `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>${title}</title><link>${origin.url('/')}</link>${Array.from({ length: count }, (_, i) => `<item><title>Entry ${i + 1}</title><guid isPermaLink="false">front-long-${i + 1}</guid><enclosure url="${origin.url(`/long/${i + 1}.m4a`)}" length="1000" type="audio/mp4"/></item>`).join('')}</channel></rss>`;
-    origin.body('/long.xml', longFeed('Long feed', 120), 'application/rss+xml');
-    origin.body('/huge.xml', longFeed('Huge feed', 180), 'application/rss+xml');
-    // A live HLS stream that ffmpeg writes in real time.
-    const stream = (live = startLiveHls());
-    origin.route('/live/index.m3u8', (_req, res) => res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(fs.readFileSync(path.join(stream.dir, 'index.m3u8'))));
-    for (let i = 0; i < 600; i++) {
-      origin.route(`/live/seg${i}.ts`, (_req, res) => {
-        const file = path.join(stream.dir, `seg${i}.ts`);
-        if (!fs.existsSync(file)) return void res.writeHead(404).end();
-        res.writeHead(200, { 'content-type': 'video/mp2t' }).end(fs.readFileSync(file));
+      <audio src="/media/tone.mp3"></audio></body></html>`,
+        'text/html',
+      );
+      // A merge whose video the origin holds back: the job stays processing until it is cancelled.
+      const video = fs.readFileSync(media.videoOnlyMp4);
+      origin.route('/media/held.mp4', (_req, res) => {
+        res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': video.length });
+        res.write(video.subarray(0, Math.floor(video.length / 3)));
       });
-    }
-  }, { MAX_COLLECTION_ENTRIES: String(MAX_ENTRIES) });
+      origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
+      origin.body(
+        '/held.html',
+        `<!doctype html><html><head><title>Held tracks</title></head><body>
+      <video><source src="/media/held.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>
+      </body></html>`,
+        'text/html',
+      );
+      // A podcast feed of three episodes (the same tone under three names).
+      for (const n of [1, 2, 3]) origin.file(`/audio/${n}.m4a`, media.audioOnlyM4a, 'audio/mp4');
+      const items = [1, 2, 3].map(
+        (n) =>
+          `<item><title>Episode ${n}</title><guid isPermaLink="false">front-ep-${n}</guid><enclosure url="${origin.url(`/audio/${n}.m4a`)}" length="1000" type="audio/mp4"/></item>`,
+      );
+      origin.body(
+        '/feed.xml',
+        `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Three Tones</title><link>${origin.url('/')}</link>${items.join('')}</channel></rss>`,
+        'application/rss+xml',
+      );
+      // Feeds longer than a page (100 entries): 120 entries, and 180, past the stack's limit of 150.
+      for (let n = 1; n <= 180; n++) origin.file(`/long/${n}.m4a`, media.audioOnlyM4a, 'audio/mp4');
+      const longFeed = (title: string, count: number) =>
+        `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>${title}</title><link>${origin.url('/')}</link>${Array.from({ length: count }, (_, i) => `<item><title>Entry ${i + 1}</title><guid isPermaLink="false">front-long-${i + 1}</guid><enclosure url="${origin.url(`/long/${i + 1}.m4a`)}" length="1000" type="audio/mp4"/></item>`).join('')}</channel></rss>`;
+      origin.body('/long.xml', longFeed('Long feed', 120), 'application/rss+xml');
+      origin.body('/huge.xml', longFeed('Huge feed', 180), 'application/rss+xml');
+      // A live HLS stream that ffmpeg writes in real time.
+      const stream = (live = startLiveHls());
+      origin.route('/live/index.m3u8', (_req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' })
+          .end(fs.readFileSync(path.join(stream.dir, 'index.m3u8'))),
+      );
+      for (let i = 0; i < 600; i++) {
+        origin.route(`/live/seg${i}.ts`, (_req, res) => {
+          const file = path.join(stream.dir, `seg${i}.ts`);
+          if (!fs.existsSync(file)) return void res.writeHead(404).end();
+          res.writeHead(200, { 'content-type': 'video/mp2t' }).end(fs.readFileSync(file));
+        });
+      }
+    },
+    { MAX_COLLECTION_ENTRIES: String(MAX_ENTRIES) },
+  );
 
   afterAll(() => {
     live?.kill();
@@ -105,7 +140,7 @@ describeBrowser('the front page', () => {
     await page.getByRole('button', { name: 'Download', exact: true }).click();
   }
 
-  test('a direct stream: one click, and the browser saves the origin\'s bytes', async () => {
+  test("a direct stream: one click, and the browser saves the origin's bytes", async () => {
     await page.goto(`${stack.served.base}/`);
     const problems = await auditPage(page, 'front-idle');
     const download = page.waitForEvent('download');
@@ -125,8 +160,15 @@ describeBrowser('the front page', () => {
     await submit(stack.origin.url('/gallery.html'));
     const choice = page.getByRole('region', { name: 'Three things' });
     await choice.getByLabel(/^Item 3 /).waitFor();
-    await page.getByRole('status').filter({ hasText: '“Three things” has 3 items: choose what to download.' }).waitFor();
-    await expect(page.evaluate("[...document.querySelectorAll('#choice input[type=checkbox]')].map((box) => [box.labels[0].textContent, box.checked])")).resolves.toEqual([
+    await page
+      .getByRole('status')
+      .filter({ hasText: '“Three things” has 3 items: choose what to download.' })
+      .waitFor();
+    await expect(
+      page.evaluate(
+        "[...document.querySelectorAll('#choice input[type=checkbox]')].map((box) => [box.labels[0].textContent, box.checked])",
+      ),
+    ).resolves.toEqual([
       ['Item 1 · Video', true],
       ['Item 2 · Sound', true],
       ['Item 3 · Sound', true],
@@ -138,11 +180,17 @@ describeBrowser('the front page', () => {
     await choice.getByLabel(/^Item 2 /).uncheck();
     const saved = nextSavedHashes(2);
     await choice.getByRole('button', { name: 'Download 2 selected' }).click();
-    await page.getByRole('status').filter({ hasText: '2 items of “Three things” are on their way: see Your downloads.' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: '2 items of “Three things” are on their way: see Your downloads.' })
+      .waitFor();
     await expect(choice.isHidden()).resolves.toBe(true);
-    for (const title of ['Three things · 1/3', 'Three things · 3/3']) await queueRow(title).locator('.badge', { hasText: 'Saved' }).waitFor();
+    for (const title of ['Three things · 1/3', 'Three things · 3/3'])
+      await queueRow(title).locator('.badge', { hasText: 'Saved' }).waitFor();
     await expect(page.locator('#queue-list li').count()).resolves.toBe(2);
-    await expect(saved).resolves.toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.audioOnlyM4a))].sort());
+    await expect(saved).resolves.toEqual(
+      [sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.audioOnlyM4a))].sort(),
+    );
     problems.push(...(await auditPage(page, 'front-items-saved')));
     expect(problems).toEqual([]);
   });
@@ -154,14 +202,20 @@ describeBrowser('the front page', () => {
     await choice.getByLabel(/^Item 3 /).waitFor();
     const saved = nextSavedHashes(2);
     await choice.getByRole('button', { name: 'Download 3 selected' }).click();
-    await page.getByRole('status').filter({ hasText: '2 of 3 items of “Two left” are on their way; 1 could not start: see Your downloads.' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: '2 of 3 items of “Two left” are on their way; 1 could not start: see Your downloads.' })
+      .waitFor();
     await expect(choice.isHidden()).resolves.toBe(true);
     const gone = queueRow('Two left · 2/3');
     await gone.locator('.badge', { hasText: 'Failed' }).waitFor();
     // The server's reason, after the page's own lead-in (not the status line's "The server says").
     await expect(gone.locator('.job-status').innerText()).resolves.toMatch(/^Failed: (?!The server says)\S/);
-    for (const title of ['Two left · 1/3', 'Two left · 3/3']) await queueRow(title).locator('.badge', { hasText: 'Saved' }).waitFor();
-    await expect(saved).resolves.toEqual([sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.mp3))].sort());
+    for (const title of ['Two left · 1/3', 'Two left · 3/3'])
+      await queueRow(title).locator('.badge', { hasText: 'Saved' }).waitFor();
+    await expect(saved).resolves.toEqual(
+      [sha(fs.readFileSync(stack.media.muxedMp4)), sha(fs.readFileSync(stack.media.mp3))].sort(),
+    );
     expect(await auditPage(page, 'front-items-one-failed')).toEqual([]);
   });
 
@@ -194,7 +248,9 @@ describeBrowser('the front page', () => {
     const bytes = await bytesOf(saved);
     expect(sha(bytes)).toBe(sha(artifact));
     expect(bytes.subarray(0, 3).toString('latin1') === 'ID3' || bytes[0] === 0xff).toBe(true);
-    await expect(row.getByRole('link', { name: 'Save Test card.mp3' }).getAttribute('href')).resolves.toBe(`/api/v1/jobs/${id}/artifact`);
+    await expect(row.getByRole('link', { name: 'Save Test card.mp3' }).getAttribute('href')).resolves.toBe(
+      `/api/v1/jobs/${id}/artifact`,
+    );
 
     // After a reload the finished job is still listed, with its file offered, and not saved again.
     let again = false;
@@ -221,7 +277,9 @@ describeBrowser('the front page', () => {
     // The job ends on the server; the page, hearing nothing, still shows it unfinished.
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
-      const job = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as { data: { status: string } };
+      const job = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as {
+        data: { status: string };
+      };
       if (job.data.status === 'completed') break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -268,19 +326,26 @@ describeBrowser('the front page', () => {
     const row = queueRow('Three Tones');
     await expect(row.locator('.job-status').innerText()).resolves.toContain('2 of 2 done');
     const id = await row.getAttribute('data-job-id');
-    const children = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}/children`)).json()) as { data: { children: Array<{ index: number; status: string }> } };
-    expect(children.data.children.map((c) => [c.index, c.status])).toEqual([[1, 'completed'], [3, 'completed']]);
+    const children = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}/children`)).json()) as {
+      data: { children: Array<{ index: number; status: string }> };
+    };
+    expect(children.data.children.map((c) => [c.index, c.status])).toEqual([
+      [1, 'completed'],
+      [3, 'completed'],
+    ]);
     expect(problems).toEqual([]);
   }, 90_000);
 
-  test('a long feed lists a page at a time: Show more keeps what was ticked, and stops at the server\'s limit', async () => {
+  test("a long feed lists a page at a time: Show more keeps what was ticked, and stops at the server's limit", async () => {
     await page.goto(`${stack.served.base}/`);
     await submit(stack.origin.url('/huge.xml'));
     const choice = page.getByRole('region', { name: 'Huge feed' });
     const boxes = choice.getByRole('checkbox');
     await choice.getByLabel('Entry 100', { exact: true }).waitFor();
     await expect(boxes.count()).resolves.toBe(100);
-    await choice.getByText('The first 100 of 180 are listed: “Show more” lists the next ones, “Download all” takes every one.').waitFor();
+    await choice
+      .getByText('The first 100 of 180 are listed: “Show more” lists the next ones, “Download all” takes every one.')
+      .waitFor();
     await choice.getByLabel('Entry 2', { exact: true }).uncheck();
     const problems = await auditPage(page, 'front-collection-paged');
 
@@ -293,9 +358,16 @@ describeBrowser('the front page', () => {
     await expect(page.evaluate('document.activeElement.id')).resolves.toBe('entry-101');
     await expect(choice.getByRole('button', { name: 'Show more' }).count()).resolves.toBe(0);
     await expect(choice.getByRole('button', { name: /^Download all/ }).count()).resolves.toBe(0);
-    await choice.getByText(`This server lists at most ${MAX_ENTRIES} entries of a collection: these are the first ${MAX_ENTRIES} of 180.`).waitFor();
+    await choice
+      .getByText(
+        `This server lists at most ${MAX_ENTRIES} entries of a collection: these are the first ${MAX_ENTRIES} of 180.`,
+      )
+      .waitFor();
     await choice.getByRole('button', { name: `Download ${MAX_ENTRIES - 1} selected` }).waitFor();
-    await page.getByRole('status').filter({ hasText: `${MAX_ENTRIES} of 180 entries are listed.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${MAX_ENTRIES} of 180 entries are listed.` })
+      .waitFor();
     problems.push(...(await auditPage(page, 'front-collection-limit')));
 
     // One from each page: the download takes exactly those.
@@ -308,8 +380,13 @@ describeBrowser('the front page', () => {
     await choice.getByRole('button', { name: 'Download 2 selected' }).click();
     expect((await bytesOf(await download)).subarray(0, 2).toString('latin1')).toBe('PK');
     const id = await queueRow('Huge feed').getAttribute('data-job-id');
-    const children = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}/children`)).json()) as { data: { children: Array<{ index: number; status: string }> } };
-    expect(children.data.children.map((c) => [c.index, c.status])).toEqual([[2, 'completed'], [140, 'completed']]);
+    const children = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}/children`)).json()) as {
+      data: { children: Array<{ index: number; status: string }> };
+    };
+    expect(children.data.children.map((c) => [c.index, c.status])).toEqual([
+      [2, 'completed'],
+      [140, 'completed'],
+    ]);
     expect(problems).toEqual([]);
   }, 90_000);
 
@@ -324,7 +401,9 @@ describeBrowser('the front page', () => {
     await row.waitFor();
     // All 120, the one unticked on the first page too: "all" is every entry.
     const id = await row.getAttribute('data-job-id');
-    const job = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as { data: { entries: { total: number } } };
+    const job = (await (await fetch(`${stack.served.base}/api/v1/jobs/${id}`)).json()) as {
+      data: { entries: { total: number } };
+    };
     expect(job.data.entries.total).toBe(120);
     await row.getByRole('button', { name: 'Cancel “Long feed”' }).click();
     await row.locator('.badge', { hasText: 'Cancelled' }).waitFor({ timeout: 15_000 });
@@ -333,7 +412,11 @@ describeBrowser('the front page', () => {
     await submit(stack.origin.url('/huge.xml'));
     choice = page.getByRole('region', { name: 'Huge feed' });
     await choice.getByRole('button', { name: 'Download all (180)' }).click();
-    await page.getByRole('status').and(page.locator('[data-kind="error"]')).filter({ hasText: `This server downloads at most ${MAX_ENTRIES} entries of a collection at once` }).waitFor();
+    await page
+      .getByRole('status')
+      .and(page.locator('[data-kind="error"]'))
+      .filter({ hasText: `This server downloads at most ${MAX_ENTRIES} entries of a collection at once` })
+      .waitFor();
     await expect(choice.getByRole('checkbox').count()).resolves.toBe(MAX_ENTRIES);
     await expect(page.locator('#queue-list li').count()).resolves.toBe(1);
     await expect(page.evaluate('document.activeElement.dataset.action')).resolves.toBe('download-selected');
@@ -377,7 +460,19 @@ describeBrowser('the front page', () => {
     await page.goto(`${stack.served.base}/`);
     // Only once the page has started its queue: starting, it writes the queue it read over the stored one.
     await page.locator('form[data-ready="true"]').waitFor({ state: 'attached' });
-    const old = { id: 'gone-job', title: 'Old talk', kind: 'job', status: 'completed', created: 1, artifact: { url: '/api/v1/jobs/gone-job/artifact', filename: 'Old talk.mp4', size: 10, expires_at: '2020-01-01T00:00:00Z' } };
+    const old = {
+      id: 'gone-job',
+      title: 'Old talk',
+      kind: 'job',
+      status: 'completed',
+      created: 1,
+      artifact: {
+        url: '/api/v1/jobs/gone-job/artifact',
+        filename: 'Old talk.mp4',
+        size: 10,
+        expires_at: '2020-01-01T00:00:00Z',
+      },
+    };
     await page.evaluate(`localStorage.setItem('reelay-queue', ${JSON.stringify(JSON.stringify([old]))})`);
     await page.reload();
     const row = queueRow('Old talk');
@@ -404,7 +499,8 @@ describeBrowser('the front page', () => {
   test('a language switch says again what the page wrote: the status line, the choice (keeping what was ticked) and the queue', async () => {
     const german = (data: string[]) => untranslated(page, catalogs('de'), data);
     // As the header's switch does (i18n.scenario drives the select itself); resolved once the page has redrawn.
-    const switchTo = (lng: string) => page.evaluate(`import('/assets/i18n.js').then((m) => m.setLanguage(${JSON.stringify(lng)}))`);
+    const switchTo = (lng: string) =>
+      page.evaluate(`import('/assets/i18n.js').then((m) => m.setLanguage(${JSON.stringify(lng)}))`);
     const status = page.getByRole('status');
     await page.goto(`${stack.served.base}/`);
     await page.locator('form[data-ready="true"]').waitFor({ state: 'attached' });
@@ -428,7 +524,9 @@ describeBrowser('the front page', () => {
     await expect(choice.getByText('Feed · 3 Einträge', { exact: true }).count()).resolves.toBe(1);
     await expect(choice.getByLabel('Episode 2').isChecked()).resolves.toBe(false);
     await expect(page.evaluate('document.activeElement.id')).resolves.toBe('entry-3');
-    await expect(status.innerText()).resolves.toBe('„Three Tones“ ist eine Sammlung: Wählen Sie, was heruntergeladen werden soll.');
+    await expect(status.innerText()).resolves.toBe(
+      '„Three Tones“ ist eine Sammlung: Wählen Sie, was heruntergeladen werden soll.',
+    );
     expect(await german(['Three Tones', 'Episode 1', 'Episode 2', 'Episode 3'])).toEqual([]);
 
     // Downloaded in German; its row and the status line, back in English, are English throughout.
@@ -440,7 +538,9 @@ describeBrowser('the front page', () => {
     await switchTo('en');
     await expect(row.locator('.job-status').innerText()).resolves.toMatch(/^2 of 2 done · Ready \(/);
     await expect(status.innerText()).resolves.toBe('“Three Tones” is ready.');
-    await expect(page.locator('main').innerText()).resolves.not.toMatch(/Sammlung|fertig|herunterladen|Einträge|Einstellungen/i);
+    await expect(page.locator('main').innerText()).resolves.not.toMatch(
+      /Sammlung|fertig|herunterladen|Einträge|Einstellungen/i,
+    );
 
     // A page's items.
     await submit(stack.origin.url('/gallery.html'));
@@ -455,5 +555,7 @@ describeBrowser('the front page', () => {
 
 function catalogs(lng: string): Array<Record<string, string>> {
   const dir = path.join(WEB_DIR, 'locales', lng);
-  return fs.readdirSync(dir).map((file) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Record<string, string>);
+  return fs
+    .readdirSync(dir)
+    .map((file) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Record<string, string>);
 }

@@ -15,7 +15,9 @@ const EN_VTT = 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHello\n';
 
 function catalogs(lng: string): Array<Record<string, string>> {
   const dir = path.join(WEB_DIR, 'locales', lng);
-  return fs.readdirSync(dir).map((file) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Record<string, string>);
+  return fs
+    .readdirSync(dir)
+    .map((file) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Record<string, string>);
 }
 
 let page: Page;
@@ -27,21 +29,49 @@ describeBrowser('the web app in two languages', () => {
     origin.file('/media/poster.png', media.png, 'image/png');
     origin.body('/subs/en.vtt', EN_VTT, 'text/vtt');
     // A video-only and an audio-only source with a subtitle track: clip, audio only, merge and embed forms.
-    origin.body('/split.html', `<!doctype html><html><head><title>Lavfi test card</title></head><body>
+    origin.body(
+      '/split.html',
+      `<!doctype html><html><head><title>Lavfi test card</title></head><body>
       <video poster="/media/poster.png"><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'>
-        <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English"></video></body></html>`, 'text/html');
+        <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English"></video></body></html>`,
+      'text/html',
+    );
     // A podcast feed of two episodes: the front page's collection choice.
-    origin.body('/feed.xml', `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Zwei Töne</title><link>${origin.url('/')}</link>${[1, 2]
-      .map((n) => `<item><title>Folge ${n}</title><guid isPermaLink="false">i18n-ep-${n}</guid><enclosure url="${origin.url('/media/audio-only.m4a')}" length="1000" type="audio/mp4"/></item>`)
-      .join('')}</channel></rss>`, 'application/rss+xml');
+    origin.body(
+      '/feed.xml',
+      `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Zwei Töne</title><link>${origin.url('/')}</link>${[
+        1, 2,
+      ]
+        .map(
+          (n) =>
+            `<item><title>Folge ${n}</title><guid isPermaLink="false">i18n-ep-${n}</guid><enclosure url="${origin.url('/media/audio-only.m4a')}" length="1000" type="audio/mp4"/></item>`,
+        )
+        .join('')}</channel></rss>`,
+      'application/rss+xml',
+    );
     // A feed longer than a page (100 entries), and a page with two items: the front page's other choices.
-    origin.body('/long.xml', `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Viele Töne</title><link>${origin.url('/')}</link>${Array.from({ length: 120 }, (_, i) =>
-      `<item><title>Folge ${i + 1}</title><guid isPermaLink="false">i18n-long-${i + 1}</guid><enclosure url="${origin.url(`/media/${i + 1}.m4a`)}" length="1000" type="audio/mp4"/></item>`).join('')}</channel></rss>`, 'application/rss+xml');
-    origin.body('/two.html', `<!doctype html><html><head><title>Zwei Spuren</title></head><body>
+    origin.body(
+      '/long.xml',
+      `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Viele Töne</title><link>${origin.url('/')}</link>${Array.from(
+        { length: 120 },
+        (_, i) =>
+          `<item><title>Folge ${i + 1}</title><guid isPermaLink="false">i18n-long-${i + 1}</guid><enclosure url="${origin.url(`/media/${i + 1}.m4a`)}" length="1000" type="audio/mp4"/></item>`,
+      ).join('')}</channel></rss>`,
+      'application/rss+xml',
+    );
+    origin.body(
+      '/two.html',
+      `<!doctype html><html><head><title>Zwei Spuren</title></head><body>
       <video poster="/media/poster.png"><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"></video>
-      <audio><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio></body></html>`, 'text/html');
+      <audio><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></audio></body></html>`,
+      'text/html',
+    );
     for (const name of fs.readdirSync(media.hlsDir)) {
-      origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+      origin.file(
+        `/hls/${name}`,
+        path.join(media.hlsDir, name),
+        name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+      );
     }
   });
 
@@ -53,7 +83,9 @@ describeBrowser('the web app in two languages', () => {
   /** What is wrong with the page now: English-only words, and the audit's findings (with screenshots). */
   async function check(name: string, data: string[] = [], options: { fullPage?: boolean } = {}): Promise<string[]> {
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('de');
-    const words = (await untranslated(page, catalogs('de'), data)).map((text) => `${name}: not from the German catalogs: “${text}”`);
+    const words = (await untranslated(page, catalogs('de'), data)).map(
+      (text) => `${name}: not from the German catalogs: “${text}”`,
+    );
     return [...words, ...(await auditPage(page, `de-${name}`, options))];
   }
 
@@ -110,17 +142,44 @@ describeBrowser('the web app in two languages', () => {
 
     // The queue with a row in each end state (as a reload finds them), beside the finished job.
     const stored = [
-      { id: 'i18n-old', title: 'Alter Vortrag', kind: 'job', status: 'completed', created: 1, artifact: { url: '/api/v1/jobs/i18n-old/artifact', filename: 'Alter Vortrag.mp4', size: 10, expires_at: '2020-01-01T00:00:00Z' } },
-      { id: 'i18n-failed', title: 'Kaputter Vortrag', kind: 'job', status: 'failed', created: 2, error: 'The origin answered 404.' },
+      {
+        id: 'i18n-old',
+        title: 'Alter Vortrag',
+        kind: 'job',
+        status: 'completed',
+        created: 1,
+        artifact: {
+          url: '/api/v1/jobs/i18n-old/artifact',
+          filename: 'Alter Vortrag.mp4',
+          size: 10,
+          expires_at: '2020-01-01T00:00:00Z',
+        },
+      },
+      {
+        id: 'i18n-failed',
+        title: 'Kaputter Vortrag',
+        kind: 'job',
+        status: 'failed',
+        created: 2,
+        error: 'The origin answered 404.',
+      },
       { id: 'i18n-cancelled', title: 'Abgebrochener Vortrag', kind: 'job', status: 'cancelled', created: 3 },
       { id: 'i18n-gone', title: 'Vergessener Vortrag', kind: 'job', status: 'processing', created: 4 },
     ];
-    await page.evaluate(`localStorage.setItem('reelay-queue', JSON.stringify([...JSON.parse(localStorage.getItem('reelay-queue')), ...${JSON.stringify(stored)}]))`);
+    await page.evaluate(
+      `localStorage.setItem('reelay-queue', JSON.stringify([...JSON.parse(localStorage.getItem('reelay-queue')), ...${JSON.stringify(stored)}]))`,
+    );
     await page.reload();
-    for (const badge of ['Abgelaufen', 'Abgebrochen']) await page.locator('#queue-list .badge', { hasText: badge }).waitFor();
+    for (const badge of ['Abgelaufen', 'Abgebrochen'])
+      await page.locator('#queue-list .badge', { hasText: badge }).waitFor();
     // A running job the server no longer knows turns into a failure that says so.
-    await page.locator('#queue-list li', { hasText: 'Vergessener Vortrag' }).getByText('Der Server kennt diesen Download nicht mehr', { exact: false }).waitFor();
-    problems.push(...(await check('front-queue', ['index', ...stored.map((entry) => entry.title), 'The origin answered 404.'])));
+    await page
+      .locator('#queue-list li', { hasText: 'Vergessener Vortrag' })
+      .getByText('Der Server kennt diesen Download nicht mehr', { exact: false })
+      .waitFor();
+    problems.push(
+      ...(await check('front-queue', ['index', ...stored.map((entry) => entry.title), 'The origin answered 404.'])),
+    );
 
     // More options (the playground).
     await page.goto(`${stack.served.base}/advanced`);
@@ -136,7 +195,10 @@ describeBrowser('the web app in two languages', () => {
 
     await page.goto(`${stack.served.base}/advanced`);
     await extract(stack.origin.url('/hls/index.m3u8'), 'Medium');
-    await page.getByRole('button', { name: / herunterladen$/ }).first().click();
+    await page
+      .getByRole('button', { name: / herunterladen$/ })
+      .first()
+      .click();
     await page.locator('#job-list li .job-status', { hasText: 'Fertig.' }).waitFor({ timeout: 30_000 });
     // The page's status line no longer says the job started once it has finished.
     await page.getByRole('status').filter({ hasText: 'fertig, die Datei liegt unten bereit.' }).waitFor();
@@ -152,7 +214,13 @@ describeBrowser('the web app in two languages', () => {
     problems.push(...(await check('settings-signed-out')));
 
     const email = `i18n-${randomBytes(6).toString('hex')}@example.com`;
-    expect((await page.request.post(`${stack.served.base}/account/signup`, { data: { email, password: 'correct horse battery' } })).status()).toBe(201);
+    expect(
+      (
+        await page.request.post(`${stack.served.base}/account/signup`, {
+          data: { email, password: 'correct horse battery' },
+        })
+      ).status(),
+    ).toBe(201);
     for (const name of ['production server with a rather long name', 'ci-bot']) {
       expect((await page.request.post(`${stack.served.base}/account/keys`, { data: { name } })).status()).toBe(201);
     }
@@ -197,7 +265,11 @@ describeBrowser('the web app in two languages', () => {
 
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Weitere Optionen' }).waitFor();
-    for (const [url, heading] of [['/', 'Video oder Ton speichern'], ['/settings/api-keys', 'API-Schlüssel'], ['/no/such/page', 'Seite nicht gefunden']]) {
+    for (const [url, heading] of [
+      ['/', 'Video oder Ton speichern'],
+      ['/settings/api-keys', 'API-Schlüssel'],
+      ['/no/such/page', 'Seite nicht gefunden'],
+    ]) {
       await page.goto(`${stack.served.base}${url}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
       await expect(page.locator('#language-select').inputValue()).resolves.toBe('de');
@@ -228,18 +300,44 @@ describeBrowser('the web app in two languages', () => {
           m.t('playground:found', { count: 1234, n: 1234, title: 'x' }), probe.textContent, probe.getAttribute('aria-label')];
       })`);
     await page.goto(`${stack.served.base}/advanced`);
-    await expect(formats('de')).resolves.toEqual(['1.234,5', '4. März 2026', 'Fertig.', '1.234 Medien in „x“ gefunden.', 'Zum Inhalt springen', 'Hauptmenü']);
-    await expect(formats('en')).resolves.toEqual(['1,234.5', 'March 4, 2026', 'Completed.', 'Found 1,234 media items in “x”.', 'Skip to content', 'Main']);
+    await expect(formats('de')).resolves.toEqual([
+      '1.234,5',
+      '4. März 2026',
+      'Fertig.',
+      '1.234 Medien in „x“ gefunden.',
+      'Zum Inhalt springen',
+      'Hauptmenü',
+    ]);
+    await expect(formats('en')).resolves.toEqual([
+      '1,234.5',
+      'March 4, 2026',
+      'Completed.',
+      'Found 1,234 media items in “x”.',
+      'Skip to content',
+      'Main',
+    ]);
 
     // A key's creation time in the table, in German.
     await page.evaluate("localStorage.setItem('reelay-language', 'de')");
     const email = `dates-${randomBytes(6).toString('hex')}@example.com`;
-    expect((await page.request.post(`${stack.served.base}/account/signup`, { data: { email, password: 'correct horse battery' } })).status()).toBe(201);
+    expect(
+      (
+        await page.request.post(`${stack.served.base}/account/signup`, {
+          data: { email, password: 'correct horse battery' },
+        })
+      ).status(),
+    ).toBe(201);
     expect((await page.request.post(`${stack.served.base}/account/keys`, { data: { name: 'k' } })).status()).toBe(201);
     await page.goto(`${stack.served.base}/settings/api-keys`);
     const created = page.getByRole('row', { name: /^k / }).locator('td[data-label="Angelegt"] time');
     const iso = await created.getAttribute('datetime');
-    const expected = new Intl.DateTimeFormat('de', { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' }).format(new Date(iso!));
+    const expected = new Intl.DateTimeFormat('de', {
+      day: 'numeric',
+      month: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZone: 'UTC',
+    }).format(new Date(iso!));
     await expect(created.innerText()).resolves.toBe(expected);
   }, 60_000);
 });

@@ -18,14 +18,26 @@ describeBrowser('the playground page', () => {
     origin.file('/media/video-only.mp4', media.videoOnlyMp4, 'video/mp4');
     origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
     origin.file('/media/poster.png', media.png, 'image/png');
-    origin.body('/watch.html', `<!doctype html><html><head><title>Lavfi test card</title></head><body>
+    origin.body(
+      '/watch.html',
+      `<!doctype html><html><head><title>Lavfi test card</title></head><body>
       <video poster="/media/poster.png" controls><source src="/media/clip.mp4" type="video/mp4" label="240p"></video>
-      </body></html>`, 'text/html');
-    origin.body('/split.html', `<!doctype html><html><head><title>Split tracks</title></head><body>
+      </body></html>`,
+      'text/html',
+    );
+    origin.body(
+      '/split.html',
+      `<!doctype html><html><head><title>Split tracks</title></head><body>
       <video poster="/media/poster.png"><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>
-      </body></html>`, 'text/html');
+      </body></html>`,
+      'text/html',
+    );
     for (const name of fs.readdirSync(media.hlsDir)) {
-      origin.file(`/hls/${name}`, path.join(media.hlsDir, name), name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+      origin.file(
+        `/hls/${name}`,
+        path.join(media.hlsDir, name),
+        name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t',
+      );
     }
   });
 
@@ -81,7 +93,15 @@ describeBrowser('the playground page', () => {
     await job.locator('.job-status', { hasText: 'Completed' }).waitFor({ timeout: 30_000 });
     const link = job.getByRole('link', { name: /^Save .*\.mp4$/ });
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
-    const probe = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', await download.path()]);
+    const probe = await run('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=codec_type',
+      '-of',
+      'csv=p=0',
+      await download.path(),
+    ]);
     expect(probe.stdout.trim().split('\n').sort()).toEqual(['audio', 'video']);
   });
 
@@ -102,7 +122,15 @@ describeBrowser('the playground page', () => {
     const save = job.getByRole('link', { name: /^Save / });
     const [download] = await Promise.all([page.waitForEvent('download'), save.click()]);
     expect(download.suggestedFilename()).toBe('Split tracks.mkv');
-    const probe = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', await download.path()]);
+    const probe = await run('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=codec_type',
+      '-of',
+      'csv=p=0',
+      await download.path(),
+    ]);
     expect(probe.stdout.trim().split('\n').sort()).toEqual(['audio', 'video']);
   });
 });

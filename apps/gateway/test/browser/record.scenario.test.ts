@@ -13,7 +13,11 @@ describeBrowser('recording in the playground', () => {
   const stack = usePlaygroundStack('record', (origin) => {
     const stream = (live = startLiveHls());
     // The origin routes exact paths: the playlist and the segment names ffmpeg will write.
-    origin.route('/live/index.m3u8', (_req, res) => res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(fs.readFileSync(path.join(stream.dir, 'index.m3u8'))));
+    origin.route('/live/index.m3u8', (_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' })
+        .end(fs.readFileSync(path.join(stream.dir, 'index.m3u8'))),
+    );
     for (let i = 0; i < 600; i++) {
       origin.route(`/live/seg${i}.ts`, (_req, res) => {
         const file = path.join(stream.dir, `seg${i}.ts`);

@@ -7,7 +7,14 @@ import { randomBytes } from 'node:crypto';
 import type { Locator, Page } from 'playwright-core';
 import { startOrigin, testMedia, type Origin } from '@reelay/testkit';
 import { eventually } from '../account-helpers.js';
-import { describeBrowser, launchBrowser, screenshot, serveGateway, type ServedGateway, type TestBrowser } from './browser.js';
+import {
+  describeBrowser,
+  launchBrowser,
+  screenshot,
+  serveGateway,
+  type ServedGateway,
+  type TestBrowser,
+} from './browser.js';
 
 let origin: Origin;
 let served: ServedGateway;
@@ -64,13 +71,19 @@ describeBrowser('the API key settings page', () => {
 
   /** POST /api with a key, as an application would call it. */
   async function callApi(key: string, url: string): Promise<{ status: number; code?: string }> {
-    const res = await fetch(`${served.base}/api`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ url }) });
+    const res = await fetch(`${served.base}/api`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ url }),
+    });
     const body = (await res.json()) as { error?: { code: string } };
     return { status: res.status, code: body.error?.code };
   }
 
-  const keyRow = (name: string): Locator => page.locator('#keys-body tr', { has: page.getByRole('rowheader', { name, exact: true }) });
-  const cells = async (row: Locator): Promise<string[]> => (await row.locator('td').allInnerTexts()).map((t) => t.trim());
+  const keyRow = (name: string): Locator =>
+    page.locator('#keys-body tr', { has: page.getByRole('rowheader', { name, exact: true }) });
+  const cells = async (row: Locator): Promise<string[]> =>
+    (await row.locator('td').allInnerTexts()).map((t) => t.trim());
 
   test('signed out, the page offers sign-up and sign-in; a short password is refused before sending', async () => {
     await page.goto(`${served.base}/settings/api-keys`);

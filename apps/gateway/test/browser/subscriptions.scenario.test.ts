@@ -35,7 +35,13 @@ describeBrowser('subscriptions on the settings page', () => {
   test('subscribe, pause, resume and delete', async () => {
     const page = browser.page;
     const email = `subs-${randomBytes(6).toString('hex')}@example.com`;
-    expect((await browser.context.request.post(`${served.base}/account/signup`, { data: { email, password: 'correct horse battery' } })).status()).toBe(201);
+    expect(
+      (
+        await browser.context.request.post(`${served.base}/account/signup`, {
+          data: { email, password: 'correct horse battery' },
+        })
+      ).status(),
+    ).toBe(201);
     await page.goto(`${served.base}/settings/api-keys`);
     await page.locator('#account-email', { hasText: email }).waitFor();
     await page.locator('#no-subs', { hasText: 'no subscriptions' }).waitFor();
@@ -47,8 +53,11 @@ describeBrowser('subscriptions on the settings page', () => {
     const row = page.locator('#subs-body tr', { hasText: 'Browser Radio' });
     await row.waitFor();
     await row.getByText('Every day').waitFor();
-    const list = async () => (await (await browser.context.request.get(`${served.base}/api/v1/subscriptions`)).json()).data;
-    expect(await list()).toMatchObject([{ name: 'Browser Radio', every: 86400, preset: { audio_only: true }, status: 'active' }]);
+    const list = async () =>
+      (await (await browser.context.request.get(`${served.base}/api/v1/subscriptions`)).json()).data;
+    expect(await list()).toMatchObject([
+      { name: 'Browser Radio', every: 86400, preset: { audio_only: true }, status: 'active' },
+    ]);
 
     await row.getByRole('button', { name: 'Pause' }).click();
     await row.getByRole('button', { name: 'Resume' }).waitFor();

@@ -20,14 +20,22 @@ describeBrowser('subtitle choices in the playground', () => {
     origin.body('/subs/fr.srt', FR_SRT, 'application/x-subrip');
     origin.file('/media/video-only.mp4', media.videoOnlyMp4, 'video/mp4');
     origin.file('/media/audio-only.m4a', media.audioOnlyM4a, 'audio/mp4');
-    origin.body('/split.html', `<!doctype html><html><head><title>Split tracked</title></head><body>
+    origin.body(
+      '/split.html',
+      `<!doctype html><html><head><title>Split tracked</title></head><body>
       <video><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'>
-        <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English"></video></body></html>`, 'text/html');
-    origin.body('/tracks.html', `<!doctype html><html><head><title>Tracked</title></head><body>
+        <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English"></video></body></html>`,
+      'text/html',
+    );
+    origin.body(
+      '/tracks.html',
+      `<!doctype html><html><head><title>Tracked</title></head><body>
       <video controls><source src="/media/clip.mp4" type="video/mp4" label="240p">
         <track kind="subtitles" src="/subs/en.vtt" srclang="en" label="English">
         <track kind="captions" src="/subs/fr.srt" srclang="fr" label="Français">
-      </video></body></html>`, 'text/html');
+      </video></body></html>`,
+      'text/html',
+    );
   });
 
   beforeEach(async () => {
@@ -42,15 +50,24 @@ describeBrowser('subtitle choices in the playground', () => {
   async function savedJob(): Promise<{ name: string; file: string }> {
     const job = page.locator('#job-list li').first();
     await job.locator('.job-status', { hasText: 'Completed' }).waitFor({ timeout: 30_000 });
-    const [download] = await Promise.all([page.waitForEvent('download'), job.getByRole('link', { name: /^Save / }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      job.getByRole('link', { name: /^Save / }).click(),
+    ]);
     return { name: download.suggestedFilename(), file: await download.path() };
   }
 
   test('each track is listed with its language, name and format, and a vtt track is saved as it is', async () => {
     const rows = page.locator('.subtitle-tracks tbody tr');
-    await expect(rows.allInnerTexts()).resolves.toEqual([expect.stringMatching(/en[\s\S]*English[\s\S]*WebVTT/), expect.stringMatching(/fr[\s\S]*Français[\s\S]*SRT/)]);
+    await expect(rows.allInnerTexts()).resolves.toEqual([
+      expect.stringMatching(/en[\s\S]*English[\s\S]*WebVTT/),
+      expect.stringMatching(/fr[\s\S]*Français[\s\S]*SRT/),
+    ]);
     await screenshot(page, 'playground-subtitles');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the English subtitles' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download the English subtitles' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('Tracked.en.vtt');
     expect(fs.readFileSync(await download.path(), 'utf8')).toBe(EN_VTT);
   });
@@ -72,26 +89,50 @@ describeBrowser('subtitle choices in the playground', () => {
     await page.locator('#job-list li').first().getByText('Tracked with subtitles (en, fr)').waitFor();
     const { name, file } = await savedJob();
     expect(name).toBe('Tracked.mkv');
-    const probe = await run('ffprobe', ['-v', 'error', '-select_streams', 's', '-show_entries', 'stream=codec_name:stream_tags=language', '-of', 'csv=p=0', file]);
+    const probe = await run('ffprobe', [
+      '-v',
+      'error',
+      '-select_streams',
+      's',
+      '-show_entries',
+      'stream=codec_name:stream_tags=language',
+      '-of',
+      'csv=p=0',
+      file,
+    ]);
     expect(probe.stdout.trim().split('\n')).toEqual(['webvtt,eng', 'webvtt,fre']);
   });
 
   test('embedding with no language checked says so without a request', async () => {
-    await page.getByRole('group', { name: 'Embed subtitles' }).getByRole('button', { name: 'Save with subtitles' }).click();
+    await page
+      .getByRole('group', { name: 'Embed subtitles' })
+      .getByRole('button', { name: 'Save with subtitles' })
+      .click();
     await page.getByRole('status').filter({ hasText: 'Choose at least one subtitle language' }).waitFor();
     await expect(page.locator('#job-list li').count()).resolves.toBe(0);
   });
 
-  test('a merge can embed the item\'s subtitles too', async () => {
+  test("a merge can embed the item's subtitles too", async () => {
     await page.getByLabel('Page or media URL').fill(stack.origin.url('/split.html'));
     await page.getByLabel('Page or media URL').press('Enter');
     const merge = page.getByRole('group', { name: 'Merge video and audio' });
-    await merge.getByRole('group', { name: 'Subtitles to embed in the merge' }).getByRole('checkbox', { name: 'en' }).check();
+    await merge
+      .getByRole('group', { name: 'Subtitles to embed in the merge' })
+      .getByRole('checkbox', { name: 'en' })
+      .check();
     await merge.getByLabel('Format').selectOption('mp4');
     await merge.getByRole('button', { name: 'Merge' }).click();
     const { name, file } = await savedJob();
     expect(name).toBe('Split tracked.mp4');
-    const probe = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name:stream_tags=language', '-of', 'csv=p=0', file]);
+    const probe = await run('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=codec_name:stream_tags=language',
+      '-of',
+      'csv=p=0',
+      file,
+    ]);
     expect(probe.stdout.trim().split('\n')).toEqual(['h264,und', 'aac,und', 'mov_text,eng']);
   });
 

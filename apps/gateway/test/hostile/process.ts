@@ -13,7 +13,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 
 /** Builds the gateway from the current sources (incremental: seconds when nothing changed). */
 export function buildGatewayApp(): void {
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/gateway/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/gateway/tsconfig.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`);
 }
 

@@ -18,7 +18,8 @@ const THREADS: Record<string, string> = {
   '3l4rwmfixt2aa': 'record-with-media',
 };
 /** video.bsky.app's master: muxed variants, relative URIs. */
-const MASTER = '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-STREAM-INF:BANDWIDTH=1600000,RESOLUTION=1280x720,CODECS="avc1.64001f,mp4a.40.2"\n720p/video.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=600000,RESOLUTION=640x360,CODECS="avc1.64001e,mp4a.40.2"\n360p/video.m3u8\n';
+const MASTER =
+  '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-STREAM-INF:BANDWIDTH=1600000,RESOLUTION=1280x720,CODECS="avc1.64001f,mp4a.40.2"\n720p/video.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=600000,RESOLUTION=640x360,CODECS="avc1.64001e,mp4a.40.2"\n360p/video.m3u8\n';
 /** Full-size images by blob CID: the made image and its type. */
 const IMAGES: [cid: string, image: string, type: string][] = [
   ['bafkreiimageonefixtureaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@jpeg', 'single', 'image/jpeg'],
@@ -39,13 +40,26 @@ const h = platformHarness({
     PLATFORM_BLUESKY_PLC: `${origin.base}/plc`,
     PLATFORM_BLUESKY_TENOR: `${origin.base}/tenor`,
   }),
-  images: { single: 'jpg', gallery1: 'jpg', gallery2: 'jpg', gallery3: 'png', gallery4: 'webp', cat: 'jpg', tenor: 'gif' },
+  images: {
+    single: 'jpg',
+    gallery1: 'jpg',
+    gallery2: 'jpg',
+    gallery3: 'png',
+    gallery4: 'webp',
+    cat: 'jpg',
+    tenor: 'gif',
+  },
   setup: ({ origin, media, image, variant, serveHls }) => {
     origin.route('/xrpc/app.bsky.feed.getPostThread', (req, res) => {
       const uri = new URL(req.url!, origin.base).searchParams.get('uri') ?? '';
       const name = THREADS[uri.split('/').pop()!];
-      if (!name) return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"NotFound","message":"Post not found"}');
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(fixture(origin, `bluesky/${name}.json`));
+      if (!name)
+        return void res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end('{"error":"NotFound","message":"Post not found"}');
+      res
+        .writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+        .end(fixture(origin, `bluesky/${name}.json`));
     });
     origin.body(`/plc/${ALICE}`, fixture(origin, 'bluesky/plc-alice.json'), 'application/did+ld+json');
     origin.body(`/plc/${BOB}`, fixture(origin, 'bluesky/plc-bob.json'), 'application/did+ld+json');
@@ -57,7 +71,10 @@ const h = platformHarness({
     ]) {
       origin.route(`${pds}/xrpc/com.atproto.sync.getBlob`, (req, res) => {
         const q = new URL(req.url!, origin.base).searchParams;
-        if (q.get('did') !== did || q.get('cid') !== cid) return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"InvalidRequest","message":"Blob not found"}');
+        if (q.get('did') !== did || q.get('cid') !== cid)
+          return void res
+            .writeHead(400, { 'content-type': 'application/json' })
+            .end('{"error":"InvalidRequest","message":"Blob not found"}');
         serveFile(req, res, file, 'video/mp4');
       });
     }
@@ -85,8 +102,16 @@ describe('Bluesky videos', () => {
     const variant = h.source(data, { stream_profile: 'hls', quality: '360p' });
     const before = h.hitsUnder(`${watch(ALICE, ALICE_VIDEO)}/360p/seg`);
     const { started, job, info, artifactTypeMatches } = await h.runJob({ url: variant.url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
-    expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Sunset over the harbour.mp4', content_type: 'video/mp4' } });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
+    expect(job).toMatchObject({
+      operation: 'remux',
+      artifact: { filename: 'Sunset over the harbour.mp4', content_type: 'video/mp4' },
+    });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
@@ -98,7 +123,10 @@ describe('Bluesky videos', () => {
   test("a quote post downloads the quoted video's original from the quoted author's PDS", async () => {
     const data = await h.extract(post('3l4quofixt2aa'));
     expect(data).toMatchObject({ content_type: 'video', title: 'look at this' });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(bobVideo) });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(bobVideo),
+    });
   });
 });
 
@@ -137,6 +165,9 @@ describe('Bluesky images', () => {
   test('a quote with media of its own downloads its own image, not the quoted video', async () => {
     const data = await h.extract(post('3l4rwmfixt2aa'));
     expect(data.media).toHaveLength(1);
-    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cat')) });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('cat')),
+    });
   });
 });

@@ -25,7 +25,8 @@ const h = platformHarness({
   setup: ({ origin, media, image, variant, serveHls }) => {
     const json = (route: string, body: string) => origin.body(route, body, 'application/json; charset=utf-8');
     // Mastodon: statuses 1–6 are video, gifv, audio, two images, remote media and a boost of 1.
-    for (const [n, name] of ['video', 'gifv', 'audio', 'images', 'remote-media', 'reblog'].entries()) json(`/api/v1/statuses/11300000000000000${n + 1}`, fixture(origin, `mastodon/${name}.json`));
+    for (const [n, name] of ['video', 'gifv', 'audio', 'images', 'remote-media', 'reblog'].entries())
+      json(`/api/v1/statuses/11300000000000000${n + 1}`, fixture(origin, `mastodon/${name}.json`));
     files = {
       clip: media.muxedMp4,
       dance: media.videoOnlyMp4,
@@ -43,7 +44,9 @@ const h = platformHarness({
     // upload with webseed files, and an upload with only its audio file.
     json(`/api/v1/videos/${UUID}`, fixture(origin, 'peertube/video.json'));
     json('/api/v1/videos/mN3pQrStUvWxYz2a4b5c6d', fixture(origin, 'peertube/legacy.json'));
-    const audioOnly = JSON.parse(fixture(origin, 'peertube/legacy.json')) as { files: { resolution: { id: number } }[] };
+    const audioOnly = JSON.parse(fixture(origin, 'peertube/legacy.json')) as {
+      files: { resolution: { id: number } }[];
+    };
     audioOnly.files = audioOnly.files.filter((f) => f.resolution.id === 0);
     json('/api/v1/videos/aud1oon1yUp1oadAaaaaaa', JSON.stringify(audioOnly));
     origin.body(`${HLS}/master.m3u8`, MASTER, 'application/vnd.apple.mpegurl');
@@ -79,7 +82,11 @@ describe('Mastodon statuses', () => {
     expect(data.media).toHaveLength(2);
     for (const [i, name] of ['spider1', 'spider2'].entries()) {
       const image = h.source(data, { stream_profile: 'image' }, i);
-      expect(await h.download(image.url)).toMatchObject({ status: 200, sha256: sha256(h.image(name)), contentType: image.mime_type });
+      expect(await h.download(image.url)).toMatchObject({
+        status: 200,
+        sha256: sha256(h.image(name)),
+        contentType: image.mime_type,
+      });
     }
   });
 });
@@ -90,7 +97,9 @@ describe('PeerTube videos', () => {
   test('the web video file downloads byte for byte', async () => {
     const data = await h.extract(watch());
     expect(data).toMatchObject({ platform: 'peertube', extract_profile: 'peertube_api', content_type: 'video' });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.web240) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.web240) });
   });
 
   test('the HLS video variant and its audio rendition are remuxed by the worker into one MP4', async () => {
@@ -99,7 +108,12 @@ describe('PeerTube videos', () => {
     const audio = h.source(data, { stream_profile: 'hls', has_video: false });
     const before = h.origin.hits.get(`${HLS}/f00d0002-0.m3u8`) ?? 0;
     const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Test pattern with a 440 Hz tone.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
@@ -117,7 +131,12 @@ describe('PeerTube videos', () => {
     expect(await h.download(video.url)).toMatchObject({ status: 200, sha256: sha256(h.media.videoOnlyMp4) });
     expect(await h.download(audio.url)).toMatchObject({ status: 200, sha256: sha256(h.media.audioOnlyM4a) });
     const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
     expect(job.operation).toBe('merge');
     expect(streams(info)).toEqual([
       ['video', 'h264'],
@@ -129,13 +148,21 @@ describe('PeerTube videos', () => {
 
   test('an older upload downloads its webseed video and audio files byte for byte', async () => {
     const data = await h.extract(h.origin.url('/w/mN3pQrStUvWxYz2a4b5c6d'));
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '480p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.legacy480) });
-    expect(await h.download(h.source(data, { stream_profile: 'audio_only' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.audioOnlyM4a) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '480p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.legacy480) });
+    expect(await h.download(h.source(data, { stream_profile: 'audio_only' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.media.audioOnlyM4a),
+    });
   });
 
   test('an audio-only upload downloads its audio file byte for byte', async () => {
     const data = await h.extract(h.origin.url('/w/aud1oon1yUp1oadAaaaaaa'));
     expect(data.content_type).toBe('audio');
-    expect(await h.download(h.source(data, { stream_profile: 'audio_only' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.audioOnlyM4a) });
+    expect(await h.download(h.source(data, { stream_profile: 'audio_only' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.media.audioOnlyM4a),
+    });
   });
 });

@@ -23,7 +23,8 @@ const h = platformHarness({
   env: (origin) => ({ PLATFORM_REDDIT_WWW: origin.base, PLATFORM_REDDIT_IMAGE: `${origin.base}/i` }),
   images: { testcard: 'jpg', pic: 'png', m1jpg: 'jpg', m3png: 'png', m2anim: 'gif', loop: 'gif' },
   setup: ({ origin, media, image, variant, serveHls }) => {
-    for (const [id, name] of Object.entries(POSTS)) origin.body(`/comments/${id}.json`, fixture(origin, `reddit/${name}.json`), 'application/json; charset=UTF-8');
+    for (const [id, name] of Object.entries(POSTS))
+      origin.body(`/comments/${id}.json`, fixture(origin, `reddit/${name}.json`), 'application/json; charset=UTF-8');
     files = {
       gifVideo: variant(media.videoOnlyMp4, 'gif1'),
       silent: variant(media.videoOnlyMp4, 'mute1'),
@@ -32,8 +33,13 @@ const h = platformHarness({
     };
     // Videos: a current upload (DASH and HLS manifests), a GIF uploaded as video, a silent video, and
     // an older upload whose audio is found under its oldest-but-one name.
-    for (const dir of ['vid1abc', 'gif1abc']) origin.body(`/v/${dir}/DASHPlaylist.mpd`, fixture(origin, 'reddit/dash.mpd'), 'application/dash+xml');
-    origin.body('/v/vid1abc/HLSPlaylist.m3u8', fixture(origin, 'reddit/hls-master.m3u8'), 'application/vnd.apple.mpegurl');
+    for (const dir of ['vid1abc', 'gif1abc'])
+      origin.body(`/v/${dir}/DASHPlaylist.mpd`, fixture(origin, 'reddit/dash.mpd'), 'application/dash+xml');
+    origin.body(
+      '/v/vid1abc/HLSPlaylist.m3u8',
+      fixture(origin, 'reddit/hls-master.m3u8'),
+      'application/vnd.apple.mpegurl',
+    );
     serveHls('/v/vid1abc/HLS_360.m3u8');
     serveHls('/v/vid1abc/HLS_AUDIO_128.m3u8');
     origin.file('/v/vid1abc/DASH_360.mp4', media.videoOnlyMp4, 'video/mp4');
@@ -59,47 +65,84 @@ describe('Reddit images and GIFs', () => {
   test('an image post downloads its image byte for byte', async () => {
     const data = await h.extract(post('img1'));
     expect(data).toMatchObject({ platform: 'reddit', content_type: 'image' });
-    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('testcard')), contentType: 'image/jpeg' });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('testcard')),
+      contentType: 'image/jpeg',
+    });
   });
 
   test('an i.redd.it link downloads the file itself', async () => {
     const data = await h.extract('https://i.redd.it/pic.png');
     expect(data).toMatchObject({ platform: 'reddit', extract_profile: 'direct_file' });
-    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('pic')) });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('pic')),
+    });
   });
 
   test("every item of a gallery downloads: the PNG, the JPEG, and the animated item's MP4 and GIF", async () => {
     const data = await h.extract(post('gal1'));
     expect(data.content_type).toBe('gallery');
     expect(data.media.map((m) => m.type)).toEqual(['image', 'image', 'video']);
-    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({ status: 200, sha256: sha256(h.image('m3png')), contentType: 'image/png' });
-    expect(await h.download(h.source(data, { stream_profile: 'image' }, 1).url)).toMatchObject({ status: 200, sha256: sha256(h.image('m1jpg')), contentType: 'image/jpeg' });
-    expect(await h.download(h.source(data, { stream_profile: 'video_only' }, 2).url)).toMatchObject({ status: 200, sha256: sha256(files.animMp4), contentType: 'video/mp4' });
-    expect(await h.download(h.source(data, { stream_profile: 'image' }, 2).url)).toMatchObject({ status: 200, sha256: sha256(h.image('m2anim')), contentType: 'image/gif' });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('m3png')),
+      contentType: 'image/png',
+    });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 1).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('m1jpg')),
+      contentType: 'image/jpeg',
+    });
+    expect(await h.download(h.source(data, { stream_profile: 'video_only' }, 2).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.animMp4),
+      contentType: 'video/mp4',
+    });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 2).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('m2anim')),
+      contentType: 'image/gif',
+    });
   });
 
   test('a .gif post downloads both its silent MP4 rendering and the GIF file', async () => {
     const data = await h.extract(post('gif2'));
-    expect(await h.download(h.source(data, { stream_profile: 'video_only', mime_type: 'video/mp4' }).url)).toMatchObject({ status: 200, sha256: sha256(files.loopMp4) });
-    expect(await h.download(h.source(data, { stream_profile: 'image', mime_type: 'image/gif' }).url)).toMatchObject({ status: 200, sha256: sha256(h.image('loop')) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'video_only', mime_type: 'video/mp4' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.loopMp4) });
+    expect(await h.download(h.source(data, { stream_profile: 'image', mime_type: 'image/gif' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('loop')),
+    });
   });
 
   test('a GIF uploaded as video downloads its silent video file byte for byte', async () => {
     const data = await h.extract(post('gif1'));
-    expect(await h.download(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.gifVideo) });
+    expect(await h.download(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.gifVideo),
+    });
   });
 });
 
 describe('Reddit videos', () => {
   test('a video posted without sound downloads its one silent file byte for byte', async () => {
     const data = await h.extract(post('mute1'));
-    expect(await h.download(h.source(data, { stream_profile: 'video_only' }).url)).toMatchObject({ status: 200, sha256: sha256(files.silent) });
+    expect(await h.download(h.source(data, { stream_profile: 'video_only' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.silent),
+    });
   });
 
   test('a crosspost downloads the video of the original post', async () => {
     const data = await h.extract(post('xp1'));
     expect(data.title).toBe('Crossposted: a test clip');
-    expect(await h.download(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.videoOnlyMp4) });
+    expect(await h.download(h.source(data, { stream_profile: 'video_only', quality: '360p' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.media.videoOnlyMp4),
+    });
   });
 
   test("an older upload's fallback video and probed audio file merge into one MP4 through the worker", async () => {
@@ -108,7 +151,12 @@ describe('Reddit videos', () => {
     const audio = h.source(data, { stream_profile: 'audio_only' });
     expect(audio.url).toBe(h.origin.url('/v/fb1abc/DASH_audio.mp4'));
     const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
     expect(job.operation).toBe('merge');
     expect(streams(info)).toEqual([
       ['video', 'h264'],
@@ -123,7 +171,12 @@ describe('Reddit videos', () => {
     const video = h.source(data, { stream_profile: 'hls', url: h.origin.url('/v/vid1abc/HLS_360.m3u8') });
     const audio = h.source(data, { stream_profile: 'hls', url: h.origin.url('/v/vid1abc/HLS_AUDIO_128.m3u8') });
     const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'A test clip with split audio.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],

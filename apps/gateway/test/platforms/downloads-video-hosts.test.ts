@@ -17,11 +17,21 @@ let files: Record<string, string> = {};
 
 const h = platformHarness({
   name: 'video-hosts',
-  env: (origin) => ({ PLATFORM_STREAMABLE_API: `${origin.base}/streamable`, PLATFORM_DAILYMOTION_WWW: origin.base, PLATFORM_VIMEO_PLAYER: origin.base }),
+  env: (origin) => ({
+    PLATFORM_STREAMABLE_API: `${origin.base}/streamable`,
+    PLATFORM_DAILYMOTION_WWW: origin.base,
+    PLATFORM_VIMEO_PLAYER: origin.base,
+  }),
   setup: ({ origin, media, variant, serveHls, serveDash }) => {
-    const json = (route: string, name: string) => origin.body(route, fixture(origin, name), 'application/json; charset=utf-8');
+    const json = (route: string, name: string) =>
+      origin.body(route, fixture(origin, name), 'application/json; charset=utf-8');
     const page = (route: string, name: string) => origin.body(route, fixture(origin, name), 'text/html; charset=UTF-8');
-    files = Object.fromEntries(['mobile', 'dm720', 'dm384', 'dm380', 'dm240', 'vimeo360', 'unlisted'].map((tag) => [tag, variant(media.muxedMp4, tag)]));
+    files = Object.fromEntries(
+      ['mobile', 'dm720', 'dm384', 'dm380', 'dm240', 'vimeo360', 'unlisted'].map((tag) => [
+        tag,
+        variant(media.muxedMp4, tag),
+      ]),
+    );
     // Streamable: the API and its two ready renditions.
     json('/streamable/videos/a1b2c3', 'streamable/video.json');
     origin.file('/video/mp4/a1b2c3.mp4', media.muxedMp4, 'video/mp4');
@@ -43,7 +53,11 @@ const h = platformHarness({
     page('/video/1004', 'vimeo/unlisted.html');
     origin.file('/vimeo/progressive/1001-360.mp4', files.vimeo360, 'video/mp4');
     origin.file('/vimeo/progressive/1004-240.mp4', files.unlisted, 'video/mp4');
-    origin.body('/vimeo/fastly/1002/playlist.m3u8', fixture(origin, 'vimeo/hls-master.m3u8'), 'application/vnd.apple.mpegurl');
+    origin.body(
+      '/vimeo/fastly/1002/playlist.m3u8',
+      fixture(origin, 'vimeo/hls-master.m3u8'),
+      'application/vnd.apple.mpegurl',
+    );
     serveHls('/vimeo/fastly/1002/sep/video/v360/playlist.m3u8');
     serveHls('/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8');
     serveDash('/vimeo/1003/sep/video/master.mpd');
@@ -54,8 +68,12 @@ describe('Streamable', () => {
   test('every ready rendition of a video downloads byte for byte', async () => {
     const data = await h.extract('https://streamable.com/a1b2c3');
     expect(data).toMatchObject({ platform: 'streamable', extract_profile: 'streamable_api', content_type: 'video' });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.muxedMp4) });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '180p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.mobile) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(h.media.muxedMp4) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '180p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.mobile) });
   });
 });
 
@@ -63,15 +81,29 @@ describe('Dailymotion', () => {
   test("the MP4 twins of an HLS master's variants download byte for byte", async () => {
     const data = await h.extract('https://www.dailymotion.com/video/x8abc12');
     expect(data).toMatchObject({ platform: 'dailymotion', extract_profile: 'dailymotion_metadata' });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm720) });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '384p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm384) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.dm720) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '384p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.dm384) });
   });
 
   test('an HLS variant is remuxed by the worker into an MP4 with H.264 video and AAC audio', async () => {
     const data = await h.extract('https://www.dailymotion.com/video/x8abc12');
-    const { started, job, info, artifactTypeMatches } = await h.runJob({ url: h.source(data, { stream_profile: 'hls', quality: '384p' }).url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
-    expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Harbour timelapse.mp4', content_type: 'video/mp4' } });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({
+      url: h.source(data, { stream_profile: 'hls', quality: '384p' }).url,
+    });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
+    expect(job).toMatchObject({
+      operation: 'remux',
+      artifact: { filename: 'Harbour timelapse.mp4', content_type: 'video/mp4' },
+    });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
@@ -81,8 +113,14 @@ describe('Dailymotion', () => {
 
   test('every MP4 quality of an older video downloads byte for byte', async () => {
     const data = await h.extract('https://www.dailymotion.com/video/x9prog1');
-    expect(await h.download(h.source(data, { quality: '380p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm380) });
-    expect(await h.download(h.source(data, { quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.dm240) });
+    expect(await h.download(h.source(data, { quality: '380p' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.dm380),
+    });
+    expect(await h.download(h.source(data, { quality: '240p' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.dm240),
+    });
   });
 });
 
@@ -90,17 +128,33 @@ describe('Vimeo', () => {
   test('a progressive file downloads byte for byte, and an unlisted video with its hash', async () => {
     const data = await h.extract('https://vimeo.com/1001');
     expect(data).toMatchObject({ platform: 'vimeo', extract_profile: 'vimeo_player_config' });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.vimeo360) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.vimeo360) });
     const unlisted = await h.extract('https://vimeo.com/1004/abcdef1234');
-    expect(await h.download(h.source(unlisted, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(files.unlisted) });
+    expect(await h.download(h.source(unlisted, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.unlisted),
+    });
   });
 
   test('an HLS video variant and its audio rendition are remuxed into one MP4, fetched with the player as Referer', async () => {
     const data = await h.extract('https://player.vimeo.com/video/1002');
-    const video = h.source(data, { stream_profile: 'hls', url: h.origin.url('/vimeo/fastly/1002/sep/video/v360/playlist.m3u8') });
-    const audio = h.source(data, { stream_profile: 'hls', url: h.origin.url('/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8') });
+    const video = h.source(data, {
+      stream_profile: 'hls',
+      url: h.origin.url('/vimeo/fastly/1002/sep/video/v360/playlist.m3u8'),
+    });
+    const audio = h.source(data, {
+      stream_profile: 'hls',
+      url: h.origin.url('/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8'),
+    });
     const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Streamed only.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
@@ -108,7 +162,12 @@ describe('Vimeo', () => {
     ]);
     expect(info?.durationSeconds).toBeCloseTo(2, 0);
     const seen = [...h.referers].filter(([route]) => route.startsWith('/vimeo/fastly/1002/sep/'));
-    expect(seen.map(([route]) => route).sort()).toEqual(expect.arrayContaining(['/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8', '/vimeo/fastly/1002/sep/video/v360/playlist.m3u8']));
+    expect(seen.map(([route]) => route).sort()).toEqual(
+      expect.arrayContaining([
+        '/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8',
+        '/vimeo/fastly/1002/sep/video/v360/playlist.m3u8',
+      ]),
+    );
     expect(new Set(seen.flatMap(([, referers]) => referers))).toEqual(new Set([PLAYER]));
   });
 
@@ -116,8 +175,16 @@ describe('Vimeo', () => {
     const data = await h.extract('https://vimeo.com/channels/staffpicks/1003');
     const sources = data.media[0].sources.filter((s) => s.stream_profile === 'dash');
     expect(sources.map((s) => s.url.split('#')[1])).toEqual(['representation=0', 'representation=1']);
-    const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: sources[0].url, audio_url: sources[1].url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
+    const { started, job, info, artifactTypeMatches } = await h.runJob({
+      video_url: sources[0].url,
+      audio_url: sources[1].url,
+    });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
     expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'Segmented DASH.mp4' } });
     expect(streams(info)).toEqual([
       ['video', 'h264'],

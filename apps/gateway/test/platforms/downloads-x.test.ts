@@ -24,7 +24,9 @@ const h = platformHarness({
       const query = new URL(req.url!, origin.base).searchParams;
       const id = query.get('id') ?? '';
       const ok = POSTS[id] !== undefined && query.get('token') === syndicationToken(id);
-      res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json;charset=utf-8' }).end(ok ? fixture(origin, `x/${POSTS[id]}.json`) : '');
+      res
+        .writeHead(ok ? 200 : 404, { 'content-type': 'application/json;charset=utf-8' })
+        .end(ok ? fixture(origin, `x/${POSTS[id]}.json`) : '');
     });
     files = {
       high: variant(media.muxedMp4, 'high'),
@@ -51,9 +53,15 @@ describe('X videos', () => {
   test('every MP4 variant of a video downloads byte for byte', async () => {
     const data = await h.extract('https://x.com/reelaytest/status/1790000000000000001');
     expect(data).toMatchObject({ platform: 'x', extract_profile: 'x_syndication', content_type: 'video' });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.high) });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url)).toMatchObject({ status: 200, sha256: sha256(files.mid) });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url)).toMatchObject({ status: 200, sha256: sha256(h.media.muxedMp4) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '720p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.high) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '360p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(files.mid) });
+    expect(
+      await h.download(h.source(data, { stream_profile: 'muxed_progressive', quality: '240p' }).url),
+    ).toMatchObject({ status: 200, sha256: sha256(h.media.muxedMp4) });
   });
 
   test('the HLS video variant and its audio rendition are remuxed into one MP4 through the worker', async () => {
@@ -62,8 +70,16 @@ describe('X videos', () => {
     const audio = h.source(data, { stream_profile: 'hls', has_audio: true, has_video: false });
     const before = h.hitsUnder(`${VIDEO}/pl/mp4a/128000/`);
     const { started, job, info, artifactTypeMatches } = await h.runJob({ video_url: video.url, audio_url: audio.url });
-    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({ started: { status: 202, error: undefined, locationIsStatusUrl: true }, status: 'completed', progress: 100, artifactTypeMatches: true });
-    expect(job).toMatchObject({ operation: 'remux', artifact: { filename: 'A test pattern with a tone, in three sizes.mp4' } });
+    expect({ started, status: job.status, progress: job.progress, artifactTypeMatches }).toEqual({
+      started: { status: 202, error: undefined, locationIsStatusUrl: true },
+      status: 'completed',
+      progress: 100,
+      artifactTypeMatches: true,
+    });
+    expect(job).toMatchObject({
+      operation: 'remux',
+      artifact: { filename: 'A test pattern with a tone, in three sizes.mp4' },
+    });
     expect(streams(info)).toEqual([
       ['video', 'h264'],
       ['audio', 'aac'],
@@ -77,12 +93,19 @@ describe('X videos', () => {
   test('an animated GIF downloads its silent MP4 byte for byte', async () => {
     const data = await h.extract('https://twitter.com/reelaytest/status/1800000000000000002');
     const gif = h.source(data, { stream_profile: 'video_only' });
-    expect(await h.download(gif.url)).toMatchObject({ status: 200, sha256: sha256(files.gif), contentType: 'video/mp4' });
+    expect(await h.download(gif.url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.gif),
+      contentType: 'video/mp4',
+    });
   });
 
   test('a post without media of its own downloads the video of the post it quotes', async () => {
     const data = await h.extract('https://x.com/quoter/status/1833333333333333333');
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(files.quoted) });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.quoted),
+    });
   });
 });
 
@@ -91,17 +114,34 @@ describe('X photos and several media', () => {
     const data = await h.extract('https://x.com/reelaytest/status/1811111111111111111');
     expect(data.content_type).toBe('gallery');
     expect(data.media).toHaveLength(2);
-    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cardOne')), contentType: 'image/png' });
-    expect(await h.download(h.source(data, { stream_profile: 'image' }, 1).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cardTwo')), contentType: 'image/jpeg' });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('cardOne')),
+      contentType: 'image/png',
+    });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 1).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('cardTwo')),
+      contentType: 'image/jpeg',
+    });
   });
 
   test('both media of a post with a photo and a video download, and /video/2 names the video alone', async () => {
     const data = await h.extract('https://x.com/reelaytest/status/1822222222222222222');
     expect(data.media.map((m) => m.type)).toEqual(['image', 'video']);
-    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({ status: 200, sha256: sha256(h.image('cardOne')) });
-    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }, 1).url)).toMatchObject({ status: 200, sha256: sha256(files.mixed) });
+    expect(await h.download(h.source(data, { stream_profile: 'image' }, 0).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(h.image('cardOne')),
+    });
+    expect(await h.download(h.source(data, { stream_profile: 'muxed_progressive' }, 1).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.mixed),
+    });
     const second = await h.extract('https://x.com/reelaytest/status/1822222222222222222/video/2');
     expect(second.media).toHaveLength(1);
-    expect(await h.download(h.source(second, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({ status: 200, sha256: sha256(files.mixed) });
+    expect(await h.download(h.source(second, { stream_profile: 'muxed_progressive' }).url)).toMatchObject({
+      status: 200,
+      sha256: sha256(files.mixed),
+    });
   });
 });

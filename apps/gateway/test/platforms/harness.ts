@@ -22,10 +22,14 @@ export { fixture } from '@reelay/testkit';
 
 const run = promisify(execFile);
 
-export const sha256 = (data: Buffer | string): string => createHash('sha256').update(typeof data === 'string' ? fs.readFileSync(data) : data).digest('hex');
+export const sha256 = (data: Buffer | string): string =>
+  createHash('sha256')
+    .update(typeof data === 'string' ? fs.readFileSync(data) : data)
+    .digest('hex');
 
 /** [type, codec] of each stream, in order. */
-export const streams = (info: ProbeResult | undefined): [string, string | undefined][] => (info?.streams ?? []).map((s) => [s.type, s.codec]);
+export const streams = (info: ProbeResult | undefined): [string, string | undefined][] =>
+  (info?.streams ?? []).map((s) => [s.type, s.codec]);
 
 export type ImageKind = 'jpg' | 'png' | 'gif' | 'webp';
 
@@ -120,12 +124,14 @@ export function platformHarness(options: HarnessOptions): Harness {
     serveHls(playlistPath: string): void {
       const dir = path.posix.dirname(playlistPath);
       h.serveRecorded(playlistPath, path.join(h.media.hlsDir, 'index.m3u8'), 'application/vnd.apple.mpegurl');
-      for (const name of fs.readdirSync(h.media.hlsDir).filter((n) => n.endsWith('.ts'))) h.serveRecorded(`${dir}/${name}`, path.join(h.media.hlsDir, name), 'video/mp2t');
+      for (const name of fs.readdirSync(h.media.hlsDir).filter((n) => n.endsWith('.ts')))
+        h.serveRecorded(`${dir}/${name}`, path.join(h.media.hlsDir, name), 'video/mp2t');
     },
     serveDash(mpdPath: string): void {
       const dir = path.posix.dirname(mpdPath);
       h.serveRecorded(mpdPath, path.join(h.media.dashDir, 'manifest.mpd'), 'application/dash+xml');
-      for (const name of fs.readdirSync(h.media.dashDir).filter((n) => n.endsWith('.m4s'))) h.serveRecorded(`${dir}/${name}`, path.join(h.media.dashDir, name), 'video/iso.segment');
+      for (const name of fs.readdirSync(h.media.dashDir).filter((n) => n.endsWith('.m4s')))
+        h.serveRecorded(`${dir}/${name}`, path.join(h.media.dashDir, name), 'video/iso.segment');
     },
     hitsUnder(prefixPath: string): number {
       return [...h.origin.hits].filter(([p]) => p.startsWith(prefixPath)).reduce((n, [, count]) => n + count, 0);
@@ -149,7 +155,11 @@ export function platformHarness(options: HarnessOptions): Harness {
     async runJob(body: Record<string, string>): Promise<JobRun> {
       const res = await request(h.gw.app).post('/api/v1/download').send(body);
       const statusUrl: string | undefined = res.body.data?.status_url;
-      const started = { status: res.status, error: res.body.error, locationIsStatusUrl: statusUrl !== undefined && res.headers.location === statusUrl };
+      const started = {
+        status: res.status,
+        error: res.body.error,
+        locationIsStatusUrl: statusUrl !== undefined && res.headers.location === statusUrl,
+      };
       if (!statusUrl) return { started, job: res.body.data, artifactTypeMatches: false };
       const deadline = Date.now() + 20_000;
       let job: JobView;
@@ -162,7 +172,12 @@ export function platformHarness(options: HarnessOptions): Harness {
       const file = await request(h.gw.app).get(job.artifact.url).buffer(true).parse(binary);
       const local = path.join(tmp, `${job.id}-${job.artifact.filename}`);
       fs.writeFileSync(local, file.body as Buffer);
-      return { started, job, info: await probe(local), artifactTypeMatches: file.status === 200 && file.headers['content-type'] === job.artifact.content_type };
+      return {
+        started,
+        job,
+        info: await probe(local),
+        artifactTypeMatches: file.status === 200 && file.headers['content-type'] === job.artifact.content_type,
+      };
     },
   } as Harness & { serveRecorded(route: string, file: string, contentType: string): void };
 
@@ -174,15 +189,42 @@ export function platformHarness(options: HarnessOptions): Harness {
       names.map(async ([name, kind], i) => {
         // A different size per image gives each its own pixels; GIFs move for half a second.
         const out = path.join(tmp, `${name}.${kind}`);
-        const source = kind === 'gif' ? `testsrc2=size=${64 + 2 * i}x48:rate=10:duration=0.5` : `testsrc2=size=${64 + 2 * i}x48`;
-        await run(ffmpegBinary(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', source, ...(kind === 'gif' ? [] : ['-frames:v', '1']), out]);
+        const source =
+          kind === 'gif' ? `testsrc2=size=${64 + 2 * i}x48:rate=10:duration=0.5` : `testsrc2=size=${64 + 2 * i}x48`;
+        await run(ffmpegBinary(), [
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          '-y',
+          '-f',
+          'lavfi',
+          '-i',
+          source,
+          ...(kind === 'gif' ? [] : ['-frames:v', '1']),
+          out,
+        ]);
         images.set(name, out);
       }),
     );
     options.setup(h);
-    h.gw = await buildGateway({ env: { DATA_DIR: dataDir, ...options.env?.(h.origin) }, deps: { queuePrefix: prefix } });
-    const config = parseConfig({ REDIS_URL: process.env.REDIS_URL, EGRESS_ALLOWLIST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '1' });
-    worker = await startWorker({ config, logger: createLogger({ name: `${options.name}-worker`, level: 'silent' }), metricsPort: 0, prefix, dataDir });
+    h.gw = await buildGateway({
+      env: { DATA_DIR: dataDir, ...options.env?.(h.origin) },
+      deps: { queuePrefix: prefix },
+    });
+    const config = parseConfig({
+      REDIS_URL: process.env.REDIS_URL,
+      EGRESS_ALLOWLIST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      WORKER_CONCURRENCY: '1',
+    });
+    worker = await startWorker({
+      config,
+      logger: createLogger({ name: `${options.name}-worker`, level: 'silent' }),
+      metricsPort: 0,
+      prefix,
+      dataDir,
+    });
   });
 
   afterAll(async () => {

@@ -15,7 +15,15 @@ import path from 'node:path';
 import request from 'supertest';
 import { defaultQueuePrefix } from '@reelay/config';
 import { createLogger } from '@reelay/observability';
-import { describeWithTools, startOrigin, startRedisCluster, testMedia, type Origin, type RedisClusterHandle, type TestMedia } from '@reelay/testkit';
+import {
+  describeWithTools,
+  startOrigin,
+  startRedisCluster,
+  testMedia,
+  type Origin,
+  type RedisClusterHandle,
+  type TestMedia,
+} from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
 import { createKey, expectError, PASSWORD, signUp, uniqueEmail, uniqueIp } from '../account-helpers.js';
 import { buildGateway, testConfig, testRedis, type TestGateway } from '../helpers.js';
@@ -42,7 +50,10 @@ async function waitEnd(id: string, deadlineMs = 20_000): Promise<Record<string, 
 
 /** The event stream of a job, read until the job ends: the statuses its events carried, in order. */
 async function followEvents(id: string): Promise<string[]> {
-  const res = await fetch(`${base}/api/v1/jobs/${id}/events`, { headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(20_000) });
+  const res = await fetch(`${base}/api/v1/jobs/${id}/events`, {
+    headers: { accept: 'text/event-stream' },
+    signal: AbortSignal.timeout(20_000),
+  });
   expect(res.status).toBe(200);
   const statuses: string[] = [];
   let text = '';
@@ -72,8 +83,15 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
     [cluster, origin, media] = await Promise.all([startRedisCluster(), startOrigin(), testMedia()]);
     origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
     for (let n = 1; n <= 3; n++) origin.file(`/audio/${n}.m4a`, media.audioOnlyM4a, 'audio/mp4');
-    const items = [1, 2, 3].map((n) => `<item><title>Episode ${n}</title><guid isPermaLink="false">ep-${n}</guid><enclosure url="${origin.url(`/audio/${n}.m4a`)}" type="audio/mp4"/></item>`);
-    origin.body('/feed.xml', `<?xml version="1.0"?><rss version="2.0"><channel><title>Three</title><link>${origin.url('/')}</link>${items.join('')}</channel></rss>`, 'application/rss+xml');
+    const items = [1, 2, 3].map(
+      (n) =>
+        `<item><title>Episode ${n}</title><guid isPermaLink="false">ep-${n}</guid><enclosure url="${origin.url(`/audio/${n}.m4a`)}" type="audio/mp4"/></item>`,
+    );
+    origin.body(
+      '/feed.xml',
+      `<?xml version="1.0"?><rss version="2.0"><channel><title>Three</title><link>${origin.url('/')}</link>${items.join('')}</channel></rss>`,
+      'application/rss+xml',
+    );
     // As a deployment runs: limits per client, the extract cache, jobs per client all on.
     const env = {
       REDIS_URL: cluster.url,
@@ -89,7 +107,13 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
     expect(queuePrefix).toBe('{reelay}');
     gw = await buildGateway({ env, redis: await testRedis(cluster.url), deps: { queuePrefix } });
     // The worker finds the same prefix from the same REDIS_URL.
-    worker = await startWorker({ config: { ...config, WORKER_CONCURRENCY: 2 }, logger: createLogger({ name: 'cluster-worker', level: process.env.CLUSTER_TEST_LOG ?? 'silent' }), metricsPort: 0, lockDuration: 3000, stalledInterval: 1500 });
+    worker = await startWorker({
+      config: { ...config, WORKER_CONCURRENCY: 2 },
+      logger: createLogger({ name: 'cluster-worker', level: process.env.CLUSTER_TEST_LOG ?? 'silent' }),
+      metricsPort: 0,
+      lockDuration: 3000,
+      stalledInterval: 1500,
+    });
     server = gw.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -114,7 +138,12 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
     const submitted = await submitJob(origin.url('/media/clip.mp4?spread'), uniqueIp());
     expect(submitted.status).toBe(202);
     await waitEnd(submitted.body.data.job_id);
-    for (let i = 0; i < 20; i++) await request(gw.app).post('/api/v1/extract').set('X-Forwarded-For', uniqueIp()).send({ url: origin.url(`/media/clip.mp4?spread=${i}`) }).expect(200);
+    for (let i = 0; i < 20; i++)
+      await request(gw.app)
+        .post('/api/v1/extract')
+        .set('X-Forwarded-For', uniqueIp())
+        .send({ url: origin.url(`/media/clip.mp4?spread=${i}`) })
+        .expect(200);
     const { primaries } = await cluster.roles();
     const counts = await Promise.all(primaries.map(async (port) => Number((await cluster.cli(port, 'DBSIZE')).trim())));
     expect(counts.every((n) => n > 0)).toBe(true);
@@ -125,8 +154,16 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
 
   test('an extract is cached and shared: the second one of a URL is answered from the cache', async () => {
     const url = origin.url('/media/clip.mp4?cached');
-    const first = await request(gw.app).post('/api/v1/extract').set('X-Forwarded-For', uniqueIp()).send({ url }).expect(200);
-    const second = await request(gw.app).post('/api/v1/extract').set('X-Forwarded-For', uniqueIp()).send({ url }).expect(200);
+    const first = await request(gw.app)
+      .post('/api/v1/extract')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ url })
+      .expect(200);
+    const second = await request(gw.app)
+      .post('/api/v1/extract')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ url })
+      .expect(200);
     expect(first.headers.age).toBeUndefined();
     expect(second.headers.age).toBeDefined();
     expect(second.body.data.items).toEqual(first.body.data.items);
@@ -160,42 +197,82 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
   });
 
   test('a collection (a flow: parent in one queue, children in another) completes with its children', async () => {
-    const res = await request(gw.app).post('/api/v1/download').set('X-Forwarded-For', uniqueIp()).send({ collection_url: origin.url('/feed.xml'), bundle: 'none' });
+    const res = await request(gw.app)
+      .post('/api/v1/download')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ collection_url: origin.url('/feed.xml'), bundle: 'none' });
     expect(res.status).toBe(202);
     const parent = await waitEnd(res.body.data.job_id, 30_000);
-    expect(parent).toMatchObject({ status: 'completed', operation: 'collection', entries: { total: 3, completed: 3, failed: 0 } });
+    expect(parent).toMatchObject({
+      status: 'completed',
+      operation: 'collection',
+      entries: { total: 3, completed: 3, failed: 0 },
+    });
   }, 60_000);
 
   test('surface A: accounts, API keys and their limits, and sign-in throttling', async () => {
     const { agent, email } = await signUp(gw.app);
     const key = await createKey(agent);
     const ip = uniqueIp();
-    const withKey = await request(gw.app).post('/api').set('X-Forwarded-For', ip).set('X-API-Key', key.secret).send({ url: origin.url('/media/clip.mp4?a') });
+    const withKey = await request(gw.app)
+      .post('/api')
+      .set('X-Forwarded-For', ip)
+      .set('X-API-Key', key.secret)
+      .send({ url: origin.url('/media/clip.mp4?a') });
     expect(withKey.status).toBe(200);
     expect(Number(withKey.headers['ratelimit-remaining'])).toBe(Number(withKey.headers['ratelimit-limit']) - 1);
     // An unknown key is charged to the address's bucket (a second script, in another slot).
-    const unknown = await request(gw.app).post('/api').set('X-Forwarded-For', ip).set('X-API-Key', `rly_${'x'.repeat(43)}`).send({ url: origin.url('/media/clip.mp4?a') });
+    const unknown = await request(gw.app)
+      .post('/api')
+      .set('X-Forwarded-For', ip)
+      .set('X-API-Key', `rly_${'x'.repeat(43)}`)
+      .send({ url: origin.url('/media/clip.mp4?a') });
     expectError(unknown, 401, 'invalid_api_key');
     expect(unknown.headers['ratelimit-remaining']).toBe('14');
     const listed = await agent.get('/account/keys').expect(200);
     expect(listed.body.data.keys.map((k: { id: string }) => k.id)).toContain(key.id);
     await agent.delete(`/account/keys/${key.id}`).expect(204);
-    expectError(await request(gw.app).post('/api').set('X-Forwarded-For', ip).set('X-API-Key', key.secret).send({ url: origin.url('/media/clip.mp4?a') }), 401, 'invalid_api_key');
+    expectError(
+      await request(gw.app)
+        .post('/api')
+        .set('X-Forwarded-For', ip)
+        .set('X-API-Key', key.secret)
+        .send({ url: origin.url('/media/clip.mp4?a') }),
+      401,
+      'invalid_api_key',
+    );
     // Wrong passwords from one address: refused after 5, with the owner's password too.
     const attacker = uniqueIp();
-    for (let i = 0; i < 5; i++) await request(gw.app).post('/account/login').set('X-Forwarded-For', attacker).send({ email, password: 'wrong password!' }).expect(401);
-    expectError(await request(gw.app).post('/account/login').set('X-Forwarded-For', attacker).send({ email, password: PASSWORD }), 429, 'rate_limited');
+    for (let i = 0; i < 5; i++)
+      await request(gw.app)
+        .post('/account/login')
+        .set('X-Forwarded-For', attacker)
+        .send({ email, password: 'wrong password!' })
+        .expect(401);
+    expectError(
+      await request(gw.app).post('/account/login').set('X-Forwarded-For', attacker).send({ email, password: PASSWORD }),
+      429,
+      'rate_limited',
+    );
     // From another address the account's own delay applies (its keys share the account's slot): seconds, not the window.
-    const elsewhere = await request(gw.app).post('/account/login').set('X-Forwarded-For', uniqueIp()).send({ email, password: PASSWORD });
+    const elsewhere = await request(gw.app)
+      .post('/account/login')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ email, password: PASSWORD });
     expectError(elsewhere, 429, 'rate_limited');
     expect(Number(elsewhere.headers['retry-after'])).toBeLessThanOrEqual(2);
-    await request(gw.app).post('/account/signup').set('X-Forwarded-For', uniqueIp()).send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    await request(gw.app)
+      .post('/account/signup')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ email: uniqueEmail(), password: PASSWORD })
+      .expect(201);
   });
 
   test('a subscription is created, listed and deleted', async () => {
     const { agent } = await signUp(gw.app);
     const key = (await createKey(agent)).secret;
-    const api = (method: 'get' | 'post' | 'delete', url: string) => request(gw.app)[method](url).set('X-API-Key', key).set('X-Forwarded-For', uniqueIp());
+    const api = (method: 'get' | 'post' | 'delete', url: string) =>
+      request(gw.app)[method](url).set('X-API-Key', key).set('X-Forwarded-For', uniqueIp());
     const created = await api('post', '/api/v1/subscriptions').send({ url: origin.url('/feed.xml'), every: 3600 });
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
@@ -205,17 +282,21 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
     expect((await api('get', '/api/v1/subscriptions').expect(200)).body.data).toEqual([]);
   });
 
-  test('CLUSTER FAILOVER of the queues\' primary under load: no job is lost', async () => {
+  test("CLUSTER FAILOVER of the queues' primary under load: no job is lost", async () => {
     const { primaries, replicas } = await cluster.roles();
     const slot = (await cluster.cli(primaries[0], 'CLUSTER', 'KEYSLOT', '{reelay}')).trim();
     // The replica whose primary serves the queues' slot.
     const owner = (await cluster.cli(primaries[0], 'CLUSTER', 'NODES'))
       .split('\n')
       .map((line) => line.split(' '))
-      .find((f) => f[2]?.includes('master') && f.slice(8).some((range) => {
-        const [from, to] = range.split('-').map(Number);
-        return Number(slot) >= from && Number(slot) <= (to ?? from);
-      }));
+      .find(
+        (f) =>
+          f[2]?.includes('master') &&
+          f.slice(8).some((range) => {
+            const [from, to] = range.split('-').map(Number);
+            return Number(slot) >= from && Number(slot) <= (to ?? from);
+          }),
+      );
     expect(owner).toBeDefined();
     const replicaPort = (
       await Promise.all(replicas.map(async (port) => ({ port, info: await cluster.cli(port, 'CLUSTER', 'NODES') })))
@@ -230,7 +311,12 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
     const load = (async () => {
       while (running) {
         const url = origin.url(`/media/clip.mp4?load=${n++}`);
-        const post = (pathname: string, body: object) => fetch(`${base}${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': ip }, body: JSON.stringify(body) }).catch(() => undefined);
+        const post = (pathname: string, body: object) =>
+          fetch(`${base}${pathname}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+            body: JSON.stringify(body),
+          }).catch(() => undefined);
         const extracted = await post('/api/v1/extract', { url });
         await extracted?.arrayBuffer();
         statuses.push(extracted?.status ?? 0);
@@ -256,7 +342,9 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
 
     const ends = await Promise.all(accepted.map((id) => waitEnd(id, 60_000)));
     const lost = ends.filter((e) => e.status !== 'completed');
-    process.stdout.write(`cluster failover: ${accepted.length} jobs accepted, ${lost.length} not completed; answers ${JSON.stringify(Object.fromEntries([...new Set(statuses)].map((s) => [s, statuses.filter((x) => x === s).length])))}\n`);
+    process.stdout.write(
+      `cluster failover: ${accepted.length} jobs accepted, ${lost.length} not completed; answers ${JSON.stringify(Object.fromEntries([...new Set(statuses)].map((s) => [s, statuses.filter((x) => x === s).length])))}\n`,
+    );
     expect(lost).toEqual([]);
     // A manual failover is coordinated: the gateway answered nothing but success or a clean 503.
     expect(statuses.every((s) => s === 200 || s === 202 || s === 503)).toBe(true);

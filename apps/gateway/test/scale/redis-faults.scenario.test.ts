@@ -49,7 +49,10 @@ async function gatewayOn(url: string): Promise<TestGateway> {
   const redis = connectRedis(config);
   redis.on('error', () => {});
   await redisReady(redis);
-  const gw = await buildGateway({ env: { REDIS_URL: url, REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS), TRUST_PROXY: 'true' }, redis });
+  const gw = await buildGateway({
+    env: { REDIS_URL: url, REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS), TRUST_PROXY: 'true' },
+    redis,
+  });
   gateways.push(gw);
   return gw;
 }
@@ -65,12 +68,27 @@ interface Before {
 /** What a signed-in user has before the fault: a session, an API key, a finished extract and a job. */
 async function setUp(gw: TestGateway): Promise<Before> {
   const email = uniqueEmail();
-  const signup = await request(gw.app).post('/account/signup').set('X-Forwarded-For', uniqueIp()).send({ email, password: PASSWORD }).expect(201);
+  const signup = await request(gw.app)
+    .post('/account/signup')
+    .set('X-Forwarded-For', uniqueIp())
+    .send({ email, password: PASSWORD })
+    .expect(201);
   const cookie = String(signup.headers['set-cookie']?.[0]).split(';')[0]!;
-  const key = (await request(gw.app).post('/account/keys').set('Cookie', cookie).send({ name: 'before' }).expect(201)).body.data.secret as string;
-  await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/media/clip.mp4') }).expect(200);
-  await request(gw.app).post('/api/v1/extract').send({ url: origin.url('/media/audio.m4a') }).expect(200);
-  const job = await request(gw.app).post('/api/v1/download').set('X-Forwarded-For', uniqueIp()).send({ url: origin.url('/media/clip.mp4'), format: 'mkv' }).expect(202);
+  const key = (await request(gw.app).post('/account/keys').set('Cookie', cookie).send({ name: 'before' }).expect(201))
+    .body.data.secret as string;
+  await request(gw.app)
+    .post('/api/v1/extract')
+    .send({ url: origin.url('/media/clip.mp4') })
+    .expect(200);
+  await request(gw.app)
+    .post('/api/v1/extract')
+    .send({ url: origin.url('/media/audio.m4a') })
+    .expect(200);
+  const job = await request(gw.app)
+    .post('/api/v1/download')
+    .set('X-Forwarded-For', uniqueIp())
+    .send({ url: origin.url('/media/clip.mp4'), format: 'mkv' })
+    .expect(202);
   return { email, cookie, key, jobId: job.body.data.job_id as string };
 }
 
@@ -80,21 +98,74 @@ type Probe = [name: string, send: () => request.Test];
 function probes(gw: TestGateway, ctx: Before): Probe[] {
   const ip = () => uniqueIp();
   return [
-    ['POST /api (key check and limit)', () => request(gw.app).post('/api').set('X-Forwarded-For', ip()).set('X-API-Key', ctx.key).send({ url: origin.url('/media/clip.mp4') })],
-    ['POST /api/playground (limit)', () => request(gw.app).post('/api/playground').set('X-Forwarded-For', ip()).send({ url: origin.url('/media/clip.mp4') })],
-    ['POST /account/signup', () => request(gw.app).post('/account/signup').set('X-Forwarded-For', ip()).send({ email: uniqueEmail(), password: PASSWORD })],
-    ['POST /account/login', () => request(gw.app).post('/account/login').set('X-Forwarded-For', ip()).send({ email: ctx.email, password: PASSWORD })],
+    [
+      'POST /api (key check and limit)',
+      () =>
+        request(gw.app)
+          .post('/api')
+          .set('X-Forwarded-For', ip())
+          .set('X-API-Key', ctx.key)
+          .send({ url: origin.url('/media/clip.mp4') }),
+    ],
+    [
+      'POST /api/playground (limit)',
+      () =>
+        request(gw.app)
+          .post('/api/playground')
+          .set('X-Forwarded-For', ip())
+          .send({ url: origin.url('/media/clip.mp4') }),
+    ],
+    [
+      'POST /account/signup',
+      () =>
+        request(gw.app)
+          .post('/account/signup')
+          .set('X-Forwarded-For', ip())
+          .send({ email: uniqueEmail(), password: PASSWORD }),
+    ],
+    [
+      'POST /account/login',
+      () =>
+        request(gw.app)
+          .post('/account/login')
+          .set('X-Forwarded-For', ip())
+          .send({ email: ctx.email, password: PASSWORD }),
+    ],
     ['GET /account/me (session)', () => request(gw.app).get('/account/me').set('Cookie', ctx.cookie)],
     ['GET /account/keys', () => request(gw.app).get('/account/keys').set('Cookie', ctx.cookie)],
-    ['POST /account/keys', () => request(gw.app).post('/account/keys').set('Cookie', ctx.cookie).send({ name: 'during the fault' })],
-    ['POST /api/v1/extract (sources)', () => request(gw.app).post('/api/v1/extract').send({ url: origin.url('/media/clip.mp4') })],
-    ['POST /api/v1/download (enqueue)', () => request(gw.app).post('/api/v1/download').set('X-Forwarded-For', ip()).send({ url: origin.url('/media/audio.m4a'), format: 'mp3' })],
+    [
+      'POST /account/keys',
+      () => request(gw.app).post('/account/keys').set('Cookie', ctx.cookie).send({ name: 'during the fault' }),
+    ],
+    [
+      'POST /api/v1/extract (sources)',
+      () =>
+        request(gw.app)
+          .post('/api/v1/extract')
+          .send({ url: origin.url('/media/clip.mp4') }),
+    ],
+    [
+      'POST /api/v1/download (enqueue)',
+      () =>
+        request(gw.app)
+          .post('/api/v1/download')
+          .set('X-Forwarded-For', ip())
+          .send({ url: origin.url('/media/audio.m4a'), format: 'mp3' }),
+    ],
     ['GET /api/v1/jobs/{id}', () => request(gw.app).get(`/api/v1/jobs/${ctx.jobId}`)],
     ['GET /api/v1/jobs/{id}/artifact', () => request(gw.app).get(`/api/v1/jobs/${ctx.jobId}/artifact`)],
   ];
 }
 
-const WRITES = ['POST /api (key check and limit)', 'POST /api/playground (limit)', 'POST /account/signup', 'POST /account/login', 'POST /account/keys', 'POST /api/v1/extract (sources)', 'POST /api/v1/download (enqueue)'];
+const WRITES = [
+  'POST /api (key check and limit)',
+  'POST /api/playground (limit)',
+  'POST /account/signup',
+  'POST /account/login',
+  'POST /account/keys',
+  'POST /api/v1/extract (sources)',
+  'POST /api/v1/download (enqueue)',
+];
 
 /** Sends each probe, returning its status, error code and seconds to answer. */
 async function run(list: Probe[]): Promise<{ name: string; status: number; code?: string; seconds: number }[]> {
@@ -102,12 +173,21 @@ async function run(list: Probe[]): Promise<{ name: string; status: number; code?
   for (const [name, send] of list) {
     const started = performance.now();
     const res = await send().timeout(10_000);
-    results.push({ name, status: res.status, code: res.body?.error?.code as string | undefined, seconds: (performance.now() - started) / 1000 });
+    results.push({
+      name,
+      status: res.status,
+      code: res.body?.error?.code as string | undefined,
+      seconds: (performance.now() - started) / 1000,
+    });
   }
   return results;
 }
 
-const unavailable = (r: { name: string; status: number; code?: string }) => ({ name: r.name, status: r.status, code: r.code });
+const unavailable = (r: { name: string; status: number; code?: string }) => ({
+  name: r.name,
+  status: r.status,
+  code: r.code,
+});
 
 describe('a frozen Redis (SIGSTOP)', () => {
   test('answers 503 on every route within the command timeout plus a second, and 200 again after SIGCONT', async () => {
@@ -130,9 +210,15 @@ describe('a frozen Redis (SIGSTOP)', () => {
     } finally {
       redis.process.kill('SIGCONT');
     }
-    expect(operations.map((r) => [r.name, r.status])).toEqual([['GET /healthz', 200], ['GET /metrics', 200], ['GET /readyz', 503]]);
+    expect(operations.map((r) => [r.name, r.status])).toEqual([
+      ['GET /healthz', 200],
+      ['GET /metrics', 200],
+      ['GET /readyz', 503],
+    ]);
     const slowest = Math.max(...frozen.map((r) => r.seconds));
-    process.stderr.write(`frozen Redis: slowest 503 after ${slowest.toFixed(2)} s (timeout ${TIMEOUT_MS} ms): ${frozen.map((r) => `${r.name} ${r.seconds.toFixed(2)}`).join(', ')}\n`);
+    process.stderr.write(
+      `frozen Redis: slowest 503 after ${slowest.toFixed(2)} s (timeout ${TIMEOUT_MS} ms): ${frozen.map((r) => `${r.name} ${r.seconds.toFixed(2)}`).join(', ')}\n`,
+    );
     expect(frozen.map(unavailable)).toEqual(list.map(([name]) => ({ name, status: 503, code: 'service_unavailable' })));
     expect(slowest).toBeLessThan(TIMEOUT_MS / 1000 + 1);
 
@@ -143,7 +229,9 @@ describe('a frozen Redis (SIGSTOP)', () => {
       if (res.status === 200) break;
       if (performance.now() - resumed > 10_000) throw new Error(`still ${res.status} 10 s after SIGCONT`);
     }
-    process.stderr.write(`frozen Redis: first 200 ${((performance.now() - resumed) / 1000).toFixed(2)} s after SIGCONT\n`);
+    process.stderr.write(
+      `frozen Redis: first 200 ${((performance.now() - resumed) / 1000).toFixed(2)} s after SIGCONT\n`,
+    );
     const after = await run(list);
     for (const r of after) expect({ name: r.name, ok: r.status < 500 }).toEqual({ name: r.name, ok: true });
     expect(after.find((r) => r.name === 'GET /account/me (session)')?.status).toBe(200);
@@ -160,7 +248,9 @@ describe('a Redis that refuses writes', () => {
     try {
       await admin.config('SET', 'maxmemory', '1');
       const results = await run(probes(gw, ctx).filter(([name]) => WRITES.includes(name)));
-      expect(results.map(unavailable)).toEqual(WRITES.map((name) => ({ name, status: 503, code: 'service_unavailable' })));
+      expect(results.map(unavailable)).toEqual(
+        WRITES.map((name) => ({ name, status: 503, code: 'service_unavailable' })),
+      );
       await admin.config('SET', 'maxmemory', '0');
       await request(gw.app).post('/account/keys').set('Cookie', ctx.cookie).send({ name: 'after' }).expect(201);
     } finally {
@@ -185,7 +275,9 @@ describe('a Redis that refuses writes', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       const results = await run(probes(gw, ctx).filter(([name]) => WRITES.includes(name)));
-      expect(results.map(unavailable)).toEqual(WRITES.map((name) => ({ name, status: 503, code: 'service_unavailable' })));
+      expect(results.map(unavailable)).toEqual(
+        WRITES.map((name) => ({ name, status: 503, code: 'service_unavailable' })),
+      );
     } finally {
       await admin.config('SET', 'save', ''); // or its shutdown would try (and fail) to save, and not exit
       admin.disconnect();
@@ -207,7 +299,9 @@ describe('a Redis that refuses writes', () => {
       }
       const gw = await gatewayOn(replica.url);
       const results = await run(probes(gw, ctx).filter(([name]) => WRITES.includes(name)));
-      expect(results.map(unavailable)).toEqual(WRITES.map((name) => ({ name, status: 503, code: 'service_unavailable' })));
+      expect(results.map(unavailable)).toEqual(
+        WRITES.map((name) => ({ name, status: 503, code: 'service_unavailable' })),
+      );
     } finally {
       admin.disconnect();
     }

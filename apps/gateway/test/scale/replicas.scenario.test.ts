@@ -28,14 +28,31 @@ interface Figures {
 
 beforeAll(() => {
   // The processes run the built apps, so build them from the current sources first.
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/gateway/tsconfig.json', 'apps/worker/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-b',
+      'apps/gateway/tsconfig.json',
+      'apps/worker/tsconfig.json',
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`);
 }, 120_000);
 
 test('with one of two workers SIGKILLed mid-run, every job completes exactly once and every artifact reads the same through either gateway, without a 5xx', async () => {
-  const scenario = (await import(pathToFileURL(path.join(ROOT, 'bench/scale-scenario.mjs')).href)) as { runScaleScenario(o: object): Promise<Figures> };
+  const scenario = (await import(pathToFileURL(path.join(ROOT, 'bench/scale-scenario.mjs')).href)) as {
+    runScaleScenario(o: object): Promise<Figures>;
+  };
   const f = await scenario.runScaleScenario({ jobs: 24 });
-  expect({ jobs: f.jobs, completed: f.completed, failed: f.failed, lost: f.lost, duplicates: f.duplicates }).toEqual({ jobs: 24, completed: 24, failed: 0, lost: 0, duplicates: 0 });
+  expect({ jobs: f.jobs, completed: f.completed, failed: f.failed, lost: f.lost, duplicates: f.duplicates }).toEqual({
+    jobs: 24,
+    completed: 24,
+    failed: 0,
+    lost: 0,
+    duplicates: 0,
+  });
   // The kill really interrupted work: some jobs were started again elsewhere.
   expect(f.runningOnKilled).toBeGreaterThan(0);
   expect(f.attemptsStarted).toBeGreaterThan(f.jobs);

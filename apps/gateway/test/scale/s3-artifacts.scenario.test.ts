@@ -28,8 +28,16 @@ beforeAll(async () => {
   origin.file('/media/clip.mp4', media.muxedMp4, 'video/mp4');
   // Different DATA_DIRs: nothing is shared between the worker and the gateways but Redis and S3.
   streamed = await buildGateway({ env: { ...s3.env, DATA_DIR: gatewayDir }, deps: { queuePrefix: prefix } });
-  redirecting = await buildGateway({ env: { ...s3.env, DATA_DIR: gatewayDir, ARTIFACT_DELIVERY: 'redirect' }, deps: { queuePrefix: prefix } });
-  worker = await startWorker({ config: testConfig({ ...s3.env, DATA_DIR: workerDir }), logger: createLogger({ name: 'w', level: 'silent' }), metricsPort: 0, prefix });
+  redirecting = await buildGateway({
+    env: { ...s3.env, DATA_DIR: gatewayDir, ARTIFACT_DELIVERY: 'redirect' },
+    deps: { queuePrefix: prefix },
+  });
+  worker = await startWorker({
+    config: testConfig({ ...s3.env, DATA_DIR: workerDir }),
+    logger: createLogger({ name: 'w', level: 'silent' }),
+    metricsPort: 0,
+    prefix,
+  });
 });
 
 afterAll(async () => {
@@ -41,9 +49,17 @@ afterAll(async () => {
   for (const dir of [workerDir, gatewayDir]) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function completedJob(format: string): Promise<{ id: string; artifact: { url: string; size: number; filename: string } }> {
-  await request(streamed.app).post('/api/v1/extract').send({ url: origin.url('/media/clip.mp4') }).expect(200);
-  const accepted = await request(streamed.app).post('/api/v1/download').send({ url: origin.url('/media/clip.mp4'), format }).expect(202);
+async function completedJob(
+  format: string,
+): Promise<{ id: string; artifact: { url: string; size: number; filename: string } }> {
+  await request(streamed.app)
+    .post('/api/v1/extract')
+    .send({ url: origin.url('/media/clip.mp4') })
+    .expect(200);
+  const accepted = await request(streamed.app)
+    .post('/api/v1/download')
+    .send({ url: origin.url('/media/clip.mp4'), format })
+    .expect(202);
   const id = accepted.body.data.job_id as string;
   const deadline = Date.now() + 20_000;
   for (;;) {
@@ -68,10 +84,20 @@ describe('artifacts in S3', () => {
     expect(whole.headers['content-type']).toBe('video/x-matroska');
     expect(whole.headers['content-disposition']).toContain('attachment; filename=');
     expect(whole.headers['accept-ranges']).toBe('bytes');
-    const part = await request(streamed.app).get(artifact.url).set('range', 'bytes=100-1099').buffer(true).parse(binary).expect(206);
+    const part = await request(streamed.app)
+      .get(artifact.url)
+      .set('range', 'bytes=100-1099')
+      .buffer(true)
+      .parse(binary)
+      .expect(206);
     expect(part.headers['content-range']).toBe(`bytes 100-1099/${artifact.size}`);
     expect((part.body as Buffer).equals((whole.body as Buffer).subarray(100, 1100))).toBe(true);
-    const suffix = await request(streamed.app).get(artifact.url).set('range', 'bytes=-10').buffer(true).parse(binary).expect(206);
+    const suffix = await request(streamed.app)
+      .get(artifact.url)
+      .set('range', 'bytes=-10')
+      .buffer(true)
+      .parse(binary)
+      .expect(206);
     expect((suffix.body as Buffer).equals((whole.body as Buffer).subarray(-10))).toBe(true);
     // The worker kept no local copy: its temp folders are gone and it has no artifacts folder.
     expect(fs.readdirSync(path.join(workerDir, 'tmp'))).toEqual([]);
@@ -80,10 +106,18 @@ describe('artifacts in S3', () => {
 
   test('a range past the end is answered 416 with the size, and a stale If-Range gets the whole file', async () => {
     const { artifact } = await completedJob('mkv');
-    const res = await request(streamed.app).get(artifact.url).set('range', `bytes=${artifact.size + 10}-`);
+    const res = await request(streamed.app)
+      .get(artifact.url)
+      .set('range', `bytes=${artifact.size + 10}-`);
     expect(res.status).toBe(416);
     expect(res.headers['content-range']).toBe(`bytes */${artifact.size}`);
-    const stale = await request(streamed.app).get(artifact.url).set('range', 'bytes=0-9').set('if-range', '"other"').buffer(true).parse(binary).expect(200);
+    const stale = await request(streamed.app)
+      .get(artifact.url)
+      .set('range', 'bytes=0-9')
+      .set('if-range', '"other"')
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
     expect((stale.body as Buffer).length).toBe(artifact.size);
   });
 

@@ -12,7 +12,11 @@ let redis: RedisHandle;
 let child: ChildProcess;
 
 beforeAll(async () => {
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/gateway/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'apps/gateway/tsconfig.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`);
   redis = await startRedis();
 }, 120_000);
@@ -24,14 +28,21 @@ afterAll(async () => {
 
 test('SIGTERM after Redis went away: the gateway exits within its bound', async () => {
   const port = await freePort();
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, REDIS_URL: redis.url, PORT: String(port), LOG_LEVEL: 'info' };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL: redis.url,
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+  };
   child = spawn(process.execPath, ['apps/gateway/dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr!.resume();
   const deadline = Date.now() + 20_000;
   while (!out.includes('gateway listening')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start (exit ${child.exitCode}): ${out}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`gateway did not start (exit ${child.exitCode}): ${out}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await redis.stop();

@@ -54,7 +54,11 @@ function ordered(spans: readonly Span[]): Span[] {
 }
 
 export function avTimeline(tracks: readonly (TrackLayout & { name: 'video' | 'audio' })[]): AvTimeline {
-  const placed = tracks.map((t) => ({ ...t, spans: ordered(t.spans.slice(0, t.parts.length)), parts: t.parts.slice(0, t.spans.length) }));
+  const placed = tracks.map((t) => ({
+    ...t,
+    spans: ordered(t.spans.slice(0, t.parts.length)),
+    parts: t.parts.slice(0, t.spans.length),
+  }));
   // The stretches where either track has media, merged.
   const all = placed.flatMap((t) => t.spans).sort((a, b) => a[0] - b[0]);
   const covered: { start: number; end: number; at: number }[] = [];
@@ -82,7 +86,9 @@ export function avTimeline(tracks: readonly (TrackLayout & { name: 'video' | 'au
   };
   const plans = placed.map((t): TrackPlan => {
     const starts = t.spans.map((s) => fileTime(s[0]));
-    const entries = t.parts.map((part, i) => (i < t.parts.length - 1 ? { part, duration: ms(Math.max(0.001, starts[i + 1] - starts[i])) } : { part }));
+    const entries = t.parts.map((part, i) =>
+      i < t.parts.length - 1 ? { part, duration: ms(Math.max(0.001, starts[i + 1] - starts[i])) } : { part },
+    );
     const last = t.spans.at(-1);
     return { offset: ms(starts[0] ?? 0), end: ms(last ? fileTime(last[1]) : 0), entries };
   });

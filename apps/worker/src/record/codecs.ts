@@ -7,12 +7,26 @@ import { probe, type ChildLimits } from '@reelay/media';
 
 export const UNKNOWN_CODECS = 'unknown';
 
-export async function segmentCodecs(body: Buffer, init: Buffer | undefined, opts: { dir: string; ffprobe: string; signal?: AbortSignal; limits?: ChildLimits }): Promise<string> {
+export async function segmentCodecs(
+  body: Buffer,
+  init: Buffer | undefined,
+  opts: { dir: string; ffprobe: string; signal?: AbortSignal; limits?: ChildLimits },
+): Promise<string> {
   const file = path.join(opts.dir, 'probe.seg');
   await fs.writeFile(file, init ? Buffer.concat([init, body]) : body);
   try {
-    const info = await probe(file, { binary: opts.ffprobe, signal: opts.signal, timeoutMs: 15_000, limits: opts.limits });
-    return info.streams.map((s) => `${s.type}:${s.codec}`).sort().join(',') || UNKNOWN_CODECS;
+    const info = await probe(file, {
+      binary: opts.ffprobe,
+      signal: opts.signal,
+      timeoutMs: 15_000,
+      limits: opts.limits,
+    });
+    return (
+      info.streams
+        .map((s) => `${s.type}:${s.codec}`)
+        .sort()
+        .join(',') || UNKNOWN_CODECS
+    );
   } catch {
     return UNKNOWN_CODECS;
   } finally {

@@ -57,7 +57,14 @@ export class AvTake implements Take {
   }
 
   private timeline(): AvTimeline {
-    return avTimeline(this.tracks.map((t) => ({ name: t.name, parts: t.store.state.parts, spans: t.store.state.spans ?? [], gaps: t.store.state.gaps })));
+    return avTimeline(
+      this.tracks.map((t) => ({
+        name: t.name,
+        parts: t.store.state.parts,
+        spans: t.store.state.spans ?? [],
+        gaps: t.store.state.gaps,
+      })),
+    );
   }
 
   /** `seconds` is the file's length (either track has media), `bytes` both tracks', `gaps` each track's, in the file's time. */
@@ -86,7 +93,12 @@ export class AvTake implements Take {
           representation: track.input.representation,
           type: track.input.representation_type ?? track.name,
           mpd,
-          partner: { representation: partner.input.representation, type: partner.input.representation_type ?? partner.name, recorded, start },
+          partner: {
+            representation: partner.input.representation,
+            type: partner.input.representation_type ?? partner.name,
+            recorded,
+            start,
+          },
           log,
         });
         // live.duration is counted in the file's time, where a stretch one track lost still counts:
@@ -110,7 +122,8 @@ export class AvTake implements Take {
             bytesUsed: bytes,
             stop: AbortSignal.any([stop, done.signal]),
             signal,
-            codecsOf: (body, init) => segmentCodecs(body, init, { dir: track.store.dir, ffprobe: run.ffprobe, signal, limits: run.limits }),
+            codecsOf: (body, init) =>
+              segmentCodecs(body, init, { dir: track.store.dir, ffprobe: run.ffprobe, signal, limits: run.limits }),
             onProgress: reached, // the beat writes the Job's recording
             log,
           }).then((end) => (done.signal.aborted ? 'duration' : end));
@@ -140,10 +153,19 @@ export class AvTake implements Take {
     // A track that recorded nothing (its representation never listed a segment): the file is the other's.
     if (withMedia.length === 1) {
       const { parts, spans } = withMedia[0].store.state;
-      return finalize({ ...opts, dir: withMedia[0].store.dir, parts, durations: spans?.length === parts.length ? spans.map(([start, end]) => end - start) : undefined });
+      return finalize({
+        ...opts,
+        dir: withMedia[0].store.dir,
+        parts,
+        durations: spans?.length === parts.length ? spans.map(([start, end]) => end - start) : undefined,
+      });
     }
     const { tracks } = this.timeline();
-    return finalizeAv({ ...opts, dir: this.dir, tracks: this.tracks.map((t, i) => ({ folder: t.name, plan: tracks[i] })) });
+    return finalizeAv({
+      ...opts,
+      dir: this.dir,
+      tracks: this.tracks.map((t, i) => ({ folder: t.name, plan: tracks[i] })),
+    });
   }
 
   async remove(): Promise<void> {

@@ -124,11 +124,24 @@ export class DashSource implements SegmentSource {
     const base = new URL(got.url);
     const { representation, type } = this.options;
     const w = liveDashWindow(got.mpd, base, { representation, type, maxListed: MAX_LISTED, now });
-    this.mpd.keep(got.at, w.unit === 'number' && w.dynamic ? Math.min(MAX_REFETCH_MS, (w.minimumUpdatePeriod ?? 0) * 1000) : SHARE_MS);
-    const segments = this.options.partner ? this.lineUp(w, liveDashWindow(got.mpd, base, { ...this.options.partner, maxListed: MAX_LISTED, now })) : w.segments;
+    this.mpd.keep(
+      got.at,
+      w.unit === 'number' && w.dynamic ? Math.min(MAX_REFETCH_MS, (w.minimumUpdatePeriod ?? 0) * 1000) : SHARE_MS,
+    );
+    const segments = this.options.partner
+      ? this.lineUp(w, liveDashWindow(got.mpd, base, { ...this.options.partner, maxListed: MAX_LISTED, now }))
+      : w.segments;
     if (segments.length > 0) this.listed = true;
     return {
-      segments: segments.map((s) => ({ seq: s.seq, next: s.next, url: s.url, duration: s.duration, init: w.init, discontinuity: false, at: s.start })),
+      segments: segments.map((s) => ({
+        seq: s.seq,
+        next: s.next,
+        url: s.url,
+        duration: s.duration,
+        init: w.init,
+        discontinuity: false,
+        at: s.start,
+      })),
       targetDuration: w.maxSegmentDuration,
       ended: !w.dynamic,
       dropped: w.dropped,
@@ -158,9 +171,16 @@ export class DashSource implements SegmentSource {
     if (apart > limit) {
       const why = `its ${own.representation} and ${partner.representation} representations' timelines are ${Math.round(apart)} s apart (more than ${limit} s)`;
       if (!this.listed && !pairing.recorded) {
-        throw new ReelayError('upstream_error', `The live DASH manifest's video and audio cannot be recorded in sync: ${why}. Download one representation alone (its url from the extract).`);
+        throw new ReelayError(
+          'upstream_error',
+          `The live DASH manifest's video and audio cannot be recorded in sync: ${why}. Download one representation alone (its url from the extract).`,
+        );
       }
-      if (!this.apart) this.options.log?.warn({ apart, limit }, 'live DASH: video and audio timelines disagree; no segment is taken until they agree (the stall rule ends the recording if they never do)');
+      if (!this.apart)
+        this.options.log?.warn(
+          { apart, limit },
+          'live DASH: video and audio timelines disagree; no segment is taken until they agree (the stall rule ends the recording if they never do)',
+        );
       this.apart = true;
       return [];
     }

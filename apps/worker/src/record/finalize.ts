@@ -20,12 +20,35 @@ export interface Finalized {
  * hour into a broadcast would push the next one an hour later in the file.
  */
 export function concatList(parts: readonly string[], durations?: readonly number[]): string {
-  const duration = (i: number) => (durations && i < parts.length - 1 && durations[i] !== undefined ? [`duration ${durations[i].toFixed(3)}`] : []);
-  return ['ffconcat version 1.0', ...parts.flatMap((p, i) => [`file '${p.replace(/'/g, "'\\''")}'`, ...duration(i)]), ''].join('\n');
+  const duration = (i: number) =>
+    durations && i < parts.length - 1 && durations[i] !== undefined ? [`duration ${durations[i].toFixed(3)}`] : [];
+  return [
+    'ffconcat version 1.0',
+    ...parts.flatMap((p, i) => [`file '${p.replace(/'/g, "'\\''")}'`, ...duration(i)]),
+    '',
+  ].join('\n');
 }
 
 export function finalizeArgs(list: string, output: string, container: 'mp4' | 'mkv'): string[] {
-  const args = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', list, '-map', '0:v?', '-map', '0:a?', '-c', 'copy'];
+  const args = [
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'concat',
+    '-safe',
+    '0',
+    '-i',
+    list,
+    '-map',
+    '0:v?',
+    '-map',
+    '0:a?',
+    '-c',
+    'copy',
+  ];
   if (container === 'mp4') args.push('-movflags', '+faststart', '-f', 'mp4');
   else args.push('-f', 'matroska');
   return [...args, output];
@@ -34,13 +57,25 @@ export function finalizeArgs(list: string, output: string, container: 'mp4' | 'm
 /** A track's concat list: each part but the last lasts `duration` in the file (its media, then a hole to the next part). */
 export function trackConcatList(plan: TrackPlan, folder: string): string {
   const quote = (p: string) => `'${`${folder}/${p}`.replace(/'/g, "'\\''")}'`;
-  return ['ffconcat version 1.0', ...plan.entries.flatMap((e) => [`file ${quote(e.part)}`, ...(e.duration === undefined ? [] : [`duration ${e.duration.toFixed(3)}`])]), ''].join('\n');
+  return [
+    'ffconcat version 1.0',
+    ...plan.entries.flatMap((e) => [
+      `file ${quote(e.part)}`,
+      ...(e.duration === undefined ? [] : [`duration ${e.duration.toFixed(3)}`]),
+    ]),
+    '',
+  ].join('\n');
 }
 
 /** Video from the first list, audio from the second, each starting `offset` seconds into the file. */
-export function avFinalizeArgs(lists: readonly { list: string; offset: number }[], output: string, container: 'mp4' | 'mkv'): string[] {
+export function avFinalizeArgs(
+  lists: readonly { list: string; offset: number }[],
+  output: string,
+  container: 'mp4' | 'mkv',
+): string[] {
   const args = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error'];
-  for (const { list, offset } of lists) args.push(...(offset > 0 ? ['-itsoffset', offset.toFixed(3)] : []), '-f', 'concat', '-safe', '0', '-i', list);
+  for (const { list, offset } of lists)
+    args.push(...(offset > 0 ? ['-itsoffset', offset.toFixed(3)] : []), '-f', 'concat', '-safe', '0', '-i', list);
   args.push('-map', '0:v', '-map', '1:a', '-c', 'copy');
   if (container === 'mp4') args.push('-movflags', '+faststart', '-f', 'mp4');
   else args.push('-f', 'matroska');
@@ -57,14 +92,18 @@ export interface FinalizeOptions {
   limits?: ChildLimits;
 }
 
-export async function finalize(opts: FinalizeOptions & { parts: readonly string[]; durations?: readonly number[] }): Promise<Finalized> {
+export async function finalize(
+  opts: FinalizeOptions & { parts: readonly string[]; durations?: readonly number[] },
+): Promise<Finalized> {
   const list = path.join(opts.dir, 'parts.ffconcat');
   await fs.writeFile(list, concatList(opts.parts, opts.durations));
   return make(opts, (file, container) => finalizeArgs(list, file, container));
 }
 
 /** The two tracks of an A/V recording, video then audio, each a folder of `dir` laid out by its plan. */
-export async function finalizeAv(opts: FinalizeOptions & { tracks: readonly { folder: string; plan: TrackPlan }[] }): Promise<Finalized> {
+export async function finalizeAv(
+  opts: FinalizeOptions & { tracks: readonly { folder: string; plan: TrackPlan }[] },
+): Promise<Finalized> {
   const lists = await Promise.all(
     opts.tracks.map(async ({ folder, plan }) => {
       const list = path.join(opts.dir, `${folder}.ffconcat`);
@@ -75,13 +114,24 @@ export async function finalizeAv(opts: FinalizeOptions & { tracks: readonly { fo
   return make(opts, (file, container) => avFinalizeArgs(lists, file, container));
 }
 
-async function make(opts: FinalizeOptions, args: (file: string, container: 'mp4' | 'mkv') => string[]): Promise<Finalized> {
+async function make(
+  opts: FinalizeOptions,
+  args: (file: string, container: 'mp4' | 'mkv') => string[],
+): Promise<Finalized> {
   const tries: ('mp4' | 'mkv')[] = opts.format === 'mkv' ? ['mkv'] : opts.format === 'mp4' ? ['mp4'] : ['mp4', 'mkv'];
   let failure: unknown;
   for (const container of tries) {
     const file = path.join(opts.dir, `recording.${container}`);
     try {
-      await runFfmpeg({ binary: opts.ffmpeg, args: args(file, container), cwd: opts.dir, signal: opts.signal, killSignal: opts.killSignal, timeoutMs: opts.timeoutMs, limits: opts.limits });
+      await runFfmpeg({
+        binary: opts.ffmpeg,
+        args: args(file, container),
+        cwd: opts.dir,
+        signal: opts.signal,
+        killSignal: opts.killSignal,
+        timeoutMs: opts.timeoutMs,
+        limits: opts.limits,
+      });
       return { file, container };
     } catch (err) {
       if (!(err instanceof FfmpegError) || opts.signal.aborted) throw err;

@@ -16,19 +16,38 @@ export interface FetchOptions {
   deadlineMs: number;
 }
 
-export async function fetchPlaylist(egress: LiveEgress, url: string, options: FetchOptions): Promise<{ url: string; text: string }> {
-  const res = await egress.fetchText(url, { headers: options.headers, signal: options.signal, deadlineMs: options.deadlineMs, maxBytes: MAX_PLAYLIST_BYTES });
+export async function fetchPlaylist(
+  egress: LiveEgress,
+  url: string,
+  options: FetchOptions,
+): Promise<{ url: string; text: string }> {
+  const res = await egress.fetchText(url, {
+    headers: options.headers,
+    signal: options.signal,
+    deadlineMs: options.deadlineMs,
+    maxBytes: MAX_PLAYLIST_BYTES,
+  });
   if (res.status >= 400) throw new Error(`the playlist answered HTTP ${res.status}`);
   return { url: res.url, text: res.text };
 }
 
 /** The segment's bytes, or the last failure's message once every attempt failed (or the signal aborted). */
-export async function fetchSegment(egress: LiveEgress, url: string, maxBytes: number, options: FetchOptions): Promise<Buffer | { failed: string }> {
+export async function fetchSegment(
+  egress: LiveEgress,
+  url: string,
+  maxBytes: number,
+  options: FetchOptions,
+): Promise<Buffer | { failed: string }> {
   let last = 'not fetched';
   for (let attempt = 0; attempt < SEGMENT_ATTEMPTS && !options.signal.aborted; attempt++) {
     if (attempt > 0) await delay(250 * 2 ** attempt, undefined, { signal: options.signal }).catch(() => undefined);
     try {
-      const res = await egress.open(url, { headers: options.headers, signal: options.signal, deadlineMs: options.deadlineMs, identity: true });
+      const res = await egress.open(url, {
+        headers: options.headers,
+        signal: options.signal,
+        deadlineMs: options.deadlineMs,
+        identity: true,
+      });
       if (res.status >= 400) {
         res.body.destroy();
         last = `HTTP ${res.status}`;

@@ -36,7 +36,9 @@ export interface LiveMaster {
 /** More segments than this in one refresh are not kept: the oldest go (a from_start records a gap for them). */
 export const MAX_LISTED = 2_000;
 
-const attr = (line: string, name: string): string | undefined => new RegExp(`(?:^|[:,])${name}=("([^"]*)"|[^,]*)`).exec(line)?.[2] ?? new RegExp(`(?:^|[:,])${name}=([^,]*)`).exec(line)?.[1];
+const attr = (line: string, name: string): string | undefined =>
+  new RegExp(`(?:^|[:,])${name}=("([^"]*)"|[^,]*)`).exec(line)?.[2] ??
+  new RegExp(`(?:^|[:,])${name}=([^,]*)`).exec(line)?.[1];
 
 export function parseLivePlaylist(text: string, base: string): LivePlaylist | LiveMaster {
   const lines = text.split(/\r?\n/).map((l) => l.trim());
@@ -73,7 +75,13 @@ export function parseLivePlaylist(text: string, base: string): LivePlaylist | Li
     else if (line.startsWith('#EXTINF:')) pending.duration = Number.parseFloat(line.slice(8));
     else if (line !== '' && !line.startsWith('#')) {
       const duration = Number.isFinite(pending.duration) && pending.duration > 0 ? pending.duration : 0;
-      segments.push({ seq: mediaSequence + segments.length + dropped, url: resolve(line), duration, init, discontinuity: pending.discontinuity });
+      segments.push({
+        seq: mediaSequence + segments.length + dropped,
+        url: resolve(line),
+        duration,
+        init,
+        discontinuity: pending.discontinuity,
+      });
       pending = { duration: 0, discontinuity: false };
       // Bounded while parsing: a playlist of a million lines never becomes a million objects.
       if (segments.length > 2 * MAX_LISTED) {
@@ -86,7 +94,8 @@ export function parseLivePlaylist(text: string, base: string): LivePlaylist | Li
     dropped += segments.length - MAX_LISTED;
     segments = segments.slice(-MAX_LISTED);
   }
-  if (!Number.isFinite(mediaSequence) || mediaSequence < 0) throw new Error('the playlist has no usable EXT-X-MEDIA-SEQUENCE');
+  if (!Number.isFinite(mediaSequence) || mediaSequence < 0)
+    throw new Error('the playlist has no usable EXT-X-MEDIA-SEQUENCE');
   if (!(targetDuration > 0)) targetDuration = Math.max(1, ...segments.map((s) => s.duration));
   return { kind: 'media', targetDuration, mediaSequence, segments, ended, dropped, encrypted };
 }

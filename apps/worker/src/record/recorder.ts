@@ -52,12 +52,14 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
   const source: SegmentSource = o.source ?? new HlsSource(o.egress, store.state.playlist ?? o.url);
   const used = o.bytesUsed ?? (() => store.state.bytes);
   /** Seconds between two positions of the window (a gap): times convert, counts are segments of `each`. */
-  const span = (from: number, to: number, w: SegmentWindow, each = w.targetDuration) => (w.unitSeconds !== undefined ? (to - from) * w.unitSeconds : (to - from) * each);
+  const span = (from: number, to: number, w: SegmentWindow, each = w.targetDuration) =>
+    w.unitSeconds !== undefined ? (to - from) * w.unitSeconds : (to - from) * each;
 
   const cadence = new RefreshCadence();
   let readAt = Date.now();
   let current = await source.read(fetchOpts(10_000));
-  if (current.encrypted) throw new Error('the live stream is encrypted (EXT-X-KEY or ContentProtection), which the recorder does not read');
+  if (current.encrypted)
+    throw new Error('the live stream is encrypted (EXT-X-KEY or ContentProtection), which the recorder does not read');
   store.state.playlist = source.url;
   const inits = new Map<string, Buffer>();
   let checkedResume = false;
@@ -74,7 +76,10 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
     if (pl.declared !== undefined) {
       if (store.state.declared === undefined) store.state.declared = pl.declared;
       else if (pl.declared !== store.state.declared) {
-        o.log.warn({ was: store.state.declared, now: pl.declared }, 'the live stream declares other codecs: the recording ends here');
+        o.log.warn(
+          { was: store.state.declared, now: pl.declared },
+          'the live stream declares other codecs: the recording ends here',
+        );
         return 'codec_change';
       }
     }
@@ -84,11 +89,18 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
       const last = store.state.lastSeq;
       const resumeAt = store.state.nextSeq ?? (last === undefined ? undefined : last + 1);
       const newest = listed.at(-1)!;
-      if (o.resumed && resumeAt !== undefined && first !== undefined && resumeAt >= first && resumeAt <= (newest.next ?? newest.seq + 1)) {
+      if (
+        o.resumed &&
+        resumeAt !== undefined &&
+        first !== undefined &&
+        resumeAt >= first &&
+        resumeAt <= (newest.next ?? newest.seq + 1)
+      ) {
         next = resumeAt; // still listed: an earlier attempt's end is continued without loss
       } else {
         const edge = o.fromStart && !o.resumed ? listed[0] : newest;
-        if (o.resumed && resumeAt !== undefined && edge.seq > resumeAt) store.addGap(span(resumeAt, edge.seq, pl, store.state.lastDuration ?? pl.targetDuration));
+        if (o.resumed && resumeAt !== undefined && edge.seq > resumeAt)
+          store.addGap(span(resumeAt, edge.seq, pl, store.state.lastDuration ?? pl.targetDuration));
         else if (o.resumed) store.addGap(0); // a restart whose loss cannot be measured (sequence reset)
         if (o.fromStart && !o.resumed && pl.dropped > 0) store.addGap(pl.droppedSeconds);
         next = edge.seq;
@@ -130,7 +142,10 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
       current = await source.read(fetchOpts(10_000));
     } catch (err) {
       if (halt.aborted) continue;
-      o.log.warn({ err: (err as Error).message }, 'live playlist refresh failed; the stall rule ends the recording if it lasts');
+      o.log.warn(
+        { err: (err as Error).message },
+        'live playlist refresh failed; the stall rule ends the recording if it lasts',
+      );
     }
   }
 
@@ -161,7 +176,10 @@ export async function record(o: RecorderOptions): Promise<RecordingEnd> {
       }
       const codecs = await o.codecsOf(body, init).catch(() => UNKNOWN_CODECS);
       if (codecs !== UNKNOWN_CODECS && store.state.codecs !== UNKNOWN_CODECS && codecs !== store.state.codecs) {
-        o.log.warn({ was: store.state.codecs, now: codecs, seq: seg.seq }, 'the live stream changed its codecs: the recording ends here');
+        o.log.warn(
+          { was: store.state.codecs, now: codecs, seq: seg.seq },
+          'the live stream changed its codecs: the recording ends here',
+        );
         return 'codec_change';
       }
     }

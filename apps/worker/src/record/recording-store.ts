@@ -61,7 +61,11 @@ export class RecordingStore {
   }
 
   /** Appends one whole segment and saves the state, so the state never names bytes not on disk. */
-  async append(segment: { seq: number; next?: number; duration: number; init?: string; at?: number }, body: Buffer, initBody?: Buffer): Promise<void> {
+  async append(
+    segment: { seq: number; next?: number; duration: number; init?: string; at?: number },
+    body: Buffer,
+    initBody?: Buffer,
+  ): Promise<void> {
     if (this.out && segment.init !== this.outInit) await this.closePart();
     const opened = !this.out;
     if (!this.out) {
@@ -126,7 +130,8 @@ export class RecordingStore {
     const out = this.out;
     this.out = undefined;
     this.outInit = undefined;
-    if (out) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    if (out)
+      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   }
 
   async remove(): Promise<void> {

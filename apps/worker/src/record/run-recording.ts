@@ -46,14 +46,18 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
   if (!input) throw new ReelayError('invalid_request', 'A recording needs one live source.');
   // Two DASH inputs are a video and an audio representation of one manifest, recorded together.
   const av = avInputs(payload.inputs);
-  const take = await onStorage<Take>('temp', () => (av ? AvTake.open(deps.dataDir, payload.id, av) : OneTake.open(deps.dataDir, payload.id, input)));
+  const take = await onStorage<Take>('temp', () =>
+    av ? AvTake.open(deps.dataDir, payload.id, av) : OneTake.open(deps.dataDir, payload.id, input),
+  );
   const maxSeconds = Math.min(payload.live?.duration ?? Infinity, deps.config.MAX_RECORD_SECONDS);
   let chain: Promise<unknown> = Promise.resolve();
   const write = () => {
     const recording = take.view();
     const percent = payload.live?.duration ? Math.min(99, (100 * recording.seconds) / payload.live.duration) : 0;
     const progress: RecordingProgress = { percent, recording };
-    chain = chain.then(() => ctx.job.updateProgress(progress)).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not record progress'));
+    chain = chain
+      .then(() => ctx.job.updateProgress(progress))
+      .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not record progress'));
   };
   const beat = setInterval(write, RECORDING_BEAT_MS);
   try {
@@ -76,15 +80,42 @@ export async function runRecording(deps: RecordingDeps, ctx: RecordingContext): 
     write();
     await chain;
     const recording = take.view();
-    log.info({ ended, seconds: recording.seconds, bytes: recording.bytes, gaps: recording.gaps.length }, 'recording ended: making the file');
+    log.info(
+      { ended, seconds: recording.seconds, bytes: recording.bytes, gaps: recording.gaps.length },
+      'recording ended: making the file',
+    );
     const format = payload.format === 'mkv' || payload.format === 'mp4' ? payload.format : undefined;
-    const made = await take.make({ ffmpeg: deps.binaries.ffmpeg, format, signal: ctx.signal, killSignal: ctx.cancel, timeoutMs: FINALIZE_TIMEOUT_MS, limits: deps.limits });
-    if (!made) throw new ReelayError('upstream_error', `The recording ended (${ended}) before any segment of the stream could be recorded.`);
+    const made = await take.make({
+      ffmpeg: deps.binaries.ffmpeg,
+      format,
+      signal: ctx.signal,
+      killSignal: ctx.cancel,
+      timeoutMs: FINALIZE_TIMEOUT_MS,
+      limits: deps.limits,
+    });
+    if (!made)
+      throw new ReelayError(
+        'upstream_error',
+        `The recording ended (${ended}) before any segment of the stream could be recorded.`,
+      );
     const expiresAt = Date.now() + deps.config.ARTIFACT_TTL_SECONDS * 1000;
     const contentType = made.container === 'mp4' ? 'video/mp4' : 'video/x-matroska';
-    const stored = await onStorage('artifacts', () => deps.artifacts.put(payload.id, made.file, { filename: `${payload.basename}.${made.container}`, content_type: contentType, expires_at: expiresAt }));
+    const stored = await onStorage('artifacts', () =>
+      deps.artifacts.put(payload.id, made.file, {
+        filename: `${payload.basename}.${made.container}`,
+        content_type: contentType,
+        expires_at: expiresAt,
+      }),
+    );
     await take.remove();
-    return { filename: stored.filename, content_type: stored.content_type, size: stored.size, expires_at: stored.expires_at, recording, ended };
+    return {
+      filename: stored.filename,
+      content_type: stored.content_type,
+      size: stored.size,
+      expires_at: stored.expires_at,
+      recording,
+      ended,
+    };
   } catch (err) {
     // A cancel keeps nothing; anything else keeps the parts for the next attempt (process.ts removes
     // them when no attempt follows).

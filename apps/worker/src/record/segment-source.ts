@@ -50,6 +50,13 @@ export class HlsSource implements SegmentSource {
       url = variant.url;
     }
     this.url = url;
-    return { segments: parsed.segments, targetDuration: parsed.targetDuration, ended: parsed.ended, dropped: parsed.dropped, droppedSeconds: parsed.dropped * parsed.targetDuration, encrypted: parsed.encrypted };
+    return {
+      segments: parsed.segments,
+      targetDuration: parsed.targetDuration,
+      ended: parsed.ended,
+      dropped: parsed.dropped,
+      droppedSeconds: parsed.dropped * parsed.targetDuration,
+      encrypted: parsed.encrypted,
+    };
   }
 }

@@ -60,7 +60,13 @@ export class OneTake implements Take {
   record(run: TakeRun): Promise<RecordingEnd> {
     const { store, input } = this;
     // A DASH source names its representation; an HLS one is read from the variant an earlier attempt resolved.
-    const source = input.stream_profile === 'dash' ? new DashSource(run.egress, store.state.playlist ?? input.url, { representation: input.representation, type: input.representation_type }) : undefined;
+    const source =
+      input.stream_profile === 'dash'
+        ? new DashSource(run.egress, store.state.playlist ?? input.url, {
+            representation: input.representation,
+            type: input.representation_type,
+          })
+        : undefined;
     return record({
       egress: run.egress,
       url: input.url,
@@ -74,7 +80,8 @@ export class OneTake implements Take {
       maxBytes: run.maxBytes,
       stop: run.stop,
       signal: run.signal,
-      codecsOf: (body, init) => segmentCodecs(body, init, { dir: store.dir, ffprobe: run.ffprobe, signal: run.signal, limits: run.limits }),
+      codecsOf: (body, init) =>
+        segmentCodecs(body, init, { dir: store.dir, ffprobe: run.ffprobe, signal: run.signal, limits: run.limits }),
       onProgress: () => undefined, // the beat writes it
       log: run.log,
     });

@@ -8,7 +8,10 @@ import { payload, useWorkerStack } from '../helpers.js';
 import { runHostile } from './run-hostile.js';
 
 const LIMIT_MB = 64;
-const stack = useWorkerStack('hostile-bodies', { serveMedia: false, env: { JOB_TIMEOUT_SECONDS: '30', MAX_MEDIA_BYTES: String(LIMIT_MB * 1024 * 1024) } });
+const stack = useWorkerStack('hostile-bodies', {
+  serveMedia: false,
+  env: { JOB_TIMEOUT_SECONDS: '30', MAX_MEDIA_BYTES: String(LIMIT_MB * 1024 * 1024) },
+});
 
 const GiB = 1024 ** 3;
 /** A WAV header for `bytes` of 48 kHz stereo 16-bit silence: valid media that compresses to nothing. */
@@ -29,7 +32,6 @@ function wavHeader(bytes: number): Buffer {
   return h;
 }
 
-
 const audio = (path: string): JobInput => ({ url: stack.origin.url(path), stream_profile: 'audio_only' });
 // Bounds: cut at the limit within ENDS_WITHIN_S; ffmpeg and ffprobe under CHILD_MB together; this
 // process (the worker and its proxy, which now inflates the body itself) grows by less than SELF_MB.
@@ -46,7 +48,12 @@ describe('a hostile body in a job', () => {
   test('a gzip bomb sent with Content-Encoding: gzip is refused as larger than the limit, counted decoded', async () => {
     expect(bomb.length).toBeLessThan(2 * 1024 * 1024);
     stack.origin.body('/bomb.wav', bomb, 'audio/wav', { 'content-encoding': 'gzip' });
-    const out = await runHostile('gzip bomb (ffmpeg)', stack.queue, payload([audio('/bomb.wav')], { operation: 'convert', format: 'mp3' }), stack.origin.base);
+    const out = await runHostile(
+      'gzip bomb (ffmpeg)',
+      stack.queue,
+      payload([audio('/bomb.wav')], { operation: 'convert', format: 'mp3' }),
+      stack.origin.base,
+    );
     expect(out.code).toBe('upstream_error');
     expect(out.message).toMatch(`larger than the limit of ${LIMIT_MB} MiB`);
     expect(out.seconds).toBeLessThan(ENDS_WITHIN_S);
@@ -55,8 +62,15 @@ describe('a hostile body in a job', () => {
   });
 
   test('a body in an encoding the proxy cannot read is refused, not passed on', async () => {
-    stack.origin.body('/odd.wav', Buffer.concat([wavHeader(1024 * 1024), Buffer.alloc(1024 * 1024)]), 'audio/wav', { 'content-encoding': 'x-unknown' });
-    const out = await runHostile('unknown encoding', stack.queue, payload([audio('/odd.wav')], { operation: 'convert', format: 'mp3' }), stack.origin.base);
+    stack.origin.body('/odd.wav', Buffer.concat([wavHeader(1024 * 1024), Buffer.alloc(1024 * 1024)]), 'audio/wav', {
+      'content-encoding': 'x-unknown',
+    });
+    const out = await runHostile(
+      'unknown encoding',
+      stack.queue,
+      payload([audio('/odd.wav')], { operation: 'convert', format: 'mp3' }),
+      stack.origin.base,
+    );
     expect(out.code).toBe('upstream_error');
     expect(out.message).toMatch(/encoding that cannot be checked \(x-unknown\)/);
     expect(out.seconds).toBeLessThan(ENDS_WITHIN_S);
@@ -73,7 +87,12 @@ describe('a hostile body in a job', () => {
       };
       more();
     });
-    const out = await runHostile('endless chunked body', stack.queue, payload([audio('/endless.wav')], { operation: 'convert', format: 'mp3' }), stack.origin.base);
+    const out = await runHostile(
+      'endless chunked body',
+      stack.queue,
+      payload([audio('/endless.wav')], { operation: 'convert', format: 'mp3' }),
+      stack.origin.base,
+    );
     expect(out.code).toBe('upstream_error');
     expect(out.message).toMatch(`larger than the limit of ${LIMIT_MB} MiB`);
     expect(out.seconds).toBeLessThan(ENDS_WITHIN_S);

@@ -31,7 +31,23 @@ beforeAll(async () => {
   dataDir = tempDataDir('hostile-children');
   const video = path.join(dataDir, 'big.mp4');
   // 1080p for 4 s: VP9 at 1080p needs a few hundred MB and several CPU seconds.
-  await promisify(execFile)(ffmpegBinary(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=1920x1080:r=30:d=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', video]);
+  await promisify(execFile)(ffmpegBinary(), [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=1920x1080:r=30:d=4',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    video,
+  ]);
   origin = await startOrigin();
   origin.file('/big.mp4', video, 'video/mp4');
 }, 60_000);
@@ -48,7 +64,10 @@ afterAll(async () => {
 describe("a job's ffmpeg past its bounds", () => {
   test(`an encode that needs more than JOB_MAX_MEMORY_MB (${MEMORY_MB}) is killed: resource_limit, memory bound`, async () => {
     const queue = await stackWith('memory', { JOB_MAX_MEMORY_MB: String(MEMORY_MB) });
-    const job = payload([{ url: origin.url('/big.mp4'), stream_profile: 'muxed_progressive' }], { operation: 'convert', format: 'webm' });
+    const job = payload([{ url: origin.url('/big.mp4'), stream_profile: 'muxed_progressive' }], {
+      operation: 'convert',
+      format: 'webm',
+    });
     const out = await runHostile('ffmpeg over its memory bound', queue, job, origin.base);
     expect(out.code).toBe('resource_limit');
     expect(out.message).toMatch(`memory bound of ${MEMORY_MB} MB`);
@@ -59,7 +78,10 @@ describe("a job's ffmpeg past its bounds", () => {
 
   test(`an encode that needs more than JOB_MAX_CPU_SECONDS (${CPU_SECONDS}) is killed: resource_limit, CPU-time bound`, async () => {
     const queue = await stackWith('cpu', { JOB_MAX_CPU_SECONDS: String(CPU_SECONDS) });
-    const job = payload([{ url: origin.url('/big.mp4'), stream_profile: 'muxed_progressive' }], { operation: 'convert', format: 'webm' });
+    const job = payload([{ url: origin.url('/big.mp4'), stream_profile: 'muxed_progressive' }], {
+      operation: 'convert',
+      format: 'webm',
+    });
     const out = await runHostile('ffmpeg over its CPU bound', queue, job, origin.base);
     expect(out.code).toBe('resource_limit');
     expect(out.message).toMatch(`CPU-time bound of ${CPU_SECONDS} s`);

@@ -13,7 +13,13 @@ export interface HostileOutcome {
   peaks: Peaks;
 }
 
-export async function runHostile(name: string, queue: TestQueue, job: JobPayload, marker: string, timeoutMs = 60_000): Promise<HostileOutcome> {
+export async function runHostile(
+  name: string,
+  queue: TestQueue,
+  job: JobPayload,
+  marker: string,
+  timeoutMs = 60_000,
+): Promise<HostileOutcome> {
   const sampler = samplePeaks(marker);
   const started = Date.now();
   let finished: Awaited<ReturnType<TestQueue['finished']>>;
@@ -26,9 +32,17 @@ export async function runHostile(name: string, queue: TestQueue, job: JobPayload
   }
   const seconds = (Date.now() - started) / 1000;
   const error = finished.failedReason ? decodeJobError(finished.failedReason) : undefined;
-  const outcome: HostileOutcome = { state: finished.failedReason ? 'failed' : 'completed', code: error?.code, message: error?.message ?? '', seconds, peaks };
+  const outcome: HostileOutcome = {
+    state: finished.failedReason ? 'failed' : 'completed',
+    code: error?.code,
+    message: error?.message ?? '',
+    seconds,
+    peaks,
+  };
   if (process.env.HOSTILE_FIGURES) {
-    process.stderr.write(`HOSTILE ${name}: ${outcome.state} ${outcome.code ?? ''} in ${seconds.toFixed(1)} s, children ${peaks.childrenMb} MB (${peaks.children}), self ${peaks.selfMb} MB (+${peaks.selfGrowthMb}): ${outcome.message}\n`);
+    process.stderr.write(
+      `HOSTILE ${name}: ${outcome.state} ${outcome.code ?? ''} in ${seconds.toFixed(1)} s, children ${peaks.childrenMb} MB (${peaks.children}), self ${peaks.selfMb} MB (+${peaks.selfGrowthMb}): ${outcome.message}\n`,
+    );
   }
   return outcome;
 }

@@ -13,7 +13,20 @@
 import { ReelayError } from '@reelay/contracts';
 import { stateToken } from '../collection.js';
 import type { EntryDraft, ExtractContext, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
-import { arr, endpoint, getJson, manifestSources, num, obj, postTitle, rateLimited, statusFailure, str, type ApiAnswer, type Json } from './public-api.js';
+import {
+  arr,
+  endpoint,
+  getJson,
+  manifestSources,
+  num,
+  obj,
+  postTitle,
+  rateLimited,
+  statusFailure,
+  str,
+  type ApiAnswer,
+  type Json,
+} from './public-api.js';
 
 const API = 'https://public.api.bsky.app';
 const PLC = 'https://plc.directory';
@@ -30,17 +43,38 @@ export const BLUESKY_PATTERNS: readonly RegExp[] = [
 
 /** URL shapes and the at-URI each names (null: not a Bluesky post). The tests check every line. */
 export const BLUESKY_URL_CASES: readonly (readonly [string, string | null])[] = [
-  ['https://bsky.app/profile/alice.bsky.social/post/3l4omssdl632g', 'at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g'],
-  ['https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/3kb2ymbw4tq2e?ref_src=embed', 'at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3kb2ymbw4tq2e'],
+  [
+    'https://bsky.app/profile/alice.bsky.social/post/3l4omssdl632g',
+    'at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g',
+  ],
+  [
+    'https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/3kb2ymbw4tq2e?ref_src=embed',
+    'at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3kb2ymbw4tq2e',
+  ],
   ['https://bsky.app/profile/did%3Aplc%3Aabc/post/3kb2ymbw4tq2e/', 'at://did:plc:abc/app.bsky.feed.post/3kb2ymbw4tq2e'],
-  ['https://www.bsky.app/profile/news.example.org/post/3l6abcdefgh2x#replies', 'at://news.example.org/app.bsky.feed.post/3l6abcdefgh2x'],
+  [
+    'https://www.bsky.app/profile/news.example.org/post/3l6abcdefgh2x#replies',
+    'at://news.example.org/app.bsky.feed.post/3l6abcdefgh2x',
+  ],
   ['https://main.bsky.dev/profile/bob.test/post/3l6abcdefgh2x', 'at://bob.test/app.bsky.feed.post/3l6abcdefgh2x'],
-  ['at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g', 'at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g'],
+  [
+    'at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g',
+    'at://alice.bsky.social/app.bsky.feed.post/3l4omssdl632g',
+  ],
   ['at://did%3Aplc%3Aabc/app.bsky.feed.post/3l4omssdl632g', 'at://did:plc:abc/app.bsky.feed.post/3l4omssdl632g'],
   // A did:web profile, a custom-domain handle, and a share link's ?ref_src parameters.
-  ['https://bsky.app/profile/did:web:bsky.example.org/post/3l4omssdl632g', 'at://did:web:bsky.example.org/app.bsky.feed.post/3l4omssdl632g'],
-  ['https://bsky.app/profile/did:web:localhost%3A2583/post/3l4omssdl632g', 'at://did:web:localhost:2583/app.bsky.feed.post/3l4omssdl632g'],
-  ['https://bsky.app/profile/jay.bsky.team/post/3l4omssdl632g?ref_src=embed&ref_url=https%3A%2F%2Fexample.com', 'at://jay.bsky.team/app.bsky.feed.post/3l4omssdl632g'],
+  [
+    'https://bsky.app/profile/did:web:bsky.example.org/post/3l4omssdl632g',
+    'at://did:web:bsky.example.org/app.bsky.feed.post/3l4omssdl632g',
+  ],
+  [
+    'https://bsky.app/profile/did:web:localhost%3A2583/post/3l4omssdl632g',
+    'at://did:web:localhost:2583/app.bsky.feed.post/3l4omssdl632g',
+  ],
+  [
+    'https://bsky.app/profile/jay.bsky.team/post/3l4omssdl632g?ref_src=embed&ref_url=https%3A%2F%2Fexample.com',
+    'at://jay.bsky.team/app.bsky.feed.post/3l4omssdl632g',
+  ],
   ['https://bsky.app/profile/alice.bsky.social', null],
   ['https://bsky.app/profile/alice.bsky.social/lists/3l4omssdl632g', null],
   ['https://bsky.app/search?q=cats', null],
@@ -100,18 +134,28 @@ async function resolvePds(ctx: ExtractContext, did: string): Promise<string> {
       for (const entry of arr(obj(answer.json)?.service)) {
         const service = obj(entry);
         const base = str(service?.serviceEndpoint);
-        if (service?.type === 'AtprotoPersonalDataServer' && base && /^https?:\/\//i.test(base)) return base.replace(/\/+$/, '');
+        if (service?.type === 'AtprotoPersonalDataServer' && base && /^https?:\/\//i.test(base))
+          return base.replace(/\/+$/, '');
       }
     }
   } catch (err) {
     if (ctx.signal?.aborted) throw err;
-    ctx.log?.('bluesky: DID document unavailable, using the fallback PDS', { did, error: err instanceof Error ? err.message : String(err) });
+    ctx.log?.('bluesky: DID document unavailable, using the fallback PDS', {
+      did,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
   return fallback;
 }
 
 /** The uploaded MP4 as a blob of the author's repository. */
-async function originalVideo(ctx: ExtractContext, did: string, cid: string, view: Json, blob: Json | undefined): Promise<SourceDraft> {
+async function originalVideo(
+  ctx: ExtractContext,
+  did: string,
+  cid: string,
+  view: Json,
+  blob: Json | undefined,
+): Promise<SourceDraft> {
   const pds = await resolvePds(ctx, did);
   const mime = str(blob?.mimeType) ?? 'video/mp4';
   const source: SourceDraft = {
@@ -129,7 +173,12 @@ async function originalVideo(ctx: ExtractContext, did: string, cid: string, view
   return source;
 }
 
-async function videoItem(ctx: ExtractContext, view: Json, record: Json | undefined, did: string | undefined): Promise<MediaDraft> {
+async function videoItem(
+  ctx: ExtractContext,
+  view: Json,
+  record: Json | undefined,
+  did: string | undefined,
+): Promise<MediaDraft> {
   const blob = obj(record?.video);
   // The view's cid is the video blob's; the raw record names it too (ref.$link).
   const cid = str(view.cid) ?? str(obj(blob?.ref)?.$link);
@@ -138,7 +187,12 @@ async function videoItem(ctx: ExtractContext, view: Json, record: Json | undefin
     did && cid ? originalVideo(ctx, did, cid, view, blob) : undefined,
     playlist ? manifestSources(ctx, playlist, !(did && cid)) : [],
   ]);
-  return { type: 'video', sources: original ? [original, ...variants] : variants, thumbnail: str(view.thumbnail), title: str(view.alt) };
+  return {
+    type: 'video',
+    sources: original ? [original, ...variants] : variants,
+    thumbnail: str(view.thumbnail),
+    title: str(view.alt),
+  };
 }
 
 const IMAGE_FORMATS: Record<string, { mime: string; ext: string }> = {
@@ -188,7 +242,13 @@ function quotedPost(view: Json | undefined): Json | undefined {
  * The media of an embed view. `record` is the same embed in the post's raw record (it names the
  * video blob); `did` is the author whose PDS holds the blobs. Quotes nest at most twice.
  */
-async function embedMedia(ctx: ExtractContext, view: Json | undefined, record: Json | undefined, did: string | undefined, depth = 0): Promise<MediaDraft[]> {
+async function embedMedia(
+  ctx: ExtractContext,
+  view: Json | undefined,
+  record: Json | undefined,
+  did: string | undefined,
+  depth = 0,
+): Promise<MediaDraft[]> {
   if (!view || depth > 2) return [];
   switch (typeOf(view)) {
     case 'app.bsky.embed.video#view':
@@ -211,7 +271,13 @@ async function embedMedia(ctx: ExtractContext, view: Json | undefined, record: J
 /** yt-dlp's rule: a quoted post's media is its first embed. */
 function quotedMedia(ctx: ExtractContext, quoted: Json | undefined, depth: number): Promise<MediaDraft[]> {
   if (!quoted) return Promise.resolve([]);
-  return embedMedia(ctx, obj(arr(quoted.embeds)[0]), obj(obj(quoted.value)?.embed), str(obj(quoted.author)?.did), depth + 1);
+  return embedMedia(
+    ctx,
+    obj(arr(quoted.embeds)[0]),
+    obj(obj(quoted.value)?.embed),
+    str(obj(quoted.author)?.did),
+    depth + 1,
+  );
 }
 
 export const bluesky: UrlExtractor = {
@@ -224,7 +290,10 @@ export const bluesky: UrlExtractor = {
     const uri = blueskyPostUri(url);
     if (!uri) throw new ReelayError('invalid_url', 'This is not a Bluesky post URL.');
     const api = endpoint(ctx, 'bluesky_api', API);
-    const answer = await getJson(ctx, `${api}/xrpc/app.bsky.feed.getPostThread?uri=${encodeURIComponent(uri)}&depth=0&parentHeight=0`);
+    const answer = await getJson(
+      ctx,
+      `${api}/xrpc/app.bsky.feed.getPostThread?uri=${encodeURIComponent(uri)}&depth=0&parentHeight=0`,
+    );
     const body = obj(answer.json);
     const thread = obj(body?.thread);
     if (answer.status !== 200 || !thread) throw threadError(answer, body);
@@ -241,14 +310,22 @@ export const bluesky: UrlExtractor = {
     const author = obj(post.author);
     const record = obj(post.record);
     const media = await embedMedia(ctx, obj(post.embed), obj(record?.embed), str(author?.did));
-    if (media.length === 0) throw new ReelayError('no_media_found', 'The Bluesky post has no video, image or GIF (links to other sites are not followed).');
+    if (media.length === 0)
+      throw new ReelayError(
+        'no_media_found',
+        'The Bluesky post has no video, image or GIF (links to other sites are not followed).',
+      );
     const handle = str(author?.handle);
     return {
       url: url.href,
       platform: 'bluesky',
       extract_profile: 'bluesky_api',
       title: postTitle(str(record?.text)) ?? (handle ? `Bluesky post by @${handle}` : undefined),
-      describing: { author: str(author?.displayName) ?? handle, upload_date: str(record?.createdAt), description: str(record?.text) },
+      describing: {
+        author: str(author?.displayName) ?? handle,
+        upload_date: str(record?.createdAt),
+        description: str(record?.text),
+      },
       media,
     };
   },
@@ -257,7 +334,9 @@ export const bluesky: UrlExtractor = {
 // Profiles: bsky.app/profile/{handle or DID} lists the account's posts with video through the
 // AppView's app.bsky.feed.getAuthorFeed (filter posts_with_video, 100 a page, the API's maximum),
 // paged by its own cursor, which is the page state.
-export const BLUESKY_PROFILE_PATTERNS: readonly RegExp[] = [/^https?:\/\/(?:www\.)?(?:bsky\.app|main\.bsky\.dev)\/profile\/([\w.:%-]{1,128})(?:\/(?:media|videos?))?\/?(?:[?#].*)?$/i];
+export const BLUESKY_PROFILE_PATTERNS: readonly RegExp[] = [
+  /^https?:\/\/(?:www\.)?(?:bsky\.app|main\.bsky\.dev)\/profile\/([\w.:%-]{1,128})(?:\/(?:media|videos?))?\/?(?:[?#].*)?$/i,
+];
 
 export function blueskyProfileActor(url: URL): string | undefined {
   const m = BLUESKY_PROFILE_PATTERNS[0].exec(url.href);
@@ -286,8 +365,10 @@ export const blueskyProfiles: UrlExtractor = {
     if (answer.status !== 200 || !Array.isArray(body?.feed)) {
       const error = str(body?.error);
       const message = str(body?.message);
-      if (error === 'InvalidRequest' && /profile not found|resolve|not found/i.test(message ?? '')) throw new ReelayError('content_not_found', `Bluesky has no such profile (${message}).`);
-      if (error === 'BlockedActor' || error === 'BlockedByActor') throw new ReelayError('content_not_found', 'The Bluesky profile is hidden by a block between accounts.');
+      if (error === 'InvalidRequest' && /profile not found|resolve|not found/i.test(message ?? ''))
+        throw new ReelayError('content_not_found', `Bluesky has no such profile (${message}).`);
+      if (error === 'BlockedActor' || error === 'BlockedByActor')
+        throw new ReelayError('content_not_found', 'The Bluesky profile is hidden by a block between accounts.');
       throw threadError(answer, body);
     }
     const rows = arr(body!.feed).slice(0, 100);
@@ -304,7 +385,11 @@ export const blueskyProfiles: UrlExtractor = {
       title: str(own?.displayName) ?? `@${str(own?.handle) ?? actor}`,
       media: [],
       // The AppView ends a feed by leaving out the cursor; a cursor with nothing before it ends it too.
-      collection: { kind: 'profile', entries: posts.flatMap(postEntry), next: next && rows.length > 0 ? next : undefined },
+      collection: {
+        kind: 'profile',
+        entries: posts.flatMap(postEntry),
+        next: next && rows.length > 0 ? next : undefined,
+      },
     };
   },
 };
@@ -312,7 +397,8 @@ export const blueskyProfiles: UrlExtractor = {
 /** A post with a video (its own, or beside a quote) as an entry: its web URL, which the post extractor reads. */
 function postEntry(post: Json): EntryDraft[] {
   const embed = obj(post.embed);
-  const video = typeOf(embed) === VIDEO_VIEW ? embed : typeOf(obj(embed?.media)) === VIDEO_VIEW ? obj(embed?.media) : undefined;
+  const video =
+    typeOf(embed) === VIDEO_VIEW ? embed : typeOf(obj(embed?.media)) === VIDEO_VIEW ? obj(embed?.media) : undefined;
   const uri = /^at:\/\/([^/]+)\/app\.bsky\.feed\.post\/([\w.~:-]{1,128})$/.exec(str(post.uri) ?? '');
   if (!video || !uri) return [];
   const author = obj(post.author);

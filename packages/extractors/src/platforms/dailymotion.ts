@@ -15,8 +15,27 @@ import { parseHls } from '../hls.js';
 import { manifestKind } from '../manifest.js';
 import { subtitleFormat } from '../subtitles.js';
 import { staleCursor, statePosition } from '../collection.js';
-import type { EntryDraft, ExtractContext, MediaDraft, ResultDraft, SourceDraft, SubtitleDraft, UrlExtractor } from '../types.js';
-import { absolute, arr, endpoint, getJson, num, obj, rateLimited, statusFailure, str, type Json } from './public-api.js';
+import type {
+  EntryDraft,
+  ExtractContext,
+  MediaDraft,
+  ResultDraft,
+  SourceDraft,
+  SubtitleDraft,
+  UrlExtractor,
+} from '../types.js';
+import {
+  absolute,
+  arr,
+  endpoint,
+  getJson,
+  num,
+  obj,
+  rateLimited,
+  statusFailure,
+  str,
+  type Json,
+} from './public-api.js';
 
 const WWW = 'https://www.dailymotion.com';
 // A public xid is x and lower-case base-36 characters; a private video's id is k and 18 characters of
@@ -32,13 +51,19 @@ export const DAILYMOTION_PATTERNS: readonly RegExp[] = [
   new RegExp(`^https?:\\/\\/${SITE}\\/(?:(?:(?:embed|crawler|swf)\\/)?video|swf)\\/${XID}(?:_[^/?#]*)?${END}`, 'i'),
   new RegExp(`^https?:\\/\\/(?:www\\.)?dai\\.ly\\/${XID}${END}`, 'i'),
   // The player iframe names the video in its query: /player.html?video= or /player/{playerId}.html?video=.
-  new RegExp(`^https?:\\/\\/geo\\.dailymotion\\.com\\/player(?:\\/[\\w-]+)?\\.html\\?(?:[^#]*&)?video=${XID}(?:[&#].*)?$`, 'i'),
+  new RegExp(
+    `^https?:\\/\\/geo\\.dailymotion\\.com\\/player(?:\\/[\\w-]+)?\\.html\\?(?:[^#]*&)?video=${XID}(?:[&#].*)?$`,
+    'i',
+  ),
 ];
 
 /** URL shapes and the xid each names (null: not a Dailymotion video). The tests check every line. */
 export const DAILYMOTION_URL_CASES: readonly (readonly [string, string | null])[] = [
   ['https://www.dailymotion.com/video/x8abc12', 'x8abc12'],
-  ['https://www.dailymotion.com/video/x5kesuj_office-christmas-party-review-jason-bateman-olivia-munn-t-j-miller_news', 'x5kesuj'],
+  [
+    'https://www.dailymotion.com/video/x5kesuj_office-christmas-party-review-jason-bateman-olivia-munn-t-j-miller_news',
+    'x5kesuj',
+  ],
   ['https://dailymotion.com/video/x8abc12?playlist=x6hynp', 'x8abc12'],
   ['https://touch.dailymotion.com/video/x8abc12', 'x8abc12'],
   ['https://geo.dailymotion.com/video/x8abc12', 'x8abc12'],
@@ -58,7 +83,10 @@ export const DAILYMOTION_URL_CASES: readonly (readonly [string, string | null])[
   ['https://www.dailymotion.com/swf/x3ss1m_funny-magic-trick-barry-and-stuart_fun', 'x3ss1m'],
   ['https://www.dailymotion.fr/video/x8abc12', 'x8abc12'],
   ['https://WWW.DAILYMOTION.COM/video/X8ABC12', 'x8abc12'],
-  ['https://geo.dailymotion.com/player/xakln.html?video=x8mjju4&customConfig%5BcustomParams%5D=%2Ffr-fr%2Ftennis', 'x8mjju4'],
+  [
+    'https://geo.dailymotion.com/player/xakln.html?video=x8mjju4&customConfig%5BcustomParams%5D=%2Ffr-fr%2Ftennis',
+    'x8mjju4',
+  ],
   ['https://www.dailymotion.com/video/k41fZWpx2TaAORA2no', null],
   ['https://www.dailymotion.com/video/k41fZWpx2TaAORA2nok1', null],
   ['https://www.dailymotion.com/search/cats/videos', null],
@@ -136,7 +164,12 @@ async function hlsSources(ctx: ExtractContext, url: string, required: boolean): 
   try {
     const res = await ctx.egress.fetchText(url, { signal: ctx.signal });
     const base = new URL(res.url);
-    return [...parseHls(res.text, base, { maxSegments: ctx.maxSegments, fetchedAs: new URL(url) }).flatMap((item) => item.sources), ...progressiveUris(res.text, base)];
+    return [
+      ...parseHls(res.text, base, { maxSegments: ctx.maxSegments, fetchedAs: new URL(url) }).flatMap(
+        (item) => item.sources,
+      ),
+      ...progressiveUris(res.text, base),
+    ];
   } catch (err) {
     if (required || ctx.signal?.aborted) throw err;
     ctx.log?.('dailymotion: HLS master left out', { url, error: err instanceof Error ? err.message : String(err) });
@@ -147,14 +180,20 @@ async function hlsSources(ctx: ExtractContext, url: string, required: boolean): 
 function metadataError(error: Json): ReelayError {
   const code = str(error.code) ?? 'unknown';
   const title = str(error.title) ?? str(error.message) ?? 'the video is unavailable';
-  if (code === 'DM007') return new ReelayError('upstream_error', `Dailymotion does not show this video in the server's country (${code}: ${title}).`);
+  if (code === 'DM007')
+    return new ReelayError(
+      'upstream_error',
+      `Dailymotion does not show this video in the server's country (${code}: ${title}).`,
+    );
   return new ReelayError('content_not_found', `Dailymotion cannot show this video (${code}: ${title}).`);
 }
 
 /** `subtitles.data`: language → {label, urls}, WebVTT files on Dailymotion's static host; the first URL of each. */
 function subtitlesOf(subtitles: Json | undefined, base: string): SubtitleDraft[] {
   return Object.entries(obj(subtitles?.data) ?? {}).flatMap(([language, entry]) => {
-    const url = arr(obj(entry)?.urls).map((u) => absolute(u, base)).find((u) => u !== undefined);
+    const url = arr(obj(entry)?.urls)
+      .map((u) => absolute(u, base))
+      .find((u) => u !== undefined);
     if (!url) return [];
     const format = subtitleFormat(url) ?? 'vtt';
     return format === 'hls' || format === 'dash' ? [] : [{ language, label: str(obj(entry)?.label), url, format }];
@@ -191,14 +230,27 @@ export const dailymotion: UrlExtractor = {
           manifests.push(mediaUrl);
         } else if (type?.startsWith('video/') || /\.mp4$/i.test(new URL(mediaUrl).pathname)) {
           const size = h264Size(mediaUrl);
-          progressive.push({ url: mediaUrl, stream_profile: 'muxed_progressive', mime_type: type ?? 'video/mp4', ext: 'mp4', width: size.width, height: size.height ?? num(quality) });
+          progressive.push({
+            url: mediaUrl,
+            stream_profile: 'muxed_progressive',
+            mime_type: type ?? 'video/mp4',
+            ext: 'mp4',
+            width: size.width,
+            height: size.height ?? num(quality),
+          });
         }
       }
     }
     const variants = await Promise.all(manifests.map((m) => hlsSources(ctx, m, progressive.length === 0)));
     const sources = [...progressive, ...variants.flat()];
-    if (sources.length === 0) throw new ReelayError('no_media_found', 'Dailymotion lists no playable stream for this video.');
-    const item: MediaDraft = { type: 'video', sources, thumbnail: largest(obj(meta.posters), www) ?? largest(obj(meta.thumbnails), www), duration: num(meta.duration) };
+    if (sources.length === 0)
+      throw new ReelayError('no_media_found', 'Dailymotion lists no playable stream for this video.');
+    const item: MediaDraft = {
+      type: 'video',
+      sources,
+      thumbnail: largest(obj(meta.posters), www) ?? largest(obj(meta.thumbnails), www),
+      duration: num(meta.duration),
+    };
     const subtitles = subtitlesOf(obj(meta.subtitles), www);
     if (subtitles.length) item.subtitles = subtitles;
     return {
@@ -206,7 +258,11 @@ export const dailymotion: UrlExtractor = {
       platform: 'dailymotion',
       extract_profile: 'dailymotion_metadata',
       title: str(meta.title),
-      describing: { author: str(obj(meta.owner)?.screenname) ?? str(obj(meta.owner)?.username), upload_date: num(meta.created_time), description: str(meta.description) },
+      describing: {
+        author: str(obj(meta.owner)?.screenname) ?? str(obj(meta.owner)?.username),
+        upload_date: num(meta.created_time),
+        description: str(meta.description),
+      },
       media: [item],
     };
   },
@@ -219,10 +275,17 @@ export const dailymotion: UrlExtractor = {
 //   dailymotion_api  default https://api.dailymotion.com
 const API = 'https://api.dailymotion.com';
 /** First path segments of dailymotion.com that are not user names. */
-const RESERVED = '(?:video|playlist|embed|player|search|channel|live|library|signin|signup|settings|partner|us|fr|de|es|it|pt|legal|about|help|upload|feed|following|tag|hub|static|cdn|api|oauth)';
+const RESERVED =
+  '(?:video|playlist|embed|player|search|channel|live|library|signin|signup|settings|partner|us|fr|de|es|it|pt|legal|about|help|upload|feed|following|tag|hub|static|cdn|api|oauth)';
 export const DAILYMOTION_COLLECTION_PATTERNS: readonly RegExp[] = [
-  new RegExp(`^https?:\\/\\/(?:(?:www|touch)\\.)?dailymotion\\.com\\/playlist\\/(x[a-z0-9]{1,16})(?:_[^/?#]*)?${END}`, 'i'),
-  new RegExp(`^https?:\\/\\/(?:(?:www|touch)\\.)?dailymotion\\.com\\/(?!${RESERVED}(?:[/?#]|$))([A-Za-z0-9_-]{2,64})(?:\\/videos)?${END}`, 'i'),
+  new RegExp(
+    `^https?:\\/\\/(?:(?:www|touch)\\.)?dailymotion\\.com\\/playlist\\/(x[a-z0-9]{1,16})(?:_[^/?#]*)?${END}`,
+    'i',
+  ),
+  new RegExp(
+    `^https?:\\/\\/(?:(?:www|touch)\\.)?dailymotion\\.com\\/(?!${RESERVED}(?:[/?#]|$))([A-Za-z0-9_-]{2,64})(?:\\/videos)?${END}`,
+    'i',
+  ),
 ];
 
 export function dailymotionCollection(url: URL): { kind: 'playlist' | 'channel'; path: string } | undefined {
@@ -256,12 +319,22 @@ export const dailymotionCollections: UrlExtractor = {
     if (answer.status === 429 || info.status === 429) throw rateLimited('Dailymotion');
     const body = obj(answer.json);
     const error = obj(body?.error);
-    if (answer.status === 404 || answer.status === 410 || (error && /not.?found|does not exist/i.test(`${str(error.type)} ${str(error.message)}`))) {
-      throw new ReelayError('content_not_found', `Dailymotion has no such ${target.kind === 'playlist' ? 'playlist' : 'user'}.`);
+    if (
+      answer.status === 404 ||
+      answer.status === 410 ||
+      (error && /not.?found|does not exist/i.test(`${str(error.type)} ${str(error.message)}`))
+    ) {
+      throw new ReelayError(
+        'content_not_found',
+        `Dailymotion has no such ${target.kind === 'playlist' ? 'playlist' : 'user'}.`,
+      );
     }
-    if (answer.status !== 200 || !body || !Array.isArray(body.list)) throw statusFailure('Dailymotion', answer.status, str(error?.message));
+    if (answer.status !== 200 || !body || !Array.isArray(body.list))
+      throw statusFailure('Dailymotion', answer.status, str(error?.message));
     const meta = obj(info.json);
-    const videos = arr(body.list).slice(0, 100).flatMap((v) => (obj(v) ? [obj(v)!] : []));
+    const videos = arr(body.list)
+      .slice(0, 100)
+      .flatMap((v) => (obj(v) ? [obj(v)!] : []));
     return {
       url: url.href,
       platform: 'dailymotion',
@@ -281,7 +354,21 @@ export const dailymotionCollections: UrlExtractor = {
 function dailymotionEntry(video: Json): EntryDraft[] {
   const id = str(video.id);
   const own = str(video.url);
-  const url = own && /^https?:\/\/(?:www\.)?dailymotion\.com\/video\//i.test(own) ? own : id && /^[a-z0-9]{2,16}$/i.test(id) ? `${WWW}/video/${id}` : undefined;
+  const url =
+    own && /^https?:\/\/(?:www\.)?dailymotion\.com\/video\//i.test(own)
+      ? own
+      : id && /^[a-z0-9]{2,16}$/i.test(id)
+        ? `${WWW}/video/${id}`
+        : undefined;
   if (!url) return [];
-  return [{ url, id, title: str(video.title), duration: num(video.duration), thumbnail: str(video.thumbnail_720_url), upload_date: num(video.created_time) }];
+  return [
+    {
+      url,
+      id,
+      title: str(video.title),
+      duration: num(video.duration),
+      thumbnail: str(video.thumbnail_720_url),
+      upload_date: num(video.created_time),
+    },
+  ];
 }

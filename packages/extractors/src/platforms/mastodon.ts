@@ -14,7 +14,19 @@ import { mimeOfExt } from '../media-types.js';
 import { NotMyUrl } from '../registry.js';
 import { stateToken } from '../collection.js';
 import type { EntryDraft, MediaDraft, ResultDraft, SourceDraft, UrlExtractor } from '../types.js';
-import { arr, extOf, frameRate, getJson, htmlText, num, obj, postTitle, rateLimited, str, type Json } from './public-api.js';
+import {
+  arr,
+  extOf,
+  frameRate,
+  getJson,
+  htmlText,
+  num,
+  obj,
+  postTitle,
+  rateLimited,
+  str,
+  type Json,
+} from './public-api.js';
 
 const HOST = String.raw`https?:\/\/[^/?#@]+`;
 const USER = String.raw`[\w.-]{1,64}`;
@@ -37,17 +49,38 @@ export const MASTODON_PATTERNS: readonly RegExp[] = [
 /** URL shapes and the API request each leads to (null: not a status URL). The tests check every line. */
 export const MASTODON_URL_CASES: readonly (readonly [string, string | null])[] = [
   ['https://mastodon.social/@Gargron/109273938104512001', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
-  ['https://mastodon.social/@Gargron/109273938104512001/', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
-  ['https://fosstodon.org/@alice@mastodon.social/109273938104512001?lang=en', 'https://fosstodon.org/api/v1/statuses/109273938104512001'],
-  ['https://mastodon.social/users/Gargron/statuses/109273938104512001', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
+  [
+    'https://mastodon.social/@Gargron/109273938104512001/',
+    'https://mastodon.social/api/v1/statuses/109273938104512001',
+  ],
+  [
+    'https://fosstodon.org/@alice@mastodon.social/109273938104512001?lang=en',
+    'https://fosstodon.org/api/v1/statuses/109273938104512001',
+  ],
+  [
+    'https://mastodon.social/users/Gargron/statuses/109273938104512001',
+    'https://mastodon.social/api/v1/statuses/109273938104512001',
+  ],
   ['https://pleroma.example/notice/AbCdEf123456', 'https://pleroma.example/api/v1/statuses/AbCdEf123456'],
-  ['https://gts.example/@bob/statuses/01HQ2Z3Y4X5W6V7U8T9S0R1Q2P', 'https://gts.example/api/v1/statuses/01HQ2Z3Y4X5W6V7U8T9S0R1Q2P'],
+  [
+    'https://gts.example/@bob/statuses/01HQ2Z3Y4X5W6V7U8T9S0R1Q2P',
+    'https://gts.example/api/v1/statuses/01HQ2Z3Y4X5W6V7U8T9S0R1Q2P',
+  ],
   ['http://127.0.0.1:8080/@carol/42', 'http://127.0.0.1:8080/api/v1/statuses/42'],
   ['https://mastodon.social/@Gargron', null],
   ['https://mastodon.social/@Gargron/with_replies', null],
-  ['https://mastodon.social/@Gargron/109273938104512001/embed', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
-  ['https://mastodon.social/web/@Gargron/109273938104512001', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
-  ['https://mastodon.social/web/statuses/109273938104512001', 'https://mastodon.social/api/v1/statuses/109273938104512001'],
+  [
+    'https://mastodon.social/@Gargron/109273938104512001/embed',
+    'https://mastodon.social/api/v1/statuses/109273938104512001',
+  ],
+  [
+    'https://mastodon.social/web/@Gargron/109273938104512001',
+    'https://mastodon.social/api/v1/statuses/109273938104512001',
+  ],
+  [
+    'https://mastodon.social/web/statuses/109273938104512001',
+    'https://mastodon.social/api/v1/statuses/109273938104512001',
+  ],
   ['https://mastodon.social/@Gargron/109273938104512001/reblogs', null],
   ['https://mastodon.social/web/statuses/', null],
   ['https://www.tiktok.com/@someone/video/7300000000000000000', null],
@@ -65,7 +98,8 @@ export function mastodonStatusApi(url: URL): string | undefined {
   return undefined;
 }
 
-const isStatus = (v: Json | undefined): v is Json => Boolean(v && (typeof v.id === 'string' || typeof v.id === 'number') && Array.isArray(v.media_attachments));
+const isStatus = (v: Json | undefined): v is Json =>
+  Boolean(v && (typeof v.id === 'string' || typeof v.id === 'number') && Array.isArray(v.media_attachments));
 
 /** Mapping of one MediaAttachment; `unknown` attachments (files the instance could not process) are left out. */
 function attachmentItem(attachment: Json): MediaDraft | undefined {
@@ -76,7 +110,12 @@ function attachmentItem(attachment: Json): MediaDraft | undefined {
   const meta = obj(attachment.meta);
   const original = obj(meta?.original);
   const ext = extOf(url) || undefined;
-  const base: Pick<SourceDraft, 'url' | 'ext' | 'width' | 'height'> = { url, ext, width: num(original?.width ?? meta?.width), height: num(original?.height ?? meta?.height) };
+  const base: Pick<SourceDraft, 'url' | 'ext' | 'width' | 'height'> = {
+    url,
+    ext,
+    width: num(original?.width ?? meta?.width),
+    height: num(original?.height ?? meta?.height),
+  };
   const thumbnail = str(attachment.preview_url);
   const title = str(attachment.description);
   const duration = num(original?.duration ?? meta?.duration);
@@ -84,17 +123,37 @@ function attachmentItem(attachment: Json): MediaDraft | undefined {
   switch (type) {
     case 'video':
     case 'gifv': {
-      const source: SourceDraft = { ...base, stream_profile: 'muxed_progressive', mime_type: ext === 'webm' ? 'video/webm' : 'video/mp4', bitrate, fps: frameRate(original?.frame_rate ?? meta?.fps), has_video: true };
+      const source: SourceDraft = {
+        ...base,
+        stream_profile: 'muxed_progressive',
+        mime_type: ext === 'webm' ? 'video/webm' : 'video/mp4',
+        bitrate,
+        fps: frameRate(original?.frame_rate ?? meta?.fps),
+        has_video: true,
+      };
       // A gifv is a GIF converted to a looping MP4 without sound.
       if (type === 'gifv') source.has_audio = false;
       return { type: 'video', sources: [source], thumbnail, title, duration };
     }
     case 'audio': {
-      const source: SourceDraft = { url, ext, stream_profile: 'audio_only', mime_type: ext && mimeOfExt(ext, 'audio'), bitrate, has_audio: true, has_video: false };
+      const source: SourceDraft = {
+        url,
+        ext,
+        stream_profile: 'audio_only',
+        mime_type: ext && mimeOfExt(ext, 'audio'),
+        bitrate,
+        has_audio: true,
+        has_video: false,
+      };
       return { type: 'audio', sources: [source], thumbnail, title, duration };
     }
     case 'image':
-      return { type: 'image', sources: [{ ...base, stream_profile: 'image', mime_type: ext && mimeOfExt(ext) }], thumbnail, title };
+      return {
+        type: 'image',
+        sources: [{ ...base, stream_profile: 'image', mime_type: ext && mimeOfExt(ext) }],
+        thumbnail,
+        title,
+      };
     default:
       return undefined;
   }
@@ -116,10 +175,16 @@ export const mastodon: UrlExtractor = {
     if (answer.status === 200 && isStatus(body)) return mapStatus(url, body);
     // Mastodon explains failures as {"error": "..."}; anything else is not a Mastodon API.
     const error = str(body?.error);
-    if (!error || answer.status < 400) throw new NotMyUrl('mastodon', `${api} answered ${answer.status} ${answer.contentType || 'without a type'}, not a Mastodon status`);
+    if (!error || answer.status < 400)
+      throw new NotMyUrl(
+        'mastodon',
+        `${api} answered ${answer.status} ${answer.contentType || 'without a type'}, not a Mastodon status`,
+      );
     // Private and followers-only statuses are 404 to an anonymous caller, like deleted ones.
-    if (answer.status === 404 || answer.status === 410) throw new ReelayError('content_not_found', `The status was deleted, is not public, or never existed (${error}).`);
-    if (answer.status === 401 || answer.status === 403) throw new ReelayError('upstream_error', `The instance refuses anonymous API access (${error}).`);
+    if (answer.status === 404 || answer.status === 410)
+      throw new ReelayError('content_not_found', `The status was deleted, is not public, or never existed (${error}).`);
+    if (answer.status === 401 || answer.status === 403)
+      throw new ReelayError('upstream_error', `The instance refuses anonymous API access (${error}).`);
     throw new ReelayError('upstream_error', `The instance answered with HTTP ${answer.status} (${error}).`);
   },
 };
@@ -133,7 +198,8 @@ function mapStatus(url: URL, status: Json): ResultDraft {
     const item = attachment && attachmentItem(attachment);
     return item ? [item] : [];
   });
-  if (media.length === 0) throw new ReelayError('no_media_found', 'The status has no video, audio or image attachments.');
+  if (media.length === 0)
+    throw new ReelayError('no_media_found', 'The status has no video, audio or image attachments.');
   const account = obj(shown.account);
   const text = str(shown.spoiler_text) ?? htmlText(str(shown.content));
   const acct = str(account?.acct);
@@ -142,7 +208,11 @@ function mapStatus(url: URL, status: Json): ResultDraft {
     platform: 'mastodon',
     extract_profile: 'mastodon_api',
     title: postTitle(text) ?? (acct ? `Post by @${acct}` : undefined),
-    describing: { author: str(account?.display_name) ?? acct, upload_date: str(shown.created_at), description: htmlText(str(shown.content)) },
+    describing: {
+      author: str(account?.display_name) ?? acct,
+      upload_date: str(shown.created_at),
+      description: htmlText(str(shown.content)),
+    },
     media,
   };
 }
@@ -186,16 +256,26 @@ export const mastodonProfiles: UrlExtractor = {
       if (answer.status === 429) throw rateLimited('The instance');
       const account = obj(answer.json);
       const id = account?.id;
-      if (answer.status === 200 && (typeof id === 'string' || typeof id === 'number') && typeof account?.acct === 'string') {
+      if (
+        answer.status === 200 &&
+        (typeof id === 'string' || typeof id === 'number') &&
+        typeof account?.acct === 'string'
+      ) {
         accountId = String(id);
         title = str(account.display_name) ?? `@${str(account.acct)}`;
       } else {
         const error = str(account?.error);
-        if (!error || answer.status < 400) throw new NotMyUrl('mastodon_profile', `${lookup.href} answered ${answer.status}, not a Mastodon account`);
-        if (answer.status === 404 || answer.status === 410) throw new ReelayError('content_not_found', `The account does not exist on this instance (${error}).`);
-        throw new ReelayError('upstream_error', `The instance refused the account lookup (${answer.status}: ${error}).`);
+        if (!error || answer.status < 400)
+          throw new NotMyUrl('mastodon_profile', `${lookup.href} answered ${answer.status}, not a Mastodon account`);
+        if (answer.status === 404 || answer.status === 410)
+          throw new ReelayError('content_not_found', `The account does not exist on this instance (${error}).`);
+        throw new ReelayError(
+          'upstream_error',
+          `The instance refused the account lookup (${answer.status}: ${error}).`,
+        );
       }
-      if (!/^[A-Za-z0-9]{1,40}$/.test(accountId)) throw new ReelayError('upstream_error', 'The instance answered with an account id of an unknown shape.');
+      if (!/^[A-Za-z0-9]{1,40}$/.test(accountId))
+        throw new ReelayError('upstream_error', 'The instance answered with an account id of an unknown shape.');
     }
     const list = new URL(`${url.origin}/api/v1/accounts/${accountId}/statuses`);
     list.searchParams.set('only_media', 'true');
@@ -207,8 +287,12 @@ export const mastodonProfiles: UrlExtractor = {
     if (answer.status === 429) throw rateLimited('The instance');
     if (answer.status >= 400 || !Array.isArray(answer.json)) {
       const error = str(obj(answer.json)?.error);
-      if (answer.status === 404 || answer.status === 410) throw new ReelayError('content_not_found', `The account's posts are not public${error ? ` (${error})` : ''}.`);
-      throw new ReelayError('upstream_error', `The instance answered the account's posts with HTTP ${answer.status}${error ? ` (${error})` : ''}.`);
+      if (answer.status === 404 || answer.status === 410)
+        throw new ReelayError('content_not_found', `The account's posts are not public${error ? ` (${error})` : ''}.`);
+      throw new ReelayError(
+        'upstream_error',
+        `The instance answered the account's posts with HTTP ${answer.status}${error ? ` (${error})` : ''}.`,
+      );
     }
     const statuses = answer.json.slice(0, PROFILE_PAGE).flatMap((s) => (isStatus(obj(s)) ? [obj(s)!] : []));
     const last = statuses.at(-1)?.id;
@@ -220,7 +304,11 @@ export const mastodonProfiles: UrlExtractor = {
       extract_profile: 'mastodon_api',
       title: title ?? `@${acct}`,
       media: [],
-      collection: { kind: 'profile', entries: statuses.flatMap(statusEntry), next: more ? `${accountId}:${lastId}` : undefined },
+      collection: {
+        kind: 'profile',
+        entries: statuses.flatMap(statusEntry),
+        next: more ? `${accountId}:${lastId}` : undefined,
+      },
     };
   },
 };
@@ -229,7 +317,9 @@ export const mastodonProfiles: UrlExtractor = {
 function statusEntry(status: Json): EntryDraft[] {
   const reblog = obj(status.reblog);
   const shown = isStatus(reblog) ? reblog : status;
-  const attachment = arr(shown.media_attachments).map(obj).find((a) => a && MEDIA_TYPES.has(String(a.type)));
+  const attachment = arr(shown.media_attachments)
+    .map(obj)
+    .find((a) => a && MEDIA_TYPES.has(String(a.type)));
   const url = str(shown.url);
   if (!attachment || !url || !/^https?:\/\//i.test(url)) return [];
   const meta = obj(attachment.meta);

@@ -33,14 +33,35 @@ export const PEERTUBE_PATTERNS: readonly RegExp[] = [
 
 /** URL shapes and the API request each leads to (null: not a PeerTube video URL). The tests check every line. */
 export const PEERTUBE_URL_CASES: readonly (readonly [string, string | null])[] = [
-  ['https://framatube.org/w/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'https://framatube.org/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
-  ['https://peertube.example/w/kkGMgK9ZtnKfYAgnEtQxbv?start=1m30s', 'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
-  ['https://peertube.example/videos/watch/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
-  ['https://peertube.example/videos/embed/kkGMgK9ZtnKfYAgnEtQxbv?autoplay=1', 'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
-  ['https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
+  [
+    'https://framatube.org/w/9c9de5e8-0a1e-484a-b099-e80766180a6d',
+    'https://framatube.org/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d',
+  ],
+  [
+    'https://peertube.example/w/kkGMgK9ZtnKfYAgnEtQxbv?start=1m30s',
+    'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv',
+  ],
+  [
+    'https://peertube.example/videos/watch/9c9de5e8-0a1e-484a-b099-e80766180a6d',
+    'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d',
+  ],
+  [
+    'https://peertube.example/videos/embed/kkGMgK9ZtnKfYAgnEtQxbv?autoplay=1',
+    'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv',
+  ],
+  [
+    'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d',
+    'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d',
+  ],
   ['http://127.0.0.1:9000/w/kkGMgK9ZtnKfYAgnEtQxbv', 'http://127.0.0.1:9000/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
-  ['https://peertube.example/videos/watch/kkGMgK9ZtnKfYAgnEtQxbv#t=30', 'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv'],
-  ['https://peertube.example/videos/embed/9c9de5e8-0a1e-484a-b099-e80766180a6d?start=10&title=0&warningTitle=0', 'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d'],
+  [
+    'https://peertube.example/videos/watch/kkGMgK9ZtnKfYAgnEtQxbv#t=30',
+    'https://peertube.example/api/v1/videos/kkGMgK9ZtnKfYAgnEtQxbv',
+  ],
+  [
+    'https://peertube.example/videos/embed/9c9de5e8-0a1e-484a-b099-e80766180a6d?start=10&title=0&warningTitle=0',
+    'https://peertube.example/api/v1/videos/9c9de5e8-0a1e-484a-b099-e80766180a6d',
+  ],
   ['https://peertube.example/w/p/kkGMgK9ZtnKfYAgnEtQxbv', null],
   ['https://peertube.example/videos/watch/playlist/9c9de5e8-0a1e-484a-b099-e80766180a6d', null],
   ['https://peertube.example/c/some_channel/videos', null],
@@ -59,7 +80,8 @@ export function peertubeVideoApi(url: URL): string | undefined {
   return undefined;
 }
 
-const isVideo = (v: Json | undefined): v is Json => Boolean(v && typeof v.uuid === 'string' && (Array.isArray(v.files) || Array.isArray(v.streamingPlaylists)));
+const isVideo = (v: Json | undefined): v is Json =>
+  Boolean(v && typeof v.uuid === 'string' && (Array.isArray(v.files) || Array.isArray(v.streamingPlaylists)));
 
 /** PeerTube explains failures as problem details ({status, detail, code}); older versions as {error}. */
 /** What an instance's error answer means: gone or private (worded by `missing`) or a failure of its own. */
@@ -102,7 +124,9 @@ function fileSource(file: Json): SourceDraft | undefined {
 
 async function videoSources(ctx: ExtractContext, video: Json): Promise<SourceDraft[]> {
   const live = video.isLive === true;
-  const playlists = arr(video.streamingPlaylists).map(obj).filter((p): p is Json => Boolean(p));
+  const playlists = arr(video.streamingPlaylists)
+    .map(obj)
+    .filter((p): p is Json => Boolean(p));
   const files = live ? [] : [...arr(video.files), ...playlists.flatMap((p) => arr(p.files))];
   const progressive = files.flatMap((f) => {
     const file = obj(f);
@@ -129,11 +153,15 @@ export const peertube: UrlExtractor = {
     const body = obj(answer.json);
     if (answer.status === 200 && isVideo(body)) return mapVideo(ctx, url, body);
     if (answer.status < 400 || !isPeerTubeError(answer, body)) {
-      throw new NotMyUrl('peertube', `${api} answered ${answer.status} ${answer.contentType || 'without a type'}, not a PeerTube video`);
+      throw new NotMyUrl(
+        'peertube',
+        `${api} answered ${answer.status} ${answer.contentType || 'without a type'}, not a PeerTube video`,
+      );
     }
     throw peertubeFailure(answer.status, body, (detail) => {
       if (answer.status === 404 || answer.status === 410) return `The video was deleted or never existed (${detail}).`;
-      const why = body?.code === 'video_requires_password' ? 'is password-protected' : 'is private or internal to the instance';
+      const why =
+        body?.code === 'video_requires_password' ? 'is password-protected' : 'is private or internal to the instance';
       return `The video ${why} (${detail}).`;
     });
   },
@@ -141,14 +169,19 @@ export const peertube: UrlExtractor = {
 
 async function mapVideo(ctx: ExtractContext, url: URL, video: Json): Promise<ResultDraft> {
   const sources = await videoSources(ctx, video);
-  if (sources.length === 0) throw new ReelayError('no_media_found', 'The PeerTube video has no files yet (it may still be transcoding).');
+  if (sources.length === 0)
+    throw new ReelayError('no_media_found', 'The PeerTube video has no files yet (it may still be transcoding).');
   const live = video.isLive === true;
   return {
     url: url.href,
     platform: 'peertube',
     extract_profile: 'peertube_api',
     title: str(video.name),
-    describing: { author: str(obj(video.account)?.displayName) ?? str(obj(video.channel)?.displayName), upload_date: str(video.originallyPublishedAt) ?? str(video.publishedAt), description: str(video.description) },
+    describing: {
+      author: str(obj(video.account)?.displayName) ?? str(obj(video.channel)?.displayName),
+      upload_date: str(video.originallyPublishedAt) ?? str(video.publishedAt),
+      description: str(video.description),
+    },
     media: [
       {
         type: sources.every((s) => s.has_video === false) ? 'audio' : 'video',
@@ -187,9 +220,16 @@ export function peertubeCollectionApi(url: URL): PeerTubeListing | undefined {
   const [playlist, watchPlaylist, channel, account] = PEERTUBE_COLLECTION_PATTERNS.map((p) => p.exec(url.href));
   const api = `${url.origin}/api/v1`;
   const id = (playlist ?? watchPlaylist)?.[1];
-  if (id) return { kind: 'playlist', info: `${api}/video-playlists/${id}`, videos: `${api}/video-playlists/${id}/videos` };
-  if (channel) return { kind: 'channel', info: `${api}/video-channels/${channel[1]}`, videos: `${api}/video-channels/${channel[1]}/videos` };
-  if (account) return { kind: 'profile', info: `${api}/accounts/${account[1]}`, videos: `${api}/accounts/${account[1]}/videos` };
+  if (id)
+    return { kind: 'playlist', info: `${api}/video-playlists/${id}`, videos: `${api}/video-playlists/${id}/videos` };
+  if (channel)
+    return {
+      kind: 'channel',
+      info: `${api}/video-channels/${channel[1]}`,
+      videos: `${api}/video-channels/${channel[1]}/videos`,
+    };
+  if (account)
+    return { kind: 'profile', info: `${api}/accounts/${account[1]}`, videos: `${api}/accounts/${account[1]}/videos` };
   return undefined;
 }
 
@@ -214,9 +254,14 @@ export const peertubeCollections: UrlExtractor = {
     const body = obj(answer.json);
     const isList = answer.status === 200 && body && typeof body.total === 'number' && Array.isArray(body.data);
     if (!isList) {
-      if (answer.status < 400 || !isPeerTubeError(answer, body)) throw new NotMyUrl('peertube_collection', `${listing.videos} answered ${answer.status}, not a PeerTube list`);
+      if (answer.status < 400 || !isPeerTubeError(answer, body))
+        throw new NotMyUrl('peertube_collection', `${listing.videos} answered ${answer.status}, not a PeerTube list`);
       const what = listing.kind === 'profile' ? 'account' : listing.kind;
-      throw peertubeFailure(answer.status, body, (detail) => `The PeerTube ${what} does not exist or is not public (${detail}).`);
+      throw peertubeFailure(
+        answer.status,
+        body,
+        (detail) => `The PeerTube ${what} does not exist or is not public (${detail}).`,
+      );
     }
     const rows = arr(body!.data).slice(0, PAGE);
     // A playlist's rows wrap the video ({position, video}); a deleted or private one is null.
@@ -234,7 +279,12 @@ export const peertubeCollections: UrlExtractor = {
       extract_profile: 'peertube_api',
       title: str(about?.displayName) ?? str(about?.name),
       media: [],
-      collection: { kind: listing.kind, entries: videos.flatMap((v) => peertubeEntry(v, url.origin)), entry_count: total, next },
+      collection: {
+        kind: listing.kind,
+        entries: videos.flatMap((v) => peertubeEntry(v, url.origin)),
+        entry_count: total,
+        next,
+      },
     };
   },
 };
@@ -244,5 +294,14 @@ function peertubeEntry(video: Json, origin: string): EntryDraft[] {
   const own = absolute(video.url, origin);
   const url = own ?? (id ? `${origin}/w/${id}` : undefined);
   if (!url) return [];
-  return [{ url, id: str(video.uuid) ?? id, title: str(video.name), duration: num(video.duration), thumbnail: absolute(video.thumbnailPath ?? video.previewPath, origin), upload_date: str(video.originallyPublishedAt) ?? str(video.publishedAt) }];
+  return [
+    {
+      url,
+      id: str(video.uuid) ?? id,
+      title: str(video.name),
+      duration: num(video.duration),
+      thumbnail: absolute(video.thumbnailPath ?? video.previewPath, origin),
+      upload_date: str(video.originallyPublishedAt) ?? str(video.publishedAt),
+    },
+  ];
 }

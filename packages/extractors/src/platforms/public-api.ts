@@ -37,7 +37,12 @@ export function parseJson(text: string): unknown {
 }
 
 /** GETs a JSON API through the egress guard. Error statuses are returned, not thrown. */
-export async function getJson(ctx: ExtractContext, url: string | URL, headers: Record<string, string> = {}, options: GetJsonOptions = {}): Promise<ApiAnswer> {
+export async function getJson(
+  ctx: ExtractContext,
+  url: string | URL,
+  headers: Record<string, string> = {},
+  options: GetJsonOptions = {},
+): Promise<ApiAnswer> {
   const res = await ctx.egress.fetchText(url, {
     headers: { accept: options.accept ?? 'application/json', ...headers },
     signal: ctx.signal,
@@ -45,7 +50,10 @@ export async function getJson(ctx: ExtractContext, url: string | URL, headers: R
     allowErrorStatus: true,
     maxBytes: options.maxBytes ?? 2 * 1024 * 1024,
   });
-  const contentType = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const contentType = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   return { url: res.url, status: res.status, contentType, json: parseJson(res.text), text: res.text };
 }
 
@@ -60,9 +68,14 @@ export function endpoint(ctx: ExtractContext, key: string, fallback: string): st
 /** The ReelayError for a platform API answer that is an error status and says nothing more useful. */
 export function statusFailure(platform: string, status: number, detail?: string): ReelayError {
   const why = detail ? ` (${detail})` : '';
-  if (status === 404 || status === 410) return new ReelayError('content_not_found', `${platform} has no such content: it was deleted, is private or never existed${why}.`);
+  if (status === 404 || status === 410)
+    return new ReelayError(
+      'content_not_found',
+      `${platform} has no such content: it was deleted, is private or never existed${why}.`,
+    );
   if (status === 429) return rateLimited(platform);
-  if (status === 401 || status === 403) return new ReelayError('upstream_error', `${platform} refused the request (${status})${why}.`);
+  if (status === 401 || status === 403)
+    return new ReelayError('upstream_error', `${platform} refused the request (${status})${why}.`);
   return new ReelayError('upstream_error', `${platform} answered with HTTP ${status}${why}.`);
 }
 
@@ -96,7 +109,10 @@ export function htmlText(html: string | undefined): string | undefined {
 
 /** A title from a post's text: its first line, shortened at a word near 120 characters. */
 export function postTitle(text: string | undefined): string | undefined {
-  const line = text?.split('\n').map((l) => l.trim()).find(Boolean);
+  const line = text
+    ?.split('\n')
+    .map((l) => l.trim())
+    .find(Boolean);
   if (!line) return undefined;
   if (line.length <= 120) return line;
   const space = line.lastIndexOf(' ', 120);
@@ -113,7 +129,12 @@ export { urlExtension as extOf } from '../document.js';
  * failing the whole extraction, as buildResult drops any refused source; url_blocked comes only when
  * nothing else is left.
  */
-export async function manifestSources(ctx: ExtractContext, url: string, required: boolean, headers?: Record<string, string>): Promise<SourceDraft[]> {
+export async function manifestSources(
+  ctx: ExtractContext,
+  url: string,
+  required: boolean,
+  headers?: Record<string, string>,
+): Promise<SourceDraft[]> {
   try {
     const items = await expandManifest(url, ctx, headers);
     return items.flatMap((item) => item.sources);

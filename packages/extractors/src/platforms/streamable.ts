@@ -66,11 +66,15 @@ export const streamable: UrlExtractor = {
     const api = endpoint(ctx, 'streamable_api', API);
     const answer = await getJson(ctx, `${api}/videos/${id}`);
     const video = obj(answer.json);
-    if (answer.status !== 200) throw statusFailure('Streamable', answer.status, str(video?.message) ?? str(video?.error));
+    if (answer.status !== 200)
+      throw statusFailure('Streamable', answer.status, str(video?.message) ?? str(video?.error));
     if (!video) throw new ReelayError('upstream_error', 'Streamable answered with something other than JSON.');
     const status = num(video.status);
     if (status !== 2) {
-      throw new ReelayError('content_not_found', `The Streamable video ${STATUS_MESSAGE[status ?? -1] ?? 'is not ready'}; there is nothing to download yet.`);
+      throw new ReelayError(
+        'content_not_found',
+        `The Streamable video ${STATUS_MESSAGE[status ?? -1] ?? 'is not ready'}; there is nothing to download yet.`,
+      );
     }
 
     const sources: SourceDraft[] = [];
@@ -99,7 +103,14 @@ export const streamable: UrlExtractor = {
       platform: 'streamable',
       extract_profile: 'streamable_api',
       title: str(video.title),
-      media: [{ type: 'video', sources, thumbnail: absolute(video.thumbnail_url, api), duration: num(video.duration) ?? num(firstFile?.duration) }],
+      media: [
+        {
+          type: 'video',
+          sources,
+          thumbnail: absolute(video.thumbnail_url, api),
+          duration: num(video.duration) ?? num(firstFile?.duration),
+        },
+      ],
     };
   },
 };

@@ -92,15 +92,27 @@ export function findPlayerConfig(html: string): PlayerConfig | undefined {
 async function fetchConfig(id: string, hash: string | undefined, ctx: ExtractContext): Promise<PlayerConfig> {
   const page = new URL(`${endpoint(ctx, 'vimeo_player', PLAYER)}/video/${id}`);
   if (hash) page.searchParams.set('h', hash);
-  const res = await getJson(ctx, page, {}, { accept: 'text/html,application/json;q=0.9,*/*;q=0.8', maxBytes: MAX_PAGE_BYTES });
-  if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This Vimeo video does not exist or was deleted.');
+  const res = await getJson(
+    ctx,
+    page,
+    {},
+    { accept: 'text/html,application/json;q=0.9,*/*;q=0.8', maxBytes: MAX_PAGE_BYTES },
+  );
+  if (res.status === 404 || res.status === 410)
+    throw new ReelayError('content_not_found', 'This Vimeo video does not exist or was deleted.');
   const error = obj(res.json) as PlayerConfig | undefined;
   if (res.status === 403 || res.status === 401) {
     // The player explains a refusal in its page (or in JSON): privacy settings mean the video is not public.
     if (/privacy settings|video is private|password/i.test(error?.message ?? res.text)) {
-      throw new ReelayError('content_not_found', 'This Vimeo video is private or may only be played on the sites its owner allows.');
+      throw new ReelayError(
+        'content_not_found',
+        'This Vimeo video is private or may only be played on the sites its owner allows.',
+      );
     }
-    throw new ReelayError('upstream_error', "Vimeo refused this server's request (403); it blocks many datacenter IPs.");
+    throw new ReelayError(
+      'upstream_error',
+      "Vimeo refused this server's request (403); it blocks many datacenter IPs.",
+    );
   }
   if (res.status >= 400) throw statusFailure('Vimeo', res.status, 'player');
   const config = findPlayerConfig(res.text) ?? (error?.request ? error : undefined);
@@ -108,7 +120,8 @@ async function fetchConfig(id: string, hash: string | undefined, ctx: ExtractCon
     if (error?.message) throw new ReelayError('content_not_found', `Vimeo cannot play this video: ${error.message}`);
     throw new ReelayError('upstream_error', "Vimeo's player page holds no player config.");
   }
-  if (config.view === VIEW_PASSWORD) throw new ReelayError('content_not_found', 'This Vimeo video is password-protected.');
+  if (config.view === VIEW_PASSWORD)
+    throw new ReelayError('content_not_found', 'This Vimeo video is password-protected.');
   return config;
 }
 
@@ -122,13 +135,16 @@ async function dashManifestUrl(url: string, ctx: ExtractContext): Promise<string
   if (!/[?&]json=1(?:&|$)/.test(url)) return url.replace(/\/master\.json(?=$|\?)/, '/master.mpd');
   const res = await ctx.egress.fetchText(url, { headers: HEADERS, signal: ctx.signal });
   const target = str(obj(parseJson(res.text))?.url);
-  if (!target || !URL.canParse(target, res.url)) throw new ReelayError('upstream_error', "Vimeo's DASH pointer names no manifest.");
+  if (!target || !URL.canParse(target, res.url))
+    throw new ReelayError('upstream_error', "Vimeo's DASH pointer names no manifest.");
   return new URL(target, res.url).href;
 }
 
 function largestThumb(thumbs: Record<string, string> | undefined): string | undefined {
   if (!thumbs) return undefined;
-  const sized = Object.entries(thumbs).filter(([k]) => /^\d+$/.test(k)).sort(([a], [b]) => Number(b) - Number(a));
+  const sized = Object.entries(thumbs)
+    .filter(([k]) => /^\d+$/.test(k))
+    .sort(([a], [b]) => Number(b) - Number(a));
   return sized[0]?.[1] ?? thumbs.base;
 }
 
@@ -137,7 +153,15 @@ function textTracks(config: PlayerConfig, ctx: ExtractContext): SubtitleDraft[] 
   const player = endpoint(ctx, 'vimeo_player', PLAYER);
   return (config.request?.text_tracks ?? []).flatMap((t) => {
     if (!t.url || !URL.canParse(t.url, player)) return [];
-    return [{ language: t.lang ?? 'und', label: t.label, url: new URL(t.url, player).href, format: 'vtt' as const, headers: { ...HEADERS } }];
+    return [
+      {
+        language: t.lang ?? 'und',
+        label: t.label,
+        url: new URL(t.url, player).href,
+        format: 'vtt' as const,
+        headers: { ...HEADERS },
+      },
+    ];
   });
 }
 
@@ -191,9 +215,21 @@ export const vimeo: UrlExtractor = {
       throw new ReelayError('no_media_found', 'Vimeo lists no playable files for this video.');
     }
     const video = config.video ?? {};
-    const item: MediaDraft = { type: 'video', sources, duration: video.duration, thumbnail: largestThumb(video.thumbs) };
+    const item: MediaDraft = {
+      type: 'video',
+      sources,
+      duration: video.duration,
+      thumbnail: largestThumb(video.thumbs),
+    };
     const subtitles = textTracks(config, ctx);
     if (subtitles.length) item.subtitles = subtitles;
-    return { url: url.href, platform: 'vimeo', extract_profile: 'vimeo_player_config', title: video.title ?? video.owner?.name, describing: { author: video.owner?.name }, media: [item] };
+    return {
+      url: url.href,
+      platform: 'vimeo',
+      extract_profile: 'vimeo_player_config',
+      title: video.title ?? video.owner?.name,
+      describing: { author: video.owner?.name },
+      media: [item],
+    };
   },
 };

@@ -23,10 +23,16 @@ type Route = { kind: 'post'; id: string; index?: number } | { kind: 'short'; cod
 const HOSTS = String.raw`^https?://(?:(?:www|m|mobile)\.)?(?:twitter|x|vxtwitter|fixvx)\.com`;
 const ROUTES: { pattern: RegExp; route: (g: Record<string, string>) => Route }[] = [
   {
-    pattern: new RegExp(`${HOSTS}/(?:\\w{1,15}/status(?:es)?|i/web/status|i/status|statuses)/(?<id>\\d{1,25})(?:/(?:video|photo)/(?<n>\\d+))?(?:[/?#]|$)`, 'i'),
+    pattern: new RegExp(
+      `${HOSTS}/(?:\\w{1,15}/status(?:es)?|i/web/status|i/status|statuses)/(?<id>\\d{1,25})(?:/(?:video|photo)/(?<n>\\d+))?(?:[/?#]|$)`,
+      'i',
+    ),
     route: (g) => ({ kind: 'post', id: g.id, index: g.n ? Number(g.n) : undefined }),
   },
-  { pattern: new RegExp(`${HOSTS}/i/bookmarks\\?(?:.*&)?post_id=(?<id>\\d{1,25})(?:[&#]|$)`, 'i'), route: (g) => ({ kind: 'post', id: g.id }) },
+  {
+    pattern: new RegExp(`${HOSTS}/i/bookmarks\\?(?:.*&)?post_id=(?<id>\\d{1,25})(?:[&#]|$)`, 'i'),
+    route: (g) => ({ kind: 'post', id: g.id }),
+  },
   { pattern: /^https?:\/\/t\.co\/(?<code>[a-z0-9]+)\/?(?:[?#]|$)/i, route: (g) => ({ kind: 'short', code: g.code }) },
 ];
 
@@ -73,17 +79,28 @@ interface Tweet {
 async function resolveShort(code: string, ctx: ExtractContext): Promise<{ id: string; index?: number }> {
   let target = `${endpoint(ctx, 'x_tco', TCO)}/${code}`;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
-    const res = await ctx.egress.open(target, { followRedirects: false, allowErrorStatus: true, signal: ctx.signal, platform: ctx.platform, deadlineMs: 15_000 });
+    const res = await ctx.egress.open(target, {
+      followRedirects: false,
+      allowErrorStatus: true,
+      signal: ctx.signal,
+      platform: ctx.platform,
+      deadlineMs: 15_000,
+    });
     res.body.destroy();
     const raw = res.headers.location;
     const location = Array.isArray(raw) ? raw[0] : raw;
-    if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This t.co link does not exist.');
+    if (res.status === 404 || res.status === 410)
+      throw new ReelayError('content_not_found', 'This t.co link does not exist.');
     if (!(res.status >= 300 && res.status < 400) || !location || !URL.canParse(location)) {
       throw new ReelayError('upstream_error', `t.co answered ${res.status} without redirecting to a post.`);
     }
     const route = xRoute(new URL(location));
     if (route?.kind === 'post') return route;
-    if (route?.kind !== 'short') throw new ReelayError('no_media_found', `The t.co link leads to ${location}, which is not a post on X; extract that URL instead.`);
+    if (route?.kind !== 'short')
+      throw new ReelayError(
+        'no_media_found',
+        `The t.co link leads to ${location}, which is not a post on X; extract that URL instead.`,
+      );
     target = `${endpoint(ctx, 'x_tco', TCO)}/${route.code}`;
   }
   throw new ReelayError('upstream_error', `t.co redirected more than ${MAX_HOPS} times.`);
@@ -94,20 +111,30 @@ async function fetchTweet(id: string, ctx: ExtractContext): Promise<Tweet> {
   api.searchParams.set('id', id);
   api.searchParams.set('token', syndicationToken(id));
   const res = await getJson(ctx, api, {}, { maxBytes: MAX_PAGE_BYTES });
-  if (res.status === 404 || res.status === 410) throw new ReelayError('content_not_found', 'This post on X does not exist or was deleted.');
+  if (res.status === 404 || res.status === 410)
+    throw new ReelayError('content_not_found', 'This post on X does not exist or was deleted.');
   if (res.status >= 400) throw statusFailure('X', res.status, 'syndication endpoint');
   // An unknown or withdrawn id is answered 200 with an empty body or an empty object.
   if (!res.text.trim()) throw new ReelayError('content_not_found', 'This post on X does not exist or is not public.');
-  if (res.json === undefined) throw new ReelayError('upstream_error', "X's syndication endpoint answered with something other than JSON.");
+  if (res.json === undefined)
+    throw new ReelayError('upstream_error', "X's syndication endpoint answered with something other than JSON.");
   const tweet = res.json as Tweet;
-  if (!tweet || typeof tweet !== 'object' || Object.keys(tweet).length === 0) throw new ReelayError('content_not_found', 'This post on X does not exist or is not public.');
+  if (!tweet || typeof tweet !== 'object' || Object.keys(tweet).length === 0)
+    throw new ReelayError('content_not_found', 'This post on X does not exist or is not public.');
   if (tweet.__typename === 'TweetTombstone') {
     const why = tweet.tombstone?.text?.text?.replace(/\s*Learn more\.?$/, '');
-    throw new ReelayError('content_not_found', why ? `This post on X is unavailable: ${why}` : 'This post on X is unavailable.');
+    throw new ReelayError(
+      'content_not_found',
+      why ? `This post on X is unavailable: ${why}` : 'This post on X is unavailable.',
+    );
   }
   if (tweet.__typename === 'TweetUnavailable') {
-    if (tweet.reason === 'Protected') throw new ReelayError('content_not_found', 'This post on X is from a protected account.');
-    throw new ReelayError('upstream_error', `X shows this post only to signed-in users (${tweet.reason ?? 'unavailable'}).`);
+    if (tweet.reason === 'Protected')
+      throw new ReelayError('content_not_found', 'This post on X is from a protected account.');
+    throw new ReelayError(
+      'upstream_error',
+      `X shows this post only to signed-in users (${tweet.reason ?? 'unavailable'}).`,
+    );
   }
   return tweet;
 }
@@ -156,7 +183,13 @@ async function videoSources(m: MediaDetail, ctx: ExtractContext): Promise<Source
 async function mediaItem(m: MediaDetail, ctx: ExtractContext): Promise<MediaDraft | undefined> {
   const thumbnail = m.media_url_https;
   const photo = m.type === 'photo' && thumbnail ? photoUrl(thumbnail) : undefined;
-  if (photo) return { type: 'image', sources: [{ url: photo, stream_profile: 'image', width: m.original_info?.width, height: m.original_info?.height }] };
+  if (photo)
+    return {
+      type: 'image',
+      sources: [
+        { url: photo, stream_profile: 'image', width: m.original_info?.width, height: m.original_info?.height },
+      ],
+    };
   if (m.type === 'video' || m.type === 'animated_gif') {
     const sources = await videoSources(m, ctx);
     const ms = m.video_info?.duration_millis;
@@ -167,7 +200,10 @@ async function mediaItem(m: MediaDetail, ctx: ExtractContext): Promise<MediaDraf
 
 /** The post's text without the trailing t.co link to its own media, shortened on a word boundary. */
 export function tweetTitle(tweet: Tweet): string | undefined {
-  const text = tweet.text?.replace(/(?:\s*https:\/\/t\.co\/\w+)+\s*$/, '').replace(/\s+/g, ' ').trim();
+  const text = tweet.text
+    ?.replace(/(?:\s*https:\/\/t\.co\/\w+)+\s*$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (text) {
     if (text.length <= TITLE_LENGTH) return text;
     const cut = text.slice(0, TITLE_LENGTH - 1);
@@ -193,9 +229,22 @@ export const x: UrlExtractor = {
     const details = own.length ? own : (tweet.quoted_tweet?.mediaDetails ?? []);
     // /video/{n} and /photo/{n} name one item, counted from 1 across all of the post's media.
     const chosen = index && index <= details.length ? [details[index - 1]] : details;
-    const media = (await Promise.all(chosen.map((m) => mediaItem(m, ctx)))).filter((m): m is MediaDraft => m !== undefined);
+    const media = (await Promise.all(chosen.map((m) => mediaItem(m, ctx)))).filter(
+      (m): m is MediaDraft => m !== undefined,
+    );
     if (media.length === 0) throw new ReelayError('no_media_found', 'This post on X has no photo, video or GIF.');
-    return { url: url.href, platform: 'x', extract_profile: 'x_syndication', title: tweetTitle(tweet) ?? tweetTitle(tweet.quoted_tweet ?? {}), describing: { author: tweet.user?.name ?? tweet.user?.screen_name, upload_date: tweet.created_at, description: withoutMediaLinks(tweet.text) }, media };
+    return {
+      url: url.href,
+      platform: 'x',
+      extract_profile: 'x_syndication',
+      title: tweetTitle(tweet) ?? tweetTitle(tweet.quoted_tweet ?? {}),
+      describing: {
+        author: tweet.user?.name ?? tweet.user?.screen_name,
+        upload_date: tweet.created_at,
+        description: withoutMediaLinks(tweet.text),
+      },
+      media,
+    };
   },
 };
 

@@ -17,7 +17,8 @@ afterAll(async () => {
   await origin.close();
 });
 
-const feed = (items: string) => `<?xml version="1.0"?><rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Hostile</title>${items}</channel></rss>`;
+const feed = (items: string) =>
+  `<?xml version="1.0"?><rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Hostile</title>${items}</channel></rss>`;
 
 describe('feeds at and past their bounds', () => {
   test('the largest feed accepted (just under 5 MB, thousands of full items) lists its first page within the bounds', async () => {
@@ -55,15 +56,26 @@ describe('feeds at and past their bounds', () => {
   });
 
   test('an entity bomb (a billion laughs) is refused, never expanded', async () => {
-    const lol = ['<!ENTITY lol0 "lol">', ...Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`)].join('');
-    origin.body('/lol.xml', `<?xml version="1.0"?><!DOCTYPE rss [${lol}]><rss version="2.0"><channel><title>&lol9;</title></channel></rss>`, RSS);
+    const lol = [
+      '<!ENTITY lol0 "lol">',
+      ...Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`),
+    ].join('');
+    origin.body(
+      '/lol.xml',
+      `<?xml version="1.0"?><!DOCTYPE rss [${lol}]><rss version="2.0"><channel><title>&lol9;</title></channel></rss>`,
+      RSS,
+    );
     const m = await hostileExtract('feed: billion laughs', origin.url('/lol.xml'));
     expect(failureOf(m).message).toMatch(/entities/);
     expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
   });
 
   test('a gzip bomb (256 MiB of feed in a few hundred KB) is cut at 5 MB decoded', async () => {
-    const bomb = await gzipBomb(Buffer.from('<?xml version="1.0"?><rss version="2.0"><channel><title>bomb</title>'), 256 * 1024 ** 2, 0x20);
+    const bomb = await gzipBomb(
+      Buffer.from('<?xml version="1.0"?><rss version="2.0"><channel><title>bomb</title>'),
+      256 * 1024 ** 2,
+      0x20,
+    );
     origin.body('/bomb.xml', bomb, RSS, { 'content-encoding': 'gzip' });
     const m = await hostileExtract('feed: gzip bomb', origin.url('/bomb.xml'));
     expect(failureOf(m).message).toMatch(/larger than 5 MB/);
@@ -72,7 +84,9 @@ describe('feeds at and past their bounds', () => {
   });
 
   test('an endless feed body is cut at the 5 MB page limit', async () => {
-    origin.route('/endless.xml', (_req, res) => endlessBody(res, RSS, '<?xml version="1.0"?><rss version="2.0"><channel><title>forever</title>'));
+    origin.route('/endless.xml', (_req, res) =>
+      endlessBody(res, RSS, '<?xml version="1.0"?><rss version="2.0"><channel><title>forever</title>'),
+    );
     const m = await hostileExtract('feed: endless body', origin.url('/endless.xml'));
     expect(failureOf(m).message).toMatch(/larger than 5 MB/);
     expect(m.ms).toBeLessThan(TIME_BOUND_MS);

@@ -12,7 +12,12 @@ const registry = createRegistry();
 /** Extracts `url` as the gateway would (MAX_SEGMENTS at its default unless given). */
 export async function hostileExtract(name: string, url: string, maxSegments = 20_000): Promise<Measured<Extraction>> {
   const m = await measurePeak(() => registry.extract(new URL(url), { egress, endpoints: {}, maxSegments }));
-  const outcome = 'error' in m.outcome ? (m.outcome.error instanceof ReelayError ? m.outcome.error.code : String(m.outcome.error)) : 'success';
+  const outcome =
+    'error' in m.outcome
+      ? m.outcome.error instanceof ReelayError
+        ? m.outcome.error.code
+        : String(m.outcome.error)
+      : 'success';
   recordFigure(name, m, outcome);
   return m;
 }

@@ -22,7 +22,8 @@ afterAll(async () => {
   await origin.close();
 });
 
-const master = (...variants: string[]) => ['#EXTM3U', ...variants.flatMap((v) => ['#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', v]), ''].join('\n');
+const master = (...variants: string[]) =>
+  ['#EXTM3U', ...variants.flatMap((v) => ['#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', v]), ''].join('\n');
 /** An MPD of one video adaptation set around `body` (no XML declaration: callers add one with a DOCTYPE). */
 const mpd = (body: string, attrs = 'mediaPresentationDuration="PT100000H"') =>
   `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" ${attrs}><Period><AdaptationSet mimeType="video/mp4" codecs="avc1.64001f">${body}</AdaptationSet></Period></MPD>`;
@@ -50,7 +51,9 @@ describe('HLS loops and nesting', () => {
     origin.body('/a.m3u8', master('b.m3u8'), HLS);
     origin.body('/b.m3u8', master('a.m3u8'), HLS);
     const m = await hostileExtract('hls: mutually recursive masters', origin.url('/a.m3u8'));
-    expect('value' in m.outcome && m.outcome.value.result.media[0].sources.map((s) => s.url)).toEqual([origin.url('/b.m3u8')]);
+    expect('value' in m.outcome && m.outcome.value.result.media[0].sources.map((s) => s.url)).toEqual([
+      origin.url('/b.m3u8'),
+    ]);
     // b is read once to judge whether the master is live (hls-live.ts), and not followed: it names a
     // again, which is never read a second time. The job that downloads b.m3u8 refuses it as a master.
     expect(origin.hits.get('/a.m3u8')).toBe(1);
@@ -59,7 +62,18 @@ describe('HLS loops and nesting', () => {
   });
 
   test('a playlist that is a master and a media playlist at once is refused as upstream_error', async () => {
-    const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:4', '#EXTINF:4,', 'seg0.ts', '#EXT-X-STREAM-INF:BANDWIDTH=1000', 'other.m3u8', '#EXTINF:4,', 'seg1.ts', '#EXT-X-ENDLIST', ''].join('\n');
+    const text = [
+      '#EXTM3U',
+      '#EXT-X-TARGETDURATION:4',
+      '#EXTINF:4,',
+      'seg0.ts',
+      '#EXT-X-STREAM-INF:BANDWIDTH=1000',
+      'other.m3u8',
+      '#EXTINF:4,',
+      'seg1.ts',
+      '#EXT-X-ENDLIST',
+      '',
+    ].join('\n');
     origin.body('/mixed.m3u8', text, HLS);
     const err = failureOf(await hostileExtract('hls: master inside media', origin.url('/mixed.m3u8')));
     expect(err.code).toBe('upstream_error');
@@ -69,7 +83,11 @@ describe('HLS loops and nesting', () => {
 
 describe('segment counts', () => {
   test('a media playlist of a million segments (13 MB) is refused as upstream_error without being parsed', async () => {
-    origin.body('/million.m3u8', `#EXTM3U\n#EXT-X-TARGETDURATION:1\n${'#EXTINF:1,\ns\n'.repeat(1_000_000)}#EXT-X-ENDLIST\n`, HLS);
+    origin.body(
+      '/million.m3u8',
+      `#EXTM3U\n#EXT-X-TARGETDURATION:1\n${'#EXTINF:1,\ns\n'.repeat(1_000_000)}#EXT-X-ENDLIST\n`,
+      HLS,
+    );
     const m = await hostileExtract('hls: 10^6 segments (13 MB)', origin.url('/million.m3u8'));
     expect(failureOf(m)).toMatchObject({ code: 'upstream_error', message: 'The page is larger than 5 MB.' });
     expect(m.ms).toBeLessThan(TIME_BOUND_MS);
@@ -77,7 +95,11 @@ describe('segment counts', () => {
   });
 
   test('the most segments 5 MB can hold (380,000) are refused before hls-parser builds them', async () => {
-    origin.body('/380k.m3u8', `#EXTM3U\n#EXT-X-TARGETDURATION:1\n${'#EXTINF:1,\ns\n'.repeat(380_000)}#EXT-X-ENDLIST\n`, HLS);
+    origin.body(
+      '/380k.m3u8',
+      `#EXTM3U\n#EXT-X-TARGETDURATION:1\n${'#EXTINF:1,\ns\n'.repeat(380_000)}#EXT-X-ENDLIST\n`,
+      HLS,
+    );
     const m = await hostileExtract('hls: 3.8*10^5 segments (4.9 MB)', origin.url('/380k.m3u8'));
     const err = failureOf(m);
     expect(err.code).toBe('upstream_error');
@@ -93,7 +115,8 @@ describe('segment counts', () => {
   });
 
   test('MAX_SEGMENTS is the bound: its number of segments passes, one more is refused', () => {
-    const playlist = (n: number) => `#EXTM3U\n#EXT-X-TARGETDURATION:1\n${'#EXTINF:1,\ns.ts\n'.repeat(n)}#EXT-X-ENDLIST\n`;
+    const playlist = (n: number) =>
+      `#EXTM3U\n#EXT-X-TARGETDURATION:1\n${'#EXTINF:1,\ns.ts\n'.repeat(n)}#EXT-X-ENDLIST\n`;
     const url = new URL('http://127.0.0.1/p.m3u8');
     expect(parseHls(playlist(10), url, { maxSegments: 10 })[0].duration).toBe(10);
     expect(() => parseHls(playlist(11), url, { maxSegments: 10 })).toThrow(/more than 10 segments/);
@@ -126,7 +149,8 @@ describe('segment counts', () => {
   });
 
   test('an ordinary timeline at MAX_SEGMENTS passes, one segment more is refused', () => {
-    const body = (r: number) => `<Representation id="v" bandwidth="1000"><SegmentTemplate timescale="1" media="$Number$.m4s"><SegmentTimeline><S t="0" d="2" r="${r}"/></SegmentTimeline></SegmentTemplate></Representation>`;
+    const body = (r: number) =>
+      `<Representation id="v" bandwidth="1000"><SegmentTemplate timescale="1" media="$Number$.m4s"><SegmentTimeline><S t="0" d="2" r="${r}"/></SegmentTimeline></SegmentTemplate></Representation>`;
     const url = new URL('http://127.0.0.1/m.mpd');
     expect(parseMpd(mpd(body(99)), url, { maxSegments: 100 })[0].sources).toHaveLength(1);
     expect(() => parseMpd(mpd(body(100)), url, { maxSegments: 100 })).toThrow(/more than 100 segments/);
@@ -145,7 +169,8 @@ describe('segment counts', () => {
 });
 
 describe('XML entities', () => {
-  const lol = (n: number) => Array.from({ length: n }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');
+  const lol = (n: number) =>
+    Array.from({ length: n }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');
   const bomb = `<?xml version="1.0"?><!DOCTYPE MPD [<!ENTITY lol0 "lol">${lol(9)}]>${mpd('<Representation id="v" bandwidth="1000"><BaseURL>&lol9;</BaseURL></Representation>')}`;
 
   test('a billion-laughs manifest is refused as upstream_error without expanding anything', async () => {
@@ -160,7 +185,11 @@ describe('XML entities', () => {
 
   test('a billion-laughs manifest sent gzip-compressed to a page link is refused the same way', async () => {
     origin.body('/lolz.mpd', zlib.gzipSync(bomb), MPD, { 'content-encoding': 'gzip' });
-    origin.body('/lol-page.html', `<html><head><meta property="og:video" content="/lolz.mpd"></head></html>`, 'text/html');
+    origin.body(
+      '/lol-page.html',
+      `<html><head><meta property="og:video" content="/lolz.mpd"></head></html>`,
+      'text/html',
+    );
     const err = failureOf(await hostileExtract('dash: billion laughs via page', origin.url('/lol-page.html')));
     expect(err.code).toBe('upstream_error');
     expect(err.message).toMatch(/declares XML entities/);
@@ -170,12 +199,15 @@ describe('XML entities', () => {
     const url = new URL('http://127.0.0.1/m.mpd');
     const rep = '<Representation id="v" bandwidth="1000"><BaseURL>&x;</BaseURL></Representation>';
     for (const decl of ['<!ENTITY x SYSTEM "file:///etc/passwd">', '<!ENTITY x "v.mp4">', '<!ENTITY % p "x">']) {
-      expect(() => parseMpd(`<?xml version="1.0"?><!DOCTYPE MPD [${decl}]>${mpd(rep)}`, url)).toThrow(/declares XML entities/);
+      expect(() => parseMpd(`<?xml version="1.0"?><!DOCTYPE MPD [${decl}]>${mpd(rep)}`, url)).toThrow(
+        /declares XML entities/,
+      );
     }
   });
 
   test('the five predefined entities are still decoded in a document with a DOCTYPE', () => {
-    const rep = '<Representation id="v" bandwidth="1000"><BaseURL>v.mp4?a=1&amp;b=2&lt;&gt;&quot;&apos;</BaseURL></Representation>';
+    const rep =
+      '<Representation id="v" bandwidth="1000"><BaseURL>v.mp4?a=1&amp;b=2&lt;&gt;&quot;&apos;</BaseURL></Representation>';
     const [item] = parseMpd(`<?xml version="1.0"?><!DOCTYPE MPD>${mpd(rep, '')}`, new URL('http://127.0.0.1/m.mpd'));
     expect(item.sources[0].url).toBe(new URL('v.mp4?a=1&b=2<>"\'', 'http://127.0.0.1/m.mpd').href);
   });

@@ -18,7 +18,10 @@ const open = new Set<http.ServerResponse>();
 /** 1 GiB of zeros, compressed (made here, never committed): gzip ~1 MB, brotli ~1.6 KB. */
 function compressGiB(kind: 'gzip' | 'br'): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const c = kind === 'br' ? zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }) : zlib.createGzip({ level: 9 });
+    const c =
+      kind === 'br'
+        ? zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } })
+        : zlib.createGzip({ level: 9 });
     const out: Buffer[] = [];
     c.on('data', (d: Buffer) => out.push(d));
     c.on('end', () => resolve(Buffer.concat(out)));
@@ -50,27 +53,41 @@ const page = (inner: string) => `<!doctype html><html><head><title>t</title></he
 describe('deep nesting', () => {
   test('a page of 200,000 nested elements is read to its video within the time and memory bounds', async () => {
     const n = 200_000;
-    origin.body('/deep.html', page(`${'<div>'.repeat(n)}<video src="/deep.mp4"></video>${'</div>'.repeat(n)}`), 'text/html');
+    origin.body(
+      '/deep.html',
+      page(`${'<div>'.repeat(n)}<video src="/deep.mp4"></video>${'</div>'.repeat(n)}`),
+      'text/html',
+    );
     const m = await hostileExtract('html: 2*10^5 nested elements', origin.url('/deep.html'));
     expect('value' in m.outcome && m.outcome.value.result.media[0].sources[0].url).toBe(origin.url('/deep.mp4'));
     expect(m.ms).toBeLessThan(10_000);
     expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
   });
 
-  test.each(['svg', 'video', 'script'])('200,000 nested <%s> elements and as many stray end tags end within the time and memory bounds', async (tag) => {
-    const n = 200_000;
-    const path = `/deep-${tag}.html`;
-    origin.body(path, page(`<video src="/first.mp4"></video>${`<${tag}>`.repeat(n)}${'</span>'.repeat(n)}`), 'text/html');
-    const m = await hostileExtract(`html: 2*10^5 nested <${tag}>`, origin.url(path));
-    expect('value' in m.outcome && m.outcome.value.result.media[0].sources[0].url).toBe(origin.url('/first.mp4'));
-    expect(m.ms).toBeLessThan(10_000);
-    expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
-  });
+  test.each(['svg', 'video', 'script'])(
+    '200,000 nested <%s> elements and as many stray end tags end within the time and memory bounds',
+    async (tag) => {
+      const n = 200_000;
+      const path = `/deep-${tag}.html`;
+      origin.body(
+        path,
+        page(`<video src="/first.mp4"></video>${`<${tag}>`.repeat(n)}${'</span>'.repeat(n)}`),
+        'text/html',
+      );
+      const m = await hostileExtract(`html: 2*10^5 nested <${tag}>`, origin.url(path));
+      expect('value' in m.outcome && m.outcome.value.result.media[0].sources[0].url).toBe(origin.url('/first.mp4'));
+      expect(m.ms).toBeLessThan(10_000);
+      expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
+    },
+  );
 
   test.each([
     ['10^5 nested arrays', (leaf: string) => `${'['.repeat(100_000)}${leaf}${']'.repeat(100_000)}`],
     ['10^5 nested @graph objects', (leaf: string) => `${'{"@graph":['.repeat(100_000)}${leaf}${']}'.repeat(100_000)}`],
-    ['10^5 nested ListItems', (leaf: string) => `${'{"@type":"ListItem","item":'.repeat(100_000)}${leaf}${'}'.repeat(100_000)}`],
+    [
+      '10^5 nested ListItems',
+      (leaf: string) => `${'{"@type":"ListItem","item":'.repeat(100_000)}${leaf}${'}'.repeat(100_000)}`,
+    ],
   ])('JSON-LD of %s is walked to a bounded depth: no stack overflow, a clear no_media_found', async (name, nest) => {
     const leaf = '{"@type":"VideoObject","contentUrl":"/buried.mp4"}';
     const path = `/jsonld-${name.replace(/\W+/g, '-')}.html`;
@@ -82,7 +99,8 @@ describe('deep nesting', () => {
   });
 
   test('JSON-LD nested a few levels, as real pages do, is still found', async () => {
-    const block = '{"@graph":[[{"@type":"ItemList","itemListElement":[{"@type":"ListItem","item":{"@type":"VideoObject","contentUrl":"/found.mp4"}}]}]]}';
+    const block =
+      '{"@graph":[[{"@type":"ItemList","itemListElement":[{"@type":"ListItem","item":{"@type":"VideoObject","contentUrl":"/found.mp4"}}]}]]}';
     origin.body('/shallow.html', page(`<script type="application/ld+json">${block}</script>`), 'text/html');
     const m = await hostileExtract('json-ld: shallow', origin.url('/shallow.html'));
     expect('value' in m.outcome && m.outcome.value.result.media[0].sources[0].url).toBe(origin.url('/found.mp4'));
@@ -118,22 +136,34 @@ describe('huge and endless bodies', () => {
     expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
   });
 
-  test.each(['gzip', 'br'] as const)('a %s bomb (1 GiB of zeros) sent as a page despite identity is cut at 5 MB decoded', async (kind) => {
-    origin.body(`/bomb-${kind}.html`, bombs[kind], 'text/html', { 'content-encoding': kind });
-    const m = await hostileExtract(`page: ${kind} bomb ${Math.round(bombs[kind].length / 1024)} KiB -> 1 GiB`, origin.url(`/bomb-${kind}.html`));
-    expect(failureOf(m)).toMatchObject({ code: 'upstream_error', message: 'The page is larger than 5 MB.' });
-    expect(m.ms).toBeLessThan(10_000);
-    expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
-  });
+  test.each(['gzip', 'br'] as const)(
+    'a %s bomb (1 GiB of zeros) sent as a page despite identity is cut at 5 MB decoded',
+    async (kind) => {
+      origin.body(`/bomb-${kind}.html`, bombs[kind], 'text/html', { 'content-encoding': kind });
+      const m = await hostileExtract(
+        `page: ${kind} bomb ${Math.round(bombs[kind].length / 1024)} KiB -> 1 GiB`,
+        origin.url(`/bomb-${kind}.html`),
+      );
+      expect(failureOf(m)).toMatchObject({ code: 'upstream_error', message: 'The page is larger than 5 MB.' });
+      expect(m.ms).toBeLessThan(10_000);
+      expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
+    },
+  );
 
-  test.each(['gzip', 'br'] as const)('a %s bomb answering a manifest a page links to is cut at 5 MB decoded', async (kind) => {
-    origin.body(`/bomb-${kind}.m3u8`, bombs[kind], 'application/vnd.apple.mpegurl', { 'content-encoding': kind });
-    origin.body(`/links-${kind}.html`, page(`<video src="/bomb-${kind}.m3u8"></video>`), 'text/html');
-    const m = await hostileExtract(`manifest: ${kind} bomb`, origin.url(`/links-${kind}.html`));
-    expect(failureOf(m)).toMatchObject({ code: 'upstream_error', message: "The origin's response is larger than 5 MB." });
-    expect(m.ms).toBeLessThan(10_000);
-    expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
-  });
+  test.each(['gzip', 'br'] as const)(
+    'a %s bomb answering a manifest a page links to is cut at 5 MB decoded',
+    async (kind) => {
+      origin.body(`/bomb-${kind}.m3u8`, bombs[kind], 'application/vnd.apple.mpegurl', { 'content-encoding': kind });
+      origin.body(`/links-${kind}.html`, page(`<video src="/bomb-${kind}.m3u8"></video>`), 'text/html');
+      const m = await hostileExtract(`manifest: ${kind} bomb`, origin.url(`/links-${kind}.html`));
+      expect(failureOf(m)).toMatchObject({
+        code: 'upstream_error',
+        message: "The origin's response is larger than 5 MB.",
+      });
+      expect(m.ms).toBeLessThan(10_000);
+      expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
+    },
+  );
 });
 
 describe('an origin that trickles', () => {
@@ -142,7 +172,10 @@ describe('an origin that trickles', () => {
       const socket = req.socket;
       const line = 'HTTP/1.1 200 OK\r\nX-Slow: ' + 'a'.repeat(100);
       let i = 0;
-      const tick = setInterval(() => (socket.destroyed || i >= line.length ? clearInterval(tick) : socket.write(line[i++])), 1000);
+      const tick = setInterval(
+        () => (socket.destroyed || i >= line.length ? clearInterval(tick) : socket.write(line[i++])),
+        1000,
+      );
       socket.once('close', () => clearInterval(tick));
     });
     const m = await hostileExtract('origin: trickled headers', origin.url('/slow-headers'));

@@ -45,8 +45,10 @@ let origin: Origin;
 let media: TestMedia;
 let extract: ReturnType<typeof extractor>;
 const post = (handle: string, rkey: string) => `https://bsky.app/profile/${handle}/post/${rkey}`;
-const blob = (pds: string, did: string, cid: string) => `${origin.base}${pds}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(did)}&cid=${cid}`;
-const watch = (did: string, cid: string, file: string) => `${origin.base}/watch/${encodeURIComponent(did)}/${cid}/${file}`;
+const blob = (pds: string, did: string, cid: string) =>
+  `${origin.base}${pds}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(did)}&cid=${cid}`;
+const watch = (did: string, cid: string, file: string) =>
+  `${origin.base}/watch/${encodeURIComponent(did)}/${cid}/${file}`;
 
 beforeAll(async () => {
   media = await testMedia();
@@ -55,7 +57,9 @@ beforeAll(async () => {
     const uri = new URL(req.url!, origin.base).searchParams.get('uri') ?? '';
     const [status, body] = THREADS[uri] ?? [400, '{"error":"InvalidRequest","message":"unexpected test URI"}'];
     const text = body.endsWith('.json') ? fixture(origin, body) : body;
-    res.writeHead(status, { 'content-type': text.startsWith('{') ? 'application/json; charset=utf-8' : 'text/html' }).end(text);
+    res
+      .writeHead(status, { 'content-type': text.startsWith('{') ? 'application/json; charset=utf-8' : 'text/html' })
+      .end(text);
   });
   origin.body(`/plc/${ALICE}`, fixture(origin, 'bluesky/plc-alice.json'), 'application/did+ld+json');
   origin.body(`/plc/${BOB}`, fixture(origin, 'bluesky/plc-bob.json'), 'application/did+ld+json');
@@ -69,13 +73,24 @@ beforeAll(async () => {
   ]) {
     origin.route(`${pds}/xrpc/com.atproto.sync.getBlob`, (req, res) => {
       const q = new URL(req.url!, origin.base).searchParams;
-      if (q.get('did') !== did || q.get('cid') !== cid) return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"InvalidRequest","message":"Blob not found"}');
+      if (q.get('did') !== did || q.get('cid') !== cid)
+        return void res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end('{"error":"InvalidRequest","message":"Blob not found"}');
       serveFile(req, res, media.muxedMp4, 'video/mp4');
     });
   }
-  origin.body(`/watch/${encodeURIComponent(ALICE)}/${ALICE_VIDEO}/playlist.m3u8`, MASTER, 'application/vnd.apple.mpegurl');
+  origin.body(
+    `/watch/${encodeURIComponent(ALICE)}/${ALICE_VIDEO}/playlist.m3u8`,
+    MASTER,
+    'application/vnd.apple.mpegurl',
+  );
   origin.body(`/watch/${encodeURIComponent(BOB)}/${BOB_VIDEO}/playlist.m3u8`, MASTER, 'application/vnd.apple.mpegurl');
-  origin.body(`/watch/${encodeURIComponent(DAVE)}/${ALICE_VIDEO}/playlist.m3u8`, MASTER, 'application/vnd.apple.mpegurl');
+  origin.body(
+    `/watch/${encodeURIComponent(DAVE)}/${ALICE_VIDEO}/playlist.m3u8`,
+    MASTER,
+    'application/vnd.apple.mpegurl',
+  );
   extract = extractor({
     bluesky_api: origin.base,
     bluesky_plc: `${origin.base}/plc`,
@@ -119,9 +134,38 @@ describe('Bluesky posts', () => {
           upload_date: '2024-09-20',
           description: 'Sunset over the harbour\nshot from the ferry',
           sources: [
-            { quality: '720p', url: watch(ALICE, ALICE_VIDEO, '720p/video.m3u8'), stream_profile: 'hls', width: 1280, height: 720, bitrate: 1600000, codecs: 'avc1.64001f,mp4a.40.2', has_audio: true, has_video: true },
-            { quality: '720p', url: blob('/pds-alice', ALICE, ALICE_VIDEO), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 1280, height: 720, size: 2404871 },
-            { quality: '360p', url: watch(ALICE, ALICE_VIDEO, '360p/video.m3u8'), stream_profile: 'hls', width: 640, height: 360, bitrate: 600000, codecs: 'avc1.64001e,mp4a.40.2', has_audio: true, has_video: true },
+            {
+              quality: '720p',
+              url: watch(ALICE, ALICE_VIDEO, '720p/video.m3u8'),
+              stream_profile: 'hls',
+              width: 1280,
+              height: 720,
+              bitrate: 1600000,
+              codecs: 'avc1.64001f,mp4a.40.2',
+              has_audio: true,
+              has_video: true,
+            },
+            {
+              quality: '720p',
+              url: blob('/pds-alice', ALICE, ALICE_VIDEO),
+              stream_profile: 'muxed_progressive',
+              mime_type: 'video/mp4',
+              ext: 'mp4',
+              width: 1280,
+              height: 720,
+              size: 2404871,
+            },
+            {
+              quality: '360p',
+              url: watch(ALICE, ALICE_VIDEO, '360p/video.m3u8'),
+              stream_profile: 'hls',
+              width: 640,
+              height: 360,
+              bitrate: 600000,
+              codecs: 'avc1.64001e,mp4a.40.2',
+              has_audio: true,
+              has_video: true,
+            },
           ],
         },
       ],
@@ -134,7 +178,11 @@ describe('Bluesky posts', () => {
   });
 
   test('a post named by DID, by at-URI, or on main.bsky.dev reads the same thread', async () => {
-    for (const url of [post(ALICE, '3l4vidfixt2aa'), 'at://alice.test/app.bsky.feed.post/3l4vidfixt2aa', 'https://main.bsky.dev/profile/alice.test/post/3l4vidfixt2aa']) {
+    for (const url of [
+      post(ALICE, '3l4vidfixt2aa'),
+      'at://alice.test/app.bsky.feed.post/3l4vidfixt2aa',
+      'https://main.bsky.dev/profile/alice.test/post/3l4vidfixt2aa',
+    ]) {
       const { result } = await extract(url);
       expect(result.url).toBe(url);
       expect(result.media[0].sources.map((s) => s.url)).toContain(blob('/pds-alice', ALICE, ALICE_VIDEO));
@@ -145,7 +193,16 @@ describe('Bluesky posts', () => {
     const { result } = await extract(post('carol.example', '3l4webfixt2aa'));
     // Carol's playlist is missing at the origin: the original upload is still offered.
     expect(result.media[0].sources).toEqual([
-      { quality: '720p', url: blob('/pds-carol', 'did:web:carol.example', ALICE_VIDEO), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 1280, height: 720, size: 2404871 },
+      {
+        quality: '720p',
+        url: blob('/pds-carol', 'did:web:carol.example', ALICE_VIDEO),
+        stream_profile: 'muxed_progressive',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        width: 1280,
+        height: 720,
+        size: 2404871,
+      },
     ]);
   });
 
@@ -169,7 +226,15 @@ describe('Bluesky posts', () => {
         thumbnail: `${origin.base}/img/feed_thumbnail/plain/${ALICE}/${cid}@jpeg`,
         author: 'Alice',
         upload_date: '2024-10-01',
-        sources: [{ quality: 'original', url: `${origin.base}/img/feed_fullsize/plain/${ALICE}/${cid}@jpeg`, stream_profile: 'image', mime_type: 'image/jpeg', ext: 'jpg' }],
+        sources: [
+          {
+            quality: 'original',
+            url: `${origin.base}/img/feed_fullsize/plain/${ALICE}/${cid}@jpeg`,
+            stream_profile: 'image',
+            mime_type: 'image/jpeg',
+            ext: 'jpg',
+          },
+        ],
       },
     ]);
   });
@@ -184,13 +249,25 @@ describe('Bluesky posts', () => {
       ['image', undefined, 'image/png', 'png'],
       ['image', 'Gulls on the pier', 'image/webp', 'webp'],
     ]);
-    expect(result.media.every((m) => m.sources[0].url.includes('/img/feed_fullsize/') && m.thumbnail?.includes('/img/feed_thumbnail/'))).toBe(true);
+    expect(
+      result.media.every(
+        (m) => m.sources[0].url.includes('/img/feed_fullsize/') && m.thumbnail?.includes('/img/feed_thumbnail/'),
+      ),
+    ).toBe(true);
   });
 
   test('a Tenor GIF link card is the GIF at full size (the hh/ww downscale query dropped)', async () => {
     const { result } = await extract(post('alice.test', '3l4giffixt2aa'));
     expect(result).toMatchObject({ content_type: 'image', title: 'me when the build is green' });
-    expect(result.media[0].sources).toEqual([{ quality: 'original', url: `${origin.base}/tenor/AbCdEfGhIjKAAAAC/happy-dance.gif`, stream_profile: 'image', mime_type: 'image/gif', ext: 'gif' }]);
+    expect(result.media[0].sources).toEqual([
+      {
+        quality: 'original',
+        url: `${origin.base}/tenor/AbCdEfGhIjKAAAAC/happy-dance.gif`,
+        stream_profile: 'image',
+        mime_type: 'image/gif',
+        ext: 'gif',
+      },
+    ]);
   });
 
   test('a link card to another site is no media', async () => {
@@ -211,7 +288,9 @@ describe('Bluesky posts', () => {
     const { result } = await extract(post('alice.test', '3l4rwmfixt2aa'));
     expect(result.content_type).toBe('image');
     expect(result.media).toHaveLength(1);
-    expect(result.media[0].sources[0].url).toBe(`${origin.base}/img/feed_fullsize/plain/${ALICE}/bafkreirwmimagefixtureaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@jpeg`);
+    expect(result.media[0].sources[0].url).toBe(
+      `${origin.base}/img/feed_fullsize/plain/${ALICE}/bafkreirwmimagefixtureaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@jpeg`,
+    );
   });
 
   test('a quote of a deleted post has no media', async () => {

@@ -8,7 +8,8 @@ import { extractor, failure, serveJson } from './public-api-fixtures.js';
 let origin: Origin;
 let media: TestMedia;
 const extract = extractor();
-const files = (id: string, size: string, name: string) => `${origin.base}/system/media_attachments/files/113/000/000/000/000/${id}/${size}/${name}`;
+const files = (id: string, size: string, name: string) =>
+  `${origin.base}/system/media_attachments/files/113/000/000/000/000/${id}/${size}/${name}`;
 
 beforeAll(async () => {
   media = await testMedia();
@@ -24,20 +25,38 @@ beforeAll(async () => {
     AbCdEf123456: 'video',
     '01HQ2Z3Y4X5W6V7U8T9S0R1Q2P': 'audio',
   };
-  for (const [id, name] of Object.entries(statuses)) serveJson(origin, `/api/v1/statuses/${id}`, { fixture: `mastodon/${name}.json` });
+  for (const [id, name] of Object.entries(statuses))
+    serveJson(origin, `/api/v1/statuses/${id}`, { fixture: `mastodon/${name}.json` });
   serveJson(origin, '/api/v1/statuses/404404', { fixture: 'mastodon/not-found.json' }, 404);
   serveJson(origin, '/api/v1/statuses/401401', { fixture: 'mastodon/auth-required.json' }, 401);
   serveJson(origin, '/api/v1/statuses/429429', { fixture: 'mastodon/rate-limited.json' }, 429);
   serveJson(origin, '/api/v1/statuses/500500', '{"error":"Something went wrong on our end"}', 500);
   // Hosts that are not Mastodon: JSON of another kind, and Misskey's error shape.
   serveJson(origin, '/api/v1/statuses/556', '{"hello":"world"}');
-  serveJson(origin, '/api/v1/statuses/557', '{"error":{"message":"No such API.","code":"NO_SUCH_API","id":"fixture"}}', 404);
-  origin.body('/@someone/555', '<html><head><title>Not a toot</title></head><body><video src="/media/page-clip.mp4"></video></body></html>', 'text/html');
+  serveJson(
+    origin,
+    '/api/v1/statuses/557',
+    '{"error":{"message":"No such API.","code":"NO_SUCH_API","id":"fixture"}}',
+    404,
+  );
+  origin.body(
+    '/@someone/555',
+    '<html><head><title>Not a toot</title></head><body><video src="/media/page-clip.mp4"></video></body></html>',
+    'text/html',
+  );
   origin.file('/@someone/556', media.muxedMp4, 'video/mp4');
-  origin.body('/@someone/557', '<html><head><title>Misskey note</title></head><body><video src="/media/note.mp4"></video></body></html>', 'text/html');
+  origin.body(
+    '/@someone/557',
+    '<html><head><title>Misskey note</title></head><body><video src="/media/note.mp4"></video></body></html>',
+    'text/html',
+  );
 
   origin.file('/system/media_attachments/files/113/000/000/000/000/101/original/clip.mp4', media.muxedMp4, 'video/mp4');
-  origin.file('/system/media_attachments/files/113/000/000/000/000/102/original/dance.mp4', media.muxedMp4, 'video/mp4');
+  origin.file(
+    '/system/media_attachments/files/113/000/000/000/000/102/original/dance.mp4',
+    media.muxedMp4,
+    'video/mp4',
+  );
   origin.file('/system/media_attachments/files/113/000/000/000/000/103/original/tone.mp3', media.mp3, 'audio/mpeg');
   origin.file('/system/media_attachments/files/113/000/000/000/000/104/original/spider1.png', media.png, 'image/png');
   origin.file('/system/media_attachments/files/113/000/000/000/000/105/original/spider2.jpg', media.jpg, 'image/jpeg');
@@ -80,7 +99,20 @@ describe('Mastodon statuses', () => {
           author: 'Alice',
           upload_date: '2024-08-21',
           description: 'Rain on the tram window & city lights #rain',
-          sources: [{ quality: '240p', url: files('101', 'original', 'clip.mp4'), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, bitrate: 221016, fps: 25, has_video: true }],
+          sources: [
+            {
+              quality: '240p',
+              url: files('101', 'original', 'clip.mp4'),
+              stream_profile: 'muxed_progressive',
+              mime_type: 'video/mp4',
+              ext: 'mp4',
+              width: 320,
+              height: 240,
+              bitrate: 221016,
+              fps: 25,
+              has_video: true,
+            },
+          ],
         },
       ],
     });
@@ -91,13 +123,28 @@ describe('Mastodon statuses', () => {
     const { result } = await extract(origin.url('/@alice/113000000000000002'));
     expect(result.content_type).toBe('video');
     expect(result.media[0].sources).toEqual([
-      { quality: '240p', url: files('102', 'original', 'dance.mp4'), stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, bitrate: 180000, fps: 25, has_audio: false, has_video: true },
+      {
+        quality: '240p',
+        url: files('102', 'original', 'dance.mp4'),
+        stream_profile: 'muxed_progressive',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        width: 320,
+        height: 240,
+        bitrate: 180000,
+        fps: 25,
+        has_audio: false,
+        has_video: true,
+      },
     ]);
   });
 
   test('an audio attachment is an audio-only MP3 with its bitrate and duration', async () => {
     const { result } = await extract(origin.url('/@alice/113000000000000003'));
-    expect(result).toMatchObject({ content_type: 'audio', title: 'New sketch: a tuning fork at 440 Hz headphones recommended' });
+    expect(result).toMatchObject({
+      content_type: 'audio',
+      title: 'New sketch: a tuning fork at 440 Hz headphones recommended',
+    });
     expect(result.media).toEqual([
       {
         index: 0,
@@ -106,7 +153,18 @@ describe('Mastodon statuses', () => {
         author: 'Alice',
         upload_date: '2024-08-23',
         description: 'New sketch: a tuning fork at 440 Hz headphones recommended',
-        sources: [{ quality: '64k', url: files('103', 'original', 'tone.mp3'), stream_profile: 'audio_only', mime_type: 'audio/mpeg', ext: 'mp3', bitrate: 64000, has_audio: true, has_video: false }],
+        sources: [
+          {
+            quality: '64k',
+            url: files('103', 'original', 'tone.mp3'),
+            stream_profile: 'audio_only',
+            mime_type: 'audio/mpeg',
+            ext: 'mp3',
+            bitrate: 64000,
+            has_audio: true,
+            has_video: false,
+          },
+        ],
       },
     ]);
   });
@@ -115,10 +173,48 @@ describe('Mastodon statuses', () => {
     const { result } = await extract(origin.url('/@alice/113000000000000004'));
     expect(result).toMatchObject({ content_type: 'gallery', title: 'Spiders (photos)' });
     // The post's author, date and text (not its content warning) describe every item of the gallery.
-    const post = { author: 'Alice', upload_date: '2024-08-24', description: 'Found these two in the garden this morning' };
+    const post = {
+      author: 'Alice',
+      upload_date: '2024-08-24',
+      description: 'Found these two in the garden this morning',
+    };
     expect(result.media).toEqual([
-      { ...post, index: 0, type: 'image', title: 'An orb weaver in its web', thumbnail: files('104', 'small', 'spider1.png'), sources: [{ quality: '64x48', url: files('104', 'original', 'spider1.png'), stream_profile: 'image', mime_type: 'image/png', ext: 'png', width: 64, height: 48 }] },
-      { ...post, index: 1, type: 'image', title: 'A jumping spider on a leaf', thumbnail: files('105', 'small', 'spider2.jpg'), sources: [{ quality: '64x48', url: files('105', 'original', 'spider2.jpg'), stream_profile: 'image', mime_type: 'image/jpeg', ext: 'jpg', width: 64, height: 48 }] },
+      {
+        ...post,
+        index: 0,
+        type: 'image',
+        title: 'An orb weaver in its web',
+        thumbnail: files('104', 'small', 'spider1.png'),
+        sources: [
+          {
+            quality: '64x48',
+            url: files('104', 'original', 'spider1.png'),
+            stream_profile: 'image',
+            mime_type: 'image/png',
+            ext: 'png',
+            width: 64,
+            height: 48,
+          },
+        ],
+      },
+      {
+        ...post,
+        index: 1,
+        type: 'image',
+        title: 'A jumping spider on a leaf',
+        thumbnail: files('105', 'small', 'spider2.jpg'),
+        sources: [
+          {
+            quality: '64x48',
+            url: files('105', 'original', 'spider2.jpg'),
+            stream_profile: 'image',
+            mime_type: 'image/jpeg',
+            ext: 'jpg',
+            width: 64,
+            height: 48,
+          },
+        ],
+      },
     ]);
   });
 
@@ -126,12 +222,18 @@ describe('Mastodon statuses', () => {
     const { result } = await extract(origin.url('/@bob@remote.example/113000000000000005'));
     expect(result.title).toBe('From the other server');
     expect(result.media).toHaveLength(1);
-    expect(result.media[0].sources.map((s) => [s.stream_profile, s.url])).toEqual([['muxed_progressive', `${origin.base}/remote-storage/bob/original/clip.mp4`]]);
+    expect(result.media[0].sources.map((s) => [s.stream_profile, s.url])).toEqual([
+      ['muxed_progressive', `${origin.base}/remote-storage/bob/original/clip.mp4`],
+    ]);
   });
 
   test('a boost gives the boosted status media and text', async () => {
     const { result } = await extract(origin.url('/users/carol/statuses/113000000000000006'));
-    expect(result).toMatchObject({ platform: 'mastodon', content_type: 'video', title: 'Rain on the tram window & city lights #rain' });
+    expect(result).toMatchObject({
+      platform: 'mastodon',
+      content_type: 'video',
+      title: 'Rain on the tram window & city lights #rain',
+    });
     expect(result.media[0].sources[0].url).toBe(files('101', 'original', 'clip.mp4'));
   });
 

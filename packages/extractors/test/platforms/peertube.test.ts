@@ -36,10 +36,21 @@ beforeAll(async () => {
   const audioOnly = fixtureJson<{ files: { resolution: { id: number } }[] }>(origin, 'peertube/legacy.json');
   audioOnly.files = audioOnly.files.filter((f) => f.resolution.id === 0);
   serveJson(origin, '/api/v1/videos/aud1oon1yUp1oadAaaaaaa', JSON.stringify(audioOnly));
-  serveJson(origin, '/api/v1/videos/00000000-0000-4000-8000-000000000404', { fixture: 'peertube/not-found.json' }, 404, 'application/json; charset=utf-8');
+  serveJson(
+    origin,
+    '/api/v1/videos/00000000-0000-4000-8000-000000000404',
+    { fixture: 'peertube/not-found.json' },
+    404,
+    'application/json; charset=utf-8',
+  );
   serveJson(origin, '/api/v1/videos/00000000-0000-4000-8000-000000000403', { fixture: 'peertube/private.json' }, 403);
   serveJson(origin, '/api/v1/videos/00000000-0000-4000-8000-000000000401', { fixture: 'peertube/password.json' }, 403);
-  serveJson(origin, '/api/v1/videos/00000000-0000-4000-8000-000000000429', '{"error":"Too many requests, please try again later."}', 429);
+  serveJson(
+    origin,
+    '/api/v1/videos/00000000-0000-4000-8000-000000000429',
+    '{"error":"Too many requests, please try again later."}',
+    429,
+  );
   // The same video, its HLS master at a refused address (127.0.0.2 is not allow-listed).
   const refusedMaster = fixtureJson<{ streamingPlaylists: { playlistUrl: string }[] }>(origin, 'peertube/video.json');
   refusedMaster.streamingPlaylists[0].playlistUrl = 'http://127.0.0.2:9/master.m3u8';
@@ -50,7 +61,11 @@ beforeAll(async () => {
   origin.file(`${HLS}/f00d0001-360-fragmented.mp4`, media.videoOnlyMp4, 'video/mp4');
   origin.file(`${HLS}/f00d0002-0-fragmented.mp4`, media.audioOnlyM4a, 'audio/mp4');
   // A site that is not PeerTube but has a /w/{22 characters} page.
-  origin.body('/w/NotPeerTubeAaaaaaaaaaa', '<html><head><title>A wiki page</title></head><body><video src="/media/wiki.mp4"></video></body></html>', 'text/html');
+  origin.body(
+    '/w/NotPeerTubeAaaaaaaaaaa',
+    '<html><head><title>A wiki page</title></head><body><video src="/media/wiki.mp4"></video></body></html>',
+    'text/html',
+  );
 });
 
 afterAll(async () => {
@@ -68,16 +83,81 @@ describe('PeerTube videos', () => {
   test('Web Video and HLS files are progressive sources, split ones paired, beside the HLS master variants', async () => {
     const url = origin.url(`/w/${SHORT}`);
     const { result } = await extract(url);
-    expect(result).toMatchObject({ url, platform: 'peertube', extract_profile: 'peertube_api', content_type: 'video', title: 'Test pattern with a 440 Hz tone' });
+    expect(result).toMatchObject({
+      url,
+      platform: 'peertube',
+      extract_profile: 'peertube_api',
+      content_type: 'video',
+      title: 'Test pattern with a 440 Hz tone',
+    });
     expect(result.media).toHaveLength(1);
-    expect(result.media[0]).toMatchObject({ type: 'video', duration: 2, thumbnail: `${origin.base}/lazy-static/previews/f1d2a3b4-0000-4000-8000-000000000002.jpg` });
-    expect(result.media[0]).toMatchObject({ author: 'Alice', upload_date: '2024-06-01', description: 'Two seconds of colour bars.' });
+    expect(result.media[0]).toMatchObject({
+      type: 'video',
+      duration: 2,
+      thumbnail: `${origin.base}/lazy-static/previews/f1d2a3b4-0000-4000-8000-000000000002.jpg`,
+    });
+    expect(result.media[0]).toMatchObject({
+      author: 'Alice',
+      upload_date: '2024-06-01',
+      description: 'Two seconds of colour bars.',
+    });
     expect(result.media[0].sources).toEqual([
-      { quality: '360p', url: `${origin.base}${HLS}/f00d0001-360.m3u8`, stream_profile: 'hls', width: 640, height: 360, bitrate: 420000, fps: 25, codecs: 'avc1.64001e', has_audio: false, has_video: true },
-      { quality: '360p', url: `${origin.base}${HLS}/f00d0001-360-fragmented.mp4`, stream_profile: 'video_only', mime_type: 'video/mp4', ext: 'mp4', width: 640, height: 360, fps: 25, size: 41870, has_audio: false, has_video: true },
-      { quality: '240p', url: `${origin.base}/static/web-videos/${UUID}-240.mp4`, stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, fps: 25, size: 60122, has_audio: true, has_video: true },
-      { quality: 'original', url: `${origin.base}${HLS}/f00d0002-0-fragmented.mp4`, stream_profile: 'audio_only', mime_type: 'audio/mp4', ext: 'mp4', size: 18333, has_audio: true, has_video: false },
-      { quality: 'original', url: `${origin.base}${HLS}/f00d0002-0.m3u8`, stream_profile: 'hls', codecs: 'mp4a.40.2', has_audio: true, has_video: false },
+      {
+        quality: '360p',
+        url: `${origin.base}${HLS}/f00d0001-360.m3u8`,
+        stream_profile: 'hls',
+        width: 640,
+        height: 360,
+        bitrate: 420000,
+        fps: 25,
+        codecs: 'avc1.64001e',
+        has_audio: false,
+        has_video: true,
+      },
+      {
+        quality: '360p',
+        url: `${origin.base}${HLS}/f00d0001-360-fragmented.mp4`,
+        stream_profile: 'video_only',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        width: 640,
+        height: 360,
+        fps: 25,
+        size: 41870,
+        has_audio: false,
+        has_video: true,
+      },
+      {
+        quality: '240p',
+        url: `${origin.base}/static/web-videos/${UUID}-240.mp4`,
+        stream_profile: 'muxed_progressive',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        width: 320,
+        height: 240,
+        fps: 25,
+        size: 60122,
+        has_audio: true,
+        has_video: true,
+      },
+      {
+        quality: 'original',
+        url: `${origin.base}${HLS}/f00d0002-0-fragmented.mp4`,
+        stream_profile: 'audio_only',
+        mime_type: 'audio/mp4',
+        ext: 'mp4',
+        size: 18333,
+        has_audio: true,
+        has_video: false,
+      },
+      {
+        quality: 'original',
+        url: `${origin.base}${HLS}/f00d0002-0.m3u8`,
+        stream_profile: 'hls',
+        codecs: 'mp4a.40.2',
+        has_audio: true,
+        has_video: false,
+      },
     ]);
   });
 
@@ -89,7 +169,12 @@ describe('PeerTube videos', () => {
   });
 
   test('watch, embed and API URLs with the long UUID read the same video', async () => {
-    for (const path of [`/videos/watch/${UUID}`, `/videos/embed/${UUID}?autoplay=1`, `/api/v1/videos/${UUID}`, `/w/${UUID}`]) {
+    for (const path of [
+      `/videos/watch/${UUID}`,
+      `/videos/embed/${UUID}?autoplay=1`,
+      `/api/v1/videos/${UUID}`,
+      `/w/${UUID}`,
+    ]) {
       const { result } = await extract(origin.url(path));
       expect(result.media[0].sources).toHaveLength(5);
     }
@@ -99,8 +184,27 @@ describe('PeerTube videos', () => {
     const { result } = await extract(origin.url('/w/mN3pQrStUvWxYz2a4b5c6d'));
     expect(result.media[0].thumbnail).toBe(`${origin.base}/static/thumbnails/3f2c9a10-5b6d-4e7f-8a9b-0c1d2e3f4a5b.jpg`);
     expect(result.media[0].sources).toEqual([
-      { quality: '480p', url: `${origin.base}/static/webseed/3f2c9a10-5b6d-4e7f-8a9b-0c1d2e3f4a5b-480.mp4`, stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', height: 480, fps: 30, size: 60122, has_video: true },
-      { quality: 'original', url: `${origin.base}/static/webseed/3f2c9a10-5b6d-4e7f-8a9b-0c1d2e3f4a5b-0.mp4`, stream_profile: 'audio_only', mime_type: 'audio/mp4', ext: 'mp4', size: 18333, has_audio: true, has_video: false },
+      {
+        quality: '480p',
+        url: `${origin.base}/static/webseed/3f2c9a10-5b6d-4e7f-8a9b-0c1d2e3f4a5b-480.mp4`,
+        stream_profile: 'muxed_progressive',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        height: 480,
+        fps: 30,
+        size: 60122,
+        has_video: true,
+      },
+      {
+        quality: 'original',
+        url: `${origin.base}/static/webseed/3f2c9a10-5b6d-4e7f-8a9b-0c1d2e3f4a5b-0.mp4`,
+        stream_profile: 'audio_only',
+        mime_type: 'audio/mp4',
+        ext: 'mp4',
+        size: 18333,
+        has_audio: true,
+        has_video: false,
+      },
     ]);
   });
 
@@ -115,7 +219,17 @@ describe('PeerTube videos', () => {
     expect(result).toMatchObject({ content_type: 'video', title: 'Harbour webcam (live)' });
     expect(result.media[0].duration).toBeUndefined();
     expect(result.media[0].sources).toEqual([
-      { quality: '240p', url: `${origin.base}/static/streaming-playlists/hls/${LIVE_UUID}/0.m3u8`, stream_profile: 'hls', width: 320, height: 240, bitrate: 800000, codecs: 'avc1.64001e,mp4a.40.2', has_audio: true, has_video: true },
+      {
+        quality: '240p',
+        url: `${origin.base}/static/streaming-playlists/hls/${LIVE_UUID}/0.m3u8`,
+        stream_profile: 'hls',
+        width: 320,
+        height: 240,
+        bitrate: 800000,
+        codecs: 'avc1.64001e,mp4a.40.2',
+        has_audio: true,
+        has_video: true,
+      },
     ]);
   });
 });

@@ -13,7 +13,13 @@ export function fixtureJson<T = Record<string, unknown>>(origin: Origin, name: s
 }
 
 /** Serves a fixture (or a literal body) as JSON with a status. */
-export function serveJson(origin: Origin, routePath: string, body: { fixture: string } | string, status = 200, contentType = 'application/json; charset=utf-8'): void {
+export function serveJson(
+  origin: Origin,
+  routePath: string,
+  body: { fixture: string } | string,
+  status = 200,
+  contentType = 'application/json; charset=utf-8',
+): void {
   origin.route(routePath, (_req, res) => {
     const text = typeof body === 'string' ? body : fixture(origin, body.fixture);
     res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) }).end(text);

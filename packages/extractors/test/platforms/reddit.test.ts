@@ -41,7 +41,10 @@ beforeAll(async () => {
   post('lnk1', 'link.json');
   // The same older upload, now with a manifest address that fails: the fallback route still works.
   origin.route('/comments/fb2.json', (_req, res) => {
-    const body = fixture('video-fallback.json').replace('"has_audio": true,', `"has_audio": true, "dash_url": "${origin.base}/v/fb1abc/DASHPlaylist.mpd?a=1",`);
+    const body = fixture('video-fallback.json').replace(
+      '"has_audio": true,',
+      `"has_audio": true, "dash_url": "${origin.base}/v/fb1abc/DASHPlaylist.mpd?a=1",`,
+    );
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
   post('priv1', 'private.json', 403);
@@ -50,7 +53,8 @@ beforeAll(async () => {
   post('blocked2', 'blocked.html', 403, 'text/html; charset=utf-8');
   origin.status('/comments/busy1.json', 429, 'Too Many Requests');
   origin.status('/comments/gone1.json', 404, '{"message": "Not Found", "error": 404}');
-  for (const dir of ['vid1abc', 'gif1abc']) origin.body(`/v/${dir}/DASHPlaylist.mpd`, fixture('dash.mpd'), 'application/dash+xml');
+  for (const dir of ['vid1abc', 'gif1abc'])
+    origin.body(`/v/${dir}/DASHPlaylist.mpd`, fixture('dash.mpd'), 'application/dash+xml');
   origin.body('/v/vid1abc/HLSPlaylist.m3u8', fixture('hls-master.m3u8'), 'application/vnd.apple.mpegurl');
   origin.file('/v/vid1abc/DASH_360.mp4', media.videoOnlyMp4, 'video/mp4');
   origin.file('/v/vid1abc/DASH_AUDIO_128.mp4', media.audioOnlyM4a, 'video/mp4');
@@ -61,7 +65,11 @@ beforeAll(async () => {
   origin.file('/v/fb1abc/DASH_audio.mp4', media.audioOnlyM4a, 'video/mp4');
   origin.file('/i/pic.png', media.png, 'image/png');
   // Short links: Reddit answers them with a redirect to the post.
-  origin.redirect('/r/videos/s/AbCdEf123', 'https://www.reddit.com/r/videos/comments/vid1/a_test_clip_with_split_audio/?share_id=xyz&utm_source=share', 301);
+  origin.redirect(
+    '/r/videos/s/AbCdEf123',
+    'https://www.reddit.com/r/videos/comments/vid1/a_test_clip_with_split_audio/?share_id=xyz&utm_source=share',
+    301,
+  );
   origin.redirect('/r/pics/s/Relative1', '/r/pics/comments/img1/test_card_at_dawn/', 301);
   origin.redirect('/r/videos/s/Gone404', 'https://www.reddit.com/r/videos/s/Gone404x', 301);
   origin.redirect('/r/videos/s/ToLogin', 'https://www.reddit.com/login/?dest=x', 302);
@@ -90,7 +98,10 @@ describe('Reddit URLs', () => {
     ['https://www.reddit.com/video/vid1abc', { kind: 'video', id: 'vid1abc' }],
     ['https://i.redd.it/pic.png', { kind: 'image', file: 'pic.png' }],
     // Share parameters, the u/ form of a user's share link, and a comment's permalink.
-    ['https://www.reddit.com/r/videos/comments/vid1/a_test_clip/?utm_source=share&utm_medium=web3x&share_id=AbC', { kind: 'post', id: 'vid1' }],
+    [
+      'https://www.reddit.com/r/videos/comments/vid1/a_test_clip/?utm_source=share&utm_medium=web3x&share_id=AbC',
+      { kind: 'post', id: 'vid1' },
+    ],
     ['https://www.reddit.com/u/someone/s/AbCdEf123', { kind: 'share' }],
     ['https://www.reddit.com/r/videos/comments/vid1/comment/k3c2b1a/?context=3', { kind: 'post', id: 'vid1' }],
     ['https://v.redd.it/vid1abc/', { kind: 'video', id: 'vid1abc' }],
@@ -110,10 +121,20 @@ describe('Reddit URLs', () => {
     expect(reddit.platform).toBe('reddit');
     expect(reddit.kinds).toEqual(['video', 'image', 'gallery']);
     const listed = (url: string) => reddit.patterns.some((p) => p.test(url));
-    for (const url of ['https://www.reddit.com/r/videos/comments/vid1/slug/', 'https://redd.it/vid1', 'https://v.redd.it/vid1abc', 'https://i.redd.it/pic.png', 'https://www.reddit.com/r/videos/s/AbCdEf123']) {
+    for (const url of [
+      'https://www.reddit.com/r/videos/comments/vid1/slug/',
+      'https://redd.it/vid1',
+      'https://v.redd.it/vid1abc',
+      'https://i.redd.it/pic.png',
+      'https://www.reddit.com/r/videos/s/AbCdEf123',
+    ]) {
       expect([url, listed(url)]).toEqual([url, true]);
     }
-    for (const url of ['https://notreddit.com/r/videos/comments/vid1/', 'https://www.reddit.com.example/r/videos/comments/vid1/', 'https://www.reddit.com/r/videos/']) {
+    for (const url of [
+      'https://notreddit.com/r/videos/comments/vid1/',
+      'https://www.reddit.com.example/r/videos/comments/vid1/',
+      'https://www.reddit.com/r/videos/',
+    ]) {
       expect([url, listed(url)]).toEqual([url, false]);
     }
   });
@@ -121,8 +142,15 @@ describe('Reddit URLs', () => {
 
 describe('Reddit videos', () => {
   test('a video reads its DASH manifest: video-only qualities and the audio file form one item, HLS variants are extra sources', async () => {
-    const { result, records } = await extract('https://www.reddit.com/r/videos/comments/vid1/a_test_clip_with_split_audio/');
-    expect(result).toMatchObject({ platform: 'reddit', extract_profile: 'reddit_json', content_type: 'video', title: 'A test clip with split audio' });
+    const { result, records } = await extract(
+      'https://www.reddit.com/r/videos/comments/vid1/a_test_clip_with_split_audio/',
+    );
+    expect(result).toMatchObject({
+      platform: 'reddit',
+      extract_profile: 'reddit_json',
+      content_type: 'video',
+      title: 'A test clip with split audio',
+    });
     expect(result.media).toHaveLength(1);
     const item = result.media[0];
     expect(item.duration).toBe(2);
@@ -130,12 +158,37 @@ describe('Reddit videos', () => {
     expect(item.thumbnail).toBe(`${origin.base}/reddit/preview/vid1.jpg?width=640&format=pjpg&s=abc`);
     const progressive = item.sources.filter((s) => s.stream_profile !== 'hls');
     expect(progressive).toEqual([
-      expect.objectContaining({ url: `${origin.base}/v/vid1abc/DASH_360.mp4`, stream_profile: 'video_only', quality: '360p', width: 640, height: 360, has_audio: false, has_video: true }),
-      expect.objectContaining({ url: `${origin.base}/v/vid1abc/DASH_240.mp4`, stream_profile: 'video_only', quality: '240p', has_audio: false }),
-      expect.objectContaining({ url: `${origin.base}/v/vid1abc/DASH_AUDIO_128.mp4`, stream_profile: 'audio_only', has_audio: true, has_video: false, bitrate: 130000 }),
+      expect.objectContaining({
+        url: `${origin.base}/v/vid1abc/DASH_360.mp4`,
+        stream_profile: 'video_only',
+        quality: '360p',
+        width: 640,
+        height: 360,
+        has_audio: false,
+        has_video: true,
+      }),
+      expect.objectContaining({
+        url: `${origin.base}/v/vid1abc/DASH_240.mp4`,
+        stream_profile: 'video_only',
+        quality: '240p',
+        has_audio: false,
+      }),
+      expect.objectContaining({
+        url: `${origin.base}/v/vid1abc/DASH_AUDIO_128.mp4`,
+        stream_profile: 'audio_only',
+        has_audio: true,
+        has_video: false,
+        bitrate: 130000,
+      }),
     ]);
     const hls = item.sources.filter((s) => s.stream_profile === 'hls').map((s) => s.url);
-    expect(hls).toEqual(expect.arrayContaining([`${origin.base}/v/vid1abc/HLS_360.m3u8`, `${origin.base}/v/vid1abc/HLS_240.m3u8`, `${origin.base}/v/vid1abc/HLS_AUDIO_128.m3u8`]));
+    expect(hls).toEqual(
+      expect.arrayContaining([
+        `${origin.base}/v/vid1abc/HLS_360.m3u8`,
+        `${origin.base}/v/vid1abc/HLS_240.m3u8`,
+        `${origin.base}/v/vid1abc/HLS_AUDIO_128.m3u8`,
+      ]),
+    );
     // Both members of the merge pair belong to the same media item.
     expect(new Set(records.filter((r) => r.stream_profile !== 'hls').map((r) => r.media_index))).toEqual(new Set([0]));
     expect(origin.hits.get('/comments/vid1.json?raw_json=1')).toBeGreaterThan(0);
@@ -145,8 +198,20 @@ describe('Reddit videos', () => {
   test('without a manifest the fallback file is the video and the audio is found by probing its names in order', async () => {
     const { result } = await extract('https://www.reddit.com/r/oldvideos/comments/fb1/');
     expect(result.media[0].sources).toEqual([
-      expect.objectContaining({ url: `${origin.base}/v/fb1abc/DASH_360.mp4?source=fallback`, stream_profile: 'video_only', width: 640, height: 360, bitrate: 1_200_000, has_audio: false }),
-      expect.objectContaining({ url: `${origin.base}/v/fb1abc/DASH_audio.mp4`, stream_profile: 'audio_only', has_audio: true, has_video: false }),
+      expect.objectContaining({
+        url: `${origin.base}/v/fb1abc/DASH_360.mp4?source=fallback`,
+        stream_profile: 'video_only',
+        width: 640,
+        height: 360,
+        bitrate: 1_200_000,
+        has_audio: false,
+      }),
+      expect.objectContaining({
+        url: `${origin.base}/v/fb1abc/DASH_audio.mp4`,
+        stream_profile: 'audio_only',
+        has_audio: true,
+        has_video: false,
+      }),
     ]);
     expect(origin.hits.get('/v/fb1abc/DASH_AUDIO_128.mp4')).toBe(1);
     expect(origin.hits.get('/v/fb1abc/DASH_AUDIO_64.mp4')).toBe(1);
@@ -164,7 +229,9 @@ describe('Reddit videos', () => {
 
   test('a video posted without sound has one silent video source and no audio is looked for', async () => {
     const { result } = await extract('https://www.reddit.com/r/silentfilms/comments/mute1/');
-    expect(result.media[0].sources).toEqual([expect.objectContaining({ stream_profile: 'video_only', has_audio: false, has_video: true })]);
+    expect(result.media[0].sources).toEqual([
+      expect.objectContaining({ stream_profile: 'video_only', has_audio: false, has_video: true }),
+    ]);
     expect([...origin.hits.keys()].filter((k) => k.startsWith('/v/mute1abc/'))).toEqual([]);
   });
 
@@ -188,15 +255,35 @@ describe('Reddit images and galleries', () => {
   test('an image post is one image with the preview dimensions', async () => {
     const { result } = await extract('https://www.reddit.com/r/pics/comments/img1/test_card_at_dawn/');
     expect(result).toMatchObject({ content_type: 'image', title: 'Test card at dawn' });
-    expect(result.media[0].sources).toEqual([{ url: `${origin.base}/i/testcard.jpg`, stream_profile: 'image', quality: '64x48', mime_type: 'image/jpeg', ext: 'jpg', width: 64, height: 48 }]);
+    expect(result.media[0].sources).toEqual([
+      {
+        url: `${origin.base}/i/testcard.jpg`,
+        stream_profile: 'image',
+        quality: '64x48',
+        mime_type: 'image/jpeg',
+        ext: 'jpg',
+        width: 64,
+        height: 48,
+      },
+    ]);
   });
 
   test('a .gif post is the GIF and its silent MP4 rendering, with escaped URLs unescaped', async () => {
     const { result } = await extract('https://www.reddit.com/r/gifs/comments/gif2/');
     expect(result.media[0].type).toBe('video');
     expect(result.media[0].sources).toEqual([
-      expect.objectContaining({ url: `${origin.base}/reddit/preview/loop.gif?format=mp4&s=ghi`, stream_profile: 'video_only', mime_type: 'video/mp4', has_audio: false }),
-      expect.objectContaining({ url: `${origin.base}/i/loop.gif`, stream_profile: 'image', mime_type: 'image/gif', ext: 'gif' }),
+      expect.objectContaining({
+        url: `${origin.base}/reddit/preview/loop.gif?format=mp4&s=ghi`,
+        stream_profile: 'video_only',
+        mime_type: 'video/mp4',
+        has_audio: false,
+      }),
+      expect.objectContaining({
+        url: `${origin.base}/i/loop.gif`,
+        stream_profile: 'image',
+        mime_type: 'image/gif',
+        ext: 'gif',
+      }),
     ]);
   });
 
@@ -214,7 +301,16 @@ describe('Reddit images and galleries', () => {
   test('an i.redd.it link is the file itself, checked to exist', async () => {
     const { result } = await extract('https://i.redd.it/pic.png', { reddit_image: `${origin.base}/i` });
     expect(result).toMatchObject({ platform: 'reddit', extract_profile: 'direct_file', content_type: 'image' });
-    expect(result.media[0].sources).toEqual([{ url: `${origin.base}/i/pic.png`, stream_profile: 'image', quality: 'original', mime_type: 'image/png', ext: 'png', size: fs.statSync(media.png).size }]);
+    expect(result.media[0].sources).toEqual([
+      {
+        url: `${origin.base}/i/pic.png`,
+        stream_profile: 'image',
+        quality: 'original',
+        mime_type: 'image/png',
+        ext: 'png',
+        size: fs.statSync(media.png).size,
+      },
+    ]);
   });
 });
 
@@ -264,10 +360,15 @@ describe('Reddit errors', () => {
 
   test('a link post to another site names the URL to extract instead', async () => {
     const err = await failure('https://www.reddit.com/r/music/comments/lnk1/');
-    expect(err).toEqual({ code: 'no_media_found', message: 'This Reddit post links to https://www.youtube.com/watch?v=abcdefghijk; extract that URL instead.' });
+    expect(err).toEqual({
+      code: 'no_media_found',
+      message: 'This Reddit post links to https://www.youtube.com/watch?v=abcdefghijk; extract that URL instead.',
+    });
   });
 
   test('a missing i.redd.it file is content_not_found', async () => {
-    expect((await failure('https://i.redd.it/missing.jpg', { reddit_image: `${origin.base}/i` })).code).toBe('content_not_found');
+    expect((await failure('https://i.redd.it/missing.jpg', { reddit_image: `${origin.base}/i` })).code).toBe(
+      'content_not_found',
+    );
   });
 });

@@ -21,14 +21,23 @@ function fake(name: string, behaviour: 'decline' | 'fail' | 'answer'): UrlExtrac
       asked.push(name);
       if (behaviour === 'decline') throw new NotMyUrl(name, 'the host is not one of mine');
       if (behaviour === 'fail') throw new ReelayError('content_not_found', `${name} found nothing`);
-      return { url: url.href, platform: name, extract_profile: `${name}_api`, media: [{ type: 'video', sources: [{ url: `${url.href}.mp4`, stream_profile: 'muxed_progressive' }] }] };
+      return {
+        url: url.href,
+        platform: name,
+        extract_profile: `${name}_api`,
+        media: [{ type: 'video', sources: [{ url: `${url.href}.mp4`, stream_profile: 'muxed_progressive' }] }],
+      };
     },
   };
 }
 
 beforeAll(async () => {
   origin = await startOrigin();
-  origin.body('/any/page', '<html><head><title>Generic</title></head><body><video src="/clip.mp4"></video></body></html>', 'text/html');
+  origin.body(
+    '/any/page',
+    '<html><head><title>Generic</title></head><body><video src="/clip.mp4"></video></body></html>',
+    'text/html',
+  );
 });
 
 afterAll(async () => {
@@ -53,7 +62,9 @@ describe('an extractor declining a URL (NotMyUrl)', () => {
   test('any other error is the answer: no further extractor is asked', async () => {
     asked.length = 0;
     const registry = new ExtractorRegistry([fake('first', 'fail'), fake('second', 'answer')], GENERIC_EXTRACTORS);
-    await expect(registry.extract(new URL(origin.url('/any/page')), { egress, endpoints: {} })).rejects.toMatchObject({ code: 'content_not_found' });
+    await expect(registry.extract(new URL(origin.url('/any/page')), { egress, endpoints: {} })).rejects.toMatchObject({
+      code: 'content_not_found',
+    });
     expect(asked).toEqual(['first']);
   });
 });

@@ -37,11 +37,14 @@ describe('Streamable URLs', () => {
 
   test('every video URL is routed to the streamable extractor by the registry', () => {
     const registry = createRegistry();
-    for (const [url, id] of STREAMABLE_URL_CASES) if (id) expect(registry.find(new URL(url))?.platform).toBe('streamable');
+    for (const [url, id] of STREAMABLE_URL_CASES)
+      if (id) expect(registry.find(new URL(url))?.platform).toBe('streamable');
   });
 
   test('protocol-relative file URLs take the API scheme: https in production', () => {
-    expect(absolute('//cdn-cf-east.streamable.com/video/mp4/a1b2c3.mp4?Expires=1', 'https://api.streamable.com')).toBe('https://cdn-cf-east.streamable.com/video/mp4/a1b2c3.mp4?Expires=1');
+    expect(absolute('//cdn-cf-east.streamable.com/video/mp4/a1b2c3.mp4?Expires=1', 'https://api.streamable.com')).toBe(
+      'https://cdn-cf-east.streamable.com/video/mp4/a1b2c3.mp4?Expires=1',
+    );
   });
 });
 
@@ -68,8 +71,30 @@ describe('Streamable videos', () => {
           duration: 2,
           thumbnail: `http://${host}/image/a1b2c3.jpg?height=300`,
           sources: [
-            { quality: '240p', url: `http://${host}/video/mp4/a1b2c3.mp4?Expires=1735689600&Signature=fixtureSignatureMp4&Key-Pair-Id=FIXTUREKEY`, stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, bitrate: 221016, size: 60122, fps: 25 },
-            { quality: '180p', url: `http://${host}/video/mp4-mobile/a1b2c3.mp4?Expires=1735689600&Signature=fixtureSignatureMobile&Key-Pair-Id=FIXTUREKEY`, stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 240, height: 180, bitrate: 120000, size: 30100, fps: 25 },
+            {
+              quality: '240p',
+              url: `http://${host}/video/mp4/a1b2c3.mp4?Expires=1735689600&Signature=fixtureSignatureMp4&Key-Pair-Id=FIXTUREKEY`,
+              stream_profile: 'muxed_progressive',
+              mime_type: 'video/mp4',
+              ext: 'mp4',
+              width: 320,
+              height: 240,
+              bitrate: 221016,
+              size: 60122,
+              fps: 25,
+            },
+            {
+              quality: '180p',
+              url: `http://${host}/video/mp4-mobile/a1b2c3.mp4?Expires=1735689600&Signature=fixtureSignatureMobile&Key-Pair-Id=FIXTUREKEY`,
+              stream_profile: 'muxed_progressive',
+              mime_type: 'video/mp4',
+              ext: 'mp4',
+              width: 240,
+              height: 180,
+              bitrate: 120000,
+              size: 30100,
+              fps: 25,
+            },
           ],
         },
       ],
@@ -78,7 +103,11 @@ describe('Streamable videos', () => {
 
   test('embed, original and share URLs read the same video: the same title, media and sources', async () => {
     const canonical = (await extract('https://streamable.com/a1b2c3')).result;
-    for (const url of ['https://streamable.com/e/a1b2c3', 'https://streamable.com/o/a1b2c3', 'https://streamable.com/s/a1b2c3/xyzzy']) {
+    for (const url of [
+      'https://streamable.com/e/a1b2c3',
+      'https://streamable.com/o/a1b2c3',
+      'https://streamable.com/s/a1b2c3/xyzzy',
+    ]) {
       expect((await extract(url)).result).toEqual({ ...canonical, url });
     }
   });

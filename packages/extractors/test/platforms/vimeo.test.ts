@@ -84,7 +84,9 @@ describe('reading the player config', () => {
   });
 
   test('a script object of the same name that is not JSON is skipped for the next one', () => {
-    expect(findPlayerConfig(`var config = { lazy: true }; var config = {"video":{"title":"t"}};`)).toEqual({ video: { title: 't' } });
+    expect(findPlayerConfig(`var config = { lazy: true }; var config = {"video":{"title":"t"}};`)).toEqual({
+      video: { title: 't' },
+    });
   });
 
   test('a page without a config, or a truncated one, has none', () => {
@@ -96,19 +98,51 @@ describe('reading the player config', () => {
 describe('Vimeo videos', () => {
   test('progressive files are muxed sources with the player as Referer, and the video has its title, duration and largest thumbnail', async () => {
     const { result, records } = await extract('https://vimeo.com/1001');
-    expect(result).toMatchObject({ platform: 'vimeo', extract_profile: 'vimeo_player_config', content_type: 'video', title: 'Braces } and { "quotes" in a title' });
+    expect(result).toMatchObject({
+      platform: 'vimeo',
+      extract_profile: 'vimeo_player_config',
+      content_type: 'video',
+      title: 'Braces } and { "quotes" in a title',
+    });
     expect(result.media[0]).toMatchObject({ duration: 2, thumbnail: `${origin.base}/vimeo/thumbs/1001-1280.jpg` });
     expect(result.media[0].sources).toEqual([
-      { url: `${origin.base}/vimeo/progressive/1001-360.mp4?s=aa`, quality: '360p', stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 640, height: 360, fps: 25, has_audio: true, has_video: true },
-      { url: `${origin.base}/vimeo/progressive/1001-240.mp4?s=bb`, quality: '240p', stream_profile: 'muxed_progressive', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, fps: 25, has_audio: true, has_video: true },
+      {
+        url: `${origin.base}/vimeo/progressive/1001-360.mp4?s=aa`,
+        quality: '360p',
+        stream_profile: 'muxed_progressive',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        width: 640,
+        height: 360,
+        fps: 25,
+        has_audio: true,
+        has_video: true,
+      },
+      {
+        url: `${origin.base}/vimeo/progressive/1001-240.mp4?s=bb`,
+        quality: '240p',
+        stream_profile: 'muxed_progressive',
+        mime_type: 'video/mp4',
+        ext: 'mp4',
+        width: 320,
+        height: 240,
+        fps: 25,
+        has_audio: true,
+        has_video: true,
+      },
     ]);
-    expect(records.map((r) => r.headers)).toEqual([{ referer: 'https://player.vimeo.com/' }, { referer: 'https://player.vimeo.com/' }]);
+    expect(records.map((r) => r.headers)).toEqual([
+      { referer: 'https://player.vimeo.com/' },
+      { referer: 'https://player.vimeo.com/' },
+    ]);
   });
 
   test("HLS comes from the default CDN's master, split into video variants and audio renditions", async () => {
     const { result, records } = await extract('https://player.vimeo.com/video/1002');
     expect(result.title).toBe('Streamed only');
-    expect(result.media[0].sources.map((s) => [s.url.replace(origin.base, ''), s.stream_profile, s.has_video, s.has_audio])).toEqual([
+    expect(
+      result.media[0].sources.map((s) => [s.url.replace(origin.base, ''), s.stream_profile, s.has_video, s.has_audio]),
+    ).toEqual([
       ['/vimeo/fastly/1002/sep/video/v360/playlist.m3u8', 'hls', true, false],
       ['/vimeo/fastly/1002/sep/video/v240/playlist.m3u8', 'hls', true, false],
       ['/vimeo/fastly/1002/sep/audio/a128/playlist.m3u8', 'hls', false, true],
@@ -131,7 +165,9 @@ describe('Vimeo videos', () => {
 
   test('a DASH address with json=1 is followed to the manifest it names', async () => {
     const { result } = await extract('https://vimeo.com/1005');
-    expect(result.media[0].sources[0].url).toBe(`${origin.base}/vimeo/1005/sep/video/master.mpd?from=pointer#representation=0`);
+    expect(result.media[0].sources[0].url).toBe(
+      `${origin.base}/vimeo/1005/sep/video/master.mpd?from=pointer#representation=0`,
+    );
   });
 
   test('an unlisted video is asked for with its hash', async () => {

@@ -15,7 +15,8 @@ const fixture = (name: string): string => shared.fixture(origin, `x/${name}`);
 /** What the syndication endpoint answers per post id: [status, body]. */
 const answers = new Map<string, () => [number, string]>();
 
-const extract = (url: string) => registry.extract(new URL(url), { egress, endpoints: { x_syndication: origin.base, x_tco: origin.base } });
+const extract = (url: string) =>
+  registry.extract(new URL(url), { egress, endpoints: { x_syndication: origin.base, x_tco: origin.base } });
 
 const failure = (url: string) => shared.failure(extract(url));
 
@@ -54,23 +55,56 @@ afterAll(async () => {
 
 describe('X URLs', () => {
   test.each([
-    ['https://x.com/reelaytest/status/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
-    ['https://twitter.com/reelaytest/status/1790000000000000001?s=20', { kind: 'post', id: '1790000000000000001', index: undefined }],
-    ['https://mobile.twitter.com/reelaytest/status/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
-    ['https://www.x.com/reelaytest/statuses/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
+    [
+      'https://x.com/reelaytest/status/1790000000000000001',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
+    [
+      'https://twitter.com/reelaytest/status/1790000000000000001?s=20',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
+    [
+      'https://mobile.twitter.com/reelaytest/status/1790000000000000001',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
+    [
+      'https://www.x.com/reelaytest/statuses/1790000000000000001',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
     ['https://x.com/i/web/status/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
     ['https://twitter.com/statuses/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
-    ['https://x.com/reelaytest/status/1790000000000000001/video/1', { kind: 'post', id: '1790000000000000001', index: 1 }],
-    ['https://x.com/reelaytest/status/1811111111111111111/photo/2', { kind: 'post', id: '1811111111111111111', index: 2 }],
-    ['https://vxtwitter.com/reelaytest/status/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
-    ['https://fixvx.com/reelaytest/status/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
+    [
+      'https://x.com/reelaytest/status/1790000000000000001/video/1',
+      { kind: 'post', id: '1790000000000000001', index: 1 },
+    ],
+    [
+      'https://x.com/reelaytest/status/1811111111111111111/photo/2',
+      { kind: 'post', id: '1811111111111111111', index: 2 },
+    ],
+    [
+      'https://vxtwitter.com/reelaytest/status/1790000000000000001',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
+    [
+      'https://fixvx.com/reelaytest/status/1790000000000000001',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
     ['https://x.com/i/bookmarks?post_id=1790000000000000001', { kind: 'post', id: '1790000000000000001' }],
     ['https://t.co/AbCdE12345', { kind: 'short', code: 'AbCdE12345' }],
     // Share parameters, the older m. host, /i/status, a trailing slash, a handle in any case.
-    ['https://x.com/ReelayTest/status/1790000000000000001?s=46&t=AbCdEfGhIjKlMnOp', { kind: 'post', id: '1790000000000000001', index: undefined }],
-    ['https://m.twitter.com/reelaytest/status/1790000000000000001/', { kind: 'post', id: '1790000000000000001', index: undefined }],
+    [
+      'https://x.com/ReelayTest/status/1790000000000000001?s=46&t=AbCdEfGhIjKlMnOp',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
+    [
+      'https://m.twitter.com/reelaytest/status/1790000000000000001/',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
     ['https://x.com/i/status/1790000000000000001', { kind: 'post', id: '1790000000000000001', index: undefined }],
-    ['https://twitter.com/reelay_test/status/1790000000000000001#m', { kind: 'post', id: '1790000000000000001', index: undefined }],
+    [
+      'https://twitter.com/reelay_test/status/1790000000000000001#m',
+      { kind: 'post', id: '1790000000000000001', index: undefined },
+    ],
     ['https://x.com/i/bookmarks?foo=1&post_id=1790000000000000001', { kind: 'post', id: '1790000000000000001' }],
     // Not ours: profiles, lists, an empty status, look-alike hosts.
     ['https://x.com/reelaytest', null],
@@ -90,7 +124,8 @@ describe('X URLs', () => {
     expect(syndicationToken('1234567890123456789')).toBe('2zqic77uqyk');
     expect(syndicationToken('1790000000000000001')).toBe('4c7g8auqyik');
     expect(syndicationToken('20')).toBe('6dq1a2xwd93');
-    for (const id of ['1', '1790000000000000001', '999999999999999999']) expect(syndicationToken(id)).toMatch(/^[1-9a-z]+$/);
+    for (const id of ['1', '1790000000000000001', '999999999999999999'])
+      expect(syndicationToken(id)).toMatch(/^[1-9a-z]+$/);
   });
 
   test('a title is the text without its media link, shortened on a word; else the user', () => {
@@ -98,16 +133,27 @@ describe('X URLs', () => {
     const long = tweetTitle({ text: `${'word '.repeat(40)}end` })!;
     expect(long.length).toBeLessThanOrEqual(100);
     expect(long).toMatch(/word…$/);
-    expect(tweetTitle({ text: 'https://t.co/abc', user: { name: 'Reelay Test', screen_name: 'reelaytest' } })).toBe('Reelay Test (@reelaytest)');
+    expect(tweetTitle({ text: 'https://t.co/abc', user: { name: 'Reelay Test', screen_name: 'reelaytest' } })).toBe(
+      'Reelay Test (@reelaytest)',
+    );
   });
 });
 
 describe('X media', () => {
   test('a video lists every MP4 variant as muxed progressive with its size and bitrate, and the HLS variants', async () => {
     const { result, records } = await extract('https://x.com/reelaytest/status/1790000000000000001');
-    expect(result).toMatchObject({ platform: 'x', extract_profile: 'x_syndication', content_type: 'video', title: 'A test pattern with a tone, in three sizes' });
+    expect(result).toMatchObject({
+      platform: 'x',
+      extract_profile: 'x_syndication',
+      content_type: 'video',
+      title: 'A test pattern with a tone, in three sizes',
+    });
     const item = result.media[0];
-    expect(item).toMatchObject({ type: 'video', duration: 2, thumbnail: `${origin.base}/x/amplify_video_thumb/1790000000000000001/img/thumb.jpg` });
+    expect(item).toMatchObject({
+      type: 'video',
+      duration: 2,
+      thumbnail: `${origin.base}/x/amplify_video_thumb/1790000000000000001/img/thumb.jpg`,
+    });
     const mp4 = item.sources.filter((s) => s.stream_profile === 'muxed_progressive');
     expect(mp4.map((s) => [s.quality, s.width, s.height, s.bitrate, s.has_audio])).toEqual([
       ['720p', 1280, 720, 2176000, true],
@@ -136,7 +182,19 @@ describe('X media', () => {
         thumbnail: `${origin.base}/x/tweet_video_thumb/GiFloop.jpg`,
         author: 'Reelay Test',
         upload_date: '2024-05-14', // the post's text is only its media link: no description
-        sources: [{ url: `${origin.base}/x/tweet_video/GiFloop.mp4`, quality: '240p', stream_profile: 'video_only', mime_type: 'video/mp4', ext: 'mp4', width: 320, height: 240, has_audio: false, has_video: true }],
+        sources: [
+          {
+            url: `${origin.base}/x/tweet_video/GiFloop.mp4`,
+            quality: '240p',
+            stream_profile: 'video_only',
+            mime_type: 'video/mp4',
+            ext: 'mp4',
+            width: 320,
+            height: 240,
+            has_audio: false,
+            has_video: true,
+          },
+        ],
       },
     ]);
   });
@@ -145,8 +203,24 @@ describe('X media', () => {
     const { result } = await extract('https://x.com/reelaytest/status/1811111111111111111');
     expect(result.content_type).toBe('gallery');
     expect(result.media.map((m) => m.sources)).toEqual([
-      [{ url: `${origin.base}/x/media/CardOne.png?name=orig`, stream_profile: 'image', quality: '64x48', width: 64, height: 48 }],
-      [{ url: `${origin.base}/x/media/CardTwo.jpg?name=orig`, stream_profile: 'image', quality: '64x48', width: 64, height: 48 }],
+      [
+        {
+          url: `${origin.base}/x/media/CardOne.png?name=orig`,
+          stream_profile: 'image',
+          quality: '64x48',
+          width: 64,
+          height: 48,
+        },
+      ],
+      [
+        {
+          url: `${origin.base}/x/media/CardTwo.jpg?name=orig`,
+          stream_profile: 'image',
+          quality: '64x48',
+          width: 64,
+          height: 48,
+        },
+      ],
     ]);
   });
 
@@ -164,7 +238,9 @@ describe('X media', () => {
 
   test('a post without media of its own gives the media of the post it quotes, under its own text', async () => {
     const { result } = await extract('https://x.com/quoter/status/1833333333333333333');
-    expect(result.media[0].sources[0].url).toBe(`${origin.base}/x/ext_tw_video/1790000000000000001/pu/vid/320x240/quoted.mp4?tag=12`);
+    expect(result.media[0].sources[0].url).toBe(
+      `${origin.base}/x/ext_tw_video/1790000000000000001/pu/vid/320x240/quoted.mp4?tag=12`,
+    );
     expect(result.title.length).toBeLessThanOrEqual(100);
     expect(result.title).toMatch(/^This one is worth a second look, .*…$/);
   });
@@ -179,7 +255,12 @@ describe('X media', () => {
 
 describe('X errors', () => {
   test.each([
-    ['a deleted post (tombstone)', '1844444444444444444', 'content_not_found', /unavailable: This Post was deleted by the Post author\.$/],
+    [
+      'a deleted post (tombstone)',
+      '1844444444444444444',
+      'content_not_found',
+      /unavailable: This Post was deleted by the Post author\.$/,
+    ],
     ['a protected account', '1855555555555555555', 'content_not_found', /protected/],
     ['an empty answer', '1866666666666666666', 'content_not_found', /does not exist/],
     ['an empty object', '1877777777777777777', 'content_not_found', /does not exist/],
