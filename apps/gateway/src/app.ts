@@ -360,7 +360,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.set('trust proxy', config.TRUST_PROXY);
   app.set('etag', false);
   app.use(requestId);
-  app.use(accessLog(logger));
+  app.use(accessLog(logger, { routeOf: (method, path) => metrics.routeOf(method, path) }));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');

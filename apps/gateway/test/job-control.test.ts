@@ -3,7 +3,8 @@
 // by address (TRUST_PROXY), accounts with keys and sessions. The id reads a job; cancelling and
 // stopping need its control token, or the key or session that started it. A repeated request reuses
 // a job only for the same client. A collection's token controls its entries; a subscription's jobs
-// are their owner's, and count against the owner's MAX_ACTIVE_JOBS_PER_CLIENT.
+// are their owner's, and count against the owner's MAX_ACTIVE_JOBS_PER_CLIENT. No log line names a
+// job id, a token, a session or a key.
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { Server } from 'node:http';
@@ -14,9 +15,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Job } from 'bullmq';
 import request from 'supertest';
 import { FsArtifactStore } from '@reelay/artifacts';
+import { logRef } from '@reelay/observability';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
-import { createKey, expectError, signUp, uniqueIp } from './account-helpers.js';
+import { createKey, expectError, PASSWORD, signUp, uniqueEmail, uniqueIp } from './account-helpers.js';
 import { buildGateway, testConfig, type TestGateway } from './helpers.js';
 import { captureLogs } from './log-capture.js';
 import { openEvents } from './sse-client.js';
@@ -142,6 +144,38 @@ describe('the token stays with its client', () => {
     const data = JSON.stringify((await Job.fromId(gw.queue, id))?.data);
     for (const text of [shown, events.text, data]) expect(text).not.toContain(token);
     await cancel(id).set('Authorization', bearer(token)).expect(204);
+  }, 30_000);
+
+  test('no log line names a job id, control token, session or API key: the access log shows route templates', async () => {
+    // A signed-in client with a key, downloading, reading, following and cancelling.
+    const email = uniqueEmail();
+    const signup = await request(gw.app)
+      .post('/account/signup')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ email, password: PASSWORD });
+    const session = /reelay_session=([^;]+)/.exec(String(signup.headers['set-cookie']))![1];
+    const cookie = `reelay_session=${session}`;
+    const key = (await request(gw.app).post('/account/keys').set('Cookie', cookie).send({ name: 'logs' }).expect(201))
+      .body.data.secret as string;
+    const started = await download(uniqueIp(), { page_url: heldPage(), format: 'mkv' })
+      .set('Cookie', cookie)
+      .expect(202);
+    const { job_id: id, control_token: token } = started.body.data as { job_id: string; control_token: string };
+    await until('the worker to take the job', async () => (await view(id)).status === 'processing');
+    await request(gw.app).get(`/api/v1/jobs/${id}/artifact`).expect(409);
+    await request(gw.app).get(`/api/v1/jobs/${id}/nothing-here`).expect(404);
+    await request(gw.app).delete(`/api/v1/jobs/${id}`).set('X-API-Key', key).expect(204);
+    const other = await download(uniqueIp(), { page_url: heldPage(), format: 'mkv' }).set('X-API-Key', key).expect(202);
+    await cancel(other.body.data.job_id).set('Authorization', bearer(other.body.data.control_token)).expect(204);
+
+    const text = logs.text();
+    // The lines are there: the access log's, by template, and the worker's, by reference.
+    expect(text).toContain('"url":"/api/v1/jobs/:id"');
+    expect(text).toContain('"url":"/api/v1/jobs/:id/artifact"');
+    expect(text).toContain('"url":"/api/v1/jobs/:redacted/nothing-here"');
+    expect(text).toContain(`"job":"${logRef(id)}"`);
+    for (const secret of [id, token, other.body.data.job_id, other.body.data.control_token, session, key])
+      expect(text.includes(secret) ? secret : 'not logged').toBe('not logged');
   }, 30_000);
 });
 
