@@ -54,6 +54,7 @@ import { extractRoutes } from './routes/extract.js';
 import { jobEventRoutes } from './routes/job-events.js';
 import { jobControlRoutes } from './routes/job-control.js';
 import { JobControl } from './services/job-control.js';
+import { JobGrants } from './services/job-grants.js';
 import type { EventStreamOptions } from './http/sse.js';
 import { JobEventHub } from './services/job-events.js';
 import { platformRoutes } from './routes/platforms.js';
@@ -208,7 +209,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
     logger.warn({ err: err.message }, 'collection queue: redis connection problem'),
   );
   const jobs = new JobService(queue, artifacts, webhooks, redis, { queue: collectionQueue, prefix: queuePrefix });
-  const control = new JobControl(queue, redis, jobs, { onCancel: (state) => metrics.jobCancels.inc({ state }) });
+  // A job's control record outlives any job: the longest recording, its attempts' timeouts and a day
+  // of waiting in the queue (collection entries behind the gate included).
+  const grants = new JobGrants(
+    redis,
+    config.MAX_RECORD_SECONDS + 3 * config.JOB_TIMEOUT_SECONDS + config.ARTIFACT_TTL_SECONDS + 86_400,
+  );
+  const control = new JobControl(queue, redis, jobs, grants, {
+    onCancel: (state) => metrics.jobCancels.inc({ state }),
+  });
   const events = new JobEventHub(queue, redis, jobs, logger, collectionQueue);
   // Kept past any job's life: the queue's wait is unbounded, so a day beyond its attempts' timeouts.
   const clientJobs =
@@ -230,6 +239,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     flows,
     maxRecordSeconds: config.MAX_RECORD_SECONDS,
     clientJobs,
+    grants,
   });
   const collectionDownloads = new CollectionDownloads({
     extracts: extractService,
@@ -244,6 +254,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     jobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
     artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
     clientJobs,
+    grants,
   });
   // Subscriptions: one job scheduler each on their own queue (services/subscriptions.ts).
   const subscriptionQueue = new Queue(SUBSCRIPTION_QUEUE, { connection: redis, prefix: queuePrefix });
@@ -306,6 +317,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       extracts: extractService,
       collections: collectionDownloads,
       maxCollectionEntries: config.MAX_COLLECTION_ENTRIES,
+      owners: { redis, sessions: accounts.sessions },
     }),
     downloadStreamRoute({
       downloads,
@@ -316,7 +328,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       limit: v1Limit,
     }),
     ...jobEventRoutes({ jobs, hub: events, metrics, logger, stream: deps.eventStream }),
-    ...jobControlRoutes(control),
+    ...jobControlRoutes(control, { redis, sessions: accounts.sessions }),
     ...subscriptionRoutes({
       store: subscriptionStore,
       checker: subscriptionChecker,
@@ -348,7 +360,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.set('trust proxy', config.TRUST_PROXY);
   app.set('etag', false);
   app.use(requestId);
-  app.use(accessLog(logger));
+  app.use(accessLog(logger, { routeOf: (method, path) => metrics.routeOf(method, path) }));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');

@@ -127,7 +127,15 @@ export const EXAMPLES: Record<string, Example> = {
   'post /api/v1/download': {
     request: { video_url: VIDEO, audio_url: AUDIO, format: 'mp4' },
     answers: {
-      202: { success: true, data: { job_id: JOB_ID, status: 'queued', status_url: `/api/v1/jobs/${JOB_ID}` } },
+      202: {
+        success: true,
+        data: {
+          job_id: JOB_ID,
+          status: 'queued',
+          status_url: `/api/v1/jobs/${JOB_ID}`,
+          control_token: 'pQ7vN2kX9rT4wL8mB3sY6cH1dF5gJ0aZ-eU_iO2nKqE',
+        },
+      },
     },
   },
   'get /api/v1/jobs/{id}': { answers: { 200: { success: true, data: COMPLETED_JOB } } },

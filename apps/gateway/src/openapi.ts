@@ -145,7 +145,9 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
     );
     if (params.length || headers.length || query.length) operation.parameters = [...params, ...query, ...headers];
     // Public routes say so explicitly: no scheme applies, rather than "not documented".
-    operation.security = route.auth ? [{ [route.auth]: [] }] : [];
+    // A list of alternatives: any one scheme is enough; 'none' ({}) makes the scheme optional.
+    const schemes = route.auth === undefined ? [] : typeof route.auth === 'string' ? [route.auth] : route.auth;
+    operation.security = schemes.map((scheme) => (scheme === 'none' ? {} : { [scheme]: [] }));
     if (route.body) {
       const example = route.bodyExample === undefined ? {} : { example: route.bodyExample };
       operation.requestBody = {
@@ -184,6 +186,12 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
           in: 'cookie',
           name: 'reelay_session',
           description: 'The session cookie set by /account/signup and /account/login',
+        },
+        controlToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            "A job's control_token, from the 202 answer of POST /api/v1/download that started it (or its collection): `Authorization: Bearer <control_token>`",
         },
       },
     },

@@ -28,6 +28,7 @@ beforeAll(async () => {
   app.get('/broken', (_req, res) => void res.status(502).json({ ok: false }));
   app.get('/crash', (_req, res) => void res.status(500).json({ ok: false }));
   app.get('/slow', (_req, res) => void setTimeout(() => res.json({ late: true }), 500));
+  app.delete('/jobs/:id', (_req, res) => void res.status(204).end());
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -84,5 +85,21 @@ describe('secrets in query strings', () => {
     );
     expect(loggedUrl('/p?Token=t#f')).toBe('/p?Token=[redacted]#f');
     expect(loggedUrl('/p?codec=h264')).toBe('/p?codec=h264');
+  });
+});
+
+describe('capabilities in paths', () => {
+  const id = 'kq3T9vQ2rS8uX1yZ4aB6cD';
+
+  test('a route is logged as its template, never with the id it was called with', async () => {
+    await fetch(`${base}/jobs/${id}?cursor=2`, { method: 'DELETE' });
+    expect(await logged('/jobs/:id?cursor=2')).toMatchObject([{ req: { method: 'DELETE' }, res: { status: 204 } }]);
+    expect(JSON.stringify(lines)).not.toContain(id);
+  });
+
+  test('a path no route takes is logged with each id- or token-shaped segment replaced', async () => {
+    await fetch(`${base}/jobs/${id}/nothing/feeds/${id}x.xml`);
+    expect(await logged('/jobs/:redacted/nothing/feeds/:redacted')).toMatchObject([{ res: { status: 404 } }]);
+    expect(JSON.stringify(lines)).not.toContain(id);
   });
 });

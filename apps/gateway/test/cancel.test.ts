@@ -118,14 +118,28 @@ async function sourceUrl(route: string): Promise<string> {
   return extracted.media[0].sources[0].url as string;
 }
 
+/** Each job's control token, from its 202: the creator's cancels and stops send it. */
+const tokens = new Map<string, string>();
+
 /** A convert job on gateway A (each call a new request: its own filename); returns the job id. */
 async function startJob(route: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await request(a.app)
     .post('/api/v1/download')
     .send({ url: await sourceUrl(route), format: 'mkv', filename: `job-${randomBytes(4).toString('hex')}`, ...extra });
   expect(res.status).toBe(202);
+  tokens.set(res.body.data.job_id, res.body.data.control_token);
   return res.body.data.job_id as string;
 }
+
+/** The creator's DELETE (or stop) of a job, through gateway B. */
+const cancel = (id: string) =>
+  request(b.app)
+    .delete(`/api/v1/jobs/${id}`)
+    .set('Authorization', `Bearer ${tokens.get(id) ?? 'none'}`);
+const stopJob = (id: string) =>
+  request(b.app)
+    .post(`/api/v1/jobs/${id}/stop`)
+    .set('Authorization', `Bearer ${tokens.get(id) ?? 'none'}`);
 
 const withWebhook = (hook: string) => ({ webhook_url: `${receiverBase}${hook}`, webhook_secret: SECRET });
 const view = async (id: string) =>
@@ -165,7 +179,7 @@ test('a running job cancelled through the other gateway: ffmpeg killed, folder g
   await events.waitFor(1);
 
   const started = Date.now();
-  const res = await request(b.app).delete(`/api/v1/jobs/${id}`);
+  const res = await cancel(id);
   const took = Date.now() - started;
   expect(res.status).toBe(204);
   expect(took).toBeLessThan(5_000);
@@ -188,7 +202,7 @@ test('a running job cancelled through the other gateway: ffmpeg killed, folder g
   expect(JSON.parse(delivery.body)).toMatchObject({ type: 'job.cancelled', data: { id, status: 'cancelled' } });
 
   expect((await request(a.app).get(`/api/v1/jobs/${id}/artifact`)).body.error.code).toBe('artifact_not_ready');
-  const again = await request(b.app).delete(`/api/v1/jobs/${id}`).expect(409);
+  const again = await cancel(id).expect(409);
   expect(again.body.error.code).toBe('job_finished');
   const metrics = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
   expect(metrics).toMatch(/reelay_jobs_total\{[^}]*outcome="cancelled"[^}]*\} [1-9]/);
@@ -209,7 +223,7 @@ test('a queued job is taken out of the queue: cancelled at once, its webhook fir
   const events = await openEvents(baseA, `/api/v1/jobs/${queued}/events`);
   await events.waitFor(1);
 
-  await request(b.app).delete(`/api/v1/jobs/${queued}`).expect(204);
+  await cancel(queued).expect(204);
   expect(await a.queue.getJobState(queued)).toBe('unknown'); // no worker can take it any more
   const job = await view(queued);
   expect(job).toMatchObject({ id: queued, status: 'cancelled', progress: 0 });
@@ -232,8 +246,8 @@ test('a queued job is taken out of the queue: cancelled at once, its webhook fir
 
   // The freed slot admits a new job; then both are cancelled so the next test starts clean.
   const next = await startJob('/media/clip.mp4');
-  await request(b.app).delete(`/api/v1/jobs/${next}`).expect(204);
-  await request(b.app).delete(`/api/v1/jobs/${running}`).expect(204);
+  await cancel(next).expect(204);
+  await cancel(running).expect(204);
   expect((await view(running)).status).toBe('cancelled');
   const gatewayMetrics = (await request(b.app).get('/metrics').expect(200)).text;
   expect(gatewayMetrics).toMatch(/reelay_job_cancels_total\{[^}]*state="queued"[^}]*\} [1-9]/);
@@ -242,16 +256,16 @@ test('a queued job is taken out of the queue: cancelled at once, its webhook fir
 test('unknown and malformed ids are 404 job_not_found; stop is 409 not_recording for any job and 404 for unknown ids', async () => {
   const unknown = randomBytes(16).toString('base64url');
   for (const id of [unknown, 'nope', '..%2F..%2Fetc', 'A'.repeat(300)]) {
-    const res = await request(b.app).delete(`/api/v1/jobs/${id}`);
+    const res = await cancel(id);
     expect([res.status, res.body.error?.code]).toEqual([404, 'job_not_found']);
   }
-  expect((await request(b.app).post(`/api/v1/jobs/${unknown}/stop`)).body.error.code).toBe('job_not_found');
+  expect((await stopJob(unknown)).body.error.code).toBe('job_not_found');
   holding = false;
   const id = await startJob('/media/clip.mp4');
-  const stop = await request(b.app).post(`/api/v1/jobs/${id}/stop`);
+  const stop = await stopJob(id);
   expect([stop.status, stop.body.error?.code]).toEqual([409, 'not_recording']);
   await until(async () => (await view(id)).status === 'completed', 'the job to complete');
-  const res = await request(b.app).delete(`/api/v1/jobs/${id}`);
+  const res = await cancel(id);
   expect([res.status, res.body.error?.code]).toEqual([409, 'job_finished']);
   expect((await view(id)).status).toBe('completed');
 }, 40_000);
@@ -262,7 +276,7 @@ test('a cancel racing completion ends in one consistent state: 204 and cancelled
   for (const wait of [0, 250, 500, 800]) {
     const id = await startJob('/media/clip.mp4');
     await sleep(wait);
-    const res = await request(b.app).delete(`/api/v1/jobs/${id}`);
+    const res = await cancel(id);
     const first = await view(id);
     if (res.status === 204) {
       expect(first.status).toBe('cancelled');

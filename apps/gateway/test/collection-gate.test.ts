@@ -174,7 +174,8 @@ describe('collections among other clients', () => {
     const started = await post('10.0.0.3', { collection_url: origin.url('/long.xml'), bundle: 'none' });
     const id = started.body.data.job_id;
     await until('a child runs', async () => (await view(id)).entries.running > 0);
-    const cancel = await request(gw.app).delete(`/api/v1/jobs/${id}`);
+    const bearer = `Bearer ${started.body.data.control_token}`;
+    const cancel = await request(gw.app).delete(`/api/v1/jobs/${id}`).set('Authorization', bearer);
     expect(cancel.status).toBe(204);
     const parent = await until('the parent ends', async () => {
       const v = await view(id);
@@ -189,7 +190,7 @@ describe('collections among other clients', () => {
     // Each child is cancelled, or had already completed before the cancel reached it.
     for (const c of children) expect(['cancelled', 'completed']).toContain(c.status);
     expect(children.filter((c) => c.status === 'cancelled').length).toBeGreaterThanOrEqual(4);
-    const again = await request(gw.app).delete(`/api/v1/jobs/${id}`);
+    const again = await request(gw.app).delete(`/api/v1/jobs/${id}`).set('Authorization', bearer);
     expect(again.status).toBe(409);
     // The slot is free again.
     expect((await post('10.0.0.3', { collection_url: origin.url('/single.xml'), bundle: 'none' })).status).toBe(202);

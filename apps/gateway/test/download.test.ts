@@ -274,11 +274,14 @@ describe('download requests', () => {
         job_id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
         status: 'queued',
         status_url: `/api/v1/jobs/${first.body.data.job_id}`,
+        control_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       },
     });
     expect(first.headers.location).toBe(first.body.data.status_url);
     const again = await download({ video_url: video, audio_url: audio }).expect(202);
     expect(again.body.data.job_id).toBe(first.body.data.job_id);
+    // The same client's job, with a token of its own (the first stays valid: job-control.test.ts).
+    expect(again.body.data.control_token).not.toBe(first.body.data.control_token);
     const other = await download({ video_url: video, audio_url: audio, format: 'mkv' }).expect(202);
     expect(other.body.data.job_id).not.toBe(first.body.data.job_id);
 

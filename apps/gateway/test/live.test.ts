@@ -214,7 +214,8 @@ test('a live stream made by ffmpeg in real time is recorded: operation record, i
   // Its event stream carries the growing recording (percent 0 throughout): two events a second apart at least.
   const events = await fetchEvents(id, 2, 10_000);
   expect(events[1].recording.seconds).toBeGreaterThan(events[0].recording.seconds);
-  await request(gw.app).post(`/api/v1/jobs/${id}/stop`).expect(202);
+  const bearer = `Bearer ${accepted.body.data.control_token}`;
+  await request(gw.app).post(`/api/v1/jobs/${id}/stop`).set('Authorization', bearer).expect(202);
   const asked = Date.now();
   while (job.status === 'processing' && Date.now() - asked < 10_000) {
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -239,7 +240,7 @@ test('a live stream made by ffmpeg in real time is recorded: operation record, i
     .expect(200);
   expect((file.body as Buffer).length).toBe(job.artifact.size);
   // Stopped and finished: a second stop is 409 not_recording.
-  const again = await request(gw.app).post(`/api/v1/jobs/${id}/stop`);
+  const again = await request(gw.app).post(`/api/v1/jobs/${id}/stop`).set('Authorization', bearer);
   expect([again.status, again.body.error?.code]).toEqual([409, 'not_recording']);
 }, 30_000);
 
@@ -254,7 +255,10 @@ test('a dynamic DASH manifest extracts as is_live, and a download of one represe
   const id = res.body.data.job_id as string;
   const job = (await request(gw.app).get(`/api/v1/jobs/${id}`).expect(200)).body.data;
   expect(job.operation).toBe('record');
-  await request(gw.app).delete(`/api/v1/jobs/${id}`).expect(204);
+  await request(gw.app)
+    .delete(`/api/v1/jobs/${id}`)
+    .set('Authorization', `Bearer ${res.body.data.control_token}`)
+    .expect(204);
 });
 
 test('a live DASH manifest with separate video and audio: page_url picks the pair and records both in one job, as does the pair by hand; a live pair of other kinds is refused', async () => {
@@ -270,13 +274,19 @@ test('a live DASH manifest with separate video and audio: page_url picks the pai
     .expect(202);
   const chosen = await view(oneStep.body.data.job_id);
   expect(chosen).toMatchObject({ operation: 'record', source: { video_url: video.url, audio_url: audio.url } });
-  await request(gw.app).delete(`/api/v1/jobs/${chosen.id}`).expect(204);
+  await request(gw.app)
+    .delete(`/api/v1/jobs/${chosen.id}`)
+    .set('Authorization', `Bearer ${oneStep.body.data.control_token}`)
+    .expect(204);
   const byHand = await request(gw.app)
     .post('/api/v1/download')
     .send({ video_url: video.url, audio_url: audio.url, live: { duration: 60 } })
     .expect(202);
   expect(await view(byHand.body.data.job_id)).toMatchObject({ operation: 'record' });
-  await request(gw.app).delete(`/api/v1/jobs/${byHand.body.data.job_id}`).expect(204);
+  await request(gw.app)
+    .delete(`/api/v1/jobs/${byHand.body.data.job_id}`)
+    .set('Authorization', `Bearer ${byHand.body.data.control_token}`)
+    .expect(204);
   // A live HLS playlist beside a DASH audio representation is no such pair.
   const [hls] = (await extract('/live/index.m3u8')).media;
   const refused = await request(gw.app)

@@ -136,6 +136,26 @@ describe('the OpenAPI document', () => {
       for (const op of Object.values(operations)) expect(op.security).toBeDefined();
   });
 
+  test("cancel and stop need the job's control token (a bearer scheme) or the key or session that started it", () => {
+    const whole = doc as unknown as {
+      components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Record<string, unknown>> };
+    };
+    expect(whole.components.securitySchemes.controlToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const op of [doc.paths['/api/v1/jobs/{id}'].delete, doc.paths['/api/v1/jobs/{id}/stop'].post]) {
+      expect(op.security).toEqual([{ controlToken: [] }, { apiKey: [] }, { session: [] }]);
+      expect(op.responses['403'].description).toMatch(/^job_control_forbidden: /);
+    }
+    // The 202 of a download (and of a collection, the same answer) carries the token; optional auth.
+    const accepted = whole.components.schemas.JobAccepted as {
+      properties: { data: { properties: Record<string, unknown>; required: string[] } };
+    };
+    expect(accepted.properties.data.properties.control_token).toMatchObject({ type: 'string' });
+    expect(accepted.properties.data.required).toContain('control_token');
+    expect(doc.paths['/api/v1/download'].post.security).toEqual([{}, { apiKey: [] }, { session: [] }]);
+    // And never in what anyone with the id reads.
+    expect(JSON.stringify(whole.components.schemas.Job)).not.toContain('control_token');
+  });
+
   test('the account routes answer in the {success, data} envelope', () => {
     expect(doc.paths['/account/me'].get.responses['200'].content).toEqual({
       'application/json': {

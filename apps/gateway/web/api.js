@@ -50,11 +50,11 @@ export function keyedError(status, code, key) {
  * Sends a request; a JSON body is sent as application/json. Resolves with the Response whatever its
  * status, rejects with an ApiError only when the server cannot be reached.
  * @param {string} path
- * @param {{ method?: string, body?: unknown, signal?: AbortSignal }} [options]
+ * @param {{ method?: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string> }} [options]
  */
-export async function send(path, { method = 'GET', body, signal } = {}) {
+export async function send(path, { method = 'GET', body, signal, headers: extra } = {}) {
   /** @type {Record<string, string>} */
-  const headers = { Accept: 'application/json' };
+  const headers = { ...extra, Accept: 'application/json' };
   /** @type {RequestInit} */
   const init = { method, headers, credentials: 'same-origin', signal };
   if (body !== undefined) {
@@ -85,7 +85,7 @@ export async function errorOf(res) {
  * A JSON call: resolves with the response's data (the `data` of a success envelope, else the body;
  * null for 204), rejects with an ApiError.
  * @param {string} path
- * @param {{ method?: string, body?: unknown, signal?: AbortSignal }} [options]
+ * @param {{ method?: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string> }} [options]
  */
 export async function api(path, options) {
   const res = await send(path, options);
@@ -164,4 +164,13 @@ export function timeEl(iso, fallback = t('common:none')) {
 export function say(region, message, kind = 'info') {
   region.textContent = message;
   region.dataset.kind = kind;
+}
+
+/**
+ * What makes this browser a job's creator: its control token (from the 202 that started the job) as
+ * a bearer token, for the job's cancel and stop. @param {string | undefined} token
+ * @returns {Record<string, string>}
+ */
+export function controlHeaders(token) {
+  return token ? { Authorization: `Bearer ${token}` } : {};
 }

@@ -3,8 +3,8 @@
 // followed on its event stream (GET /api/v1/jobs/{id}/events, the Job as JSON on every change) with a
 // progress bar and an estimate of the time left. A finished job's file is saved at once when this page
 // saw it finish, and offered with a button; a failure shows the server's reason. Running jobs can be
-// cancelled, recordings stopped.
-import { api, el, formatBytes, keptReason, wordsOf } from './api.js';
+// cancelled, recordings stopped: each job's control token is kept with it, so after a reload too.
+import { api, controlHeaders, el, formatBytes, keptReason, wordsOf } from './api.js';
 import { t } from './i18n.js';
 
 const STORAGE_KEY = 'reelay-queue';
@@ -18,9 +18,10 @@ const SILENCE_MS = 60_000;
  * @typedef {{ id: string, title: string, kind: 'job' | 'collection' | 'record' | 'direct', status: string,
  *   progress?: number, filename?: string, size?: number, artifact?: { url: string, filename: string, size: number, expires_at: string },
  *   error?: string, unknown?: boolean, saved?: boolean, stopping?: boolean, counts?: { done: number, total: number, failed: number },
- *   detail?: string, recording?: number, created: number }} Entry
+ *   detail?: string, recording?: number, created: number, token?: string }} Entry
  * (`counts`: a collection's entries, worded when shown; `detail` is the same as words stored by
- * earlier versions. `unknown`: the server no longer knows the job. `stopping`: a stop was asked for.)
+ * earlier versions. `unknown`: the server no longer knows the job. `stopping`: a stop was asked for.
+ * `token`: the job's control_token, which its Cancel and Stop send; only this browser has it.)
  */
 
 /** @returns {Entry[]} */
@@ -394,10 +395,11 @@ export class Queue {
   async control(entry, button, what) {
     button.disabled = true;
     const url = `/api/v1/jobs/${encodeURIComponent(entry.id)}`;
+    const headers = controlHeaders(this.entry(entry.id)?.token ?? entry.token);
     try {
-      if (what === 'cancel') await api(url, { method: 'DELETE' });
+      if (what === 'cancel') await api(url, { method: 'DELETE', headers });
       else {
-        await api(`${url}/stop`, { method: 'POST' });
+        await api(`${url}/stop`, { method: 'POST', headers });
         // On the entry, so a redrawn row (a language switch, an event) still says it is stopping.
         this.patch(entry.id, { stopping: true });
       }

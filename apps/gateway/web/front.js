@@ -193,7 +193,7 @@ async function downloadPage(link, title, item) {
   });
   if (res.status === 202) {
     const accepted = (await res.json()).data;
-    queue.add({ id: accepted.job_id, title, kind: 'job', status: accepted.status });
+    queue.add({ id: accepted.job_id, title, kind: 'job', status: accepted.status, token: accepted.control_token });
     return { job: true, filename: title };
   }
   if (!res.ok) throw await errorOf(res);
@@ -248,7 +248,7 @@ async function downloadItems(link, title, items, count) {
 
 async function downloadCollection(link, title, entries) {
   const accepted = await startJob({ collection_url: link, entries, ...preset() });
-  queue.add({ id: accepted.job_id, title, kind: 'collection', status: accepted.status });
+  queue.add({ id: accepted.job_id, title, kind: 'collection', status: accepted.status, token: accepted.control_token });
   closeChoice();
   tell(() => t('front:collectionStarted', { title }));
 }
@@ -262,7 +262,7 @@ async function record(link, title) {
   const prefs = currentPrefs();
   const choose = prefs.audio_only ? { audio_only: true } : prefs.quality !== 'best' ? { quality: prefs.quality } : {};
   const accepted = await startJob({ page_url: link, live: {}, ...choose });
-  queue.add({ id: accepted.job_id, title, kind: 'record', status: accepted.status });
+  queue.add({ id: accepted.job_id, title, kind: 'record', status: accepted.status, token: accepted.control_token });
   closeChoice();
   tell(() => t('front:recordingStarted', { title }));
 }

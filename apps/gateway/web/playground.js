@@ -3,7 +3,7 @@
 // are saved straight from the response; HLS/DASH become jobs), merge a video-only with an audio-only
 // source, convert a source to another format or to audio only, cut a clip of an item (clip.js), save
 // or embed subtitles (subtitles.js), and follow each job until its artifact can be saved.
-import { ApiError, api, el, errorOf, formatBytes, say, send } from './api.js';
+import { ApiError, api, controlHeaders, el, errorOf, formatBytes, say, send } from './api.js';
 import { LANGUAGE_EVENT, formatDate, formatNumber, ready, t } from './i18n.js';
 import { clipBox } from './clip.js';
 import { filenameFrom } from './disposition.js';
@@ -581,7 +581,7 @@ function trackJob(accepted, label) {
   cancel.addEventListener('click', async () => {
     cancel.disabled = true;
     try {
-      await api(accepted.status_url, { method: 'DELETE' });
+      await api(accepted.status_url, { method: 'DELETE', headers: controlHeaders(accepted.control_token) });
       statusLine.textContent = statusText('cancelled');
       statusLine.dataset.kind = 'info';
       cancel.remove();
@@ -668,7 +668,7 @@ function showRecording(job, accepted, actions, statusLine, label) {
   stop.addEventListener('click', async () => {
     stop.disabled = true;
     try {
-      await api(`${accepted.status_url}/stop`, { method: 'POST' });
+      await api(`${accepted.status_url}/stop`, { method: 'POST', headers: controlHeaders(accepted.control_token) });
       stop.textContent = t('playground:job.stopping');
     } catch (err) {
       statusLine.textContent = err.message;

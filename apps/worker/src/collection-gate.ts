@@ -4,7 +4,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { RedisClient } from './redis.js';
 import { COLLECTION_QUEUE, collectionGateKey } from '@reelay/contracts';
-import type { Logger } from '@reelay/observability';
+import { logRef, type Logger } from '@reelay/observability';
 
 /** The parent's id when `job` is a child of a collection. */
 export function collectionOf(job: Pick<Job, 'parent'>): string | undefined {
@@ -27,7 +27,7 @@ export async function releaseNext(
     if (!child || !(await child.isDelayed())) continue;
     await child
       .promote()
-      .catch((err: unknown) => deps.logger.warn({ err, jobId: next }, 'could not release a collection child'));
+      .catch((err: unknown) => deps.logger.warn({ err, job: logRef(next) }, 'could not release a collection child'));
     return;
   }
 }

@@ -17,7 +17,7 @@ import {
   type CollectionResult,
 } from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
-import type { Logger } from '@reelay/observability';
+import { logRef, type Logger } from '@reelay/observability';
 import { writeBundle, type BundleEntry } from './bundle.js';
 
 export interface CollectionProcessorDeps {
@@ -90,7 +90,7 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
       );
       if (meta?.left_out)
         deps.logger.warn(
-          { jobId: job.id, leftOut: meta.left_out },
+          { job: logRef(String(job.id)), leftOut: meta.left_out },
           'collection bundle: entries past MAX_MEDIA_BYTES left out of the ZIP',
         );
       if (meta)
@@ -101,7 +101,7 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
           expires_at: meta.expires_at,
         };
     }
-    deps.logger.info({ jobId: job.id, ...result }, 'collection finished');
+    deps.logger.info({ job: logRef(String(job.id)), ...result }, 'collection finished');
     if (completed === 0 && skipped < records.length) {
       const cause = decodeJobError(firstError);
       throw new UnrecoverableError(

@@ -23,7 +23,7 @@ import {
 } from '@reelay/media';
 import { prepareCover } from './cover.js';
 import { runPreciseClip } from './smart-clip.js';
-import type { Logger } from '@reelay/observability';
+import { withRef, type Logger } from '@reelay/observability';
 import { expectedOutput } from './expectations.js';
 import { IncompleteOutputError, onStorage, OutputError } from './failure.js';
 import type { JobPlan } from './plan.js';
@@ -128,7 +128,8 @@ export async function runJob(deps: RunDeps, ctx: RunContext): Promise<JobResult>
   const duration =
     known ??
     probeLater().catch((err: unknown) => {
-      if (!probeSignal.aborted) log.info({ cause: (err as Error).message }, 'duration probe failed');
+      if (!probeSignal.aborted)
+        log.info({ cause: withRef((err as Error).message, payload.id) }, 'duration probe failed');
       return undefined;
     });
 

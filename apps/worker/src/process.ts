@@ -14,7 +14,7 @@ import {
   type JobResult,
 } from '@reelay/contracts';
 import { FfmpegError } from '@reelay/media';
-import type { Logger } from '@reelay/observability';
+import { logRef, withRef, type Logger } from '@reelay/observability';
 import type { ActiveJobs } from './active-jobs.js';
 import type { JobSignalListener } from './job-signals.js';
 import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
@@ -75,7 +75,10 @@ export function createProcessor(
     const started = Date.now();
     const parsed = JobPayloadSchema.safeParse(job.data);
     if (!parsed.success || parsed.data.id !== job.id) {
-      deps.logger.warn({ jobId: job.id, issues: parsed.error?.issues.slice(0, 5) }, 'job payload is invalid');
+      deps.logger.warn(
+        { job: logRef(String(job.id)), issues: parsed.error?.issues.slice(0, 5) },
+        'job payload is invalid',
+      );
       metrics.jobFinished('unknown', 'failed', 0, 'invalid_request');
       throw new UnrecoverableError(encodeJobError({ code: 'invalid_request', message: 'The job payload is invalid.' }));
     }
@@ -86,7 +89,11 @@ export function createProcessor(
       await job.moveToWait(token);
       throw new WaitingError();
     }
-    const log = deps.logger.child({ jobId: job.id, operation: payload.operation, attempt: job.attemptsMade + 1 });
+    const log = deps.logger.child({
+      job: logRef(payload.id),
+      operation: payload.operation,
+      attempt: job.attemptsMade + 1,
+    });
     const control = deps.active.start(payload.id);
     const signal = cancelled ? AbortSignal.any([control.signal, cancelled]) : control.signal;
     const ffmpegStop = new AbortController();
@@ -96,7 +103,8 @@ export function createProcessor(
     // POST /api/v1/jobs/{id}/stop: a recording ends gracefully and keeps what it has.
     const stop = new AbortController();
     let unwatch: (() => void) | undefined;
-    const session = deps.proxy.openSession(payload.id, {
+    // The session's id names it in the proxy's log lines: the job's reference, not its id.
+    const session = deps.proxy.openSession(logRef(payload.id), {
       headerNames: [...payload.inputs, ...(payload.subtitles ?? [])].flatMap((input) =>
         Object.keys(input.headers ?? {}),
       ),
@@ -195,7 +203,9 @@ export function createProcessor(
         // Failed with the cancel code and unrecoverable, so no retry or stalled check runs it again.
         await deps.artifacts
           .remove(payload.id)
-          .catch((e: unknown) => log.error({ err: e }, 'could not remove the artifact of a cancelled job'));
+          .catch((e: unknown) =>
+            log.error({ err: withRef(e, payload.id) }, 'could not remove the artifact of a cancelled job'),
+          );
         metrics.jobFinished(payload.operation, 'cancelled', seconds);
         log.info({ cause: err instanceof JobCancelled ? err.message : 'stopped while running' }, 'job cancelled');
         throw new UnrecoverableError(encodeJobError({ code: CANCELLED_CODE, message: CANCELLED_MESSAGE }));
@@ -231,7 +241,11 @@ export function createProcessor(
       if (willRetry) await progress.reset();
       metrics.jobFinished(payload.operation, willRetry ? 'retried' : 'failed', seconds, failure.code);
       log.warn(
-        { code: failure.code, retry: willRetry, cause: describe(err), upstream: describeUpstream(session.failures) },
+        // ffmpeg's stderr and error messages name the job's folder, which is named by its id.
+        withRef(
+          { code: failure.code, retry: willRetry, cause: describe(err), upstream: describeUpstream(session.failures) },
+          payload.id,
+        ) as object,
         'job failed',
       );
       const message = encodeJobError({ code: failure.code, message: failure.message });
@@ -243,7 +257,7 @@ export function createProcessor(
       if (dir)
         await deps.artifacts
           .removeTempDir(dir)
-          .catch((err: unknown) => log.error({ err }, 'could not remove the job folder'));
+          .catch((err: unknown) => log.error({ err: withRef(err, payload.id) }, 'could not remove the job folder'));
     }
   };
 }

@@ -23,7 +23,7 @@ import {
   type WebhookEventType,
 } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
-import type { Logger } from '@reelay/observability';
+import { logRef, type Logger } from '@reelay/observability';
 
 /** DESIGN.md: a 2xx within 10 s is a delivery. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
@@ -61,7 +61,7 @@ export function createWebhookProcessor(
     const parsed = WebhookJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError('The delivery job is invalid.');
     const data = parsed.data;
-    const log = deps.logger.child({ jobId: data.job_id, webhook_attempt: job.attemptsMade + 1 });
+    const log = deps.logger.child({ job: logRef(data.job_id), webhook_attempt: job.attemptsMade + 1 });
     // Made once, at the first attempt: every retry sends the same body under the same webhook-id.
     const message = data.message ?? (await makeMessage(deps, data.job_id, data.subscription_id));
     if (!data.message) await job.updateData({ ...data, message });

@@ -21,7 +21,7 @@ import { createCollectionProcessor } from './collection.js';
 import { releaseNext } from './collection-gate.js';
 import { CookieFile, Egress } from '@reelay/egress';
 import { locateBinaries, reportBinaries } from '@reelay/media';
-import type { Logger } from '@reelay/observability';
+import { logRef, type Logger } from '@reelay/observability';
 import { startHealthServer, type HealthState } from './health-server.js';
 import { Heartbeat } from './heartbeat.js';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
@@ -215,7 +215,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       const operation = (job.data as { operation?: string } | undefined)?.operation ?? 'unknown';
       const seconds = job.finishedOn && job.processedOn ? (job.finishedOn - job.processedOn) / 1000 : 0;
       metrics.jobFinished(operation, 'completed', seconds);
-      logger.info({ jobId: job.id, operation, seconds }, 'job completed');
+      logger.info({ job: logRef(String(job.id)), operation, seconds }, 'job completed');
     });
     // A collection's child that ended for good lets the next gated sibling into the queue.
     const gate = { redis: queueConnection, queue, prefix, logger };
@@ -236,7 +236,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     });
     worker.on('lockRenewalFailed', (ids: string[]) => {
       const n = active.lose(ids);
-      if (n > 0) logger.warn({ jobs: ids }, 'job locks lapsed: stopping those runs, the queue gives them out again');
+      if (n > 0)
+        logger.warn({ jobs: ids.map(logRef) }, 'job locks lapsed: stopping those runs, the queue gives them out again');
     });
     opened.push(() => worker.close());
     // Deliveries need no ffmpeg: this worker sends them even while it takes no download jobs. A

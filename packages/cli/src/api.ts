@@ -1,7 +1,9 @@
 // The reelay HTTP API as this client sees it: the answer shapes it reads (a subset of DESIGN.md's, kept
 // here so the CLI installs on its own) and one small fetch wrapper that turns the error envelope,
-// or a server it cannot reach, into a CliError that says what to do next.
+// or a server it cannot reach, into a CliError that says what to do next. The control token of each
+// job it starts is kept (tokens.ts) and sent with its cancel and stop.
 import { CliError } from './errors.js';
+import { JobTokens } from './tokens.js';
 
 export interface Source {
   quality: string;
@@ -80,13 +82,33 @@ export interface DownloadBody {
   live?: { duration?: number; from_start?: boolean };
 }
 
+/** The 202 of a download: the job, and the token that makes its holder the job's creator. */
+interface JobAccepted {
+  job_id: string;
+  control_token?: string;
+}
+
 export const TERMINAL: ReadonlySet<JobView['status']> = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
+/** What to do about a 403 job_control_forbidden: only the job's creator may cancel or stop it. */
+const NOT_CREATOR =
+  "Only the client that started a job can cancel or stop it: run this as the same user on the machine whose `reelay get` started it (it keeps the job's control token).";
+
 export class Api {
+  /** This run's tokens, in case the state file could not be written. */
+  private readonly held = new Map<string, string>();
+
   constructor(
     readonly server: URL,
     readonly signal: AbortSignal,
+    private readonly tokens = new JobTokens(),
   ) {}
+
+  /** The Authorization header that makes this client the job's creator, when it has the job's token. */
+  private control(id: string): Record<string, string> {
+    const token = this.held.get(id) ?? this.tokens.get(this.server.origin, id);
+    return token ? { authorization: `Bearer ${token}` } : {};
+  }
 
   url(path: string): URL {
     return new URL(path, this.server);
@@ -110,8 +132,8 @@ export class Api {
     }
   }
 
-  /** Throws the server's error envelope as a CliError (its message, code and status). */
-  async fail(res: Response): Promise<never> {
+  /** Throws the server's error envelope as a CliError (its message, code and status; `hint` for a 403). */
+  async fail(res: Response, forbidden?: string): Promise<never> {
     const text = await res.text().catch(() => '');
     let envelope: { error?: { code?: string; message?: string } } | undefined;
     try {
@@ -122,7 +144,8 @@ export class Api {
     const code = envelope?.error?.code;
     const message =
       envelope?.error?.message ?? `the server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
-    throw new CliError(message, undefined, code ? `${code}, HTTP ${res.status}` : `HTTP ${res.status}`);
+    const hint = res.status === 403 && code === 'job_control_forbidden' ? forbidden : undefined;
+    throw new CliError(message, hint, code ? `${code}, HTTP ${res.status}` : `HTTP ${res.status}`);
   }
 
   async json<T>(path: string, init: RequestInit = {}): Promise<T> {
@@ -150,23 +173,23 @@ export class Api {
   async cancel(id: string): Promise<void> {
     const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}`, {
       method: 'DELETE',
-      headers: { accept: 'application/json' },
+      headers: { accept: 'application/json', ...this.control(id) },
     });
-    if (!res.ok) return this.fail(res);
+    if (!res.ok) return this.fail(res, NOT_CREATOR);
   }
 
   /** POST /api/v1/jobs/{id}/stop: true when the recording was asked to stop, false when it is not recording (any more). */
   async stop(id: string): Promise<boolean> {
     const res = await this.request(`/api/v1/jobs/${encodeURIComponent(id)}/stop`, {
       method: 'POST',
-      headers: { accept: 'application/json' },
+      headers: { accept: 'application/json', ...this.control(id) },
     });
     if (res.status === 202) return true;
     if (res.status === 409) return false;
-    return this.fail(res);
+    return this.fail(res, NOT_CREATOR);
   }
 
-  /** POST /api/v1/download: the media itself (200, a direct stream) or a job's id (202). */
+  /** POST /api/v1/download: the media itself (200, a direct stream) or a job's id (202), whose token is kept. */
   async download(body: DownloadBody): Promise<{ stream: Response } | { jobId: string }> {
     // identity: the bytes on disk are the bytes sent, so offsets for Range stay true.
     const res = await this.request('/api/v1/download', {
@@ -174,7 +197,14 @@ export class Api {
       body: JSON.stringify(body),
       headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' },
     });
-    if (res.status === 202) return { jobId: ((await res.json()) as { data: { job_id: string } }).data.job_id };
+    if (res.status === 202) {
+      const { job_id: jobId, control_token: token } = ((await res.json()) as { data: JobAccepted }).data;
+      if (token) {
+        this.held.set(jobId, token);
+        this.tokens.remember(this.server.origin, jobId, token);
+      }
+      return { jobId };
+    }
     if (!res.ok) return this.fail(res);
     return { stream: res };
   }

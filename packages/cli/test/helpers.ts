@@ -177,6 +177,12 @@ export interface RunningCli {
   done: Promise<CliRun>;
 }
 
+/**
+ * Where a run keeps its jobs' control tokens: beside its folder (never the user's own state), so runs
+ * in one folder share them as one user's runs do.
+ */
+export const stateHome = (cwd: string) => `${cwd}-state`;
+
 /** Starts `reelay ARGS` in `cwd` with REELAY_SERVER set (unless the args name a server). */
 export function startCli(
   args: string[],
@@ -187,6 +193,7 @@ export function startCli(
     env: {
       PATH: process.env.PATH,
       HOME: os.homedir(),
+      XDG_STATE_HOME: stateHome(options.cwd),
       ...(options.server ? { REELAY_SERVER: options.server } : {}),
       ...options.env,
     },
@@ -239,6 +246,7 @@ export function startInTerminal(
     env: {
       PATH: process.env.PATH,
       HOME: os.homedir(),
+      XDG_STATE_HOME: stateHome(options.cwd),
       TERM: 'xterm-256color',
       REELAY_SERVER: options.server,
       ...options.env,

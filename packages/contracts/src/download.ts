@@ -467,10 +467,23 @@ export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
 
 export const JobEnvelopeSchema = z.object({ success: z.literal(true), data: JobSchema }).meta({ id: 'JobEnvelope' });
 
+/** A job's control token: 32 random bytes (256 bits) in base64url. Only its SHA-256 is stored. */
+export const CONTROL_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
 export const JobAcceptedSchema = z
   .object({
     success: z.literal(true),
-    data: z.object({ job_id: z.string(), status: JobStatusSchema, status_url: z.string() }),
+    data: z.object({
+      job_id: z.string(),
+      status: JobStatusSchema,
+      status_url: z.string(),
+      control_token: z
+        .string()
+        .regex(CONTROL_TOKEN_PATTERN)
+        .describe(
+          "The capability to cancel or stop this job: send it back as `Authorization: Bearer <control_token>` on DELETE /api/v1/jobs/{id} and POST /api/v1/jobs/{id}/stop. Shown only in this answer (each 202 gives a new one, a repeated request too; all stay valid for the job); keep it with the job id. A collection's token also controls its entries' jobs.",
+        ),
+    }),
   })
   .meta({ id: 'JobAccepted' });
 

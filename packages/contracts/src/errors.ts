@@ -56,6 +56,8 @@ export const ERROR_STATUS = {
   // DESIGN.md "Subscriptions": an id that is not the caller's (or none); an account at its limit.
   subscription_not_found: 404,
   subscription_limit_reached: 409,
+  // DESIGN.md "Trust at the public edge": cancel or stop by anyone but the job's creator.
+  job_control_forbidden: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -15,6 +15,8 @@ export interface ResponseSpec {
   example?: unknown;
 }
 
+export type AuthScheme = 'apiKey' | 'session' | 'controlToken';
+
 export interface RouteSpec {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI form: `/api/v1/jobs/{id}`. */
@@ -40,8 +42,11 @@ export interface RouteSpec {
    * only, so a refusal costs no body parsing and is answered the same whatever the body.
    */
   before?: RequestHandler[];
-  /** How the route authenticates, for the OpenAPI document: an API key header or the session cookie. */
-  auth?: 'apiKey' | 'session';
+  /**
+   * How the route authenticates, for the OpenAPI document: an API key header, the session cookie or a
+   * job's control token; a list names alternatives, any one of which is enough ('none': optional).
+   */
+  auth?: AuthScheme | readonly (AuthScheme | 'none')[];
   handler: (req: Request, res: Response) => unknown;
   /** Left out of the OpenAPI document (operational endpoints). */
   internal?: boolean;

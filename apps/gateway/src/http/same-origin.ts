@@ -23,15 +23,20 @@ function originOf(value: string): string | undefined {
   }
 }
 
+/** Whether a browser sent this request from another site (a client that says neither header is not a browser). */
+export function isCrossSite(req: Request): boolean {
+  const site = req.get('sec-fetch-site');
+  const origin = req.get('origin');
+  return (
+    (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+    (origin !== undefined && (originOf(origin) ?? 'null') !== ownOrigin(req))
+  );
+}
+
 /** Refuses a browser's request from another site with `message` (403 cross_site_request). */
 export function refuseCrossSite(message: string): RequestHandler {
   return (req, _res, next) => {
-    const site = req.get('sec-fetch-site');
-    const origin = req.get('origin');
-    const crossSite =
-      (site !== undefined && site !== 'same-origin' && site !== 'none') ||
-      (origin !== undefined && (originOf(origin) ?? 'null') !== ownOrigin(req));
-    if (crossSite) return next(new ReelayError('cross_site_request', message));
+    if (isCrossSite(req)) return next(new ReelayError('cross_site_request', message));
     next();
   };
 }

@@ -1,5 +1,6 @@
 // Surface B: POST /api/v1/download, GET /api/v1/jobs/{id} and its artifact. Only the download is
-// limited per client address: polling a job and fetching its artifact are free.
+// limited per client address: polling a job and fetching its artifact are free. A job's 202 carries
+// its control token; an API key or session, when the request has one, controls the job too.
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { Egress } from '@reelay/egress';
@@ -20,6 +21,7 @@ import {
 } from '@reelay/contracts';
 import type { ArtifactStore } from '@reelay/artifacts';
 import { sendArtifact } from '../http/artifact.js';
+import { jobOwnerOf, type OwnerDeps } from '../http/owner.js';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { withRateLimitHeaders } from '../http/surface-gate.js';
 import { streamSource } from '../http/stream.js';
@@ -96,6 +98,8 @@ export function downloadRoutes(deps: {
   extracts?: ExtractService;
   collections?: CollectionDownloads;
   maxCollectionEntries?: number;
+  /** Reads the request's API key or session: the account that controls the jobs it starts. */
+  owners: OwnerDeps;
 }): RouteSpec[] {
   const { downloads, jobs, egress, metrics } = deps;
   return [
@@ -107,10 +111,13 @@ export function downloadRoutes(deps: {
         "Download a source, a merge pair, a page in one step (page_url with a preset: the gateway extracts and chooses) or a subtitle track (with `subtitles`, a video with the item's tracks embedded): a direct stream, or an asynchronous job. RATE_LIMIT_V1_PER_MIN requests per minute and MAX_ACTIVE_JOBS_PER_CLIENT live jobs per client address",
       body: DownloadRequestSchema,
       before: deps.limit && [deps.limit],
+      // Optional: with a key or session the account controls the job (and reuses its own identical jobs).
+      auth: ['none', 'apiKey', 'session'],
       responses: withRateLimitHeaders({
         200: { description: 'The media, streamed', contentType: STREAM_TYPES, headers: STREAM_HEADERS },
         202: {
-          description: "A job was started (or the same request's live job is returned); poll status_url",
+          description:
+            "A job was started (or this client's identical live job is returned: the same job_id, with a new control_token); poll status_url, cancel or stop it with control_token",
           schema: JobAcceptedSchema,
           headers: { Location: 'The job URL' },
         },
@@ -118,7 +125,12 @@ export function downloadRoutes(deps: {
         400: error(
           'invalid_request (also: a webhook_url with no webhook_secret where the deployment has no WEBHOOK_SECRET, or with a source streamed directly; page_url with url or video_url; an item index out of range, naming the count), invalid_url (page_url), invalid_clip, unknown_source or invalid_merge_pair',
         ),
-        403: error('url_blocked: the source, or the webhook_url, is an address the egress guard refuses'),
+        401: error(
+          'invalid_api_key: an X-API-Key was sent that is unknown or deleted (send none to download without one)',
+        ),
+        403: error(
+          'url_blocked: the source, or the webhook_url, is an address the egress guard refuses; api_key_disabled: the X-API-Key sent is disabled',
+        ),
         404: error('content_not_found'),
         413: error('payload_too_large: the body is over 16 KiB'),
         422: error(
@@ -143,6 +155,7 @@ export function downloadRoutes(deps: {
       }),
       handler: async (req, res) => {
         let body = parseBody(DownloadRequestSchema, req.body);
+        const requester = { ip: req.ip, accountId: await jobOwnerOf(deps.owners, req) };
         const webhook = await requestedWebhook(body, { egress, deploymentSecret: deps.webhookSecret === true });
         let chosen: ChosenSource | undefined;
         // A bad selection is refused before anything is fetched.
@@ -176,8 +189,8 @@ export function downloadRoutes(deps: {
                 entries: result.entries,
                 extraction_id: result.extraction_id!,
               };
-              const id = await deps.collections
-                .start(body, first, req.ip, gone.signal, webhook)
+              const { id, token } = await deps.collections
+                .start(body, first, requester, gone.signal, webhook)
                 .catch((err: unknown) => {
                   if (err instanceof ReelayError && err.code === 'too_many_jobs')
                     metrics.rateLimited.inc({ surface: 'jobs' });
@@ -188,7 +201,10 @@ export function downloadRoutes(deps: {
               res
                 .status(202)
                 .location(statusUrl)
-                .json({ success: true, data: { job_id: id, status: 'queued', status_url: statusUrl } });
+                .json({
+                  success: true,
+                  data: { job_id: id, status: 'queued', status_url: statusUrl, control_token: token },
+                });
               return;
             }
             if (body.collection_url !== undefined)
@@ -223,17 +239,20 @@ export function downloadRoutes(deps: {
           });
           return;
         }
-        const { id, reused } = await downloads.enqueue(plan.payload, req.ip, webhook).catch((err: unknown) => {
-          if (err instanceof ReelayError && err.code === 'too_many_jobs') metrics.rateLimited.inc({ surface: 'jobs' });
-          throw err;
-        });
+        const { id, reused, token } = await downloads
+          .enqueue(plan.payload, requester, webhook)
+          .catch((err: unknown) => {
+            if (err instanceof ReelayError && err.code === 'too_many_jobs')
+              metrics.rateLimited.inc({ surface: 'jobs' });
+            throw err;
+          });
         metrics.downloads.inc({ kind: reused ? 'job_reused' : 'job' });
         const status = reused ? (await jobs.view(id)).status : 'queued';
         const statusUrl = `/api/v1/jobs/${id}`;
         res
           .status(202)
           .location(statusUrl)
-          .json({ success: true, data: { job_id: id, status, status_url: statusUrl } });
+          .json({ success: true, data: { job_id: id, status, status_url: statusUrl, control_token: token! } });
       },
     },
     {

@@ -2,7 +2,7 @@
 // late client needs no second call; then one event per change until the job ends. Event ids come from
 // the state itself (job-event-id.ts), so `Last-Event-ID` resumes on any replica.
 import { ErrorEnvelopeSchema, JOB_ID_PATTERN, ReelayError } from '@reelay/contracts';
-import type { Logger } from '@reelay/observability';
+import { logRef, type Logger } from '@reelay/observability';
 import { EVENT_STREAM_EXAMPLE } from '../openapi-examples.js';
 import { EventStream, type EventStreamOptions } from '../http/sse.js';
 import type { RouteSpec } from '../http/route.js';
@@ -90,7 +90,8 @@ export function jobEventRoutes(deps: {
         open.stream = new EventStream(res, options, (reason) => {
           stop();
           deps.metrics.eventStreams.dec();
-          if (reason === 'slow') deps.logger.info({ jobId: id }, 'event stream dropped: the client stopped reading');
+          if (reason === 'slow')
+            deps.logger.info({ job: logRef(id) }, 'event stream dropped: the client stopped reading');
         });
         deliver(first);
         for (const snapshot of pending.splice(0)) deliver(snapshot);

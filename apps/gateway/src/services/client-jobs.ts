@@ -1,4 +1,5 @@
-// Live jobs per client address (MAX_ACTIVE_JOBS_PER_CLIENT), the same for every gateway replica.
+// Live jobs per client (MAX_ACTIVE_JOBS_PER_CLIENT), the same for every gateway replica. A client is
+// its address, or for a subscription's jobs the subscription's owner (no address asks for those).
 // Each client has a sorted set of its job ids in Redis (score: when the slot was taken). Nothing has
 // to hand a slot back when a job ends: each check reads the states of the set's ids from BullMQ, the
 // one store of job state, and drops the ids that completed, failed or are gone before counting. So a
@@ -30,6 +31,9 @@ return 1`,
   1,
 );
 
+/** Whose slots a job takes: a client address, or the account a subscription's jobs count against. */
+export type SlotHolder = { ip: string | undefined } | { account: string };
+
 export interface ClientJobsOptions {
   limit: number;
   /** Further queues whose jobs hold a slot (collection parents). */
@@ -50,13 +54,13 @@ export class ClientJobs {
     this.prefix = options.prefix ?? 'reelay:client-jobs:';
   }
 
-  private key(ip: string | undefined): string {
-    return `${this.prefix}${ipBucket(ip)}`;
+  private key(client: SlotHolder): string {
+    return 'account' in client ? `${this.prefix}account:${client.account}` : `${this.prefix}${ipBucket(client.ip)}`;
   }
 
   /** Takes a slot for a new job, or throws too_many_jobs when the client's jobs fill them all. */
-  async admit(ip: string | undefined, jobId: string): Promise<void> {
-    const key = this.key(ip);
+  async admit(client: SlotHolder, jobId: string): Promise<void> {
+    const key = this.key(client);
     const now = Date.now();
     const held = (await this.redis.zrange(key, '0', '-1', 'WITHSCORES')) as string[];
     const dead: string[] = [];
@@ -84,7 +88,9 @@ export class ClientJobs {
     if (admitted === 1) return;
     throw new ReelayError(
       'too_many_jobs',
-      `This client already has ${this.options.limit} jobs queued or processing; try again when one of them has finished.`,
+      'account' in client
+        ? `This account's subscriptions already have ${this.options.limit} jobs queued or processing; the next check starts more.`
+        : `This client already has ${this.options.limit} jobs queued or processing; try again when one of them has finished.`,
       {
         headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
       },
@@ -92,7 +98,7 @@ export class ClientJobs {
   }
 
   /** Hands a slot back at once, for a job that could not be enqueued after all. */
-  async release(ip: string | undefined, jobId: string): Promise<void> {
-    await this.redis.zrem(this.key(ip), jobId);
+  async release(client: SlotHolder, jobId: string): Promise<void> {
+    await this.redis.zrem(this.key(client), jobId);
   }
 }

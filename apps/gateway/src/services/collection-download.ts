@@ -27,7 +27,8 @@ import {
   type WebhookJob,
 } from '@reelay/contracts';
 import type { ClientJobs } from './client-jobs.js';
-import type { DownloadService } from './download.js';
+import { slotHolder, type DownloadService, type JobRequester } from './download.js';
+import type { JobGrants } from './job-grants.js';
 import type { CollectionPage, ExtractService } from './extract.js';
 import { itemOf } from './one-step.js';
 
@@ -43,6 +44,8 @@ export interface CollectionDownloadDeps {
   artifactTtlSeconds: number;
   attempts?: number;
   clientJobs?: ClientJobs;
+  /** Who may cancel the collection: its token and account, which control its entries' jobs too. */
+  grants: JobGrants;
   /** COLLECTION_CONCURRENCY: children of one collection in flight at once (default 4). */
   concurrency?: number;
   /**
@@ -165,14 +168,14 @@ export class CollectionDownloads {
     return this.deps.downloads.planJob(request, { quality: choice.quality, ...urls });
   }
 
-  /** Starts the parent and its children; answers the parent's id. */
+  /** Starts the parent and its children; answers the parent's id and its control token. */
   async start(
     body: DownloadRequest,
     first: CollectionPage,
-    client?: string,
+    requester: JobRequester,
     signal?: AbortSignal,
     webhook?: RequestedWebhook,
-  ): Promise<string> {
+  ): Promise<{ id: string; token: string }> {
     const { redis, maxEntries } = this.deps;
     const wanted = parseEntrySelection(body.entries, maxEntries);
     const { entries, extraction } = await this.list(first, wanted, signal);
@@ -238,8 +241,16 @@ export class CollectionDownloads {
       created_at: Date.now(),
     });
     const keep = this.deps.jobTimeoutSeconds * 3 + this.deps.artifactTtlSeconds + 86_400;
+    const slots = slotHolder(requester);
+    let token: string;
     try {
-      await this.deps.clientJobs?.admit(client, id);
+      await this.deps.clientJobs?.admit(slots, id);
+      // Granted before any of the jobs exists, so none is ever without its controller.
+      token = await this.deps.grants.issue(id, requester.accountId);
+      await this.deps.grants.adopt(
+        id,
+        children.map((c) => c.id),
+      );
       // The first `concurrency` children wait in the queue at once; the rest are delayed behind the
       // gate, and each child's end releases the next (apps/worker/src/collection-gate.ts). Should a
       // release be lost with a dying process, the delay itself lets them go, a batch per job timeout.
@@ -308,7 +319,7 @@ export class CollectionDownloads {
             : flow,
         )
         .catch(async (err: unknown) => {
-          await this.deps.clientJobs?.release(client, id).catch(() => undefined);
+          await this.deps.clientJobs?.release(slots, id).catch(() => undefined);
           throw err;
         });
     } catch (err) {
@@ -317,6 +328,6 @@ export class CollectionDownloads {
         cause: err,
       });
     }
-    return id;
+    return { id, token };
   }
 }

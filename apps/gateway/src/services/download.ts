@@ -1,9 +1,9 @@
 // Download planning: which stored source(s) a request names, whether they are a direct stream or a
-// job (merge, convert, remux), and enqueueing jobs so that the same request while its job or
-// artifact lives gets the same job.
+// job (merge, convert, remux), and enqueueing jobs so that the same request from the same client
+// while its job or artifact lives gets the same job (and a control token for it).
 import { createHash, randomBytes } from 'node:crypto';
 import type { FlowProducer, JobsOptions, Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import { ipBucket, type RedisClient } from '@reelay/accounts';
 import {
   AUDIO_FORMATS,
   ContainerSchema,
@@ -29,7 +29,8 @@ import {
 } from '@reelay/contracts';
 import type { SourceRegistry } from '@reelay/sources';
 import { sanitizeBasename } from '../http/disposition.js';
-import type { ClientJobs } from './client-jobs.js';
+import type { ClientJobs, SlotHolder } from './client-jobs.js';
+import type { JobGrants } from './job-grants.js';
 import type { RequestedWebhook } from './webhooks.js';
 import { parseDashFragment } from './dash-fragment.js';
 import { pickTracks, planSubtitleDownload, toSubtitleInput } from './subtitles.js';
@@ -38,6 +39,37 @@ const PROGRESSIVE = new Set(['muxed_progressive', 'video_only', 'audio_only', 'i
 
 export type DownloadPlan =
   { kind: 'direct'; source: StoredSource; basename: string } | { kind: 'job'; payload: JobPayload };
+
+/**
+ * Who asks for a job. A job is reused only for the same client (the account, else the address), and
+ * controlled by the account or by the control token its 202 carries.
+ */
+export interface JobRequester {
+  ip?: string;
+  /** The account of the request's API key or session, or a subscription's owner. */
+  accountId?: string;
+  /** A subscription's check: no one to hand a token to, and its slot counts against the owner. */
+  subscription?: boolean;
+}
+
+export interface Enqueued {
+  id: string;
+  reused: boolean;
+  /** The 202's control_token (none for a subscription's job). */
+  token?: string;
+}
+
+/** The client a reuse is keyed by: the account when the request named one, else the address. */
+function reuseClient(requester: JobRequester): string {
+  return requester.accountId !== undefined ? `account:${requester.accountId}` : `ip:${ipBucket(requester.ip)}`;
+}
+
+/** Whose MAX_ACTIVE_JOBS_PER_CLIENT slots a job takes: the address, or a subscription's owner. */
+export function slotHolder(requester: JobRequester): SlotHolder {
+  return requester.subscription && requester.accountId !== undefined
+    ? { account: requester.accountId }
+    : { ip: requester.ip };
+}
 
 export interface DownloadServiceDeps {
   sources: SourceRegistry;
@@ -52,6 +84,8 @@ export interface DownloadServiceDeps {
   jobAlive: (id: string) => Promise<boolean>;
   /** Live jobs per client address (MAX_ACTIVE_JOBS_PER_CLIENT); absent when the limit is off. */
   clientJobs?: ClientJobs;
+  /** Who may cancel or stop each job: its control tokens and the account that asked. */
+  grants: JobGrants;
   /** Adds a job with its webhook delivery as one flow (required for requests with a webhook_url). */
   flows?: FlowProducer;
   /** MAX_RECORD_SECONDS: the ceiling of live.duration (default 14400). */
@@ -433,27 +467,35 @@ export class DownloadService {
   }
 
   /**
-   * Enqueues a job, or returns the id of the live job this same request already started. Only a new
-   * job takes one of the client's slots: a reused one is free.
+   * Enqueues a job, or returns the id of the live job this same request from this same client
+   * already started. Only a new job takes one of the client's slots: a reused one is free. Either
+   * way the answer carries a new control token (a client's earlier ones stay valid), since only the
+   * tokens' hashes are kept; another client's identical request gets a job and token of its own.
    */
-  async enqueue(
-    payload: JobPayload,
-    client?: string,
-    webhook?: RequestedWebhook,
-  ): Promise<{ id: string; reused: boolean }> {
-    const { redis, queue } = this.deps;
-    const key = `reelay:dl:${payload.request_key}`;
+  async enqueue(payload: JobPayload, requester: JobRequester, webhook?: RequestedWebhook): Promise<Enqueued> {
+    const { redis, queue, grants } = this.deps;
+    const key = `reelay:dl:${createHash('sha256')
+      .update(`${payload.request_key}:${reuseClient(requester)}`)
+      .digest('base64url')}`;
     const ttl = this.deps.jobTimeoutSeconds + this.deps.artifactTtlSeconds + 3600;
+    const control = (id: string) =>
+      requester.subscription && requester.accountId !== undefined
+        ? grants.own(id, requester.accountId).then(() => undefined)
+        : grants.issue(id, requester.accountId);
+    const slots = slotHolder(requester);
     try {
       const claimed = await redis.set(key, payload.id, 'EX', ttl, 'NX');
       if (claimed !== 'OK') {
         const existing = await redis.get(key);
-        if (existing && (await this.deps.jobAlive(existing))) return { id: existing, reused: true };
+        if (existing && (await this.deps.jobAlive(existing)))
+          return { id: existing, reused: true, token: await control(existing) };
         await redis.set(key, payload.id, 'EX', ttl);
       }
       // A refusal leaves the request key naming a job that never existed: the next same request
       // finds it not alive and claims the key again.
-      await this.deps.clientJobs?.admit(client, payload.id);
+      await this.deps.clientJobs?.admit(slots, payload.id);
+      // Granted before the job exists, so no job is ever without its controller.
+      const token = await control(payload.id);
       const options: JobsOptions = {
         jobId: payload.id,
         attempts: this.deps.attempts ?? 3,
@@ -464,11 +506,11 @@ export class DownloadService {
       const data = JobPayloadSchema.parse(payload);
       await (webhook ? this.addWithWebhook(data, options, webhook) : queue.add('download', data, options)).catch(
         async (err: unknown) => {
-          await this.deps.clientJobs?.release(client, payload.id).catch(() => undefined);
+          await this.deps.clientJobs?.release(slots, payload.id).catch(() => undefined);
           throw err;
         },
       );
-      return { id: payload.id, reused: false };
+      return { id: payload.id, reused: false, token };
     } catch (err) {
       if (err instanceof ReelayError) throw err;
       throw new ReelayError('service_unavailable', 'The job queue (Redis) is unavailable; try again shortly.', {

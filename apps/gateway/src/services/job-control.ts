@@ -1,5 +1,5 @@
 // Cancelling and stopping jobs from any gateway replica (DESIGN.md "Live streams, stopping and
-// cancelling"). A queued job is taken out of the queue here, leaving a cancelled record; a running
+// cancelling"), by the job's creator only (job-grants.ts; 403 for anyone else). A queued job is taken out of the queue here, leaving a cancelled record; a running
 // one is on some worker, which hears the signal through Redis (contracts' job-signals.ts: a key read
 // at job start, then a pub/sub message), kills its processes, removes its files and fails the job
 // with the cancel code so no retry takes it. The answer waits briefly for that end, so a cancel
@@ -21,6 +21,7 @@ import {
   type JobSignalMessage,
   type JobView,
 } from '@reelay/contracts';
+import type { ControlCredentials, JobGrants } from './job-grants.js';
 import type { JobService, JobSnapshot } from './jobs.js';
 
 /** Operations that record a live stream, the only jobs `stop` applies to (none exist yet). */
@@ -43,6 +44,7 @@ export class JobControl {
     private readonly queue: Queue,
     private readonly redis: RedisClient,
     private readonly jobs: JobService,
+    private readonly grants: JobGrants,
     private readonly options: JobControlOptions = {},
   ) {}
 
@@ -63,12 +65,22 @@ export class JobControl {
     return this.jobs.snapshot(id);
   }
 
-  /**
-   * Cancels a queued or processing job; throws job_finished for one that has ended (or that ended
-   * by itself while the cancel was on its way).
-   */
-  async cancel(id: string): Promise<CancelOutcome> {
+  /** The job as it is now, once the credentials are found to control it: 404 first, then 403. */
+  private async controlled(id: string, credentials: ControlCredentials): Promise<JobSnapshot> {
     const now = await this.current(id);
+    await this.grants.check(id, credentials);
+    return now;
+  }
+
+  /**
+   * Cancels a queued or processing job for its creator; throws job_finished for one that has ended
+   * (or that ended by itself while the cancel was on its way).
+   */
+  async cancel(id: string, credentials: ControlCredentials): Promise<CancelOutcome> {
+    return this.cancelJob(id, await this.controlled(id, credentials));
+  }
+
+  private async cancelJob(id: string, now: JobSnapshot): Promise<CancelOutcome> {
     const { view } = now;
     if (TERMINAL_STATUSES.has(view.status)) throw finished(view);
     if (view.operation === 'collection') return this.cancelCollection(id, view);
@@ -95,7 +107,7 @@ export class JobControl {
     const live = children.filter((c) => c.job_id && (c.status === 'queued' || c.status === 'processing'));
     await Promise.all(
       live.map((c) =>
-        this.cancel(c.job_id!).catch((err: unknown) => {
+        this.cancelChild(c.job_id!).catch((err: unknown) => {
           // A child that ended meanwhile is fine; anything else (Redis) is the answer.
           if (err instanceof ReelayError && (err.code === 'job_finished' || err.code === 'job_not_found')) return;
           throw err;
@@ -105,6 +117,11 @@ export class JobControl {
     const end = await this.settle(id);
     if (end && end.status !== 'cancelled') throw finished(end);
     return view.status === 'queued' ? 'queued' : 'processing';
+  }
+
+  /** A collection's entry, cancelled with its parent (whose control was checked). */
+  private async cancelChild(id: string): Promise<CancelOutcome> {
+    return this.cancelJob(id, await this.current(id));
   }
 
   /**
@@ -148,8 +165,8 @@ export class JobControl {
    * Asks a recording to end and keep what it has (the worker hears it through Redis and completes
    * the job with `ended: "stopped"`). Only a recording in progress can be stopped.
    */
-  async stop(id: string): Promise<void> {
-    const { view } = await this.current(id);
+  async stop(id: string, credentials: ControlCredentials): Promise<void> {
+    const { view } = await this.controlled(id, credentials);
     if (!RECORDING_OPERATIONS.has(view.operation) || view.status !== 'processing') {
       throw new ReelayError(
         'not_recording',

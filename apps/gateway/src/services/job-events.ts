@@ -6,7 +6,7 @@
 import { QueueEvents, type Queue } from 'bullmq';
 import type { RedisClient } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
-import type { Logger } from '@reelay/observability';
+import { logRef, type Logger } from '@reelay/observability';
 import type { JobService, JobSnapshot } from './jobs.js';
 import { duplicateRedis } from '../redis.js';
 
@@ -163,7 +163,7 @@ export class JobEventHub {
       snapshot = await this.jobs.snapshot(id);
     } catch (err) {
       if (!(err instanceof ReelayError && err.code === 'job_not_found')) {
-        this.logger.warn({ err: (err as Error).message, jobId: id }, 'job events: could not read the job');
+        this.logger.warn({ err: (err as Error).message, job: logRef(id) }, 'job events: could not read the job');
         watched.reading = false;
         // Redis blinked: try again shortly rather than wait for a change that may have been the last.
         watched.timer ??= setTimeout(() => {

@@ -66,7 +66,7 @@ export class SubscriptionChecker {
       // above what is in the archive, so the next check's listing, which stops at the archive, reaches it.
       const fresh = all.slice(-this.deps.maxItemsPerCheck).reverse();
       let started = 0;
-      for (const { entry, extractionId } of fresh) {
+      for (const [at, { entry, extractionId }] of fresh.entries()) {
         const key = entryKey(entry);
         if (!(await store.claim(id, key, entry))) continue;
         try {
@@ -74,6 +74,13 @@ export class SubscriptionChecker {
           await store.recordItem(id, key, { url: entry.url, title: entry.title, seen_at: Date.now(), job_id: jobId });
           started++;
         } catch (err) {
+          if (err instanceof ReelayError && err.code === 'too_many_jobs') {
+            // The owner's slots are full (their subscriptions' jobs count against them as one
+            // client): this entry and the rest wait, unclaimed, for a later check.
+            await store.unclaim(id, key);
+            logger.info({ subscription: id, waiting: fresh.length - at }, 'subscription entries wait for a free slot');
+            break;
+          }
           // One entry that cannot be downloaded is that item's failure, not the check's.
           if (!(err instanceof ReelayError) || err.code === 'service_unavailable') throw err;
           await store.recordItem(id, key, {
@@ -163,7 +170,9 @@ export class SubscriptionChecker {
     const webhook = record.webhook_url
       ? { url: record.webhook_url, secret: record.webhook_secret, subscription_id: record.id }
       : undefined;
-    return (await this.deps.downloads.enqueue(payload, undefined, webhook)).id;
+    // Its owner controls it (their key or session) and its slot counts against them.
+    return (await this.deps.downloads.enqueue(payload, { accountId: record.account_id, subscription: true }, webhook))
+      .id;
   }
 }
 

@@ -267,6 +267,11 @@ export class SubscriptionStore {
     return (await guarded(() => this.redis.hsetnx(itemsKey(id), key, JSON.stringify(item)))) === 1;
   }
 
+  /** Gives a claimed entry back unstarted, for a later check to take. */
+  async unclaim(id: string, key: string): Promise<void> {
+    await guarded(() => this.redis.hdel(itemsKey(id), key));
+  }
+
   async recordItem(id: string, key: string, item: StoredItem): Promise<void> {
     if (!(await guarded(() => this.redis.exists(recordKey(id))))) return;
     await guarded(() => this.redis.hset(itemsKey(id), key, JSON.stringify(item)));

@@ -190,7 +190,10 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
     const submitted = await submitJob(origin.url('/media/clip.mp4?cancel'), ip, 'mp3');
     expect(submitted.status).toBe(202);
     const id = submitted.body.data.job_id as string;
-    const cancelled = await request(gw.app).delete(`/api/v1/jobs/${id}`).set('X-Forwarded-For', ip);
+    const cancelled = await request(gw.app)
+      .delete(`/api/v1/jobs/${id}`)
+      .set('X-Forwarded-For', ip)
+      .set('Authorization', `Bearer ${submitted.body.data.control_token}`);
     expect([200, 202, 204, 409]).toContain(cancelled.status);
     const end = await waitEnd(id);
     expect(['cancelled', 'completed']).toContain(end.status);
