@@ -103,8 +103,9 @@ describeBrowser('subscriptions on the settings page', () => {
 
     // On a phone the values stack, each with its label (as the keys list has them).
     await page.setViewportSize({ width: 390, height: 844 });
-    const labels = await row.evaluate((tr) =>
-      [...tr.querySelectorAll('td:not(.actions)')].map((td) => getComputedStyle(td, '::before').content),
+    // (Browser code as a string: this file is type-checked without the DOM's types.)
+    const labels = await page.evaluate<string[]>(
+      `[...document.querySelector('#subs-body tr').querySelectorAll('td:not(.actions)')].map((td) => getComputedStyle(td, '::before').content)`,
     );
     expect(labels).toEqual(['"Status: "', '"Checks: "', '"Last check: "', '"Items: "']);
     const problems = await auditPage(page, 'settings-subscriptions');
