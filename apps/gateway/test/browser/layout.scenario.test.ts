@@ -24,11 +24,19 @@ function headerBoxes(page: Page) {
   })()`);
 }
 
-/** Each key row's buttons, by their tops: one line is one distinct top. */
+/**
+ * Each key row's buttons, by their tops (one line is one distinct top), and how many of them stick out
+ * of the table's box, where they could only be seen by scrolling it sideways.
+ */
 function buttonLines(page: Page) {
-  return page.evaluate<number[]>(
-    `[...document.querySelectorAll('#keys-body tr')].map((tr) => new Set([...tr.querySelectorAll('td.actions button')].map((b) => Math.round(b.getBoundingClientRect().top))).size)`,
-  );
+  return page.evaluate<{ lines: number[]; hidden: number }>(`(() => {
+    const wrap = document.querySelector('#keys-table').closest('.table-wrap').getBoundingClientRect();
+    const buttons = [...document.querySelectorAll('#keys-body td.actions button')];
+    return {
+      lines: [...document.querySelectorAll('#keys-body tr')].map((tr) => new Set([...tr.querySelectorAll('td.actions button')].map((b) => Math.round(b.getBoundingClientRect().top))).size),
+      hidden: buttons.filter((b) => b.getBoundingClientRect().right > wrap.right + 0.5).length,
+    };
+  })()`);
 }
 
 describeBrowser('the layout a newcomer sees', () => {
@@ -86,7 +94,8 @@ describeBrowser('the layout a newcomer sees', () => {
       await page.evaluate(`import('/assets/i18n.js').then((m) => m.setLanguage('${lng}'))`);
       await page.setViewportSize(size);
       await page.locator(`html[lang="${lng}"]`).waitFor({ state: 'attached' });
-      expect({ lng, ...size, lines: await buttonLines(page) }).toEqual({ lng, ...size, lines: [1, 1] });
+      await screenshot(page, `settings-keys-${lng}-${size.width}`);
+      expect({ lng, ...size, ...(await buttonLines(page)) }).toEqual({ lng, ...size, lines: [1, 1], hidden: 0 });
     }
 
     // The delete form is framed in the danger colour, its heading in it, and set off from the password form.
