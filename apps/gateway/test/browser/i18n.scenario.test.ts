@@ -259,6 +259,17 @@ describeBrowser('the web app in two languages', () => {
       .getByText(/^Alle 5 Minuten/)
       .waitFor();
     problems.push(...(await check('settings-subscriptions', [email, 'Zwei Töne', 'Folge 1', 'Folge 2'])));
+    // Inside the table's box (which would scroll sideways, so the page's width says nothing of it): every button.
+    for (const width of [390, 360]) {
+      await page.setViewportSize({ width, height: 844 });
+      const outside = await page.evaluate<string[]>(`(() => {
+        const box = document.querySelector('#subs-table').closest('.table-wrap').getBoundingClientRect();
+        return [...document.querySelectorAll('#subs-body button, #subs-body a')]
+          .filter((el) => el.getBoundingClientRect().right > box.right + 0.5)
+          .map((el) => el.textContent);
+      })()`);
+      expect({ width, outside }).toEqual({ width, outside: [] });
+    }
 
     // More options on a feed: its entries, each to open, and the way to the front page's checklist.
     await page.goto(`${stack.served.base}/advanced`);
