@@ -39,7 +39,10 @@ function fold(row) {
     row.setAttribute('data-folded', String(!open));
     button.setAttribute('aria-expanded', String(open));
   });
-  cell.append(button);
+  // Under the description, above what it opens (the details then read downward from their button).
+  const description = cell.querySelector('.response-col_description__inner');
+  if (description) description.after(button);
+  else cell.prepend(button);
 }
 
 new MutationObserver(repair).observe(root, { childList: true, subtree: true });
