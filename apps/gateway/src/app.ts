@@ -39,6 +39,7 @@ import { surfaceGate } from './http/surface-gate.js';
 import { expressPath, refuseUnknownFields, type RouteSpec } from './http/route.js';
 import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
+import { statedLimits } from './openapi-limits.js';
 import { attachExamples } from './openapi-examples.js';
 import { accountRoutes } from './routes/account.js';
 import { accountLifecycleRoutes } from './routes/account-lifecycle.js';
@@ -279,12 +280,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     workerHealth: () => readWorkerHealth(redis, queuePrefix),
   };
 
+  // What the OpenAPI document states as the limits: this server's own numbers.
+  const stated = statedLimits(config);
   const routes: RouteSpec[] = [
     // METRICS_PUBLIC=false: /metrics only on METRICS_PORT (main.ts), not on the public port.
     ...healthRoutes(redis, metrics, readiness, binaries).filter((r) => config.METRICS_PUBLIC || r.path !== '/metrics'),
-    ...extractRoutes(extractService, v1Limit),
+    ...extractRoutes(extractService, v1Limit, stated),
     ...platformRoutes(registry),
-    ...surfaceARoutes(extractService, gateDeps),
+    ...surfaceARoutes(extractService, gateDeps, stated),
     ...accountRoutes(accounts, metrics, {
       mailEnabled: Boolean(accountMail),
       onSignup: (account) => accountMail?.verification(account),
@@ -318,6 +321,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       collections: collectionDownloads,
       maxCollectionEntries: config.MAX_COLLECTION_ENTRIES,
       owners: { redis, sessions: accounts.sessions },
+      stated,
     }),
     downloadStreamRoute({
       downloads,
@@ -349,7 +353,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     tag: 'Operations',
     summary: 'This OpenAPI document',
     responses: { 200: { description: 'OpenAPI 3.1 document', schema: OpenApiDocumentSchema } },
-    handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION }))),
+    handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION, limits: stated }))),
   });
 
   attachExamples(routes);

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { RouteSpec } from './http/route.js';
 import { LINKS } from './openapi-links.js';
+import { perMinute, type StatedLimits } from './openapi-limits.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -17,7 +18,8 @@ export const TAGS = [
   { name: 'Jobs', description: 'Follow a download job (poll it or open its event stream) and fetch its file.' },
   {
     name: 'API with a key',
-    description: 'The extract API for programs: a key from your account, or the rate-limited playground.',
+    description:
+      "The extract API for programs: with a key from your account, or without one at /api/playground (what the web app's More options page uses), at fewer requests a minute.",
   },
   { name: 'Account', description: 'Sign up, sign in and manage API keys (the web app uses these; a session cookie).' },
   {
@@ -69,11 +71,52 @@ const WEBHOOKS = {
   },
 };
 
+/**
+ * The document's introduction, the first thing /docs shows: what the API is for and the three calls
+ * of a download, then the conventions every route shares. Markdown (Swagger UI renders it).
+ */
+export function introduction(limits?: StatedLimits): string {
+  const extract = '{"url": "https://example.com/watch/clip"}';
+  const download = '{"page_url": "https://example.com/watch/clip", "format": "mp3"}';
+  return [
+    'reelay finds the media of a public web page (a video page, a podcast feed, a playlist, an HLS or DASH manifest, a media file) and makes the file you want from it: as it is, converted, merged, cut, with its subtitles.',
+    '**A download in three steps**',
+    [
+      `1. **Extract**: \`POST /api/v1/extract\` with \`${extract}\` answers the page's title and media items, each with its sources (quality, format, size, and a \`url\` to download).`,
+      `2. **Download**: \`POST /api/v1/download\` with \`${download}\` (the gateway picks the best source; or give a source's \`url\` from step 1). A file that needs no work streams back at once (200); one that has to be made answers 202 with a \`job_id\`.`,
+      '3. **Job**: `GET /api/v1/jobs/{id}` (or its event stream, `GET /api/v1/jobs/{id}/events`) until `status` is `completed`, then `GET /api/v1/jobs/{id}/artifact` is the file.',
+    ].join('\n'),
+    [
+      '```sh',
+      `curl -s http://127.0.0.1:8080/api/v1/extract -H 'Content-Type: application/json' -d '${extract}'`,
+      `curl -s http://127.0.0.1:8080/api/v1/download -H 'Content-Type: application/json' -d '${download}'`,
+      '# → 202 {"success": true, "data": {"job_id": "vb0Vq8c6Rk2w4n1Yt3xZ9A", "status": "queued", …}}',
+      'curl -s http://127.0.0.1:8080/api/v1/jobs/vb0Vq8c6Rk2w4n1Yt3xZ9A',
+      'curl -OJ http://127.0.0.1:8080/api/v1/jobs/vb0Vq8c6Rk2w4n1Yt3xZ9A/artifact',
+      '```',
+    ].join('\n'),
+    '**Errors** use one envelope, `{"success": false, "error": {"code", "message"}}`: the code for programs, the message for people.',
+    ...(limits
+      ? [
+          [
+            "**Limits** on this server (each answer's RateLimit-* headers say how many requests are left):",
+            `- /api/v1: ${perMinute(limits.v1PerMinute, 'client address', 'RATE_LIMIT_V1_PER_MIN')}`,
+            `- POST /api with a key: ${perMinute(limits.keyPerMinute, 'key', 'RATE_LIMIT_KEY_PER_MIN')}`,
+          ].join('\n'),
+        ]
+      : []),
+    'On every path, a method the path does not serve (TRACE, PROPFIND, CONNECT…) is 405 method_not_allowed with an Allow header naming the methods it does; CONNECT to a host:port is 400 invalid_request (this server is not a proxy).',
+  ].join('\n\n');
+}
+
 function idOf(schema: z.ZodType): string | undefined {
   return (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
 }
 
-export function buildOpenApi(routes: readonly RouteSpec[], info: { version: string; serverUrl?: string }): JsonSchema {
+export function buildOpenApi(
+  routes: readonly RouteSpec[],
+  info: { version: string; serverUrl?: string; limits?: StatedLimits },
+): JsonSchema {
   // Every schema registered with .meta({ id }) becomes a component; references between them use $ref.
   const { schemas } = z.toJSONSchema(z.globalRegistry, {
     uri: (id) => REF_PREFIX + id,
@@ -162,10 +205,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version: stri
     info: {
       title: 'reelay',
       version: info.version,
-      description:
-        'Media extraction and download service. Errors use the envelope {"success": false, "error": {"code", "message"}}. ' +
-        'On every path, a method the path does not serve (TRACE, PROPFIND, CONNECT…) is 405 method_not_allowed with an Allow header naming the methods it does; ' +
-        'CONNECT to a host:port is 400 invalid_request (this server is not a proxy).',
+      description: introduction(info.limits),
     },
     // Relative: the document is served by the gateway it describes, whatever host name reached it.
     servers: [{ url: info.serverUrl ?? '/', description: 'The gateway serving this document' }],

@@ -135,3 +135,29 @@ describe('the web app catalogs', () => {
     expect(usedKeys().size).toBeGreaterThan(100);
   });
 });
+
+describe('what the pages call themselves', () => {
+  test('More options has one name: no catalog calls it "the playground" ("Spielwiese"), nor says "freiwillig" for optional', () => {
+    const words = (lng: string) =>
+      Object.entries(catalogs(lng)).flatMap(([ns, catalog]) =>
+        Object.entries(catalog).map(([key, text]) => [`${lng}/${ns}:${key}`, text] as const),
+      );
+    const stale = [...words('en'), ...words('de')].filter(([, text]) => /playground|spielwiese|freiwillig/i.test(text));
+    expect(stale).toEqual([]);
+    for (const lng of ['en', 'de']) {
+      expect(catalogs(lng).common['nav.more']).toBe(catalogs(lng).playground.heading);
+    }
+  });
+
+  test("the web app's docs call it More options too (the word playground only as code: /api/playground)", () => {
+    const docs = path.resolve(WEB_DIR, '../../../docs');
+    const stale = ['web-app.md', 'README.md'].flatMap((file) =>
+      fs
+        .readFileSync(path.join(docs, file), 'utf8')
+        .split('\n')
+        .filter((line) => /playground/i.test(line.replace(/`[^`]*`/g, '')))
+        .map((line) => `${file}: ${line.trim()}`),
+    );
+    expect(stale).toEqual([]);
+  });
+});

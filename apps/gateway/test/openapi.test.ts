@@ -354,3 +354,84 @@ describe('the response check the suite runs on every gateway', () => {
     ]);
   });
 });
+
+describe('the reference a newcomer reads at /docs', () => {
+  let limited: TestGateway;
+  let intro: string;
+  let operations: Array<{ id: string; summary: string; responses: Record<string, { description?: string }> }>;
+
+  beforeAll(async () => {
+    limited = await buildGateway({
+      env: {
+        RATE_LIMIT_V1_PER_MIN: '45',
+        RATE_LIMIT_KEY_PER_MIN: '90',
+        RATE_LIMIT_PUBLIC_PER_MIN: '12',
+        MAX_ACTIVE_JOBS_PER_CLIENT: '3',
+        MAX_SUBSCRIPTIONS_PER_ACCOUNT: '7',
+      },
+    });
+    const body = (await request(limited.app).get('/api/openapi.json').expect(200)).body as {
+      info: { description: string };
+      paths: Record<
+        string,
+        Record<string, { operationId: string; summary: string; responses: Record<string, { description?: string }> }>
+      >;
+    };
+    intro = body.info.description;
+    operations = Object.values(body.paths).flatMap((methods) =>
+      Object.values(methods).map((op) => ({ id: op.operationId, summary: op.summary, responses: op.responses })),
+    );
+  });
+  afterAll(() => limited.close());
+
+  const summary = (id: string) => operations.find((op) => op.id === id)!.summary;
+
+  test('opens with what the API is for and a download in three steps; the 405 rule comes last', () => {
+    const paragraphs = intro.split('\n\n');
+    expect(paragraphs[0]).toMatch(/^reelay finds the media of a public web page/);
+    expect(paragraphs[0]).not.toMatch(/405|TRACE|PROPFIND|CONNECT/);
+    const steps = intro.indexOf('three steps');
+    const [extract, download, job] = ['1. **Extract**', '2. **Download**', '3. **Job**'].map((s) => intro.indexOf(s));
+    expect(steps).toBeGreaterThan(0);
+    expect([steps < extract, extract < download, download < job]).toEqual([true, true, true]);
+    expect(intro).toContain('GET /api/v1/jobs/{id}/artifact');
+    expect(paragraphs.at(-1)).toMatch(
+      /^On every path, a method the path does not serve \(TRACE, PROPFIND, CONNECT…\) is 405/,
+    );
+  });
+
+  test("states this server's limits as numbers, each with its setting's name only beside the number", () => {
+    expect(summary('postApiV1Extract')).toMatch(/: 45 requests a minute per client address \(RATE_LIMIT_V1_PER_MIN\)$/);
+    expect(summary('postApiV1Download')).toMatch(
+      /45 requests a minute per client address \(RATE_LIMIT_V1_PER_MIN\); 3 live jobs per client address \(MAX_ACTIVE_JOBS_PER_CLIENT\)$/,
+    );
+    expect(summary('postApi')).toContain('90 requests a minute per key (RATE_LIMIT_KEY_PER_MIN)');
+    expect(summary('postApiPlayground')).toContain(
+      '12 requests a minute per client address (RATE_LIMIT_PUBLIC_PER_MIN)',
+    );
+    expect(operations.find((op) => op.id === 'postApiV1Subscriptions')!.responses['409'].description).toContain(
+      'holds 7 subscriptions already',
+    );
+    expect(intro).toContain('- /api/v1: 45 requests a minute per client address (RATE_LIMIT_V1_PER_MIN)');
+    // No summary names a setting where a number belongs: outside the parentheses after a number, none at all.
+    const bare = operations
+      .map((op) => op.summary.replace(/\([A-Z][A-Z0-9_]*(=0)?\)/g, ''))
+      .filter((text) => /\b[A-Z]{2,}(?:_[A-Z0-9]+)+\b/.test(text));
+    expect(bare).toEqual([]);
+  });
+
+  test('a limit turned off (0) is said to be off, not "0 requests"', async () => {
+    const open = await buildGateway({ env: { RATE_LIMIT_V1_PER_MIN: '0', MAX_ACTIVE_JOBS_PER_CLIENT: '0' } });
+    try {
+      const body = (await request(open.app).get('/api/openapi.json').expect(200)).body as {
+        paths: Record<string, { post: { summary: string } }>;
+      };
+      expect(body.paths['/api/v1/extract'].post.summary).toMatch(
+        /no limit of requests per client address on this server \(RATE_LIMIT_V1_PER_MIN=0\)$/,
+      );
+      expect(body.paths['/api/v1/download'].post.summary).not.toMatch(/\b0 (requests|live jobs)/);
+    } finally {
+      await open.close();
+    }
+  });
+});

@@ -336,6 +336,8 @@ export async function accountPanel(me, status, onGone) {
   );
   // The explanation under the form's heading, before its field (not above the heading).
   remove.querySelector('h3').after(el('p', { class: 'hint' }, t('settings:account.deleteHint')));
+  // What cannot be undone stands apart from the rest, framed in the danger colour.
+  remove.classList.add('danger-zone');
 
   panel.replaceChildren(
     el('h2', {}, t('settings:account.accountTitle')),

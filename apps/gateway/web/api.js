@@ -157,9 +157,15 @@ export function timeEl(iso, fallback = t('common:none')) {
 }
 
 /**
+ * How a status line shows a message: `error` and `success` in their colours; `quiet` only to screen
+ * readers (visually hidden), for news that something else on the page already shows.
+ * @typedef {'info' | 'error' | 'success' | 'quiet'} SayKind
+ */
+
+/**
  * Writes a message into a status region (an aria-live element). Kind `error` styles it as an error.
  * The region stays in the page when empty (CSS collapses it), so screen readers keep watching it.
- * @param {HTMLElement} region @param {string} message @param {'info' | 'error' | 'success'} [kind]
+ * @param {HTMLElement} region @param {string} message @param {SayKind} [kind]
  */
 export function say(region, message, kind = 'info') {
   region.textContent = message;

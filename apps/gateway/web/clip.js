@@ -1,5 +1,5 @@
 // @ts-check
-// The playground's clip range for one media item: start and end (seconds or [h:]mm:ss) and the cut's
+// More options' clip range for one media item: start and end (seconds or [h:]mm:ss) and the cut's
 // mode, checked in the page so a mistake is told beside the fields before any request. The item's
 // source downloads, conversions and merge read it; subtitle tracks never do (the server refuses it).
 import { el } from './api.js';

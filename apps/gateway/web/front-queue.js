@@ -2,8 +2,11 @@
 // The front page's queue of downloads: kept in localStorage so it survives a reload, each running job
 // followed on its event stream (GET /api/v1/jobs/{id}/events, the Job as JSON on every change) with a
 // progress bar and an estimate of the time left. A finished job's file is saved at once when this page
-// saw it finish, and offered with a button; a failure shows the server's reason. Running jobs can be
-// cancelled, recordings stopped: each job's control token is kept with it, so after a reload too.
+// saw it finish, or when the server answered a download with a job it had finished before (the same
+// download, asked for by the CLI or another browser), and offered with a button; a failure shows the
+// server's reason. Running jobs can be cancelled, recordings stopped: each job's control token is kept
+// with it, so after a reload too. When a job ends, its row says so:
+// the page's status line announces it to screen readers without showing the same words a second time.
 import { api, controlHeaders, el, formatBytes, keptReason, wordsOf } from './api.js';
 import { t } from './i18n.js';
 
@@ -54,7 +57,7 @@ export function timeLeft(first, progress, now) {
 }
 
 export class Queue {
-  /** @param {{ section: HTMLElement, list: HTMLElement, clear: HTMLButtonElement, announce: (words: () => string, kind?: 'info' | 'error' | 'success') => void }} parts */
+  /** @param {{ section: HTMLElement, list: HTMLElement, clear: HTMLButtonElement, announce: (words: () => string, kind?: import('./api.js').SayKind) => void }} parts */
   constructor(parts) {
     this.parts = parts;
     /** @type {Entry[]} */
@@ -107,6 +110,9 @@ export class Queue {
     this.save();
     this.render();
     this.followRunning();
+    // Stored completed without its file (an earlier version of this page did so for a job made before): read it.
+    for (const entry of this.entries)
+      if (entry.kind !== 'direct' && entry.status === 'completed' && !entry.artifact) this.collect(entry, false);
   }
 
   followRunning() {
@@ -124,7 +130,35 @@ export class Queue {
     this.render();
     const entry = this.entries[0];
     if (entry.kind !== 'direct' && !TERMINAL.has(entry.status)) this.follow(entry);
+    // Made before: the server answered with a job it had finished, so its file is there to take now.
+    else if (entry.kind !== 'direct' && entry.status === 'completed') this.collect(entry, true);
     this.rows.get(entry.id)?.scrollIntoView({ block: 'nearest' });
+  }
+
+  /**
+   * A job that had completed before this page heard of it: reads its file (the 202 names none) and,
+   * when the person just asked for it (`save`), saves it at once, as for a job seen finishing here.
+   * @param {Entry} entry @param {boolean} save
+   */
+  collect(entry, save) {
+    api(`/api/v1/jobs/${encodeURIComponent(entry.id)}`)
+      .then((job) => {
+        this.patch(entry.id, fieldsOf(job));
+        const current = this.entry(entry.id);
+        if (!save || !current?.artifact || job.status !== 'completed' || current.saved) return;
+        saveLink(current.artifact.url, current.artifact.filename);
+        this.patch(entry.id, { saved: true });
+        this.parts.announce(() => t('front:madeBefore', { title: entry.title }), 'quiet');
+      })
+      .catch((err) => {
+        this.parts.announce(wordsOf(err), 'error');
+        // Offline or the server restarting: the row waits for a reload to ask again.
+        if (err.code === 'network_error' || err.status >= 500) return;
+        this.patch(
+          entry.id,
+          err.status === 404 ? { status: 'failed', unknown: true } : { status: 'failed', error: keptReason(err) },
+        );
+      });
   }
 
   /** @param {Entry} entry */
@@ -215,19 +249,14 @@ export class Queue {
     const entry = this.entry(id);
     if (!entry) return;
     const before = entry.status;
-    const progress = Math.round(job.status === 'completed' ? 100 : (job.progress ?? 0));
     if (job.status === 'processing' && !this.firstSample.has(id))
-      this.firstSample.set(id, { at: Date.now(), progress });
-    /** @type {Partial<Entry>} */
-    const fields = { status: job.status, progress, error: job.error?.message };
-    if (job.recording) fields.recording = job.recording.seconds;
-    if (job.entries)
-      fields.counts = { done: job.entries.completed, total: job.entries.total, failed: job.entries.failed ?? 0 };
-    if (job.artifact) fields.artifact = job.artifact;
-    this.patch(id, fields);
+      this.firstSample.set(id, { at: Date.now(), progress: Math.round(job.progress ?? 0) });
+    this.patch(id, fieldsOf(job));
     if (job.status === before) return;
+    // The row says how it ended; the status line, which may still say the file is being made, tells
+    // screen readers without showing the same words twice.
     if (job.status === 'completed') {
-      this.parts.announce(() => t('front:announceReady', { title: entry.title }), 'success');
+      this.parts.announce(() => t('front:announceReady', { title: entry.title }), 'quiet');
       // Seen finishing here (not on a reload of a long-finished job): save it without another click.
       if (entry.artifact && !entry.saved && before && !TERMINAL.has(before)) {
         saveLink(entry.artifact.url, entry.artifact.filename);
@@ -236,8 +265,10 @@ export class Queue {
     } else if (job.status === 'failed')
       this.parts.announce(
         () => t('front:announceFailed', { title: entry.title, reason: job.error?.message ?? t('front:noReason') }),
-        'error',
+        'quiet',
       );
+    else if (job.status === 'cancelled')
+      this.parts.announce(() => t('front:announceCancelled', { title: entry.title }), 'quiet');
   }
 
   render() {
@@ -316,8 +347,11 @@ export class Queue {
       }
       case 'completed': {
         if (entry.kind === 'record') return t('front:recorded', { time: duration(entry.recording ?? 0) });
-        const size = entry.artifact ? formatBytes(entry.artifact.size) : '';
-        return [detail(entry), t('front:ready', { size })].filter(Boolean).join(' · ');
+        // (Made before: its file is being asked for.)
+        if (!entry.artifact) return t('front:collecting');
+        return [detail(entry), t('front:ready', { size: formatBytes(entry.artifact.size) })]
+          .filter(Boolean)
+          .join(' · ');
       }
       case 'failed':
         return t('front:failed', {
@@ -408,6 +442,21 @@ export class Queue {
       button.disabled = false;
     }
   }
+}
+
+/** What a Job from the server changes on its entry. @param {any} job @returns {Partial<Entry>} */
+function fieldsOf(job) {
+  /** @type {Partial<Entry>} */
+  const fields = {
+    status: job.status,
+    progress: Math.round(job.status === 'completed' ? 100 : (job.progress ?? 0)),
+    error: job.error?.message,
+  };
+  if (job.recording) fields.recording = job.recording.seconds;
+  if (job.entries)
+    fields.counts = { done: job.entries.completed, total: job.entries.total, failed: job.entries.failed ?? 0 };
+  if (job.artifact) fields.artifact = job.artifact;
+  return fields;
 }
 
 /** A collection's "3 of 5 done, 1 failed", in the language of the moment. @param {Entry} entry */

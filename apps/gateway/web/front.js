@@ -30,13 +30,13 @@ const audioOnly = /** @type {HTMLInputElement} */ (byId('pref-audio'));
 const prefsSummary = /** @type {HTMLElement} */ (byId('prefs-summary'));
 const moreLink = /** @type {HTMLAnchorElement} */ (byId('more-link'));
 
-/** @type {{ words: () => string, kind: 'info' | 'error' | 'success' } | null} what the status line says */
+/** @type {{ words: () => string, kind: import('./api.js').SayKind } | null} what the status line says */
 let statusLine = null;
 /** @type {{ reword: () => void } | null} the choice on show (a collection, a page's items, a live stream) */
 let panel = null;
 
 /** Says `words()` in the status line, and again in the new language after a switch. */
-function tell(/** @type {() => string} */ words, /** @type {'info' | 'error' | 'success'} */ kind = 'info') {
+function tell(/** @type {() => string} */ words, /** @type {import('./api.js').SayKind} */ kind = 'info') {
   statusLine = { words, kind };
   say(status, words(), kind);
 }
@@ -125,10 +125,23 @@ async function busy(button, work) {
     await ready;
     await work();
   } catch (err) {
-    tell(err.code === 'network_error' ? () => t('front:offline') : wordsOf(err), 'error');
+    tell(failureWords(err), 'error');
   } finally {
     button.disabled = false;
   }
+}
+
+/**
+ * A failure in words for people. "No media" gets plain words and a next step: the server's own list
+ * of where it looked (OpenGraph, JSON-LD, yt-dlp…) is for developers, while a more precise reason
+ * (a post that links elsewhere, a manifest with no streams) is kept after the plain words.
+ * @param {any} err @returns {() => string}
+ */
+function failureWords(err) {
+  if (err.code === 'network_error') return () => t('front:offline');
+  if (err.code !== 'no_media_found') return wordsOf(err);
+  const reason = keptReason(err);
+  return / looked for /.test(reason) ? () => t('front:noMedia') : () => t('front:noMediaBecause', { reason });
 }
 
 async function start(link) {
@@ -162,8 +175,11 @@ async function start(link) {
   }
   tell(() => t('front:starting', { title }));
   const outcome = await downloadPage(link, title);
+  // Made before: the queue reads its file and says so. A direct download's row says where it went,
+  // so the status line only tells screen readers.
+  if (outcome.made) return;
   if (outcome.job) tell(() => t('front:jobStarted', { title }));
-  else tell(() => t('front:savingStarted', { filename: outcome.filename }), 'success');
+  else tell(() => t('front:savingStarted', { filename: outcome.filename }), 'quiet');
 }
 
 /** The next page of a collection, by the cursor its last page gave. */
@@ -177,7 +193,7 @@ async function nextPage(link, cursor) {
  * One-step download of the page (of its media item `item`, when given): a stream goes to the
  * browser's downloads, a job to the queue. Answers which it was.
  * @param {string} link @param {string} title @param {number} [item]
- * @returns {Promise<{ job: boolean, filename: string }>}
+ * @returns {Promise<{ job: boolean, made?: boolean, filename: string }>}
  */
 async function downloadPage(link, title, item) {
   const fields = { ...(item === undefined ? {} : { item }), ...preset() };
@@ -194,7 +210,7 @@ async function downloadPage(link, title, item) {
   if (res.status === 202) {
     const accepted = (await res.json()).data;
     queue.add({ id: accepted.job_id, title, kind: 'job', status: accepted.status, token: accepted.control_token });
-    return { job: true, filename: title };
+    return { job: true, made: accepted.status === 'completed', filename: title };
   }
   if (!res.ok) throw await errorOf(res);
   const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? undefined;

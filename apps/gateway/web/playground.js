@@ -1,11 +1,13 @@
 // @ts-check
-// The playground (/): extract a URL, list its media and sources, download a source (progressive files
-// are saved straight from the response; HLS/DASH become jobs), merge a video-only with an audio-only
-// source, convert a source to another format or to audio only, cut a clip of an item (clip.js), save
-// or embed subtitles (subtitles.js), and follow each job until its artifact can be saved.
+// More options (/advanced): extract a URL, list its media and sources (or a collection's entries:
+// collection.js), download a source (progressive files are saved straight from the response; HLS/DASH
+// become jobs), merge a video-only with an audio-only source, convert a source to another format or to
+// audio only, cut a clip of an item (clip.js), save or embed subtitles (subtitles.js), and follow each
+// job until its artifact can be saved.
 import { ApiError, api, controlHeaders, el, errorOf, formatBytes, say, send } from './api.js';
 import { LANGUAGE_EVENT, formatDate, formatNumber, ready, t } from './i18n.js';
 import { clipBox } from './clip.js';
+import { collectionCard } from './collection.js';
 import { filenameFrom } from './disposition.js';
 import { languageChoices, renderSubtitles } from './subtitles.js';
 
@@ -60,9 +62,9 @@ const hasAudio = (s) =>
   s.stream_profile === 'muxed_progressive' ||
   (SEGMENTED.has(s.stream_profile) && s.has_audio !== false);
 
-/** Extracts through the keyless surface A route. */
-function extract(url) {
-  return api('/api/playground', { method: 'POST', body: { url } });
+/** Extracts through the keyless surface A route (a collection's later pages by their cursor). */
+function extract(url, cursor = undefined) {
+  return api('/api/playground', { method: 'POST', body: cursor ? { url, cursor } : { url } });
 }
 
 function validUrl(value) {
@@ -92,8 +94,7 @@ form.addEventListener('submit', async (event) => {
   try {
     const data = await extract(url);
     renderResult(data);
-    const count = data.media.length;
-    say(status, t('playground:found', { count, n: formatNumber(count), title: data.title }), 'success');
+    say(status, foundText(data), 'success');
   } catch (err) {
     result.hidden = true;
     say(status, err.message, 'error');
@@ -103,6 +104,16 @@ form.addEventListener('submit', async (event) => {
     result.removeAttribute('aria-busy');
   }
 });
+
+/** What the status line says about an extract: its media items, or a collection's entries. */
+function foundText(data) {
+  if (data.content_type !== 'collection') {
+    const count = data.media.length;
+    return t('playground:found', { count, n: formatNumber(count), title: data.title });
+  }
+  const count = data.collection?.entry_count ?? data.entries?.length ?? 0;
+  return t('playground:collection.found', { count, n: formatNumber(count), title: data.title });
+}
 
 /** A term and its value; the value is the API's own word (translate="no": not ours to translate). */
 function fact(term, value) {
@@ -122,11 +133,51 @@ function formatDuration(seconds) {
 let extractionId;
 /** The shown result, drawn again in another language. */
 let shown = null;
+/** A shown collection's entries: kept (with the pages listed) and worded again in another language. */
+let collection = null;
+
+/** Extracts `url` as if typed: More options on a collection entry's Open. */
+function openHere(url) {
+  urlInput.value = url;
+  form.requestSubmit();
+  urlInput.focus();
+}
+
+/** Runs `work` with `button` busy; its failure is said in the status line. */
+async function busy(button, work) {
+  button.disabled = true;
+  try {
+    await work();
+  } catch (err) {
+    say(status, err.message, 'error');
+  } finally {
+    button.disabled = false;
+  }
+}
 
 function renderResult(data) {
   extractionId = data.extraction_id;
   shown = data;
-  const head = el(
+  collection = null;
+  if (data.content_type === 'collection') {
+    collection = collectionCard(data, {
+      more: async (cursor) => {
+        const page = await extract(data.url, cursor);
+        if (page?.content_type !== 'collection') throw new Error(t('playground:collection.unexpected'));
+        return page;
+      },
+      open: openHere,
+      run: busy,
+      announce: (words) => say(status, words, 'success'),
+    });
+    result.replaceChildren(resultHead(data), collection.node);
+  } else result.replaceChildren(resultHead(data), ...data.media.map((item) => renderItem(item, data)));
+  result.hidden = false;
+}
+
+/** The result's title, its facts and its address. */
+function resultHead(data) {
+  return el(
     'header',
     { class: 'card result-head' },
     el('h2', { id: 'result-title', translate: 'no' }, data.title),
@@ -136,7 +187,7 @@ function renderResult(data) {
       fact(t('playground:fact.platform'), data.platform),
       fact(t('playground:fact.profile'), data.extract_profile),
       fact(t('playground:fact.content'), data.content_type),
-      fact(t('playground:fact.items'), formatNumber(data.media.length)),
+      data.content_type === 'collection' ? null : fact(t('playground:fact.items'), formatNumber(data.media.length)),
     ),
     el(
       'p',
@@ -144,8 +195,6 @@ function renderResult(data) {
       el('a', { href: data.url, rel: 'noopener noreferrer', target: '_blank' }, data.url),
     ),
   );
-  result.replaceChildren(head, ...data.media.map((item) => renderItem(item, data)));
-  result.hidden = false;
 }
 
 function renderItem(item, data) {
@@ -701,5 +750,9 @@ function showArtifact(actions, artifact) {
 // Another language: the static words are translated already; the shown result is drawn again (the
 // clip fields start empty), while the job list keeps its lines until each job's next change.
 window.addEventListener(LANGUAGE_EVENT, () => {
-  if (shown && !result.hidden) renderResult(shown);
+  if (result.hidden || !shown) return;
+  if (!collection) return renderResult(shown);
+  // A collection keeps the pages it has listed: only its words change.
+  result.firstElementChild?.replaceWith(resultHead(shown));
+  collection.reword();
 });

@@ -1,5 +1,5 @@
 // @ts-check
-// The playground's subtitle choices for one media item: each track saved as it is or converted to
+// More options' subtitle choices for one media item: each track saved as it is or converted to
 // WebVTT or SRT, and a video of the item saved with chosen languages embedded (a job).
 import { el, errorOf, say, send } from './api.js';
 import { t } from './i18n.js';

@@ -24,6 +24,7 @@ import { sendArtifact } from '../http/artifact.js';
 import { jobOwnerOf, type OwnerDeps } from '../http/owner.js';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { withRateLimitHeaders } from '../http/surface-gate.js';
+import { atMost, perMinute, type StatedLimits } from '../openapi-limits.js';
 import { streamSource } from '../http/stream.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { DownloadService } from '../services/download.js';
@@ -100,6 +101,8 @@ export function downloadRoutes(deps: {
   maxCollectionEntries?: number;
   /** Reads the request's API key or session: the account that controls the jobs it starts. */
   owners: OwnerDeps;
+  /** The limits as the summary states them. */
+  stated: Pick<StatedLimits, 'v1PerMinute' | 'activeJobsPerClient'>;
 }): RouteSpec[] {
   const { downloads, jobs, egress, metrics } = deps;
   return [
@@ -107,8 +110,7 @@ export function downloadRoutes(deps: {
       method: 'post',
       path: '/api/v1/download',
       tag: 'Extract and download',
-      summary:
-        "Download a source, a merge pair, a page in one step (page_url with a preset: the gateway extracts and chooses) or a subtitle track (with `subtitles`, a video with the item's tracks embedded): a direct stream, or an asynchronous job. RATE_LIMIT_V1_PER_MIN requests per minute and MAX_ACTIVE_JOBS_PER_CLIENT live jobs per client address",
+      summary: `Download a source, a merge pair, a page in one step (page_url with a preset: the gateway extracts and chooses) or a subtitle track (with \`subtitles\`, a video with the item's tracks embedded): a direct stream, or an asynchronous job. ${perMinute(deps.stated.v1PerMinute, 'client address', 'RATE_LIMIT_V1_PER_MIN')}; ${atMost(deps.stated.activeJobsPerClient, 'live jobs', 'client address', 'MAX_ACTIVE_JOBS_PER_CLIENT')}`,
       body: DownloadRequestSchema,
       before: deps.limit && [deps.limit],
       // Optional: with a key or session the account controls the job (and reuses its own identical jobs).
@@ -140,7 +142,7 @@ export function downloadRoutes(deps: {
         416: UNSATISFIABLE,
         429: {
           ...error(
-            'rate_limited: over RATE_LIMIT_V1_PER_MIN; or too_many_jobs: MAX_ACTIVE_JOBS_PER_CLIENT jobs of this client are queued or processing',
+            `rate_limited: over ${perMinute(deps.stated.v1PerMinute, 'client address', 'RATE_LIMIT_V1_PER_MIN')}; or too_many_jobs: ${atMost(deps.stated.activeJobsPerClient, 'jobs', 'client', 'MAX_ACTIVE_JOBS_PER_CLIENT')} are queued or processing already`,
           ),
           headers: { 'Retry-After': 'Seconds to wait' },
         },

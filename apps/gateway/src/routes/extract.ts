@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import { ErrorEnvelopeSchema, ExtractEnvelopeSchema, ExtractRequestSchema } from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { TOO_MANY, withRateLimitHeaders } from '../http/surface-gate.js';
+import { perMinute, type StatedLimits } from '../openapi-limits.js';
 import { clientGone, sendExtract, wantsFresh, type ExtractService } from '../services/extract.js';
 
 export const EXTRACT_ERRORS = {
@@ -27,15 +28,21 @@ export const CACHED_HEADERS = {
   Age: 'Seconds since this result was fetched from the origin, when it was answered from the extract cache or shared with a concurrent request; absent when this request fetched it',
 };
 
-/** `limit`: surface B's limit per client address (RATE_LIMIT_V1_PER_MIN), absent when it is off. */
-export function extractRoutes(service: ExtractService, limit?: RequestHandler): RouteSpec[] {
+/**
+ * `limit`: surface B's limit per client address (RATE_LIMIT_V1_PER_MIN), absent when it is off;
+ * `stated`: the limits as the summary states them.
+ */
+export function extractRoutes(
+  service: ExtractService,
+  limit: RequestHandler | undefined,
+  stated: Pick<StatedLimits, 'v1PerMinute'>,
+): RouteSpec[] {
   return [
     {
       method: 'post',
       path: '/api/v1/extract',
       tag: 'Extract and download',
-      summary:
-        "Extract the media of a public page, manifest or media file, or a page of a collection's entries (playlist, channel, feed, profile; `cursor` for the next page): RATE_LIMIT_V1_PER_MIN requests per minute per client address",
+      summary: `Extract the media of a public page, manifest or media file, or a page of a collection's entries (playlist, channel, feed, profile; \`cursor\` for the next page): ${perMinute(stated.v1PerMinute, 'client address', 'RATE_LIMIT_V1_PER_MIN')}`,
       body: ExtractRequestSchema,
       responses: withRateLimitHeaders({
         200: { description: 'The extract result', schema: ExtractEnvelopeSchema, headers: CACHED_HEADERS },

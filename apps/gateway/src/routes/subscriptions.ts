@@ -107,7 +107,9 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
           'url_blocked: the url or webhook_url is an address the egress guard refuses; api_key_disabled; cross_site_request',
         ),
         404: error('content_not_found: the collection is not there'),
-        409: error(`subscription_limit_reached: the account holds MAX_SUBSCRIPTIONS_PER_ACCOUNT subscriptions already`),
+        409: error(
+          `subscription_limit_reached: the account holds ${deps.maxPerAccount} subscriptions already, this server's most (MAX_SUBSCRIPTIONS_PER_ACCOUNT)`,
+        ),
         422: error('no_media_found: nothing could be read at the url'),
         502: error('upstream_error'),
         504: error('upstream_timeout'),

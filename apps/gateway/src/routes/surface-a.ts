@@ -4,10 +4,15 @@
 import { ErrorEnvelopeSchema, ExtractEnvelopeSchema, ExtractRequestSchema } from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { surfaceGate, TOO_MANY, withRateLimitHeaders, type SurfaceGateDeps } from '../http/surface-gate.js';
+import { perMinute, type StatedLimits } from '../openapi-limits.js';
 import { clientGone, sendExtract, wantsFresh, type ExtractService } from '../services/extract.js';
 import { CACHED_HEADERS, EXTRACT_ERRORS } from './extract.js';
 
-export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDeps): RouteSpec[] {
+export function surfaceARoutes(
+  service: ExtractService,
+  gateDeps: SurfaceGateDeps,
+  stated: Pick<StatedLimits, 'keyPerMinute' | 'publicPerMinute'>,
+): RouteSpec[] {
   const handler: RouteSpec['handler'] = async (req, res) => {
     const { url, cursor } = parseBody(ExtractRequestSchema, req.body);
     sendExtract(res, await service.extract(url, clientGone(req, res), { fresh: wantsFresh(req), cursor }));
@@ -24,8 +29,7 @@ export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDep
       method: 'post',
       path: '/api',
       tag: 'API with a key',
-      summary:
-        'Extract media with an API key (X-API-Key): RATE_LIMIT_KEY_PER_MIN requests per minute per key, usage counted per key',
+      summary: `Extract media with an API key (X-API-Key): ${perMinute(stated.keyPerMinute, 'key', 'RATE_LIMIT_KEY_PER_MIN')}, usage counted per key`,
       auth: 'apiKey',
       body: ExtractRequestSchema,
       responses: withRateLimitHeaders({
@@ -45,7 +49,7 @@ export function surfaceARoutes(service: ExtractService, gateDeps: SurfaceGateDep
       method: 'post',
       path: '/api/playground',
       tag: 'API with a key',
-      summary: 'Extract media without a key: RATE_LIMIT_PUBLIC_PER_MIN requests per minute per client IP',
+      summary: `Extract media without a key (what the web app's More options page uses): ${perMinute(stated.publicPerMinute, 'client address', 'RATE_LIMIT_PUBLIC_PER_MIN')}`,
       body: ExtractRequestSchema,
       responses: withRateLimitHeaders({ ...ok, ...EXTRACT_ERRORS, ...TOO_MANY }),
       before: [surfaceGate('playground', gateDeps)],

@@ -43,6 +43,36 @@ describeBrowser('the API reference page', () => {
     await screenshot(page, 'docs-extract');
   });
 
+  test('opens with what the API is for; the extract operation, opened, reads in a few screens, its error answers folded', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${stack.served.base}/docs`);
+    const intro = page.locator('.information-container .renderedMarkdown p').first();
+    await expect(intro.innerText()).resolves.toMatch(/^reelay finds the media of a public web page/);
+    await expect(intro.boundingBox().then((box) => box!.y)).resolves.toBeLessThan(400);
+    await page.getByText('A download in three steps').waitFor();
+
+    const extract = page.locator('#operations-Extract_and_download-postApiV1Extract');
+    await extract.locator('.opblock-summary').click();
+    await extract.locator('.highlight-code').first().waitFor();
+    const tall = async () => (await extract.boundingBox())!.height;
+    // It was about 6,500 px here (7,900 on a phone): ten error answers, each with its example and headers.
+    await expect(tall()).resolves.toBeLessThan(2_600);
+    const notFound = extract.locator('tr.response[data-code="404"]');
+    await expect(notFound.locator('.model-example').isVisible()).resolves.toBe(false);
+    const details = notFound.getByRole('button', { name: 'Example and headers' });
+    await expect(details.getAttribute('aria-expanded')).resolves.toBe('false');
+    // The answer a caller wants stays open.
+    await expect(extract.locator('tr.response[data-code="200"] .model-example').isVisible()).resolves.toBe(true);
+    await details.click();
+    await expect(details.getAttribute('aria-expanded')).resolves.toBe('true');
+    await expect(notFound.locator('.model-example').innerText()).resolves.toContain('"error"');
+    await screenshot(page, 'docs-extract-folded');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await details.click();
+    await expect(tall()).resolves.toBeLessThan(4_500);
+  });
+
   test('documents the event stream with its media type and Last-Event-ID', async () => {
     await page.goto(`${stack.served.base}/docs#/Jobs/getApiV1JobsIdEvents`);
     const events = page.locator('#operations-Jobs-getApiV1JobsIdEvents');

@@ -236,6 +236,48 @@ describeBrowser('the web app in two languages', () => {
     problems.push(...(await check('settings-delete-dialog', [email, 'ci-bot'])));
     await page.getByRole('button', { name: 'Abbrechen' }).click();
 
+    // A subscription to the feed with all its entries: its row, its items (downloaded by the worker).
+    const subscribed = await page.request.post(`${stack.served.base}/api/v1/subscriptions`, {
+      data: { url: stack.origin.url('/feed.xml'), since: 'all', every: 300, preset: { audio_only: true } },
+    });
+    expect(subscribed.status()).toBe(201);
+    const subscription = ((await subscribed.json()) as { data: { id: string } }).data.id;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const items = (await (
+        await page.request.get(`${stack.served.base}/api/v1/subscriptions/${subscription}/items`)
+      ).json()) as { data: Array<{ status: string }> };
+      if (items.data.length === 2 && items.data.every((item) => item.status === 'completed')) break;
+      if (Date.now() > deadline) throw new Error(`the subscription's items are ${JSON.stringify(items.data)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await page.reload();
+    await page.getByRole('button', { name: 'Einträge zeigen: „Zwei Töne“' }).click();
+    await page.getByRole('link', { name: '„Folge 2“ speichern' }).waitFor();
+    await page
+      .locator('#subs-body')
+      .getByText(/^Alle 5 Minuten/)
+      .waitFor();
+    problems.push(...(await check('settings-subscriptions', [email, 'Zwei Töne', 'Folge 1', 'Folge 2'])));
+    // Inside the table's box (which would scroll sideways, so the page's width says nothing of it): every button.
+    for (const width of [390, 360]) {
+      await page.setViewportSize({ width, height: 844 });
+      const outside = await page.evaluate<string[]>(`(() => {
+        const box = document.querySelector('#subs-table').closest('.table-wrap').getBoundingClientRect();
+        return [...document.querySelectorAll('#subs-body button, #subs-body a')]
+          .filter((el) => el.getBoundingClientRect().right > box.right + 0.5)
+          .map((el) => el.textContent);
+      })()`);
+      expect({ width, outside }).toEqual({ width, outside: [] });
+    }
+
+    // More options on a feed: its entries, each to open, and the way to the front page's checklist.
+    await page.goto(`${stack.served.base}/advanced`);
+    await extract(stack.origin.url('/feed.xml'), 'Zwei Töne');
+    await page.getByRole('button', { name: '„Folge 2“ hier öffnen' }).waitFor();
+    await page.getByText('Feed · 2 Einträge', { exact: true }).waitFor();
+    problems.push(...(await check('advanced-collection', ['Zwei Töne', 'Folge 1', 'Folge 2'])));
+
     // The API reference: its page is German, the reference itself stays English (lang="en").
     await page.goto(`${stack.served.base}/docs`);
     await page.locator('#docs .opblock').first().waitFor({ timeout: 30_000 });

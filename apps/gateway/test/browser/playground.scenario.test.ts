@@ -1,11 +1,13 @@
-// The playground in a real browser: extract a local page, save a progressive source, merge a
-// video-only and an audio-only source with the real worker and save the artifact.
+// More options (/advanced) in a real browser: extract a local page, save a progressive source, merge a
+// video-only and an audio-only source with the real worker and save the artifact; a feed lists its
+// entries a page at a time, each opened here or picked on the front page.
 import { beforeEach, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
+import { auditPage } from './audit.js';
 import { describeBrowser, usePlaygroundStack, screenshot } from './browser.js';
 
 const run = promisify(execFile);
@@ -31,6 +33,18 @@ describeBrowser('the playground page', () => {
       <video poster="/media/poster.png"><source src="/media/video-only.mp4" type='video/mp4; codecs="avc1.64001e"' label="360p"><source src="/media/audio-only.m4a" type='audio/mp4; codecs="mp4a.40.2"'></video>
       </body></html>`,
       'text/html',
+    );
+    // A podcast feed longer than a page (100 entries): 120 episodes, each the same tone.
+    origin.file('/audio/tone.m4a', media.audioOnlyM4a, 'audio/mp4');
+    const episodes = Array.from(
+      { length: 120 },
+      (_, i) =>
+        `<item><title>Episode ${i + 1}</title><guid isPermaLink="false">tones-${i + 1}</guid><pubDate>Wed, 25 Nov 2026 07:00:00 GMT</pubDate><enclosure url="${origin.url(`/audio/tone.m4a?episode=${i + 1}`)}" length="1000" type="audio/mp4"/></item>`,
+    );
+    origin.body(
+      '/tones.xml',
+      `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Tones Weekly</title><link>${origin.url('/')}</link>${episodes.join('')}</channel></rss>`,
+      'application/rss+xml',
     );
     for (const name of fs.readdirSync(media.hlsDir)) {
       origin.file(
@@ -65,6 +79,45 @@ describeBrowser('the playground page', () => {
     await expect(result.locator('img.thumb').getAttribute('src')).resolves.toBe(stack.origin.url('/media/poster.png'));
     await screenshot(page, 'playground-result');
   });
+
+  test("a feed lists its entries a page at a time; Open shows an entry's sources, and the front page takes it from there", async () => {
+    await extract(stack.origin.url('/tones.xml'));
+    await page.getByRole('heading', { level: 2, name: 'Tones Weekly' }).waitFor();
+    await expect(page.getByRole('status').innerText()).resolves.toBe(
+      '“Tones Weekly” is a collection of 120 entries: open one to see its media, or pick entries to download on the front page.',
+    );
+    const entries = page.getByRole('region', { name: 'Entries' });
+    await expect(entries.getByText('Feed · 120 entries', { exact: true }).count()).resolves.toBe(1);
+    const opens = entries.getByRole('button', { name: /^Open “Episode \d+” here$/ });
+    await expect(opens.count()).resolves.toBe(100);
+    const problems = await auditPage(page, 'advanced-collection');
+
+    await entries.getByRole('button', { name: 'Show more' }).click();
+    await page.getByRole('status').filter({ hasText: '120 of 120 entries are listed.' }).waitFor();
+    await expect(opens.count()).resolves.toBe(120);
+    // The keyboard moves to the first new entry; there is nothing more to show.
+    await expect(page.evaluate('document.activeElement.getAttribute("aria-label")')).resolves.toBe(
+      'Open “Episode 101” here',
+    );
+    await expect(entries.getByRole('button', { name: 'Show more' }).count()).resolves.toBe(0);
+
+    // Open extracts the entry here: its sources, with their Download buttons.
+    await entries.getByRole('button', { name: 'Open “Episode 3” here' }).click();
+    await page
+      .getByRole('button', { name: /^Download / })
+      .first()
+      .waitFor();
+    await expect(page.getByLabel('Page or media URL').inputValue()).resolves.toBe(
+      stack.origin.url('/audio/tone.m4a?episode=3'),
+    );
+    await expect(page.getByRole('status').innerText()).resolves.toContain('Found 1 media item');
+
+    // The front page's checklist downloads several: the link hands it the feed.
+    await extract(stack.origin.url('/tones.xml'));
+    await page.getByRole('link', { name: 'Pick entries on the front page' }).click();
+    await page.getByRole('region', { name: 'Tones Weekly' }).getByLabel('Episode 1', { exact: true }).waitFor();
+    expect(problems).toEqual([]);
+  }, 60_000);
 
   test('an error is shown as the envelope message', async () => {
     stack.origin.status('/gone', 404);
