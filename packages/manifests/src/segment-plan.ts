@@ -8,6 +8,9 @@ import { attr, baseOf, kids, readMpd, type XmlNode } from './mpd.js';
 import { expandTemplate } from './mpd-template.js';
 import { isoDuration } from './values.js';
 
+/** Characters of a playlist that are split into lines without counting first (a VOD playlist is far smaller). */
+const SPLIT_FREELY = 1024 * 1024;
+
 /** A segment and when it starts, in seconds from the first. */
 export interface PlannedSegment {
   url: URL;
@@ -16,7 +19,9 @@ export interface PlannedSegment {
 
 /** The segments of an HLS media playlist fetched at `url`; empty for a master, byte ranges, or more than `maxSegments`. */
 export function hlsSegments(text: string, url: URL, maxSegments = DEFAULT_MAX_SEGMENTS): PlannedSegment[] {
-  if (overBytes(text, MAX_MANIFEST_BYTES) || countUriLines(text, maxSegments) > maxSegments) return [];
+  if (overBytes(text, MAX_MANIFEST_BYTES)) return [];
+  // A large text is counted before it is split: a million segments in 13 MB never become lines.
+  if (text.length > SPLIT_FREELY && countUriLines(text, maxSegments) > maxSegments) return [];
   const lines = playlistLines(text);
   if (lines.some((l) => l.startsWith('#EXT-X-STREAM-INF') || l.startsWith('#EXT-X-BYTERANGE'))) return [];
   const out: PlannedSegment[] = [];
@@ -25,6 +30,7 @@ export function hlsSegments(text: string, url: URL, maxSegments = DEFAULT_MAX_SE
   for (const line of lines) {
     if (line.startsWith('#EXTINF:')) duration = Number.parseFloat(line.slice(8)) || 0;
     if (!isUriLine(line)) continue;
+    if (out.length === maxSegments) return [];
     try {
       const segment = new URL(line, url);
       segment.hash = '';
