@@ -5,6 +5,40 @@ import tseslint from 'typescript-eslint';
 import { importX, createNodeResolver } from 'eslint-plugin-import-x';
 import globals from 'globals';
 
+// Parsers (and builders) of XML, HLS, DASH and feeds on npm, as import patterns (gitignore syntax).
+const XML_AND_PLAYLIST_PARSERS = [
+  'fast-xml-parser',
+  'fast-xml-builder',
+  'hls-parser',
+  'm3u8-parser',
+  'mpd-parser',
+  'm3u8',
+  '@eyevinn/hls-*',
+  'xml2js',
+  'xml-js',
+  'xmlbuilder',
+  'xmlbuilder2',
+  'sax',
+  'saxes',
+  'txml',
+  'xmldom',
+  '@xmldom/*',
+  'libxmljs*',
+  'rss-parser',
+  'feedparser',
+  '@rowanmanning/feed-parser',
+  '@extractus/feed-extractor',
+];
+/** The same names for a dynamic import(), as an esquery regular expression (which cannot hold a '/'). */
+const PARSER_NAMES = `/^(${XML_AND_PLAYLIST_PARSERS.map((name) =>
+  name
+    .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\//g, '.'),
+).join('|')})(\\W|$)/`;
+const SOLE_READER =
+  'Manifests, playlists and feeds are read (and XML is built) only in @reelay/manifests: import its reader instead.';
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**', 'data/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -31,6 +65,22 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
+    },
+  },
+  {
+    // @reelay/manifests is the one reader of HLS playlists, DASH manifests and feeds, under one set
+    // of limits (its limits.ts): no other package imports an XML or playlist parser (or an XML
+    // builder, which belongs beside the reader), nor runs htmlparser2 as one. Tested by
+    // packages/manifests/test/sole-reader.test.ts.
+    files: ['**/*.{ts,js,mjs}'],
+    ignores: ['packages/manifests/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: XML_AND_PLAYLIST_PARSERS, message: SOLE_READER }] }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: `ImportExpression[source.value=${PARSER_NAMES}]`, message: SOLE_READER },
+        { selector: "Property[key.name='xmlMode']", message: SOLE_READER },
       ],
     },
   },

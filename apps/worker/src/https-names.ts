@@ -8,6 +8,7 @@
 // `.invalid` is reserved (RFC 6761), so no real host name can collide with a stand-in.
 import { ReelayError } from '@reelay/contracts';
 import { absoluteTarget } from '@reelay/egress';
+import { rewriteHttpsReferences } from '@reelay/manifests';
 
 export const HTTPS_SUFFIX = '.reelay-https.invalid';
 
@@ -52,4 +53,13 @@ export function fromProxyUrl(target: string): URL {
   if (!/^\d{1,5}$/.test(port) || host === '' || host === '[]')
     throw new TypeError(`not a valid https stand-in name: ${url.hostname}`);
   return new URL(`https://${host}:${port}${url.pathname}${url.search}`);
+}
+
+/**
+ * A manifest as ffmpeg gets it through the proxy: its https references under their stand-in names,
+ * nothing else changed. This is for function, not safety: whatever a manifest says, ffmpeg can only
+ * ask the proxy.
+ */
+export function rewriteManifest(text: string, manifestUrl: URL): string {
+  return rewriteHttpsReferences(text, manifestUrl, standInHost);
 }

@@ -19,7 +19,7 @@ import type { ActiveJobs } from './active-jobs.js';
 import type { JobSignalListener } from './job-signals.js';
 import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
 import { runJob, type RunDeps } from './job-run.js';
-import { BASE_REQUESTS } from './manifest-check.js';
+import { BASE_REQUESTS } from '@reelay/manifests';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob } from './plan.js';
 import { ProgressWriter } from './progress-writer.js';

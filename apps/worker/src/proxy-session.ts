@@ -1,9 +1,9 @@
 // A job attempt's session of the worker's egress proxy (the shared guarded proxy of @reelay/egress):
 // the environment that points ffmpeg at it, only request headers ffmpeg can be told to send, and the
-// job's manifests as checked so far (manifest-check.ts).
+// job's manifests as checked so far (@reelay/manifests' ledger).
 import { ProxySession, type SessionInit } from '@reelay/egress';
 import { isSettableHeader } from '@reelay/media';
-import { ManifestLedger } from './manifest-check.js';
+import { ManifestLedger } from '@reelay/manifests';
 
 export type { SessionFailures, SessionOptions } from '@reelay/egress';
 

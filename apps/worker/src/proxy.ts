@@ -5,15 +5,19 @@
 // reach ffmpeg under stand-in http names, and manifests are rewritten to use them too.
 import { GuardedProxy, type ProxyEgress, type ProxyHooks, type ProxySession } from '@reelay/egress';
 import type { Logger } from '@reelay/observability';
-import { fromProxyUrl, toProxyUrl } from './https-names.js';
-import { rewriteManifest, sniffManifest, withoutTextSets, MANIFEST_SNIFF_BYTES } from './manifest.js';
+import {
+  dashSegments,
+  hlsSegments,
+  MANIFEST_SNIFF_BYTES,
+  MAX_MANIFEST_BYTES,
+  segmentsFrom,
+  sniffManifest,
+  withoutTextSets,
+} from '@reelay/manifests';
+import { fromProxyUrl, rewriteManifest, toProxyUrl } from './https-names.js';
 import { JobProxySession } from './proxy-session.js';
-import { dashSegments, hlsSegments, segmentsFrom } from './segment-plan.js';
 
 export type { ProxyEgress, ProxyHooks };
-
-/** Largest manifest the proxy buffers to rewrite. */
-export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
 /** The worker's egress proxy: the shared guarded proxy with job sessions and manifest rewriting. */
 export type JobProxy = GuardedProxy<JobProxySession>;
@@ -45,7 +49,7 @@ export function startJobProxy(options: {
   });
 }
 
-/** Refuses a hostile manifest (manifest-check.ts), grants the requests it declares, and rewrites it. */
+/** Refuses a hostile manifest (the job's ledger), grants the requests it declares, and rewrites it. */
 function checkAndRewrite(text: string, target: URL, session: ProxySession): string {
   const kind = sniffManifest(Buffer.from(text.slice(0, MANIFEST_SNIFF_BYTES)));
   if (session instanceof JobProxySession) {
@@ -57,7 +61,8 @@ function checkAndRewrite(text: string, target: URL, session: ProxySession): stri
   // from the clip's start on (ffmpeg seeks past those before it, and they are not fetched at all).
   if (session.ahead) {
     const from = session instanceof JobProxySession ? session.clipStart : undefined;
-    for (const segments of kind === 'dash' ? dashSegments(text, target) : [hlsSegments(text, target)])
+    const max = session instanceof JobProxySession ? session.manifests.maxSegments : undefined;
+    for (const segments of kind === 'dash' ? dashSegments(text, target, max) : [hlsSegments(text, target, max)])
       session.ahead.plan(segmentsFrom(segments, from));
   }
   const rewritten = rewriteManifest(text, target);

@@ -1,7 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { ReelayError } from '@reelay/contracts';
-import { fromProxyUrl, toProxyUrl } from '../src/https-names.js';
-import { rewriteManifest, sniffManifest } from '../src/manifest.js';
+import { fromProxyUrl, rewriteManifest, toProxyUrl } from '../src/https-names.js';
 
 describe('https origins reach ffmpeg under stand-in http names', () => {
   test.each([
@@ -45,15 +44,6 @@ describe('https origins reach ffmpeg under stand-in http names', () => {
 });
 
 describe('manifests', () => {
-  test('are recognised by their first bytes, not their content type', () => {
-    expect(sniffManifest(Buffer.from('\uFEFF#EXTM3U\n#EXT-X-VERSION:3\n'))).toBe('hls');
-    expect(sniffManifest(Buffer.from('<?xml version="1.0"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011">'))).toBe(
-      'dash',
-    );
-    expect(sniffManifest(Buffer.from([0x47, 0x40, 0x11, 0x10]))).toBeUndefined();
-    expect(sniffManifest(Buffer.from('<html><body>#EXTM3U</body></html>'))).toBeUndefined();
-  });
-
   test('an HLS playlist gets its https references rewritten and nothing else', () => {
     const playlist = [
       '#EXTM3U',

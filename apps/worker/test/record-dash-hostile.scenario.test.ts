@@ -10,7 +10,7 @@ import { Egress } from '@reelay/egress';
 import { createLogger } from '@reelay/observability';
 import { startFolderOrigin, type FolderOrigin } from '@reelay/testkit';
 import { DashSource } from '../src/record/dash-source.js';
-import { MAX_LISTED } from '../src/record/live-playlist.js';
+import { MAX_LISTED } from '@reelay/manifests';
 import { record } from '../src/record/recorder.js';
 import { RecordingStore } from '../src/record/recording-store.js';
 import { tempDataDir, testConfig } from './helpers.js';

@@ -1,14 +1,25 @@
 // DASH manifests (ISO/IEC 23009-1) as media: every audio or video Representation becomes a source,
 // a progressive file when it is one BaseURL, otherwise a 'dash' source that names the representation
-// in the MPD URL. The walk follows yt-dlp's _parse_mpd_formats.
-//
-// mpd-parser is not used: it resolves segments for playback, and in doing so loses the distinction
-// between single-file and segmented representations, and the representation ids our URLs are made of.
+// in the MPD URL. @reelay/manifests reads the MPD (under its limits); the walk follows yt-dlp's
+// _parse_mpd_formats.
 import { ReelayError } from '@reelay/contracts';
-import { XMLParser } from 'fast-xml-parser';
-import { splitCodecs, type CodecParts } from './codecs.js';
+import {
+  attr,
+  baseOf,
+  DEFAULT_MAX_SEGMENTS,
+  isoDuration,
+  kids,
+  looksLikeMpd,
+  readMpd,
+  repKind,
+  segmentCount,
+  splitCodecs,
+  tooManySegments,
+  type Base,
+  type Kind,
+  type XmlNode,
+} from '@reelay/manifests';
 import { urlExtension, type FetchedDocument } from './document.js';
-import { checkMpdText, checkXmlText, DEFAULT_MAX_SEGMENTS, tooManySegments } from './manifest-limits.js';
 import { extOfMime, HTML_TYPES } from './media-types.js';
 import { subtitleFormat } from './subtitles.js';
 import type {
@@ -19,69 +30,11 @@ import type {
   SourceDraft,
   SubtitleDraft,
 } from './types.js';
-import { frameRate, isoDuration, positive } from './values.js';
-
-export type XmlNode = { [key: string]: unknown };
-
-/** Elements that may repeat: always read as lists, even when a manifest has only one. */
-const REPEATED = new Set([
-  'Period',
-  'AdaptationSet',
-  'Representation',
-  'BaseURL',
-  'ContentProtection',
-  'SegmentURL',
-  'S',
-  'EssentialProperty',
-]);
-
-const parser = new XMLParser({
-  // Only the five predefined entities and character references are decoded: a document declaring
-  // its own is refused before parsing (checkXmlText), and htmlEntities stays off.
-  processEntities: true,
-  htmlEntities: false,
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  // Manifests prefix elements inconsistently (<MPD>, <mpd:MPD>, cenc:pssh); only local names matter.
-  removeNSPrefix: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  isArray: (name, _path, _leaf, isAttribute) => !isAttribute && REPEATED.has(name),
-});
+import { frameRate, positive } from './values.js';
 
 /** Language codes that name no language (undetermined, multiple, none, missing). */
 const NO_LANGUAGE = new Set(['und', 'mul', 'zxx', 'mis']);
 const TRICK_MODE = 'http://dashif.org/guidelines/trickmode';
-
-export function looksLikeMpd(text: string): boolean {
-  return /<(?:[\w.-]+:)?MPD[\s>/]/.test(text.slice(0, 2048));
-}
-
-export function kids(node: XmlNode | undefined, name: string): XmlNode[] {
-  const value = node?.[name];
-  const list: unknown[] = Array.isArray(value) ? value : value === undefined ? [] : [value];
-  // An element with neither attributes nor children comes back as its text (often '').
-  return list.map((v) => (typeof v === 'object' && v !== null ? (v as XmlNode) : { '#text': String(v) }));
-}
-
-export function attr(node: XmlNode | undefined, name: string): string | undefined {
-  const value = node?.[`@${name}`];
-  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
-}
-
-/** The base URL of a level: its first BaseURL resolved against the parent's, else the parent's. */
-export interface Base {
-  url: URL;
-  /** Whether a BaseURL was given anywhere on the way: without one a single-file representation has no file. */
-  given: boolean;
-}
-
-export function baseOf(node: XmlNode, parent: Base): Base {
-  const text = kids(node, 'BaseURL').map((b) => (typeof b['#text'] === 'string' ? b['#text'].trim() : ''))[0];
-  // A malformed BaseURL is ignored and the parent's base stands, as a player would fall back.
-  if (!text || !URL.canParse(text, parent.url.href)) return parent;
-  return { url: new URL(text, parent.url), given: true };
-}
 
 /** Segment addressing anywhere from Period down: a media template or a list of segment URLs. */
 function isSegmented(levels: XmlNode[]): boolean {
@@ -90,39 +43,6 @@ function isSegmented(levels: XmlNode[]): boolean {
       kids(n, 'SegmentTemplate').some((t) => attr(t, 'media')) ||
       kids(n, 'SegmentList').some((l) => kids(l, 'SegmentURL').length > 0),
   );
-}
-
-export type Kind = 'video' | 'audio' | 'text' | 'image';
-
-function kindOf(contentType: string | undefined, mime: string | undefined, codecs: CodecParts): Kind | undefined {
-  const declared = contentType?.toLowerCase();
-  if (declared === 'video' || declared === 'audio' || declared === 'text' || declared === 'image') return declared;
-  const major = mime?.split('/')[0];
-  if (major === 'video' || major === 'audio' || major === 'text' || major === 'image') return major;
-  if (mime === 'application/ttml+xml') return 'text';
-  // application/mp4 carries anything: its codecs tell (avc1 video, mp4a audio, stpp/wvtt text).
-  if (codecs.video.length) return 'video';
-  if (codecs.audio.length) return 'audio';
-  return codecs.other.length ? 'text' : undefined;
-}
-
-export function readMpd(text: string, maxSegments: number): XmlNode {
-  checkXmlText(text);
-  checkMpdText(text, maxSegments);
-  let doc: unknown;
-  try {
-    doc = parser.parse(text.trimStart(), true);
-  } catch (err) {
-    throw new ReelayError(
-      'upstream_error',
-      `The DASH manifest is not valid XML (${err instanceof Error ? err.message : String(err)}).`,
-      { cause: err },
-    );
-  }
-  const mpd = (doc as XmlNode | undefined)?.MPD;
-  if (typeof mpd !== 'object' || mpd === null)
-    throw new ReelayError('upstream_error', 'The DASH manifest is invalid: its root element is not MPD.');
-  return mpd as XmlNode;
 }
 
 interface Walk {
@@ -135,53 +55,6 @@ interface Walk {
   ids: Set<string>;
   protectedCount: number;
   maxSegments: number;
-}
-
-/** The nearest of a child element along the levels (representation first), if any. */
-function nearest(levels: XmlNode[], name: string): XmlNode | undefined {
-  for (const node of levels) {
-    const found = kids(node, name)[0];
-    if (found) return found;
-  }
-  return undefined;
-}
-
-/**
- * How many segments a representation has, counted from what the manifest declares and never by
- * listing them: stops as soon as the count passes `max`. `seconds` is the period's length when
- * known (a live manifest may not say; its open-ended entries count as one).
- */
-export function segmentCount(levels: XmlNode[], seconds: number | undefined, max: number): number {
-  const list = nearest(levels, 'SegmentList');
-  if (list) return kids(list, 'SegmentURL').length;
-  const template = nearest(levels, 'SegmentTemplate');
-  if (!template) return 1;
-  const timescale = positive(attr(template, 'timescale')) ?? 1;
-  const end = seconds === undefined ? undefined : seconds * timescale;
-  const timeline = kids(template, 'SegmentTimeline')[0];
-  if (timeline) {
-    let count = 0;
-    let t = 0;
-    for (const s of kids(timeline, 'S')) {
-      t = Number(attr(s, 't') ?? t) || t;
-      const d = positive(attr(s, 'd')) ?? 0;
-      const r = Number(attr(s, 'r') ?? 0) || 0;
-      // r="-1" repeats to the end of the period.
-      const repeats = r >= 0 ? r : end !== undefined && d > 0 ? Math.ceil((end - t) / d) - 1 : 0;
-      count += 1 + Math.max(0, repeats);
-      if (count > max) return count;
-      t += d * (1 + Math.max(0, repeats));
-    }
-    return count;
-  }
-  const duration = positive(attr(template, 'duration'));
-  return duration && end !== undefined ? Math.ceil(end / duration) : 1;
-}
-
-/** What a representation holds, its own attributes first, then its adaptation set's. */
-export function repKind(set: XmlNode, rep: XmlNode): Kind | undefined {
-  const pick = (name: string) => attr(rep, name) ?? attr(set, name);
-  return kindOf(pick('contentType'), pick('mimeType')?.toLowerCase(), splitCodecs(pick('codecs')));
 }
 
 /**

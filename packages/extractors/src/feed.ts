@@ -2,9 +2,9 @@
 // items as entries, a page of at most 100 at a time; a paged feed (RFC 5005 rel="next") goes on at
 // its next document. The page state is where the page starts: the document and the offset in it.
 import { COLLECTION_PAGE_SIZE, ReelayError } from '@reelay/contracts';
+import { looksLikeFeed, sameResource } from '@reelay/manifests';
 import { fetchDocument, type FetchedDocument } from './document.js';
-import { parseFeed, looksLikeFeed } from './feed-parse.js';
-import { sameResource } from './manifest-limits.js';
+import { parseFeed } from './feed-entries.js';
 import type { DocumentExtractor, ExtractContext, ResultDraft } from './types.js';
 
 /** Content types feeds are served as; generic XML types are read only when the root is a feed. */

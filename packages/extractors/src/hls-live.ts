@@ -1,24 +1,12 @@
 // Whether an HLS master playlist is live: a master says nothing of it, its media playlists do. The
 // extract reads one of them (the first source's), once, bounded in bytes and time, and judges it by
-// the rule media playlists are judged by (no EXT-X-ENDLIST and not PLAYLIST-TYPE:VOD). All variants
-// of one master are the same broadcast, so the answer holds for every source of the item.
+// the rule media playlists are judged by (@reelay/manifests' isLiveMediaPlaylist); a variant that is
+// itself a master is not followed: one extra fetch, no more. All variants of one master are the
+// same broadcast, so the answer holds for every source of the item.
+import { isLiveMediaPlaylist, MAX_LIVE_MANIFEST_BYTES } from '@reelay/manifests';
 import type { ExtractContext, MediaDraft } from './types.js';
 
-/** A media playlist larger than this is not read to judge its master (a live window is far smaller). */
-export const MAX_VARIANT_BYTES = 1024 * 1024;
 export const VARIANT_DEADLINE_MS = 10_000;
-
-/**
- * The rule of hls.ts's fromMedia on the text itself (this module must not import the parser's
- * module, which imports it): a media playlist, with segments, without EXT-X-ENDLIST and not
- * PLAYLIST-TYPE:VOD. A variant that is itself a master is not followed: one extra fetch, no more.
- */
-export function isLiveMediaPlaylist(text: string): boolean {
-  if (!text.trimStart().startsWith('#EXTM3U')) return false;
-  const tags = new Set(text.split(/\r?\n/).map((l) => l.trim().split(':')[0]));
-  if (tags.has('#EXT-X-STREAM-INF') || !tags.has('#EXTINF') || tags.has('#EXT-X-ENDLIST')) return false;
-  return !/^\s*#EXT-X-PLAYLIST-TYPE:\s*VOD\s*$/m.test(text);
-}
 
 /**
  * The master's items, marked live (item and every source, with no duration) when its first media
@@ -38,7 +26,8 @@ export async function judgeMaster(
       headers: first.headers,
       signal: ctx.signal,
       deadlineMs: VARIANT_DEADLINE_MS,
-      maxBytes: MAX_VARIANT_BYTES,
+      // A live window is far smaller: a larger playlist is not read to judge its master.
+      maxBytes: MAX_LIVE_MANIFEST_BYTES,
     });
     live = res.status < 400 && isLiveMediaPlaylist(res.text);
   } catch (err) {

@@ -1,13 +1,24 @@
 // HLS playlists (RFC 8216) as media: a master's variants and alternate renditions become 'hls'
-// sources of one item, a media playlist becomes one source. hls-parser reads the text; what is
-// listed, what counts as DRM and what is audio follows yt-dlp's _parse_m3u8_formats.
+// sources of one item, a media playlist becomes one source. @reelay/manifests reads the text (under
+// its limits); what is listed, what counts as DRM and what is audio follows yt-dlp's
+// _parse_m3u8_formats.
 import { ReelayError } from '@reelay/contracts';
-import HLS from 'hls-parser';
-import type { Key, MasterPlaylist, MediaPlaylist, Rendition, Variant } from 'hls-parser/types.js';
-import { splitCodecs } from './codecs.js';
+import {
+  DEFAULT_MAX_SEGMENTS,
+  isMaster,
+  looksLikeHls,
+  readHls,
+  refuseSelfNaming,
+  resolvePlaylistUri,
+  splitCodecs,
+  type Key,
+  type MasterPlaylist,
+  type MediaPlaylist,
+  type Rendition,
+  type Variant,
+} from '@reelay/manifests';
 import { judgeMaster } from './hls-live.js';
 import { urlExtension, type FetchedDocument } from './document.js';
-import { checkHlsText, DEFAULT_MAX_SEGMENTS, sameResource } from './manifest-limits.js';
 import { HLS_TYPES, HTML_TYPES } from './media-types.js';
 import type {
   DocumentExtractor,
@@ -19,12 +30,6 @@ import type {
 } from './types.js';
 import { positive } from './values.js';
 
-// Strict mode rejects what players and yt-dlp accept (a missing or too low EXT-X-VERSION, an
-// EXTINF longer than the target duration, duplicate rendition names), so the lenient mode is set once, at load;
-// silent keeps its complaints off stderr. What matters here (a variant or segment to list) is
-// checked on the result instead.
-HLS.setOptions({ strictMode: false, silent: true });
-
 /** Key systems whose keys only a licensed player can obtain: FairPlay, PlayReady, Widevine. */
 const DRM_KEYFORMATS = new Set([
   'com.apple.streamingkeydelivery',
@@ -35,26 +40,13 @@ const DRM_KEYFORMATS = new Set([
 /** Segment extensions that can only carry audio (a media playlist of these is an audio stream). */
 const AUDIO_SEGMENT_EXTS = new Set(['aac', 'mp3', 'm4a', 'ac3', 'ec3', 'eac3', 'opus', 'flac', 'oga', 'mka', 'weba']);
 
-/** A master playlist (it lists variants): whether it is live takes reading one of them (hls-live.ts). */
-export function isMaster(text: string): boolean {
-  return /^\s*#EXT-X-STREAM-INF:/m.test(text);
-}
-
-export function looksLikeHls(text: string): boolean {
-  // trimStart also drops a UTF-8 byte order mark (U+FEFF counts as white space).
-  return text.trimStart().startsWith('#EXTM3U');
-}
-
 /** The media items of an HLS playlist fetched from `url`; `options.headers` go onto every source. */
 export function parseHls(text: string, url: URL, options: ManifestOptions = {}): MediaDraft[] {
   const { headers, maxSegments = DEFAULT_MAX_SEGMENTS } = options;
-  if (!looksLikeHls(text))
-    throw new ReelayError('upstream_error', 'The HLS playlist is invalid: it does not start with #EXTM3U.');
-  checkHlsText(text, maxSegments);
-  const playlist = parsePlaylist(text);
+  const playlist = readHls(text, maxSegments);
   // Adobe Access (FAXS) is signalled by a tag hls-parser drops as unknown, so it is looked for in the text.
   if (/^\s*#EXT-X-FAXS-CM:/m.test(text)) throw drmError();
-  if (playlist.isMasterPlaylist) refuseSelf(playlist, [url, options.fetchedAs]);
+  if (playlist.isMasterPlaylist) refuseSelfNaming(playlist, [url, options.fetchedAs]);
   const media = playlist.isMasterPlaylist ? fromMaster(playlist, url) : fromMedia(playlist, url);
   if (headers) {
     for (const item of media) {
@@ -63,53 +55,6 @@ export function parseHls(text: string, url: URL, options: ManifestOptions = {}):
     }
   }
   return media;
-}
-
-/**
- * A master whose variant or rendition is the master itself would send a job round in a circle; the
- * extract never follows variants, so this is the one loop it can see.
- */
-function refuseSelf(master: MasterPlaylist, selves: (URL | undefined)[]): void {
-  const uris = master.variants.flatMap((v) => [
-    v.uri,
-    ...v.audio.map((r) => r.uri),
-    ...v.video.map((r) => r.uri),
-    ...v.subtitles.map((r) => r.uri),
-  ]);
-  const base = selves[0]!;
-  for (const uri of uris) {
-    const url = resolveUri(uri, base);
-    if (url && selves.some((self) => self && sameResource(url, self))) {
-      throw new ReelayError(
-        'upstream_error',
-        'The HLS master playlist names itself as a variant, which would never end.',
-      );
-    }
-  }
-}
-
-function parsePlaylist(text: string): MasterPlaylist | MediaPlaylist {
-  try {
-    return HLS.parse(prepare(text));
-  } catch (err) {
-    throw new ReelayError(
-      'upstream_error',
-      `The HLS playlist is invalid and could not be read (${err instanceof Error ? err.message : String(err)}).`,
-      { cause: err },
-    );
-  }
-}
-
-/** Works around two hls-parser quirks on playlists that are valid in practice. */
-function prepare(text: string): string {
-  return (
-    text
-      // Titles are decoded with decodeURIComponent(escape(title)), which throws URIError on any
-      // character above U+00FF (e.g. a Japanese title); titles are not used here, so they go.
-      .replace(/^(\s*#EXTINF:[^,\r\n]*),[^\r\n]*/gm, '$1,')
-      // RESOLUTION=1280X720 is read by yt-dlp and players, but by hls-parser as a height of 0.
-      .replace(/RESOLUTION=(\d+)X(\d+)/g, 'RESOLUTION=$1x$2')
-  );
 }
 
 function isDrmKey(key: Key | null | undefined): boolean {
@@ -122,15 +67,6 @@ function drmError(): ReelayError {
     'no_media_found',
     'The stream is DRM-protected (FairPlay, PlayReady, Widevine or Adobe Access), so it cannot be downloaded.',
   );
-}
-
-/** A playlist URI resolved against the playlist URL; only http(s) can be fetched through egress. */
-function resolveUri(uri: string | undefined, base: URL): URL | undefined {
-  if (!uri) return undefined;
-  // URL.canParse first: a malformed URI loses its own variant, not the whole playlist.
-  if (!URL.canParse(uri, base.href)) return undefined;
-  const url = new URL(uri, base);
-  return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
 }
 
 /** The rendition a player picks from a group: the DEFAULT one, else the first. */
@@ -181,14 +117,14 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
   const audioRenditions: SourceDraft[] = [];
   const videoRenditions: SourceDraft[] = [];
   for (const v of variants) {
-    const url = resolveUri(v.uri, base);
+    const url = resolvePlaylistUri(v.uri, base);
     if (url) {
       const source = variantSource(v, url);
       (source.has_video ? videos : audios).push(source);
     }
     const audioCodecs = splitCodecs(v.codecs).audio.join(',') || undefined;
     for (const r of v.audio) {
-      const rurl = resolveUri(r.uri, base);
+      const rurl = resolvePlaylistUri(r.uri, base);
       if (!rurl) continue;
       audioRenditions.push({
         url: rurl.href,
@@ -201,7 +137,7 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
       });
     }
     for (const r of v.video) {
-      const rurl = resolveUri(r.uri, base);
+      const rurl = resolvePlaylistUri(r.uri, base);
       if (!rurl) continue;
       // An alternate camera angle: without audio when its variant takes audio from a group, else unknown.
       videoRenditions.push({
@@ -238,7 +174,7 @@ function fromMaster(master: MasterPlaylist, base: URL): MediaDraft[] {
 function subtitleRenditions(variants: readonly Variant[], base: URL): SubtitleDraft[] {
   const byUrl = new Map<string, SubtitleDraft>();
   for (const r of variants.flatMap((v) => v.subtitles)) {
-    const url = resolveUri(r.uri, base);
+    const url = resolvePlaylistUri(r.uri, base);
     if (!url || byUrl.has(url.href)) continue;
     byUrl.set(url.href, { language: r.language ?? 'und', label: r.name || undefined, url: url.href, format: 'hls' });
   }

@@ -4,7 +4,7 @@
 // recorded with the page as Referer, as yt-dlp sends it, because many CDNs check it.
 import { ReelayError } from '@reelay/contracts';
 import { nothingFound } from './no-media.js';
-import { splitCodecs } from './codecs.js';
+import { splitCodecs } from '@reelay/manifests';
 import { addSource, resolveUrl, type Candidate, type FoundSource, type PageMethod } from './candidate.js';
 import type { FetchedDocument } from './document.js';
 import { html5Candidates } from './html5.js';

@@ -22,16 +22,8 @@ export * from './registry.js';
 export * from './result.js';
 export * from './document.js';
 export * from './manifest.js';
-export {
-  liveDashWindow,
-  readLiveMpd,
-  type LiveDashOptions,
-  type LiveMpd,
-  type LiveDashSegment,
-  type LiveDashWindow,
-} from './dash-live.js';
 export { buildCollection, DEFAULT_MAX_COLLECTION_ENTRIES, MAX_COLLECTION_PAGES } from './collection.js';
-export { parseFeed, MAX_FEED_ITEMS, MAX_FEED_DEPTH } from './feed-parse.js';
+export { parseFeed } from './feed-entries.js';
 export { extOfMime, kindOfMime, mimeOfExt, HTML_TYPES, HLS_TYPES, DASH_TYPES } from './media-types.js';
 export { YtdlpBridge, YTDLP_TIMEOUT_MS, hostListed, type YtdlpOptions } from './ytdlp.js';
 export { mapYtdlpInfo } from './ytdlp-map.js';

@@ -1,7 +1,7 @@
 // Reading the loose values pages put in attributes, meta tags and JSON-LD: player labels ("720p",
 // "1080p HD", "1500k", "1920x1080"), sizes ("12.5 MB"), durations (ISO 8601 "PT1H2M3.5S", "1:02:03",
 // plain seconds) and type attributes (`video/mp4; codecs="avc1.42E01E, mp4a.40.2"`).
-import { isoDuration } from './values.js';
+import { isoDuration } from '@reelay/manifests';
 
 /** A finite number from a number, a numeric string ("1280", "1280px") or a schema.org QuantitativeValue. */
 export function toNumber(value: unknown): number | undefined {

@@ -1,10 +1,11 @@
 // Expanding a manifest URL found elsewhere (a page's og:video, a <source>, a JSON-LD contentUrl)
 // into its variants, with the same parsers the manifest extractors use.
 import { ReelayError, type ManifestKind } from '@reelay/contracts';
+import { isMaster, looksLikeHls, looksLikeMpd } from '@reelay/manifests';
 import { urlExtension } from './document.js';
-import { isMaster, looksLikeHls, parseHls } from './hls.js';
+import { parseHls } from './hls.js';
 import { judgeMaster } from './hls-live.js';
-import { looksLikeMpd, parseMpd } from './dash.js';
+import { parseMpd } from './dash.js';
 import { DASH_TYPES, HLS_TYPES } from './media-types.js';
 import type { ExtractContext, MediaDraft } from './types.js';
 

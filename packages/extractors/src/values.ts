@@ -1,5 +1,6 @@
 // Coercing untyped values (API JSON, yt-dlp's info JSON, XML attributes, manifest tags) to what a
-// source needs: the extractors' one set of readers, so "a positive number" means the same everywhere.
+// source needs: the extractors' one set of readers, so "a positive number" means the same
+// everywhere. Durations in ISO 8601 are @reelay/manifests' isoDuration (an MPD's own type).
 
 export type Json = Record<string, unknown>;
 
@@ -40,22 +41,4 @@ export function frameRate(v: unknown): number | undefined {
     return a > 0 && b > 0 ? Math.round((a / b) * 1000) / 1000 : undefined;
   }
   return positive(v);
-}
-
-const NUM = String.raw`(\d+(?:[.,]\d+)?)`;
-// P(?!$) and T(?=\d) refuse the empty forms "P", "PT" and "P1DT".
-const ISO_DURATION = new RegExp(
-  `^P(?!$)(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?=\\d)(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`,
-  'i',
-);
-
-/**
- * Seconds of an ISO 8601 duration / xs:duration ("PT1M2.5S", "P1DT2H", "PT0,5S"); years and months
- * count as 365 and 30 days, as in yt-dlp. Undefined when the text is not one.
- */
-export function isoDuration(text: string | undefined): number | undefined {
-  const m = text ? ISO_DURATION.exec(text.trim()) : null;
-  if (!m) return undefined;
-  const [y, mo, w, d, h, mi, s] = m.slice(1).map((v) => Number((v ?? '0').replace(',', '.')));
-  return (((y * 365 + mo * 30 + w * 7 + d) * 24 + h) * 60 + mi) * 60 + s;
 }

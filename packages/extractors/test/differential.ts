@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReelayError } from '@reelay/contracts';
-import { splitCodecs } from '../src/codecs.js';
+import { splitCodecs } from '@reelay/manifests';
 import { parseMpd } from '../src/dash.js';
 import { parseHls } from '../src/hls.js';
 import { toDraft } from '../src/html.js';

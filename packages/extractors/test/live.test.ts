@@ -3,8 +3,8 @@
 // sources `is_live: true`, with no duration; a finished stream of each kind does not.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Egress } from '@reelay/egress';
+import { MAX_LIVE_MANIFEST_BYTES } from '@reelay/manifests';
 import { startOrigin, type Origin } from '@reelay/testkit';
-import { isLiveMediaPlaylist, MAX_VARIANT_BYTES } from '../src/hls-live.js';
 import { createRegistry } from '../src/index.js';
 import { buildResult } from '../src/result.js';
 import { parseHls } from '../src/hls.js';
@@ -90,7 +90,7 @@ describe('HLS master through the registry: judged from its first media playlist,
     origin.body('/live/lo.m3u8', m3u8('#EXT-X-MEDIA-SEQUENCE:7', ...segments(7, 3)), HLS);
     origin.body('/vod/hi.m3u8', m3u8('#EXT-X-PLAYLIST-TYPE:VOD', ...segments(0, 3), '#EXT-X-ENDLIST'), HLS);
     origin.status('/gone/hi.m3u8', 404);
-    origin.body('/huge/hi.m3u8', m3u8(...segments(0, 3)) + '#' + 'x'.repeat(MAX_VARIANT_BYTES), HLS);
+    origin.body('/huge/hi.m3u8', m3u8(...segments(0, 3)) + '#' + 'x'.repeat(MAX_LIVE_MANIFEST_BYTES), HLS);
   });
   afterAll(async () => {
     await origin?.close();
@@ -120,16 +120,6 @@ describe('HLS master through the registry: judged from its first media playlist,
       expect(origin.hits.get(`/${dir}/hi.m3u8`)).toBe(1);
       expect(origin.hits.get(`/${dir}/lo.m3u8`)).toBeUndefined();
     }
-  });
-
-  test('the rule on the text: live media playlists only (EVENT growing yes; ENDLIST, VOD, a master, no segments no)', () => {
-    expect(isLiveMediaPlaylist(m3u8(...segments(0, 2)))).toBe(true);
-    expect(isLiveMediaPlaylist(m3u8('#EXT-X-PLAYLIST-TYPE:EVENT', ...segments(0, 2)))).toBe(true);
-    expect(isLiveMediaPlaylist(m3u8(...segments(0, 2), '#EXT-X-ENDLIST'))).toBe(false);
-    expect(isLiveMediaPlaylist(m3u8('#EXT-X-PLAYLIST-TYPE:VOD', ...segments(0, 2)))).toBe(false);
-    expect(isLiveMediaPlaylist(master('a.m3u8'))).toBe(false);
-    expect(isLiveMediaPlaylist(m3u8())).toBe(false);
-    expect(isLiveMediaPlaylist('<html>')).toBe(false);
   });
 });
 

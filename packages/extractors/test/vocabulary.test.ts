@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { extOfMime, kindOfMime, mimeOfExt } from '../src/media-types.js';
-import { frameRate, isoDuration, num, positive, positiveInt } from '../src/values.js';
+import { isoDuration } from '@reelay/manifests';
+import { frameRate, num, positive, positiveInt } from '../src/values.js';
 
 describe('one answer for media types across every extractor', () => {
   test('an .opus file is Opus in Ogg, audio/ogg (RFC 7845), on pages, in yt-dlp formats and in Mastodon posts alike', () => {

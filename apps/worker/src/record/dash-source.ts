@@ -1,6 +1,6 @@
 // One representation of a live DASH manifest (type="dynamic") as a segment source: the MPD is
-// fetched again at each refresh (bounded like a playlist) and read by the extractors' DASH parser
-// (dash-live.ts), which lists the newest MAX_LISTED segments of a SegmentTemplate with a timeline
+// fetched again at each refresh (bounded like a playlist) and read by @reelay/manifests' live DASH
+// reader (mpd-live.ts), which lists the newest MAX_LISTED segments of a SegmentTemplate with a timeline
 // ($Number$ or $Time$) or a fixed duration on the clock. The MPD turning static ends the recording.
 // Reads come at the recorder's cadence (record/refresh.ts: about once per segment, like HLS).
 //
@@ -8,11 +8,10 @@
 // share one MpdReader, so a fetch (and its parse) made for one track serves the other's read that
 // follows closely, and each read checks the partner's timeline against its own on the same MPD.
 import { ReelayError } from '@reelay/contracts';
-import type { LiveDashWindow, LiveMpd } from '@reelay/extractors';
+import { liveDashWindow, MAX_LISTED, readLiveMpd, type LiveDashWindow, type LiveMpd } from '@reelay/manifests';
 import type { Logger } from '@reelay/observability';
 import type { FetchOptions, LiveEgress } from './live-fetch.js';
 import { fetchPlaylist } from './live-fetch.js';
-import { MAX_LISTED } from './live-playlist.js';
 import type { SegmentSource, SegmentWindow } from './segment-source.js';
 
 /** A fixed-duration MPD is fetched again at least this often, whatever its minimumUpdatePeriod. */
@@ -59,8 +58,6 @@ export class MpdReader {
   private async fetch(options: FetchOptions) {
     const at = Date.now();
     const got = await fetchPlaylist(this.egress, this.url, options);
-    // Loaded when a DASH recording first needs it: the extractors package is not part of a worker's start.
-    const { readLiveMpd } = await import('@reelay/extractors');
     const mpd = readLiveMpd(got.text, this.maxSegments);
     this.url = got.url;
     this.last = { url: got.url, mpd, at, maxAgeMs: SHARE_MS };
@@ -120,7 +117,6 @@ export class DashSource implements SegmentSource {
     // promised fails (refetch): the broadcast may have ended.
     const got = await this.mpd.get(options);
     const now = Date.now();
-    const { liveDashWindow } = await import('@reelay/extractors');
     const base = new URL(got.url);
     const { representation, type } = this.options;
     const w = liveDashWindow(got.mpd, base, { representation, type, maxListed: MAX_LISTED, now });

@@ -3,9 +3,7 @@
 // the recorder turns it into a gap.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Egress } from '@reelay/egress';
-
-/** A live playlist larger than this is refused (thousands of segments fit in far less). */
-export const MAX_PLAYLIST_BYTES = 1024 * 1024;
+import { MAX_LIVE_MANIFEST_BYTES } from '@reelay/manifests';
 export const SEGMENT_ATTEMPTS = 3;
 
 export type LiveEgress = Pick<Egress, 'fetchText' | 'open' | 'read'>;
@@ -25,7 +23,8 @@ export async function fetchPlaylist(
     headers: options.headers,
     signal: options.signal,
     deadlineMs: options.deadlineMs,
-    maxBytes: MAX_PLAYLIST_BYTES,
+    // A live playlist or MPD larger than this is refused (thousands of segments fit in far less).
+    maxBytes: MAX_LIVE_MANIFEST_BYTES,
   });
   if (res.status >= 400) throw new Error(`the playlist answered HTTP ${res.status}`);
   return { url: res.url, text: res.text };

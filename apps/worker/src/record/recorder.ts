@@ -5,10 +5,10 @@
 // MAX_RECORD_SECONDS, MAX_MEDIA_BYTES, or a stream that changes its codecs.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RecordingEnd } from '@reelay/contracts';
+import type { LiveSegment } from '@reelay/manifests';
 import type { Logger } from '@reelay/observability';
 import { UNKNOWN_CODECS } from './codecs.js';
 import { fetchSegment, type LiveEgress } from './live-fetch.js';
-import type { LiveSegment } from './live-playlist.js';
 import type { RecordingStore } from './recording-store.js';
 import { RefreshCadence } from './refresh.js';
 import { HlsSource, type SegmentSource, type SegmentWindow } from './segment-source.js';

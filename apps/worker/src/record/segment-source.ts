@@ -2,8 +2,8 @@
 // of segments it lists now. The HLS source (a media playlist, a master resolved to its best variant)
 // and the DASH source (dash-source.ts, one representation of a dynamic MPD) both fit it, so the
 // fetcher, the writer and the gap, stall, stop and resume rules (recorder.ts) are written once.
+import { parseLivePlaylist, type LiveSegment } from '@reelay/manifests';
 import { fetchPlaylist, type FetchOptions, type LiveEgress } from './live-fetch.js';
-import { parseLivePlaylist, type LiveSegment } from './live-playlist.js';
 
 export interface SegmentWindow {
   segments: LiveSegment[];

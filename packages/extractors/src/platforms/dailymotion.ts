@@ -10,7 +10,7 @@
 // Download headers: none in the normal case (yt-dlp retries a 403 on the master with other
 // headers; that is not done here).
 import { ReelayError } from '@reelay/contracts';
-import { splitCodecs } from '../codecs.js';
+import { splitCodecs, tagAttributes } from '@reelay/manifests';
 import { parseHls } from '../hls.js';
 import { manifestKind } from '../manifest.js';
 import { subtitleFormat } from '../subtitles.js';
@@ -121,13 +121,6 @@ function h264Size(url: string): { width?: number; height?: number } {
   return m ? { width: Number(m[1]), height: Number(m[2]) } : {};
 }
 
-/** Attributes of an HLS tag line (KEY=value,KEY="quoted, value"). */
-function tagAttributes(line: string): Record<string, string> {
-  const attrs: Record<string, string> = {};
-  for (const m of line.matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)) attrs[m[1]] = m[2].replace(/^"|"$/g, '');
-  return attrs;
-}
-
 /**
  * The MP4 a variant names in PROGRESSIVE-URI (a Dailymotion extension, ignored by the HLS parser):
  * one progressive file per rendition, with the variant's resolution and codecs.
@@ -136,7 +129,7 @@ function progressiveUris(text: string, base: URL): SourceDraft[] {
   const sources: SourceDraft[] = [];
   for (const line of text.split(/\r?\n/)) {
     if (!line.startsWith('#EXT-X-STREAM-INF:')) continue;
-    const attrs = tagAttributes(line.slice('#EXT-X-STREAM-INF:'.length));
+    const attrs = tagAttributes(line);
     const uri = attrs['PROGRESSIVE-URI'];
     if (!uri || !URL.canParse(uri, base.href)) continue;
     const url = new URL(uri, base);

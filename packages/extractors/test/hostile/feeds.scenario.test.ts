@@ -1,6 +1,7 @@
-// Feeds built to exhaust an extract: the largest feed accepted (5 MB, ~9,000 items), 10^5 items,
-// 10^5-deep nesting, an entity bomb, an endless body, a gzip bomb. Each is read or refused within a stated time,
-// with the peak memory of this process in the assertion.
+// Feeds built to exhaust an extract, as the extract meets them through the guarded fetch: the
+// largest feed accepted (5 MB, ~9,000 items), an endless body, a gzip bomb. Each is read or refused
+// within a stated time, with the peak memory of this process in the assertion. The reader's own
+// hostile inputs (10^5 items, 10^5-deep nesting, an entity bomb) are @reelay/manifests'.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { endlessBody, gzipBomb, startOrigin, type Origin } from '@reelay/testkit';
 import { failureOf, hostileExtract } from './helpers.js';
@@ -36,37 +37,6 @@ describe('feeds at and past their bounds', () => {
     expect('value' in m.outcome && m.outcome.value.result.entries?.length).toBe(100);
     expect('value' in m.outcome && m.outcome.value.result.collection?.entry_count).toBe(items.length);
     expect(m.ms).toBeLessThan(TIME_BOUND_MS);
-    expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
-  });
-
-  test('10^5 items are refused before they are parsed', async () => {
-    origin.body('/many.xml', feed('<item><link>/x</link></item>\n'.repeat(100_000)), RSS);
-    const m = await hostileExtract('feed: 10^5 items', origin.url('/many.xml'));
-    expect(failureOf(m).message).toMatch(/more than 10000 items/);
-    expect(m.ms).toBeLessThan(TIME_BOUND_MS);
-    expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
-  });
-
-  test('elements nested 10^5 deep are refused at depth 32', async () => {
-    origin.body('/deep.xml', feed(`<item>${'<a>'.repeat(100_000)}${'</a>'.repeat(100_000)}</item>`), RSS);
-    const m = await hostileExtract('feed: nested 10^5 deep', origin.url('/deep.xml'));
-    expect(failureOf(m).message).toMatch(/nested deeper than 32/);
-    expect(m.ms).toBeLessThan(TIME_BOUND_MS);
-    expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
-  });
-
-  test('an entity bomb (a billion laughs) is refused, never expanded', async () => {
-    const lol = [
-      '<!ENTITY lol0 "lol">',
-      ...Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`),
-    ].join('');
-    origin.body(
-      '/lol.xml',
-      `<?xml version="1.0"?><!DOCTYPE rss [${lol}]><rss version="2.0"><channel><title>&lol9;</title></channel></rss>`,
-      RSS,
-    );
-    const m = await hostileExtract('feed: billion laughs', origin.url('/lol.xml'));
-    expect(failureOf(m).message).toMatch(/entities/);
     expect(m.growthMb).toBeLessThan(GROWTH_BOUND_MB);
   });
 

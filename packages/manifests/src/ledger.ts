@@ -3,7 +3,12 @@
 // media playlist names segments), no playlist naming itself, at most MAX_SEGMENTS segments in one
 // playlist. What the manifests declare also sets how many requests the job may make (the proxy
 // session's budget): a playlist that makes ffmpeg fetch 750 playlists a second runs out at once.
-import { ReelayError } from '@reelay/contracts';
+// An MPD is held to the XML rules the extract holds it to (no DTD, so no entity is expanded).
+import { isReelayError, ReelayError } from '@reelay/contracts';
+import { countUriLines, isUriLine, playlistLines, tagAttributes } from './hls-text.js';
+import { checkSize } from './limits.js';
+import { isoDuration } from './values.js';
+import { refuseDtd } from './xml.js';
 
 /** Requests any job may make before its manifests grant more: probes, range seeks, redirects. */
 export const BASE_REQUESTS = 64;
@@ -18,12 +23,13 @@ type Role = 'playlist' | 'segment';
 const MEDIA_URI_TAGS = /^#EXT-X-(?:MAP|KEY|PART|PRELOAD-HINT):/;
 // Tags of a master playlist whose URI attribute names a playlist.
 const MASTER_URI_TAGS = /^#EXT-X-(?:MEDIA|I-FRAME-STREAM-INF):/;
-const URI_ATTRIBUTE = /URI="([^"]*)"/;
+// A master playlist: a line (after its white space) that lists a variant or names a rendition.
+const MASTER_LINE = /^[ \t]*#EXT-X-(?:STREAM-INF|MEDIA:|I-FRAME-STREAM-INF:)/m;
 
 export class ManifestLedger {
   private readonly roles = new Map<string, Role>();
 
-  constructor(private readonly maxSegments: number) {}
+  constructor(readonly maxSegments: number) {}
 
   /**
    * Checks an HLS playlist fetched at `url` and returns the requests it grants; throws a ReelayError
@@ -31,28 +37,29 @@ export class ManifestLedger {
    */
   checkHls(text: string, url: URL): number {
     const self = key(url);
-    const lines = text.split(/\r?\n/).map((l) => l.trim());
-    const master = lines.some((l) => l.startsWith('#EXT-X-STREAM-INF') || MASTER_URI_TAGS.test(l));
+    asJobRefusal(() => checkSize(text, 'playlist'));
+    const master = MASTER_LINE.test(text);
     const role = this.roles.get(self);
     if (role === 'segment') throw refused('A playlist was served where a media segment was expected.');
     if (master && role === 'playlist')
       throw refused('A master playlist names another master playlist; only one level of nesting is allowed.');
+    // Counted on the text: a playlist of a million segments is refused before it becomes lines.
+    const segments = master ? 0 : countUriLines(text);
+    if (segments > this.maxSegments)
+      throw refused(`A playlist names ${segments} segments, more than the limit of ${this.maxSegments}.`);
 
+    const lines = playlistLines(text);
     const named: { ref: string; role: Role }[] = [];
-    let segments = 0;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i];
       if (line === '') continue;
-      if (!line.startsWith('#')) {
+      if (isUriLine(line)) {
         named.push({ ref: line, role: master ? 'playlist' : 'segment' });
-        if (!master) segments += 1;
       } else if ((master && MASTER_URI_TAGS.test(line)) || (!master && MEDIA_URI_TAGS.test(line))) {
-        const uri = URI_ATTRIBUTE.exec(line)?.[1];
+        const uri = tagAttributes(line).URI;
         if (uri) named.push({ ref: uri, role: master ? 'playlist' : 'segment' });
       }
     }
-    if (segments > this.maxSegments)
-      throw refused(`A playlist names ${segments} segments, more than the limit of ${this.maxSegments}.`);
 
     let grant = 0;
     for (const { ref, role: childRole } of named) {
@@ -89,7 +96,11 @@ export class ManifestLedger {
 
   /** Checks a DASH manifest and returns the requests it grants (its segments, counted as ffmpeg would). */
   checkDash(text: string): number {
-    const segments = dashSegments(text);
+    asJobRefusal(() => {
+      checkSize(text, 'DASH manifest');
+      refuseDtd(text, 'DASH manifest');
+    });
+    const segments = declaredDashSegments(text);
     if (segments > this.maxSegments)
       throw refused(
         `A DASH manifest declares ${segments} segments per representation, more than the limit of ${this.maxSegments}.`,
@@ -99,8 +110,8 @@ export class ManifestLedger {
   }
 }
 
-/** Segments one representation of a DASH manifest has: the most of its lists, timelines and templates. */
-export function dashSegments(text: string): number {
+/** Segments one representation of a DASH manifest has, counted on its text: the most of its lists, timelines and templates. */
+export function declaredDashSegments(text: string): number {
   const listed = (text.match(/<(?:\w+:)?SegmentURL[\s/>]/g) ?? []).length;
   let timeline = 0;
   for (const match of text.matchAll(/<(?:\w+:)?S\s[^>]*>/g)) {
@@ -108,7 +119,7 @@ export function dashSegments(text: string): number {
     timeline += 1 + Math.max(0, Number(r?.[1] ?? 0));
   }
   let templated = 0;
-  const total = isoSeconds(/mediaPresentationDuration="([^"]+)"/.exec(text)?.[1]);
+  const total = isoDuration(/mediaPresentationDuration="([^"]+)"/.exec(text)?.[1]);
   for (const match of text.matchAll(/<(?:\w+:)?SegmentTemplate\s[^>]*>/g)) {
     const duration = Number(/\bduration="(\d+)"/.exec(match[0])?.[1]);
     const timescale = Number(/\btimescale="(\d+)"/.exec(match[0])?.[1] ?? 1);
@@ -116,13 +127,6 @@ export function dashSegments(text: string): number {
       templated = Math.max(templated, Math.ceil((total * timescale) / duration));
   }
   return Math.max(listed, timeline, templated);
-}
-
-/** An ISO-8601 duration (`PT1H2M3.5S`) in seconds. */
-function isoSeconds(value: string | undefined): number | undefined {
-  const m = /^P(?:(\d+)D)?T?(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?$/.exec(value ?? '');
-  if (!m) return undefined;
-  return Number(m[1] ?? 0) * 86_400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
 }
 
 /** A URL as ffmpeg would fetch it: without its fragment. */
@@ -134,4 +138,14 @@ function key(url: URL): string {
 
 function refused(message: string): ReelayError {
   return new ReelayError('upstream_error', `The job's manifest was refused: ${message}`);
+}
+
+/** A refusal of the shared rules (limits.ts, xml.ts), worded as the job's. */
+function asJobRefusal(check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    if (!isReelayError(err)) throw err;
+    throw refused(err.message.replace(/^The /, 'the '));
+  }
 }

@@ -1,6 +1,6 @@
 // The job-side manifest checks as pure functions: what they refuse, and the requests they grant.
 import { describe, expect, test } from '@jest/globals';
-import { dashSegments, ManifestLedger } from '../src/manifest-check.js';
+import { declaredDashSegments, ManifestLedger } from '../src/ledger.js';
 
 const base = new URL('http://origin.test/v/master.m3u8');
 const media = (n: number) =>
@@ -61,15 +61,24 @@ describe('HLS playlists in a job', () => {
 
 describe('DASH manifests in a job', () => {
   test('segments are counted from timelines, lists and templates with a duration', () => {
-    expect(dashSegments('<MPD><SegmentTimeline><S t="0" d="2" r="9"/><S d="1"/></SegmentTimeline></MPD>')).toBe(11);
-    expect(dashSegments('<MPD><SegmentList><SegmentURL media="a"/><SegmentURL media="b"/></SegmentList></MPD>')).toBe(
-      2,
+    expect(declaredDashSegments('<MPD><SegmentTimeline><S t="0" d="2" r="9"/><S d="1"/></SegmentTimeline></MPD>')).toBe(
+      11,
     );
     expect(
-      dashSegments(
+      declaredDashSegments('<MPD><SegmentList><SegmentURL media="a"/><SegmentURL media="b"/></SegmentList></MPD>'),
+    ).toBe(2);
+    expect(
+      declaredDashSegments(
         '<MPD mediaPresentationDuration="PT1H0M0S"><SegmentTemplate timescale="1000" duration="2000" media="$Number$.m4s"/></MPD>',
       ),
     ).toBe(1800);
+  });
+
+  test('a manifest with a DTD is refused by the rule the extract holds it to: no entity is expanded', () => {
+    const mpd = '<?xml version="1.0"?><!DOCTYPE MPD [<!ENTITY a "v.mp4">]><MPD><BaseURL>&a;</BaseURL></MPD>';
+    expect(() => new ManifestLedger(20_000).checkDash(mpd)).toThrow(
+      "The job's manifest was refused: the DASH manifest declares XML entities in a DOCTYPE, which this service does not expand.",
+    );
   });
 
   test('a manifest declaring more than MAX_SEGMENTS segments is refused', () => {

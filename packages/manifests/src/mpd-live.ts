@@ -1,6 +1,6 @@
 // A live DASH manifest (type="dynamic") as a recorder reads it: the segments one representation
 // lists now, newest last, each with a position that stays the same from one refresh to the next.
-// The MPD is read by dash.ts's parser under its bounds (no DTD entities, at most MAX_SEGMENTS S or
+// The MPD is read by mpd.ts under the one set of limits (no DTD entities, at most MAX_SEGMENTS S or
 // SegmentURL entries); what an entry declares (r="100000000", or r="-1" up to the live edge) is
 // counted, never listed: only the newest `maxListed` segments are built.
 //
@@ -10,8 +10,9 @@
 // timeline in milliseconds (so a window that slides, or a server that renumbers, cannot shift
 // them); with a fixed duration, the segment's number.
 import { ReelayError } from '@reelay/contracts';
-import { attr, baseOf, kids, readMpd, repKind, type Base, type XmlNode } from './dash.js';
-import { DEFAULT_MAX_SEGMENTS } from './manifest-limits.js';
+import { DEFAULT_MAX_SEGMENTS, MAX_LISTED } from './limits.js';
+import { attr, baseOf, kids, readMpd, repKind, type Base, type XmlNode } from './mpd.js';
+import { expandTemplate } from './mpd-template.js';
 import { isoDuration, positive } from './values.js';
 
 export interface LiveDashSegment {
@@ -116,25 +117,6 @@ function templateAttr(templates: XmlNode[], name: string): string | undefined {
   return undefined;
 }
 
-function expand(template: string, values: { id: string; bandwidth: string; number?: number; time?: number }): string {
-  return template.replace(
-    /\$(RepresentationID|Bandwidth|Number|Time|)(?:%0(\d+)d)?\$/g,
-    (_all, name: string, width: string | undefined) => {
-      const value =
-        name === 'RepresentationID'
-          ? values.id
-          : name === 'Bandwidth'
-            ? values.bandwidth
-            : name === 'Number'
-              ? String(values.number ?? '')
-              : name === 'Time'
-                ? String(values.time ?? '')
-                : '$';
-      return width && (name === 'Number' || name === 'Time') ? value.padStart(Math.min(32, Number(width)), '0') : value;
-    },
-  );
-}
-
 /** One SegmentTimeline entry with its repeats resolved: `count` segments of `d` from `t`. */
 interface Run {
   t: number;
@@ -151,7 +133,7 @@ export function readLiveMpd(text: string, maxSegments = DEFAULT_MAX_SEGMENTS): L
 
 /** `text`: the MPD, or one read by readLiveMpd (a recording of two representations reads it once). */
 export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDashOptions = {}): LiveDashWindow {
-  const maxListed = options.maxListed ?? 2_000;
+  const maxListed = options.maxListed ?? MAX_LISTED;
   const now = options.now ?? Date.now();
   const mpd = typeof text === 'string' ? readMpd(text, options.maxSegments ?? DEFAULT_MAX_SEGMENTS) : text.mpd;
   const manifest = new URL(url.href);
@@ -177,13 +159,13 @@ export function liveDashWindow(text: string | LiveMpd, url: URL, options: LiveDa
   const startNumber = Number(templateAttr(templates, 'startNumber') ?? 1);
   const pto = Number(templateAttr(templates, 'presentationTimeOffset') ?? 0) || 0;
   const initTemplate = templateAttr(templates, 'initialization');
-  const init = initTemplate ? new URL(expand(initTemplate, { id, bandwidth }), found.base.url).href : undefined;
+  const init = initTemplate ? new URL(expandTemplate(initTemplate, { id, bandwidth }), found.base.url).href : undefined;
   const dynamic = attr(mpd, 'type') === 'dynamic';
   const ast = Date.parse(attr(mpd, 'availabilityStartTime') ?? '');
   // Where the live edge is on the period's timeline, in timescale units (undefined: no clock given).
   const edge = Number.isFinite(ast) ? ((now - ast) / 1000 - found.periodStart) * timescale + pto : undefined;
   const resolve = (values: { number: number; time: number }) =>
-    new URL(expand(media, { id, bandwidth, ...values }), found.base.url).href;
+    new URL(expandTemplate(media, { id, bandwidth, ...values }), found.base.url).href;
   const common = {
     dynamic,
     minimumUpdatePeriod: isoDuration(attr(mpd, 'minimumUpdatePeriod')),

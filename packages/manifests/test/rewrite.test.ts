@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { withoutTextSets } from '../src/manifest.js';
+import { withoutTextSets } from '../src/rewrite.js';
 
 const set = (attrs: string, body: string) => `<AdaptationSet ${attrs}>${body}</AdaptationSet>`;
 

@@ -1,3 +1,5 @@
+// The segments a job's proxy fetches ahead of ffmpeg, read from a VOD playlist or an MPD: in order,
+// resolved as ffmpeg resolves them, bounded like every other reading of a manifest.
 import { describe, expect, test } from '@jest/globals';
 import { dashSegments, hlsSegments, segmentsFrom, type PlannedSegment } from '../src/segment-plan.js';
 
@@ -52,5 +54,33 @@ describe('the segments a playlist names, in order', () => {
       ['http://cdn.test/v/x.m4s', 'http://cdn.test/v/y.m4s'],
     ]);
     expect(dashSegments('<!DOCTYPE x [<!ENTITY a "b">]><MPD/>', at)).toEqual([]);
+  });
+});
+
+describe('the plan reads an MPD as the extract and ffmpeg do', () => {
+  test('a predefined entity or character reference in a SegmentURL or a BaseURL is decoded: &amp; is the & ffmpeg asks for', () => {
+    const mpd = `<MPD><Period><AdaptationSet><Representation id="a"><BaseURL>d&#47;</BaseURL><SegmentList>
+      <SegmentURL media="s.m4s?n=1&amp;sig=x"/><SegmentURL media="s.m4s?n=2&amp;sig=x"/></SegmentList></Representation></AdaptationSet></Period></MPD>`;
+    expect(dashSegments(mpd, at).map(hrefs)).toEqual([
+      ['http://cdn.test/v/d/s.m4s?n=1&sig=x', 'http://cdn.test/v/d/s.m4s?n=2&sig=x'],
+    ]);
+  });
+
+  test('a printf width pads a number to at most 32 digits', () => {
+    const mpd = `<MPD><Period><AdaptationSet><Representation id="a"><SegmentTemplate media="$Number%0100d$.m4s">
+      <SegmentTimeline><S d="1" r="1"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet></Period></MPD>`;
+    expect(dashSegments(mpd, at).map(hrefs)).toEqual([
+      [`http://cdn.test/v/${'1'.padStart(32, '0')}.m4s`, `http://cdn.test/v/${'2'.padStart(32, '0')}.m4s`],
+    ]);
+  });
+
+  test('a representation or playlist of more than MAX_SEGMENTS segments plans nothing', () => {
+    const mpd = (r: number) =>
+      `<MPD><Period><AdaptationSet><Representation id="a"><SegmentTemplate media="$Number$.m4s"><SegmentTimeline><S d="1" r="${r}"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet></Period></MPD>`;
+    expect(dashSegments(mpd(9), at, 10)[0]).toHaveLength(10);
+    expect(dashSegments(mpd(10), at, 10)).toEqual([]);
+    const media = (n: number) => `#EXTM3U\n${'#EXTINF:2,\ns.ts\n'.repeat(n)}#EXT-X-ENDLIST\n`;
+    expect(hlsSegments(media(10), at, 10)).toHaveLength(10);
+    expect(hlsSegments(media(11), at, 10)).toEqual([]);
   });
 });

@@ -1,23 +1,7 @@
-// HLS playlists and DASH manifests reach ffmpeg through the proxy as text. Their https references
-// are rewritten to the stand-in names ffmpeg can fetch (https-names.ts); nothing else is changed.
-// This is for function, not safety: whatever a manifest says, ffmpeg can only ask the proxy.
-import type { ManifestKind } from '@reelay/contracts';
-import { standInHost } from './https-names.js';
-
-/** Bytes to look at before deciding whether a response is a manifest (the extractors' SNIFF_BYTES is file-type's 4100). */
-export const MANIFEST_SNIFF_BYTES = 512;
-
-/** Recognises a manifest by its first bytes: content types are too often wrong to rely on. */
-export function sniffManifest(head: Buffer): ManifestKind | undefined {
-  const text = head
-    .subarray(0, MANIFEST_SNIFF_BYTES)
-    .toString('utf8')
-    .replace(/^\uFEFF/, '')
-    .trimStart();
-  if (text.startsWith('#EXTM3U')) return 'hls';
-  if (text.startsWith('<') && /<(\w+:)?MPD[\s>]/.test(text)) return 'dash';
-  return undefined;
-}
+// What a job's proxy changes in a manifest before ffmpeg reads it: the authority of its https
+// references (to the worker's stand-in http names, which it passes in), and a DASH manifest's subtitle
+// adaptation sets. Edits on the text, leaving every other byte as it was: nothing is parsed and
+// written back, so paths, queries and templates (`$Number%05d$`) stay exactly as the origin wrote them.
 
 // An authority ends at the first '/', '?', '#', whitespace, quote or angle bracket (both formats
 // quote attribute values and XML ends element text with '<').
@@ -26,31 +10,34 @@ const ABSOLUTE_HTTPS = /https:\/\/([^/?#\s"'<>]+)/gi;
 // an element's text.
 const SCHEME_RELATIVE = /(^|["'>])\/\/([^/?#\s"'<>]+)/gm;
 
+/** The http host that stands in for an https one (`port` empty for the default). */
+export type StandIn = (hostname: string, port: string) => string;
+
 /**
  * Rewrites the authority of every absolute https reference, and of scheme-relative ones when the
  * manifest itself came over https (ffmpeg would resolve those against the stand-in's http), leaving
  * paths, queries and DASH templates (`$Number%05d$`) byte for byte as they were.
  */
-export function rewriteManifest(text: string, manifestUrl: URL): string {
+export function rewriteHttpsReferences(text: string, manifestUrl: URL, standIn: StandIn): string {
   const out = text.replace(ABSOLUTE_HTTPS, (whole: string, authority: string) => {
-    const mapped = mapAuthority(authority);
+    const mapped = mapAuthority(authority, standIn);
     return mapped === undefined ? whole : `http://${mapped}`;
   });
   if (manifestUrl.protocol !== 'https:') return out;
   return out.replace(SCHEME_RELATIVE, (whole: string, before: string, authority: string) => {
-    const mapped = mapAuthority(authority);
+    const mapped = mapAuthority(authority, standIn);
     return mapped === undefined ? whole : `${before}http://${mapped}`;
   });
 }
 
-function mapAuthority(authority: string): string | undefined {
+function mapAuthority(authority: string, standIn: StandIn): string | undefined {
   let url: URL;
   try {
     url = new URL(`https://${authority}/`);
   } catch {
     return undefined; // not a URL: left as it is, and ffmpeg will not be able to fetch it either
   }
-  return standInHost(url.hostname, url.port);
+  return standIn(url.hostname, url.port);
 }
 
 // A text adaptation set names its kind on the set or on every representation (contentType, mimeType

@@ -1,8 +1,12 @@
 // A live HLS playlist as the recorder reads it: its segments numbered by media sequence, its target
-// duration, whether it has ended, and a master's best variant. Pure, so hostile playlists are tested
-// without a server; every list it returns is bounded.
+// duration, whether it has ended, and a master's best variant; and the extract's test of whether a
+// media playlist is live. Pure, so hostile playlists are tested without a server; every list it
+// returns is bounded (MAX_LISTED).
+import { isUriLine, playlistLines, tagAttributes } from './hls-text.js';
+import { checkSize, MAX_LISTED } from './limits.js';
+
 export interface LiveSegment {
-  /** Media sequence number (a DASH source: its position, see segment-source.ts). */
+  /** Media sequence number (a DASH window's segments: their position, mpd-live.ts). */
   seq: number;
   /** The position of the segment that follows without a gap (absent: seq + 1). */
   next?: number;
@@ -33,23 +37,29 @@ export interface LiveMaster {
   variant: string;
 }
 
-/** More segments than this in one refresh are not kept: the oldest go (a from_start records a gap for them). */
-export const MAX_LISTED = 2_000;
+/**
+ * The rule media playlists are judged live by, on the text itself: a media playlist, with segments,
+ * without EXT-X-ENDLIST and not PLAYLIST-TYPE:VOD. A master is not live by this rule (its variants say).
+ */
+export function isLiveMediaPlaylist(text: string): boolean {
+  if (!text.trimStart().startsWith('#EXTM3U')) return false;
+  const tags = new Set(playlistLines(text).map((l) => l.split(':')[0]));
+  if (tags.has('#EXT-X-STREAM-INF') || !tags.has('#EXTINF') || tags.has('#EXT-X-ENDLIST')) return false;
+  return !/^\s*#EXT-X-PLAYLIST-TYPE:\s*VOD\s*$/m.test(text);
+}
 
-const attr = (line: string, name: string): string | undefined =>
-  new RegExp(`(?:^|[:,])${name}=("([^"]*)"|[^,]*)`).exec(line)?.[2] ??
-  new RegExp(`(?:^|[:,])${name}=([^,]*)`).exec(line)?.[1];
-
+/** A live playlist fetched from `base`: a media playlist's window, or a master's best variant. */
 export function parseLivePlaylist(text: string, base: string): LivePlaylist | LiveMaster {
-  const lines = text.split(/\r?\n/).map((l) => l.trim());
+  checkSize(text, 'live playlist');
+  const lines = playlistLines(text);
   if (lines[0] !== '#EXTM3U') throw new Error('not an HLS playlist (no #EXTM3U)');
   const resolve = (uri: string) => new URL(uri, base).href;
   if (lines.some((l) => l.startsWith('#EXT-X-STREAM-INF'))) {
     let best: { bw: number; uri: string } | undefined;
     for (let i = 0; i < lines.length; i++) {
       if (!lines[i].startsWith('#EXT-X-STREAM-INF')) continue;
-      const uri = lines.slice(i + 1).find((l) => l !== '' && !l.startsWith('#'));
-      const bw = Number(attr(lines[i], 'BANDWIDTH') ?? 0);
+      const uri = lines.slice(i + 1).find(isUriLine);
+      const bw = Number(tagAttributes(lines[i]).BANDWIDTH ?? 0);
       if (uri && (!best || bw > best.bw)) best = { bw, uri };
     }
     if (!best) throw new Error('a master playlist without variants');
@@ -69,11 +79,11 @@ export function parseLivePlaylist(text: string, base: string): LivePlaylist | Li
     else if (line === '#EXT-X-ENDLIST') ended = true;
     else if (line.startsWith('#EXT-X-KEY:') && !/METHOD=NONE/.test(line)) encrypted = true;
     else if (line.startsWith('#EXT-X-MAP:')) {
-      const uri = attr(line, 'URI');
+      const uri = tagAttributes(line).URI;
       init = uri ? resolve(uri) : undefined;
     } else if (line === '#EXT-X-DISCONTINUITY') pending.discontinuity = true;
     else if (line.startsWith('#EXTINF:')) pending.duration = Number.parseFloat(line.slice(8));
-    else if (line !== '' && !line.startsWith('#')) {
+    else if (isUriLine(line)) {
       const duration = Number.isFinite(pending.duration) && pending.duration > 0 ? pending.duration : 0;
       segments.push({
         seq: mediaSequence + segments.length + dropped,

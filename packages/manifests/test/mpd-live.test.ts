@@ -1,8 +1,8 @@
-// A live DASH manifest as the recorder reads it (dash-live.ts): the window of one representation's
-// segments, with positions that hold from one refresh to the next, built under the DASH parser's
+// A live DASH manifest as the recorder reads it (mpd-live.ts): the window of one representation's
+// segments, with positions that hold from one refresh to the next, built under the MPD reader's
 // bounds. Hostile timelines (10^8 repeats, an open-ended repeat) cost only the newest segments.
 import { describe, expect, test } from '@jest/globals';
-import { liveDashWindow, readLiveMpd } from '../src/dash-live.js';
+import { liveDashWindow, readLiveMpd } from '../src/mpd-live.js';
 
 const URL_ = new URL('http://127.0.0.1:9/live/manifest.mpd');
 const AST = '2026-11-27T00:00:00Z';
