@@ -299,10 +299,10 @@ describe('attacks on the flow', () => {
       '/\r\nSet-Cookie: x=1',
       'settings',
     ]) {
-      expect(safeReturnTo(hostile)).toBe('/settings/api-keys');
+      expect(safeReturnTo(hostile, PUBLIC_URL)).toBe('/settings/api-keys');
     }
-    expect(safeReturnTo('/?u=https://example.com/v')).toBe('/?u=https://example.com/v');
-    expect(safeReturnTo(['/a', '/b'])).toBe('/settings/api-keys');
+    expect(safeReturnTo('/?u=https://example.com/v', PUBLIC_URL)).toBe('/?u=https://example.com/v');
+    expect(safeReturnTo(['/a', '/b'], PUBLIC_URL)).toBe('/settings/api-keys');
     const sub = idpUser(uniqueEmail(), true);
     expect(
       (await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('//evil.example/')}`)).headers
@@ -312,6 +312,33 @@ describe('attacks on the flow', () => {
       (await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('/?u=x')}`)).headers.location,
     ).toBe('/?u=x');
   });
+
+  test.each([
+    '/.//evil.example/x',
+    '/a/..//evil.example/',
+    '/%2e//evil.example/',
+    '/%2F%2Fevil.example/',
+    '/%5C%5Cevil.example',
+    '/\\evil.example',
+    '/\t/evil.example',
+    '/\n/evil.example',
+    'https://evil.example/',
+    'javascript:alert(1)',
+  ])(
+    'open redirect: the callback of a flow started with return_to=%j sends the browser to the default path',
+    async (hostile) => {
+      const res = await signInWith(
+        browser(),
+        idpUser(uniqueEmail(), true),
+        'test',
+        `?return_to=${encodeURIComponent(hostile)}`,
+      );
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toBe('/settings/api-keys');
+      // However a browser reads it, the Location stays on this origin.
+      expect(new URL(res.headers.location, PUBLIC_URL).origin).toBe(PUBLIC_URL);
+    },
+  );
 });
 
 describe('linking and unlinking in the settings', () => {

@@ -253,13 +253,14 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       if (owner && owner.id !== current.account_id)
         throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
       await link({ id: current.account_id, email: current.email }, p, profile);
-      res.redirect(302, flow.return_to);
+      res.redirect(302, safeReturnTo(flow.return_to, publicUrl));
       return;
     }
     const profile = await finish(req, p, state, flow);
     const account = await accountFor(p, profile);
     await startSession(sessions, req, res, account);
-    res.redirect(302, flow.return_to);
+    // Judged again on the way out: a flow stored by an older version went by the older rule.
+    res.redirect(302, safeReturnTo(flow.return_to, publicUrl));
   }
 
   return [
@@ -324,7 +325,7 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       before: [noStore],
       handler: async (req, res) => {
         const p = provider(req);
-        res.redirect(302, await begin(req, res, p, { return_to: safeReturnTo(req.query.return_to) }));
+        res.redirect(302, await begin(req, res, p, { return_to: safeReturnTo(req.query.return_to, publicUrl) }));
       },
     },
     {
