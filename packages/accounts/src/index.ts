@@ -70,9 +70,17 @@ export function createAccountServices(
   },
 ): AccountServices {
   const hour = 3600;
+  const accounts = new AccountStore(
+    redis,
+    new LoginThrottle(redis, options.login),
+    new SignupLimit(redis, options.signup),
+  );
   const parts = {
-    accounts: new AccountStore(redis, new LoginThrottle(redis, options.login), new SignupLimit(redis, options.signup)),
-    sessions: new SessionStore(redis, options.sessionTtlSeconds),
+    accounts,
+    // A session acts for its account only while that account exists: deletion cannot be outrun.
+    sessions: new SessionStore(redis, options.sessionTtlSeconds, undefined, async (session) => {
+      return (await accounts.find(session.email))?.id === session.account_id;
+    }),
     keys: new KeyStore(redis),
     usage: new UsageCounter(redis),
     identities: new IdentityIndex(redis),
