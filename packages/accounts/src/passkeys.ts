@@ -2,7 +2,9 @@
 // credentials, so signing in needs no e-mail first), name and remove them, and sign in with one.
 // A ceremony's challenge is 32 random bytes kept in Redis for 5 minutes under its hash and taken
 // once when the answer comes back (GETDEL), so an answer cannot be replayed. The relying party id and
-// origin come from PUBLIC_URL. Each credential is `passkey:<credential id>` (its public key, counter,
+// origin come from PUBLIC_URL. A passkey signs in alone, without a password, so it must be two factors
+// in one: the device and its user's PIN or biometrics. User verification is asked for and required
+// (an answer without the UV flag is refused), at registration and at every sign-in. Each credential is `passkey:<credential id>` (its public key, counter,
 // owner, name); each account keeps an index of its credential ids.
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from './redis.js';
@@ -121,7 +123,7 @@ export class PasskeyStore {
       challenge: randomBytes(32),
       attestationType: 'none',
       excludeCredentials: existing.map((id) => ({ id })),
-      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     });
     await this.keepChallenge('register', options.challenge, account.id);
     return options;
@@ -134,7 +136,7 @@ export class PasskeyStore {
       expectedChallenge: (challenge) => this.takeChallenge('register', challenge, account.id),
       expectedOrigin: this.rp.origin,
       expectedRPID: this.rp.id,
-      requireUserVerification: false,
+      requireUserVerification: true,
     }).catch(() => ({ verified: false as const }));
     if (!verification.verified) throw refused();
     const { credential } = verification.registrationInfo;
@@ -158,7 +160,7 @@ export class PasskeyStore {
     const options = await generateAuthenticationOptions({
       rpID: this.rp.id,
       challenge: randomBytes(32),
-      userVerification: 'preferred',
+      userVerification: 'required',
       allowCredentials: [],
     });
     await this.keepChallenge('login', options.challenge, '-');
@@ -183,7 +185,7 @@ export class PasskeyStore {
         counter: passkey.counter,
         transports: passkey.transports as RegistrationResponseJSON['response']['transports'],
       },
-      requireUserVerification: false,
+      requireUserVerification: true,
     }).catch(() => ({ verified: false as const }));
     if (!verification.verified) throw refused();
     const updated = { ...passkey, counter: verification.authenticationInfo.newCounter, last_used_at: Date.now() };

@@ -74,7 +74,8 @@ export function passkeyRoutes(
       method: 'post',
       path: '/account/passkeys/register/options',
       tag: 'Account',
-      summary: 'Options for navigator.credentials.create() (a discoverable credential; valid 5 minutes, once)',
+      summary:
+        'Options for navigator.credentials.create() (a discoverable credential, user verification required; valid 5 minutes, once)',
       auth: 'session',
       responses: {
         200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: WebauthnOptionsEnvelopeSchema },
@@ -105,7 +106,9 @@ export function passkeyRoutes(
       responses: {
         201: { description: 'The new passkey', schema: PasskeyEnvelopeSchema },
         ...BAD_BODY,
-        401: error('invalid_credentials: the answer does not check out (challenge, origin, signature); not_signed_in'),
+        401: error(
+          'invalid_credentials: the answer does not check out (challenge, origin, signature, or the authenticator did not verify its user); not_signed_in',
+        ),
         ...CROSS_SITE,
         ...NO_RP,
       },
@@ -176,7 +179,8 @@ export function passkeyRoutes(
       method: 'post',
       path: '/account/passkeys/login/options',
       tag: 'Account',
-      summary: 'Options for navigator.credentials.get() to sign in with a passkey (valid 5 minutes, once)',
+      summary:
+        'Options for navigator.credentials.get() to sign in with a passkey (user verification required; valid 5 minutes, once)',
       responses: {
         200: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: WebauthnOptionsEnvelopeSchema },
         ...CROSS_SITE,
@@ -211,7 +215,9 @@ export function passkeyRoutes(
       responses: {
         200: { description: 'Signed in', schema: AccountEnvelopeSchema },
         ...BAD_BODY,
-        401: error('invalid_credentials: unknown passkey, or the answer does not check out'),
+        401: error(
+          'invalid_credentials: unknown passkey, or the answer does not check out (signature, challenge, no user verification)',
+        ),
         ...CROSS_SITE,
         ...RATE_LIMITED,
         ...NO_RP,
