@@ -186,7 +186,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const social = socialProviders(config, egress);
   // Passkeys need the relying party's id and origin: PUBLIC_URL.
   const passkeys = config.PUBLIC_URL ? new PasskeyStore(redis, relyingParty(config.PUBLIC_URL)) : undefined;
-  if (passkeys) accounts.deletionHooks.push((account) => passkeys.removeAll(account.id));
+  if (passkeys) {
+    accounts.deletionHooks.push((account) => passkeys.removeAll(account.id));
+    // Anyone signed in before an address is proven could have added one (@reelay/accounts proof.ts).
+    accounts.proofHooks.push((account) => passkeys.removeAll(account.id));
+  }
   const gateDeps = { gate: accounts.gate, usage: accounts.usage, metrics, logger };
   // Surface B's limit per client address; 0 turns it off (no middleware, no Redis round trip).
   const v1Limit = config.RATE_LIMIT_V1_PER_MIN > 0 ? surfaceGate('v1', gateDeps) : undefined;

@@ -79,6 +79,9 @@ describe('verification on sign-up', () => {
     // The link may be opened in another browser: no session needed.
     const res = await from(gw).post('/account/verify').send({ token }).expect(200);
     expect(res.body).toEqual({ success: true, data: { email: user.email, email_verified: true } });
+    // The first proof of the address signs out every session (account-proof.test.ts says why).
+    expectError(await user.agent.get('/account/me'), 401, 'not_signed_in');
+    await user.agent.post('/account/login').send({ email: user.email, password: PASSWORD }).expect(200);
     expect((await user.agent.get('/account/me').expect(200)).body.data.email_verified).toBe(true);
     await createKey(user.agent);
     expectError(await from(gw).post('/account/verify').send({ token }), 400, 'invalid_request');

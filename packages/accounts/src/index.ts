@@ -10,6 +10,7 @@ import { SurfaceGate, type SurfaceLimits } from './limits.js';
 import { LoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 import { SessionStore } from './sessions.js';
 import { SignupLimit, type SignupLimitOptions } from './signup-limit.js';
+import { proveByMail, type Proof, type ProofHook } from './proof.js';
 import { OneTimeTokens } from './tokens.js';
 import { UsageCounter } from './usage.js';
 import type { Account } from './accounts.js';
@@ -25,6 +26,7 @@ export * from './mail-messages.js';
 export * from './mailer.js';
 export * from './passkeys.js';
 export * from './password.js';
+export * from './proof.js';
 // The gateway's other Redis limits (jobs per client) run their scripts the same way.
 export { luaScript, runScript, type RedisClient } from './redis.js';
 export * from './schemas.js';
@@ -58,6 +60,10 @@ export interface AccountServices {
   /** Parts that keep data of an account (subscriptions, …) register here to be told of its deletion. */
   deletionHooks: AccountDeletionHook[];
   deleteAccount(account: Account): Promise<void>;
+  /** Parts that keep ways to sign in anyone signed in could add (passkeys) register here (proof.ts). */
+  proofHooks: ProofHook[];
+  /** A mailed token proved the address (proof.ts): `reset` carries the new password's hash. */
+  proveByMail(account: Account, how: { verify: true } | { reset: string }): Promise<Proof>;
 }
 
 export function createAccountServices(
@@ -85,6 +91,7 @@ export function createAccountServices(
     usage: new UsageCounter(redis),
     identities: new IdentityIndex(redis),
     hooks: [] as AccountDeletionHook[],
+    proofHooks: [] as ProofHook[],
   };
   return {
     ...parts,
@@ -97,5 +104,6 @@ export function createAccountServices(
     },
     deletionHooks: parts.hooks,
     deleteAccount: (account) => deleteAccount(parts, account),
+    proveByMail: (account, how) => proveByMail({ ...parts, hooks: parts.proofHooks }, account, how),
   };
 }

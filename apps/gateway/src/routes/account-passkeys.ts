@@ -115,11 +115,21 @@ export function passkeyRoutes(
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name, response } = parseBody(RegisterPasskeyRequestSchema, req.body);
+        const account = accountOf(req);
         const passkey = await store().register(
-          accountOf(req),
+          account,
           response as unknown as RegistrationResponseJSON,
           name ?? 'Passkey',
         );
+        // Kept only if the session that asked still lives now that it is written: a proof of the
+        // address that ended the session while this request was read must not be outrun (proof.ts).
+        if (!(await sessions.get(signedIn(req).sessionId))) {
+          await store().remove(account.id, passkey.id);
+          throw new ReelayError(
+            'not_signed_in',
+            'You were signed out while adding the passkey; sign in and add it again.',
+          );
+        }
         res.status(201).json(ok(passkey));
       },
     },
