@@ -106,6 +106,9 @@ export function passkeyRoutes(
       responses: {
         201: { description: 'The new passkey', schema: PasskeyEnvelopeSchema },
         ...BAD_BODY,
+        400: error(
+          'invalid_request: a malformed body, the account has 20 passkeys already, or this passkey is registered already',
+        ),
         401: error(
           'invalid_credentials: the answer does not check out (challenge, origin, signature, or the authenticator did not verify its user); not_signed_in',
         ),

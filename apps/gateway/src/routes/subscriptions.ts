@@ -124,6 +124,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
           await deps.egress.checkUrl(new URL(body.webhook_url));
         } else if (body.webhook_secret !== undefined)
           throw new ReelayError('invalid_request', 'webhook_secret goes with webhook_url.');
+        // Refused early, before the collection is fetched; create() takes the place atomically.
         if ((await store.count(accountId)) >= deps.maxPerAccount)
           throw new ReelayError(
             'subscription_limit_reached',
@@ -153,6 +154,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
         await store.create(
           record,
           since === 'now' ? page.entries.map((e) => ({ key: entryKey(e), url: e.url, title: e.title })) : [],
+          deps.maxPerAccount,
         );
         // since "all": the first check runs now rather than a period later.
         if (since === 'all') await checker.check(record.id);
