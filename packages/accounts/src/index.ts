@@ -3,11 +3,13 @@
 import type { RedisClient } from './redis.js';
 import { AccountStore } from './accounts.js';
 import { deleteAccount, type AccountDeletionHook } from './deletion.js';
+import { KnownDevices } from './devices.js';
 import { EntryLimit } from './entry-limit.js';
 import { IdentityIndex } from './identities.js';
 import { KeyStore } from './keys.js';
 import { SurfaceGate, type SurfaceLimits } from './limits.js';
 import { LoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
+import { MailBudget } from './mail-budget.js';
 import { SessionStore } from './sessions.js';
 import { SignupLimit, type SignupLimitOptions } from './signup-limit.js';
 import { proveByMail, type Proof, type ProofHook } from './proof.js';
@@ -17,11 +19,13 @@ import type { Account } from './accounts.js';
 
 export * from './accounts.js';
 export * from './deletion.js';
+export * from './devices.js';
 export * from './entry-limit.js';
 export * from './identities.js';
 export * from './keys.js';
 export * from './limits.js';
 export * from './login-throttle.js';
+export * from './mail-budget.js';
 export * from './mail-messages.js';
 export * from './mailer.js';
 export * from './passkeys.js';
@@ -40,8 +44,10 @@ export * from './usage.js';
 
 /** The throttles of the entry points beside the password sign-in, by name. */
 export interface EntryLimits {
-  /** Forgotten-password mails: per address, and per e-mail so nobody's inbox can be flooded. */
-  forgot: EntryLimit;
+  /** Forgotten-password mails: per requester, per requester and address, per address; the owner apart. */
+  forgot: MailBudget;
+  /** New confirmation links, asked by the signed-in account: per client address and per account. */
+  verifyMail: EntryLimit;
   /** Token redemptions (verify, reset). */
   token: EntryLimit;
   /** Social sign-in starts and callbacks. */
@@ -56,6 +62,8 @@ export interface AccountServices {
   gate: SurfaceGate;
   tokens: OneTimeTokens;
   identities: IdentityIndex;
+  /** Browsers the account was signed in on: they are recognised as its owner's (devices.ts). */
+  devices: KnownDevices;
   limits: EntryLimits;
   /** Parts that keep data of an account (subscriptions, …) register here to be told of its deletion. */
   deletionHooks: AccountDeletionHook[];
@@ -90,6 +98,7 @@ export function createAccountServices(
     keys: new KeyStore(redis),
     usage: new UsageCounter(redis),
     identities: new IdentityIndex(redis),
+    devices: new KnownDevices(redis),
     hooks: [] as AccountDeletionHook[],
     proofHooks: [] as ProofHook[],
   };
@@ -98,7 +107,8 @@ export function createAccountServices(
     gate: new SurfaceGate(redis, options.limits),
     tokens: new OneTimeTokens(redis),
     limits: {
-      forgot: new EntryLimit(redis, 'forgot', { perIp: 20, perAccount: 3, windowSeconds: hour }),
+      forgot: new MailBudget(redis),
+      verifyMail: new EntryLimit(redis, 'verify-mail', { perIp: 20, perAccount: 3, windowSeconds: hour }),
       token: new EntryLimit(redis, 'token', { perIp: 30, windowSeconds: 15 * 60 }),
       oauth: new EntryLimit(redis, 'oauth', { perIp: 60, windowSeconds: 15 * 60 }),
     },

@@ -5,9 +5,10 @@
 // been added by another hand: every session, every passkey, and the provider identities whose e-mail
 // the provider did not verify. A password reset is also a proof, and more: it ends every session and
 // removes every identity that never vouched for the account's address, however long the address has
-// been proven. The password itself stays at a confirmation (a confirmed sign-up keeps working) and is
+// been proven. Both forget the browsers signed in so far (devices.ts). The password itself stays at a confirmation (a confirmed sign-up keeps working) and is
 // replaced at a reset.
 import type { Account, AccountStore, LinkedIdentity, StoredAccount } from './accounts.js';
+import type { KnownDevices } from './devices.js';
 import type { IdentityIndex } from './identities.js';
 import type { SessionStore } from './sessions.js';
 
@@ -18,6 +19,7 @@ export interface ProofParts {
   accounts: AccountStore;
   identities: IdentityIndex;
   sessions: SessionStore;
+  devices: KnownDevices;
   hooks: ProofHook[];
 }
 
@@ -60,7 +62,11 @@ export async function proveByMail(
       ...(reset ? { password_hash: how.reset } : {}),
     };
   });
-  if (first || reset) await parts.sessions.destroyAll(account.id);
+  if (first || reset) {
+    await parts.sessions.destroyAll(account.id);
+    // Browsers signed in so far are no longer the owner's to the mail budget (devices.ts).
+    await parts.devices.forgetAll(account.id);
+  }
   for (const identity of removed) await parts.identities.release(identity.provider, identity.subject, account);
   if (first) for (const hook of parts.hooks) await hook(account);
   return { stored, first, removed };

@@ -305,7 +305,7 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
     }
     const profile = await finish(req, p, state, flow);
     const account = await accountFor(p, profile);
-    await startSession(sessions, req, res, account);
+    await startSession(services, req, res, account);
     // Judged again on the way out: a flow stored by an older version went by the older rule.
     res.redirect(302, safeReturnTo(flow.return_to, publicUrl));
   }

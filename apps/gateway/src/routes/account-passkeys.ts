@@ -245,7 +245,7 @@ export function passkeyRoutes(
         const stored = await accounts.find(account.email);
         if (stored?.id !== account.id)
           throw new ReelayError('invalid_credentials', 'The passkey could not be verified; try again.');
-        await startSession(sessions, req, res, account);
+        await startSession(services, req, res, account);
         res.json(ok({ email: account.email }));
       },
     },

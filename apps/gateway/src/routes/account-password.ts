@@ -5,6 +5,7 @@
 import {
   AccountEnvelopeSchema,
   ChangePasswordRequestSchema,
+  DEVICE_COOKIE,
   ForgotPasswordRequestSchema,
   hashPassword,
   ResetPasswordRequestSchema,
@@ -15,7 +16,7 @@ import {
 import { ReelayError } from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { sameOrigin } from '../http/same-origin.js';
-import { noStore, requireSession } from '../http/session.js';
+import { noStore, readCookie, requireSession } from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { AccountMail } from '../services/account-mail.js';
 import {
@@ -41,7 +42,7 @@ export function accountPasswordRoutes(
   metrics: GatewayMetrics,
   mail: AccountMail | undefined,
 ): RouteSpec[] {
-  const { accounts, sessions, tokens, limits } = services;
+  const { accounts, sessions, tokens, limits, devices } = services;
   const session = requireSession(sessions);
   const needMail = (): AccountMail => {
     if (!mail)
@@ -105,7 +106,8 @@ export function accountPasswordRoutes(
       handler: async (req, res) => {
         const sender = needMail();
         const account = accountOf(req);
-        await limits.forgot.charge(req.ip, account.email).catch(limited('verify'));
+        // A budget of its own: strangers' forgotten-password requests cannot use it up.
+        await limits.verifyMail.charge(req.ip, account.email).catch(limited('verify'));
         if (!(await accounts.get(account)).email_verified) sender.verification(account);
         res.status(202).end();
       },
@@ -128,8 +130,16 @@ export function accountPasswordRoutes(
       handler: async (req, res) => {
         const { email } = parseBody(ForgotPasswordRequestSchema, req.body);
         const sender = needMail();
-        // Charged for any address, known or not: being refused tells nothing either.
-        await limits.forgot.charge(req.ip, email).catch(limited('forgot'));
+        // Charged for any address, known or not: being refused tells nothing either. A browser that signed
+        // in to the address's account since the address was proven counts apart (@reelay/accounts
+        // mail-budget.ts); the same lookups run whether or not the address has an account.
+        const device = readCookie(req, DEVICE_COOKIE);
+        const stored = await accounts.find(email);
+        const known = await devices.known(stored?.id ?? 'none', device);
+        const owner = known && stored?.email_verified === true;
+        await limits.forgot
+          .charge({ ip: req.ip, email, ownerDevice: owner ? device : undefined })
+          .catch(limited('forgot'));
         sender.reset(email);
         res.status(202).end();
       },
