@@ -173,6 +173,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       keyPerMinute: config.RATE_LIMIT_KEY_PER_MIN,
       publicPerMinute: config.RATE_LIMIT_PUBLIC_PER_MIN,
       v1PerMinute: config.RATE_LIMIT_V1_PER_MIN,
+      subscriptionsPerMinute: config.RATE_LIMIT_SUBSCRIPTIONS_PER_MIN,
     },
   });
   // Account mail (verification, reset, notices) when SMTP is configured; config makes PUBLIC_URL required then.
@@ -188,10 +189,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const social = socialProviders(config, egress);
   // Passkeys need the relying party's id and origin: PUBLIC_URL.
   const passkeys = config.PUBLIC_URL ? new PasskeyStore(redis, relyingParty(config.PUBLIC_URL)) : undefined;
-  if (passkeys) accounts.deletionHooks.push((account) => passkeys.removeAll(account.id));
+  if (passkeys) {
+    accounts.deletionHooks.push((account) => passkeys.removeAll(account.id));
+    // Anyone signed in before an address is proven could have added one (@reelay/accounts proof.ts).
+    accounts.proofHooks.push((account) => passkeys.removeAll(account.id));
+  }
   const gateDeps = { gate: accounts.gate, usage: accounts.usage, metrics, logger };
   // Surface B's limit per client address; 0 turns it off (no middleware, no Redis round trip).
   const v1Limit = config.RATE_LIMIT_V1_PER_MIN > 0 ? surfaceGate('v1', gateDeps) : undefined;
+  // The subscriptions API's, the same way (RATE_LIMIT_SUBSCRIPTIONS_PER_MIN).
+  const subscriptionLimit =
+    config.RATE_LIMIT_SUBSCRIPTIONS_PER_MIN > 0 ? surfaceGate('subscriptions', gateDeps) : undefined;
 
   // The queue shares the gateway's fail-fast client: producers never block, and a Redis outage
   // answers 503 at once.
@@ -341,6 +349,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       redis,
       sessions: accounts.sessions,
       maxPerAccount: config.MAX_SUBSCRIPTIONS_PER_ACCOUNT,
+      limit: subscriptionLimit,
       webhookSecret: config.WEBHOOK_SECRET.length > 0,
     }),
     ...webRoutes(),

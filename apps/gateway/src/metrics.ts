@@ -98,13 +98,13 @@ export class GatewayMetrics {
     });
     this.surfaceRequests = new prom.Counter({
       name: 'reelay_surface_requests_total',
-      help: 'Surface A and B requests by surface (api, playground, v1) and key check (ok, missing, invalid, disabled; none on the playground).',
+      help: 'Surface A and B and subscriptions API requests by surface (api, playground, v1, subscriptions) and key check (ok, missing, invalid, disabled; none where the limit is per client address).',
       labelNames: ['surface', 'auth'],
       registers,
     });
     this.rateLimited = new prom.Counter({
       name: 'reelay_rate_limited_total',
-      help: 'Requests refused with 429, by surface (api, playground, v1, login, signup, forgot, verify, token, oauth, passkey; jobs: too_many_jobs).',
+      help: 'Requests refused with 429, by surface (api, playground, v1, subscriptions, login, signup, forgot, verify, token, oauth, passkey; jobs: too_many_jobs).',
       labelNames: ['surface'],
       registers,
     });

@@ -79,6 +79,9 @@ describe('verification on sign-up', () => {
     // The link may be opened in another browser: no session needed.
     const res = await from(gw).post('/account/verify').send({ token }).expect(200);
     expect(res.body).toEqual({ success: true, data: { email: user.email, email_verified: true } });
+    // The first proof of the address signs out every session (account-proof.test.ts says why).
+    expectError(await user.agent.get('/account/me'), 401, 'not_signed_in');
+    await user.agent.post('/account/login').send({ email: user.email, password: PASSWORD }).expect(200);
     expect((await user.agent.get('/account/me').expect(200)).body.data.email_verified).toBe(true);
     await createKey(user.agent);
     expectError(await from(gw).post('/account/verify').send({ token }), 400, 'invalid_request');
@@ -168,11 +171,7 @@ describe('forgotten password', () => {
     );
   });
 
-  test('mails to one address are throttled whatever the client address, and token guessing per address', async () => {
-    const email = uniqueEmail();
-    const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await from(gw).post('/account/password/forgot').send({ email })).status);
-    expect(statuses).toEqual([202, 202, 202, 429]);
+  test('token guessing is throttled per client address', async () => {
     const ip = uniqueIp();
     const guesses: number[] = [];
     for (let i = 0; i < 32; i++)
@@ -185,6 +184,62 @@ describe('forgotten password', () => {
       );
     expect(guesses.slice(0, 30).every((s) => s === 400)).toBe(true);
     expect(guesses.slice(30)).toEqual([429, 429]);
+  });
+
+  test('one requester can make an address receive 3 mails an hour; a stranger using them up leaves the owner theirs', async () => {
+    const user = await signUp(gw.app);
+    await verifyToken(user.email);
+    const stranger = uniqueIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push((await from(gw, stranger).post('/account/password/forgot').send({ email: user.email })).status);
+    expect(statuses).toEqual([202, 202, 202, 429]);
+    const refused = await from(gw, stranger).post('/account/password/forgot').send({ email: user.email });
+    expectError(refused, 429, 'rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
+    for (let i = 0; i < 3; i++) await resetToken(user.email);
+    // The owner, from an address of their own, still gets a reset mail, and a new confirmation link.
+    await from(gw, user.ip).post('/account/password/forgot').send({ email: user.email }).expect(202);
+    await resetToken(user.email);
+    await user.agent.post('/account/verify/resend').expect(202);
+    expect((await sink.next(user.email)).subject).toBe('Confirm your e-mail address for reelay');
+  });
+
+  test('many strangers together make an address receive at most 10 mails an hour; a browser that signed in to the account before is recognised as its owner and still gets its mail', async () => {
+    const user = await signUp(gw.app);
+    await from(gw)
+      .post('/account/verify')
+      .send({ token: await verifyToken(user.email) })
+      .expect(200);
+    // The owner signed in on this browser once since (it keeps a device cookie), then signed out.
+    const owner = request.agent(gw.app).set('X-Forwarded-For', uniqueIp());
+    await owner.post('/account/login').send({ email: user.email, password: PASSWORD }).expect(200);
+    await owner.post('/account/logout').expect(204);
+    const statuses: number[] = [];
+    const ips = Array.from({ length: 5 }, () => uniqueIp());
+    for (let i = 0; i < 5; i++)
+      for (let j = 0; j < 3; j++)
+        statuses.push((await from(gw, ips[i]).post('/account/password/forgot').send({ email: user.email })).status);
+    expect(statuses.filter((s) => s === 202)).toHaveLength(10);
+    expect(statuses.slice(10).every((s) => s === 429)).toBe(true);
+    for (let i = 0; i < 10; i++) await resetToken(user.email);
+    // A requester the address never saw is refused for the hour …
+    expectError(await from(gw).post('/account/password/forgot').send({ email: user.email }), 429, 'rate_limited');
+    // … the owner's browser is not.
+    await owner.post('/account/password/forgot').send({ email: user.email }).expect(202);
+    await resetToken(user.email);
+  });
+
+  test('a browser signed in before the address was proven is not recognised as the owner’s', async () => {
+    const maker = await signUp(gw.app); // whoever typed the address: their browser keeps a device cookie
+    await from(gw)
+      .post('/account/verify')
+      .send({ token: await verifyToken(maker.email) })
+      .expect(200);
+    for (const ip of Array.from({ length: 4 }, () => uniqueIp()))
+      for (let j = 0; j < 3; j++) await from(gw, ip).post('/account/password/forgot').send({ email: maker.email });
+    for (let i = 0; i < 10; i++) await resetToken(maker.email);
+    expectError(await maker.agent.post('/account/password/forgot').send({ email: maker.email }), 429, 'rate_limited');
   });
 
   test('is refused cross-site and with bad bodies', async () => {

@@ -7,7 +7,8 @@ import { expectError, PASSWORD, signUp, uniqueEmail, uniqueIp } from './account-
 import { startGithub, type GithubStandIn } from './github-standin.js';
 import { captureLogs } from './log-capture.js';
 import { startIssuer, type Issuer } from './oidc-issuer.js';
-import { startMailSink, type MailSink } from './mail-sink.js';
+import { linkToken, startMailSink, type MailSink } from './mail-sink.js';
+import { oidcFlow } from './oidc-flow.js';
 
 const PUBLIC_URL = 'http://localhost:8080';
 const CLIENT = { client_id: 'reelay-test', client_secret: randomBytes(16).toString('hex') };
@@ -45,55 +46,12 @@ afterAll(async () => {
   await Promise.all([issuer.close(), github.close(), sink.close()]);
 });
 
-type Agent = ReturnType<typeof request.agent>;
-const browser = (): Agent => request.agent(gw.app).set('X-Forwarded-For', uniqueIp());
-
-/** A new user at the test provider. */
-function idpUser(email: string | undefined, verified: boolean): string {
-  const sub = `user-${randomBytes(6).toString('hex')}`;
-  issuer.users.set(sub, { email, email_verified: verified });
-  return sub;
-}
-
-/**
- * Follows the provider's redirects as a browser would (with its own cookie jar at the provider),
- * signing in `user` where the provider asks, until it sends the browser back to reelay; returns
- * that callback's path and query.
- */
-async function throughProvider(location: string, user: string): Promise<string> {
-  const jar = new Map<string, string>();
-  let url = new URL(location);
-  for (let hop = 0; hop < 12; hop++) {
-    if (url.origin === PUBLIC_URL) {
-      for (const name of ['code', 'state']) if (url.searchParams.get(name)) seen.push(url.searchParams.get(name)!);
-      return url.pathname + url.search;
-    }
-    if (url.pathname.startsWith('/interaction/')) url.searchParams.set('user', user);
-    if (url.pathname === '/login/oauth/authorize') url.searchParams.set('login', user);
-    const res = await fetch(url, {
-      redirect: 'manual',
-      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
-    });
-    for (const cookie of res.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-    }
-    const body = await res.text();
-    const next = res.headers.get('location');
-    if (!next) throw new Error(`the provider answered ${res.status} without a redirect: ${body.slice(0, 300)}`);
-    url = new URL(next, url);
-  }
-  throw new Error('too many redirects at the provider');
-}
-
-async function start(agent: Agent, provider = 'test', query = ''): Promise<URL> {
-  const res = await agent.get(`/account/oauth/${provider}/start${query}`).expect(302);
-  return new URL(res.headers.location);
-}
-
-async function signInWith(agent: Agent, user: string, provider = 'test', query = ''): Promise<request.Response> {
-  return agent.get(await throughProvider((await start(agent, provider, query)).href, user));
-}
+const { browser, idpUser, throughProvider, start, signInWith } = oidcFlow({
+  app: () => gw.app,
+  issuer: () => issuer,
+  publicUrl: PUBLIC_URL,
+  seen,
+});
 
 const flowKey = (state: string) => `reelay:oauth-flow:${createHash('sha256').update(state).digest('hex')}`;
 
@@ -157,9 +115,18 @@ describe('OpenID Connect sign-in', () => {
     expect((await again.get('/account/keys').expect(200)).body.data.keys).toHaveLength(1);
   });
 
-  test('an existing e-mail account is linked when the provider says the address is verified, with a notice mail', async () => {
+  test('an existing e-mail account is linked when the provider says the address is verified and the account has proven it, with a notice mail', async () => {
     const owner = await signUp(gw.app);
     const sub = idpUser(owner.email, true);
+    // Unproven, the address could be anyone's typing: the password that came with it is not trusted.
+    expectError(await signInWith(browser(), sub), 409, 'email_taken');
+    const confirm = await sink.next(owner.email);
+    expect(confirm.subject).toBe('Confirm your e-mail address for reelay');
+    await request(gw.app)
+      .post('/account/verify')
+      .set('X-Forwarded-For', uniqueIp())
+      .send({ token: linkToken(confirm, 'verify') })
+      .expect(200);
     const agent = browser();
     expect((await signInWith(agent, sub)).status).toBe(302);
     expect((await agent.get('/account/me').expect(200)).body.data).toMatchObject({
@@ -167,8 +134,7 @@ describe('OpenID Connect sign-in', () => {
       has_password: true,
       identities: [{ provider: 'test' }],
     });
-    const mails = [await sink.next(owner.email), await sink.next(owner.email)].map((m) => m.subject);
-    expect(mails).toContain('Test IdP sign-in was linked to your reelay account');
+    expect((await sink.next(owner.email)).subject).toBe('Test IdP sign-in was linked to your reelay account');
   });
 
   test('account-linking takeover: an unverified provider address matching an account is 409 email_taken, no session, nothing linked', async () => {
@@ -299,10 +265,10 @@ describe('attacks on the flow', () => {
       '/\r\nSet-Cookie: x=1',
       'settings',
     ]) {
-      expect(safeReturnTo(hostile)).toBe('/settings/api-keys');
+      expect(safeReturnTo(hostile, PUBLIC_URL)).toBe('/settings/api-keys');
     }
-    expect(safeReturnTo('/?u=https://example.com/v')).toBe('/?u=https://example.com/v');
-    expect(safeReturnTo(['/a', '/b'])).toBe('/settings/api-keys');
+    expect(safeReturnTo('/?u=https://example.com/v', PUBLIC_URL)).toBe('/?u=https://example.com/v');
+    expect(safeReturnTo(['/a', '/b'], PUBLIC_URL)).toBe('/settings/api-keys');
     const sub = idpUser(uniqueEmail(), true);
     expect(
       (await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('//evil.example/')}`)).headers
@@ -312,6 +278,33 @@ describe('attacks on the flow', () => {
       (await signInWith(browser(), sub, 'test', `?return_to=${encodeURIComponent('/?u=x')}`)).headers.location,
     ).toBe('/?u=x');
   });
+
+  test.each([
+    '/.//evil.example/x',
+    '/a/..//evil.example/',
+    '/%2e//evil.example/',
+    '/%2F%2Fevil.example/',
+    '/%5C%5Cevil.example',
+    '/\\evil.example',
+    '/\t/evil.example',
+    '/\n/evil.example',
+    'https://evil.example/',
+    'javascript:alert(1)',
+  ])(
+    'open redirect: the callback of a flow started with return_to=%j sends the browser to the default path',
+    async (hostile) => {
+      const res = await signInWith(
+        browser(),
+        idpUser(uniqueEmail(), true),
+        'test',
+        `?return_to=${encodeURIComponent(hostile)}`,
+      );
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toBe('/settings/api-keys');
+      // However a browser reads it, the Location stays on this origin.
+      expect(new URL(res.headers.location, PUBLIC_URL).origin).toBe(PUBLIC_URL);
+    },
+  );
 });
 
 describe('linking and unlinking in the settings', () => {

@@ -1,9 +1,11 @@
-// The passkey routes' refusals at the API level (the ceremonies themselves run in a real browser with
-// a virtual authenticator: browser/account.scenario.test.ts).
+// The passkey routes at the API level, with an authenticator in software (soft-authenticator.ts) where a
+// ceremony must succeed; the ceremonies in a real browser with chromium's virtual authenticator are in
+// browser/account.scenario.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildGateway, type TestGateway } from './helpers.js';
 import { expectError, signUp, uniqueIp } from './account-helpers.js';
+import { SoftAuthenticator } from './soft-authenticator.js';
 
 let gw: TestGateway;
 let plain: TestGateway;
@@ -28,6 +30,58 @@ const fakeAnswer = (id = 'AAAA') => ({
     signature: 'AAAA',
     attestationObject: 'AAAA',
   },
+});
+
+const ORIGIN = 'https://reelay.example.org';
+
+describe('user verification', () => {
+  test('the options ask for it, and a passkey is registered and signs in only with it', async () => {
+    const user = await signUp(gw.app);
+    const verifying = new SoftAuthenticator(ORIGIN);
+    const options = (await user.agent.post('/account/passkeys/register/options').expect(200)).body.data;
+    expect(options.authenticatorSelection).toMatchObject({ residentKey: 'required', userVerification: 'required' });
+    await user.agent
+      .post('/account/passkeys/register')
+      .send({ name: 'Phone', response: verifying.create(options) })
+      .expect(201);
+    const browser = request.agent(gw.app).set('X-Forwarded-For', uniqueIp());
+    const login = (await browser.post('/account/passkeys/login/options').expect(200)).body.data;
+    expect(login.userVerification).toBe('required');
+    await browser
+      .post('/account/passkeys/login')
+      .send({ response: verifying.get(login) })
+      .expect(200);
+    expect((await browser.get('/account/me').expect(200)).body.data.email).toBe(user.email);
+  });
+
+  test('an authenticator that did not verify its user is refused at registration and at sign-in', async () => {
+    const user = await signUp(gw.app);
+    const careless = new SoftAuthenticator(ORIGIN, false);
+    const options = (await user.agent.post('/account/passkeys/register/options').expect(200)).body.data;
+    expectError(
+      await user.agent.post('/account/passkeys/register').send({ name: 'Key', response: careless.create(options) }),
+      401,
+      'invalid_credentials',
+    );
+    expect((await user.agent.get('/account/passkeys').expect(200)).body.data.passkeys).toEqual([]);
+    // A passkey registered with user verification, then used without it (its flag cleared).
+    const device = new SoftAuthenticator(ORIGIN);
+    await user.agent
+      .post('/account/passkeys/register')
+      .send({
+        response: device.create((await user.agent.post('/account/passkeys/register/options').expect(200)).body.data),
+      })
+      .expect(201);
+    device.userVerified = false;
+    const browser = request.agent(gw.app).set('X-Forwarded-For', uniqueIp());
+    const login = (await browser.post('/account/passkeys/login/options').expect(200)).body.data;
+    expectError(
+      await browser.post('/account/passkeys/login').send({ response: device.get(login) }),
+      401,
+      'invalid_credentials',
+    );
+    expectError(await browser.get('/account/me'), 401, 'not_signed_in');
+  });
 });
 
 describe('passkeys', () => {

@@ -29,13 +29,15 @@ beforeAll(async () => {
     '<html><head><title>t</title></head><body><video src="/missing.mp4"></video></body></html>',
     'text/html',
   );
-  // Surface B's limits per client at their defaults, so the fuzzing goes through them too; each
-  // request comes from an address of its own, so they refuse nothing the tests expect to pass.
+  // Surface B's and the subscriptions API's limits per client at their defaults, so the fuzzing goes
+  // through them too; each request comes from an address of its own, so they refuse nothing the tests
+  // expect to pass.
   // Mail is on (to a closed port: nothing is delivered), so the mail routes are fuzzed past their 503.
   gw = await buildGateway({
     env: {
       TRUST_PROXY: 'true',
       RATE_LIMIT_V1_PER_MIN: '60',
+      RATE_LIMIT_SUBSCRIPTIONS_PER_MIN: '60',
       MAX_ACTIVE_JOBS_PER_CLIENT: '4',
       SMTP_URL: 'smtp://127.0.0.1:9',
       MAIL_FROM: 'fuzz@example.com',

@@ -16,7 +16,7 @@ export interface TestGateway extends Gateway {
 }
 
 /**
- * The limits per client address are off (surface B's) or out of reach (the playground's and a
+ * The limits per client address are off (surface B's and the subscriptions API's) or out of reach (the playground's and a
  * keyless /api's, 1000 a minute) unless a test sets them: every test file is the same address
  * (127.0.0.1) on one shared Redis, so a whole run would add up to one client's minute, and a test
  * would meet 429 for what other files did in the same minute. Tests of the limits themselves give
@@ -30,6 +30,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     EGRESS_ALLOWLIST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     RATE_LIMIT_V1_PER_MIN: '0',
+    RATE_LIMIT_SUBSCRIPTIONS_PER_MIN: '0',
     RATE_LIMIT_PUBLIC_PER_MIN: '1000',
     MAX_ACTIVE_JOBS_PER_CLIENT: '0',
     EXTRACT_CACHE_SECONDS: '0',

@@ -16,6 +16,8 @@ const IdentitySchema = z.object({
   provider: z.string(),
   subject: z.string(),
   email: z.string().optional(),
+  /** The provider said its user controls `email` (absent in identities linked before this was kept: no). */
+  email_verified: z.boolean().optional(),
   linked_at: z.number(),
 });
 export type LinkedIdentity = z.infer<typeof IdentitySchema>;
@@ -26,6 +28,7 @@ export const StoredAccountSchema = z.object({
   /** Absent for an account made by social login that never set a password. */
   password_hash: z.string().nullable().optional(),
   created_at: z.number(),
+  /** The address is proven: by a mailed token (verify, reset) or a provider that vouched for it. */
   email_verified: z.boolean().optional(),
   identities: z.array(IdentitySchema).optional(),
 });
@@ -148,17 +151,9 @@ export class AccountStore {
     throw new ReelayError('service_unavailable', 'The account is being changed by another request; try again.');
   }
 
-  async setPassword(
-    account: Account,
-    password: string,
-    options: { emailVerified?: boolean } = {},
-  ): Promise<StoredAccount> {
+  async setPassword(account: Account, password: string): Promise<StoredAccount> {
     const hash = await hashPassword(password);
-    return this.update(account, (s) => ({
-      ...s,
-      password_hash: hash,
-      ...(options.emailVerified ? { email_verified: true } : {}),
-    }));
+    return this.update(account, (s) => ({ ...s, password_hash: hash }));
   }
 
   /** Removes the record; the caller removes what hangs off it (keys, sessions, identities, …). */

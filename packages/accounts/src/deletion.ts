@@ -1,8 +1,9 @@
 // Deleting an account removes everything that hangs off it, in an order that shuts doors first: its
 // keys (they answer 401 at once on every gateway, since each lookup reads Redis), its sessions, its
-// record (no new sign-in), then its social identities, its usage history and whatever other parts
-// registered a hook (subscriptions, passkeys).
+// record (no new sign-in), then its social identities, its usage history, its known browsers and
+// whatever other parts registered a hook (subscriptions, passkeys).
 import type { Account, AccountStore } from './accounts.js';
+import type { KnownDevices } from './devices.js';
 import type { IdentityIndex } from './identities.js';
 import type { KeyStore } from './keys.js';
 import type { SessionStore } from './sessions.js';
@@ -17,6 +18,7 @@ export interface DeletionParts {
   sessions: SessionStore;
   usage: UsageCounter;
   identities: IdentityIndex;
+  devices: KnownDevices;
   hooks: AccountDeletionHook[];
 }
 
@@ -28,5 +30,6 @@ export async function deleteAccount(parts: DeletionParts, account: Account): Pro
   for (const identity of stored.identities ?? [])
     await parts.identities.release(identity.provider, identity.subject, account);
   for (const hash of keyHashes) await parts.usage.forget(hash);
+  await parts.devices.forgetAll(account.id);
   for (const hook of parts.hooks) await hook(account);
 }

@@ -1,7 +1,8 @@
-// A throttle for the account entry points that are not the password sign-in (forgotten password,
-// reset, verification, social sign-in, passkeys): a fixed window per client address and, where the
-// request names one, per account, both counted atomically in Redis so every replica shares them.
-// Charged before any work, whether or not the account exists, so being refused reveals nothing.
+// A throttle for the account entry points that are not the password sign-in (tokens, social sign-in,
+// passkeys, confirmation mails): a fixed window per client address and, where the request names one,
+// per account, each counted atomically in Redis so every replica shares them. Charged before any
+// work, whether or not the account exists, so being refused reveals nothing. `chargeBuckets` is the
+// shared step: the mail budget (mail-budget.ts) counts its own buckets with it.
 import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
@@ -24,6 +25,29 @@ return {1, 0}`,
   1,
 );
 
+export interface Bucket {
+  key: string;
+  limit: number;
+}
+
+/**
+ * Counts one try in each bucket, in order, and stops at the first that is over its limit (the ones
+ * after it are not charged): rate_limited with Retry-After then.
+ */
+export async function chargeBuckets(redis: RedisClient, buckets: Bucket[], windowSeconds: number): Promise<void> {
+  for (const bucket of buckets) {
+    const [allowed, ttl] = (await runScript(redis, CHARGE, [bucket.key], [windowSeconds, bucket.limit])) as [
+      number,
+      number,
+    ];
+    if (allowed === 1) continue;
+    const seconds = Math.max(1, Math.ceil(ttl / 1000));
+    throw new ReelayError('rate_limited', `Too many attempts; try again in ${seconds} seconds.`, {
+      headers: { 'Retry-After': String(seconds) },
+    });
+  }
+}
+
 export class EntryLimit {
   constructor(
     private readonly redis: RedisClient,
@@ -35,24 +59,9 @@ export class EntryLimit {
   /** Counts one try; rate_limited (with Retry-After) past either limit. */
   async charge(ip: string | undefined, account?: string): Promise<void> {
     const base = `${this.prefix}${this.name}:`;
-    let [allowed, ttl] = (await runScript(
-      this.redis,
-      CHARGE,
-      [`${base}ip:${ipBucket(ip)}`],
-      [this.options.windowSeconds, this.options.perIp],
-    )) as [number, number];
-    if (allowed === 1 && account !== undefined && this.options.perAccount) {
-      [allowed, ttl] = (await runScript(
-        this.redis,
-        CHARGE,
-        [`${base}account:${sha256Hex(account)}`],
-        [this.options.windowSeconds, this.options.perAccount],
-      )) as [number, number];
-    }
-    if (allowed === 1) return;
-    const seconds = Math.max(1, Math.ceil(ttl / 1000));
-    throw new ReelayError('rate_limited', `Too many attempts; try again in ${seconds} seconds.`, {
-      headers: { 'Retry-After': String(seconds) },
-    });
+    const buckets: Bucket[] = [{ key: `${base}ip:${ipBucket(ip)}`, limit: this.options.perIp }];
+    if (account !== undefined && this.options.perAccount)
+      buckets.push({ key: `${base}account:${sha256Hex(account)}`, limit: this.options.perAccount });
+    await chargeBuckets(this.redis, buckets, this.options.windowSeconds);
   }
 }

@@ -1,7 +1,8 @@
 // API keys: `rly_` + 32 random bytes (base64url), shown once at creation. Only the SHA-256 of a
 // secret is stored, and keys are found by that hash, so checking a key is a lookup, never a
 // comparison of secrets. A key's record (hash `apikey:<sha256>`) holds its owner, name, state and
-// usage counters; each account keeps an index of its key ids.
+// usage counters; each account keeps an index of its key ids, which also holds the limit: a key's
+// place is checked and taken there in one script (one key, so one hash slot on a Redis Cluster).
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
@@ -51,6 +52,15 @@ return redis.call('HGETALL', KEYS[1])`,
   1,
 );
 
+// Takes a place in the account's index if it has one free. KEYS: the index. ARGV: limit, key id, hash.
+// 1 when taken, 0 when the account is full.
+const TAKE_PLACE = luaScript(
+  `if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return 1`,
+  1,
+);
+
 export function toView(fields: Record<string, string>): ApiKeyView {
   const total = Number(fields.total ?? 0);
   const successful = Number(fields.successful ?? 0);
@@ -80,13 +90,6 @@ export class KeyStore {
 
   /** Creates an enabled key; the returned secret is the only copy there will ever be. */
   async create(accountId: string, name: string): Promise<ApiKeyView & { secret: string }> {
-    const count = await guarded(() => this.redis.hlen(accountIndex(accountId)));
-    if (count >= MAX_KEYS_PER_ACCOUNT) {
-      throw new ReelayError(
-        'key_limit_reached',
-        `An account can have at most ${MAX_KEYS_PER_ACCOUNT} keys; delete one first.`,
-      );
-    }
     const secret = newSecret();
     const hash = hashSecret(secret);
     const fields = {
@@ -97,10 +100,21 @@ export class KeyStore {
       enabled: '1',
       created_at: String(Date.now()),
     };
-    // Two keys of different slots on a Redis Cluster, so two commands: the index entry first, so that
-    // a failure in between leaves an entry without a record (not listed, deletable), never a working
-    // key its owner cannot see.
-    await guarded(() => this.redis.hset(accountIndex(accountId), fields.id, hash));
+    // The place in the index first, checked and taken in one step, so concurrent requests cannot pass
+    // the limit; then the record, in another slot on a Redis Cluster. A failure in between leaves an
+    // entry without a record (not listed, deletable), never a working key its owner cannot see.
+    const taken = await runScript(
+      this.redis,
+      TAKE_PLACE,
+      [accountIndex(accountId)],
+      [MAX_KEYS_PER_ACCOUNT, fields.id, hash],
+    );
+    if (taken !== 1) {
+      throw new ReelayError(
+        'key_limit_reached',
+        `An account can have at most ${MAX_KEYS_PER_ACCOUNT} keys; delete one first.`,
+      );
+    }
     await guarded(() => this.redis.hset(apiKeyRecord(hash), fields));
     return { ...toView(fields), secret };
   }

@@ -20,8 +20,11 @@ import type { RedisClient } from './redis.js';
 import { apiKeyRecord, hashSecret } from './keys.js';
 import { luaScript, runScript, type RedisReply } from './redis.js';
 
-/** `v1`: surface B's POST /api/v1/extract and /download, counted per client address like the playground. */
-export type Surface = 'api' | 'playground' | 'v1';
+/**
+ * `v1`: surface B's POST /api/v1/extract and /download; `subscriptions`: the routes under
+ * /api/v1/subscriptions. Both counted per client address like the playground, each in buckets of its own.
+ */
+export type Surface = 'api' | 'playground' | 'v1' | 'subscriptions';
 /** `none`: the playground and surface B, which take no key. */
 export type AuthOutcome = 'ok' | 'missing' | 'invalid' | 'disabled' | 'none';
 
@@ -68,6 +71,8 @@ export interface SurfaceLimits {
   publicPerMinute: number;
   /** Surface B's limit per client address (RATE_LIMIT_V1_PER_MIN), in buckets of its own. */
   v1PerMinute?: number;
+  /** The subscriptions API's limit per client address (RATE_LIMIT_SUBSCRIPTIONS_PER_MIN), in buckets of its own. */
+  subscriptionsPerMinute?: number;
   /** The window; a minute unless a test needs a shorter one. */
   windowMs?: number;
 }
@@ -87,10 +92,13 @@ export class SurfaceGate {
     const secret = input.surface === 'api' ? input.secret?.trim() || undefined : undefined;
     const keyHash = secret ? hashSecret(secret) : undefined;
     const mode = input.surface === 'api' ? (keyHash ? 'key' : 'missing') : 'playground';
-    // Surface B counts in buckets of its own: extracting through /api/v1 must not use up the playground.
-    const v1 = input.surface === 'v1';
-    const ipKey = `${this.prefix}${v1 ? 'v1:' : ''}ip:${ipBucket(input.ip)}`;
-    const publicLimit = v1 ? (this.limits.v1PerMinute ?? 0) : this.limits.publicPerMinute;
+    // Surface B and the subscriptions API count in buckets of their own: extracting through /api/v1
+    // must not use up the playground, nor managing subscriptions the extracts.
+    const own = { v1: ['v1:', this.limits.v1PerMinute], subscriptions: ['subs:', this.limits.subscriptionsPerMinute] };
+    const [bucketPrefix, ownLimit] =
+      input.surface === 'v1' || input.surface === 'subscriptions' ? own[input.surface] : ['', undefined];
+    const ipKey = `${this.prefix}${bucketPrefix}ip:${ipBucket(input.ip)}`;
+    const publicLimit = bucketPrefix ? (ownLimit ?? 0) : this.limits.publicPerMinute;
     let reply: RedisReply = ['invalid'];
     if (mode === 'key') {
       const record = apiKeyRecord(keyHash!);

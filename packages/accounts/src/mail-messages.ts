@@ -45,7 +45,7 @@ export const mails = {
       'Confirm your e-mail address for reelay',
       [
         'Someone (hopefully you) made a reelay account with this address. Open the link to confirm it; it works for 24 hours, once.',
-        'If it was not you, ignore this mail: the account cannot make API keys until the address is confirmed.',
+        'If it was not you, do not open the link: confirming would make the password someone else chose a way into an account under your address. Ignore this mail (the account cannot make API keys, and no sign-in service joins it, until the address is confirmed), or make the account yours with "Forgot your password?" on the sign-in page.',
       ],
       { label: 'Confirm my address', url: accountLink(publicUrl, { verify: token }) },
     ),

@@ -2,7 +2,10 @@
 // credentials, so signing in needs no e-mail first), name and remove them, and sign in with one.
 // A ceremony's challenge is 32 random bytes kept in Redis for 5 minutes under its hash and taken
 // once when the answer comes back (GETDEL), so an answer cannot be replayed. The relying party id and
-// origin come from PUBLIC_URL. Each credential is `passkey:<credential id>` (its public key, counter,
+// origin come from PUBLIC_URL. The per-account limit is checked and taken on that index in one script
+// (one key: one hash slot on a Redis Cluster), so concurrent registrations cannot pass it. A passkey signs in alone, without a password, so it must be two factors
+// in one: the device and its user's PIN or biometrics. User verification is asked for and required
+// (an answer without the UV flag is refused), at registration and at every sign-in. Each credential is `passkey:<credential id>` (its public key, counter,
 // owner, name); each account keeps an index of its credential ids.
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from './redis.js';
@@ -19,7 +22,7 @@ import {
 } from '@simplewebauthn/server';
 import { ReelayError } from '@reelay/contracts';
 import type { Account } from './accounts.js';
-import { guarded, sha256Hex } from './redis.js';
+import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 
@@ -59,6 +62,24 @@ const challengeKey = (purpose: string, challenge: string) =>
 const notFound = () => new ReelayError('not_found', 'No such passkey.');
 const refused = () => new ReelayError('invalid_credentials', 'The passkey could not be verified; try again.');
 
+// Takes a place in the account's index for a credential. KEYS: the index. ARGV: limit, credential id,
+// the time (ms). 1 when taken, 0 when the account is full, -1 when the credential is on it already.
+const TAKE_PLACE = luaScript(
+  `if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then return -1 end
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return 1`,
+  1,
+);
+/** A place is taken just before its record is written: one younger than this may be a registration under way. */
+const PLACE_GRACE_MS = 60_000;
+const full = () =>
+  new ReelayError(
+    'invalid_request',
+    `An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys; remove one first.`,
+  );
+const registered = () => new ReelayError('invalid_request', 'This passkey is registered already.');
+
 export interface RelyingParty {
   /** e.g. reelay.example.org (PUBLIC_URL's host name) */
   id: string;
@@ -94,9 +115,13 @@ export class PasskeyStore {
   }
 
   async list(accountId: string): Promise<PasskeyView[]> {
-    const ids = Object.keys(await guarded(() => this.redis.hgetall(index(accountId))));
+    const places = await guarded(() => this.redis.hgetall(index(accountId)));
+    const ids = Object.keys(places);
     if (ids.length === 0) return [];
     const raws = await guarded(() => Promise.all(ids.map((id) => this.redis.get(record(id)))));
+    // A place whose record never came (a registration that failed half-way) is given back.
+    const stray = ids.filter((id, i) => !raws[i] && Date.now() - Number(places[id]) >= PLACE_GRACE_MS);
+    if (stray.length) await guarded(() => this.redis.hdel(index(accountId), ...stray));
     return ids
       .flatMap((id, i) => {
         const parsed = raws[i] ? StoredPasskeySchema.safeParse(JSON.parse(raws[i]!)) : undefined;
@@ -107,11 +132,7 @@ export class PasskeyStore {
 
   /** Options for navigator.credentials.create(): a discoverable credential, its existing ones excluded. */
   async registrationOptions(account: Account): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    if ((await this.count(account.id)) >= MAX_PASSKEYS_PER_ACCOUNT)
-      throw new ReelayError(
-        'invalid_request',
-        `An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys; remove one first.`,
-      );
+    if ((await this.count(account.id)) >= MAX_PASSKEYS_PER_ACCOUNT) throw full();
     const existing = Object.keys(await guarded(() => this.redis.hgetall(index(account.id))));
     const options = await generateRegistrationOptions({
       rpName: this.rp.name,
@@ -121,7 +142,7 @@ export class PasskeyStore {
       challenge: randomBytes(32),
       attestationType: 'none',
       excludeCredentials: existing.map((id) => ({ id })),
-      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     });
     await this.keepChallenge('register', options.challenge, account.id);
     return options;
@@ -134,7 +155,7 @@ export class PasskeyStore {
       expectedChallenge: (challenge) => this.takeChallenge('register', challenge, account.id),
       expectedOrigin: this.rp.origin,
       expectedRPID: this.rp.id,
-      requireUserVerification: false,
+      requireUserVerification: true,
     }).catch(() => ({ verified: false as const }));
     if (!verification.verified) throw refused();
     const { credential } = verification.registrationInfo;
@@ -147,9 +168,21 @@ export class PasskeyStore {
       name,
       created_at: Date.now(),
     };
+    // The place first (the limit, atomically), then the record (another slot on a cluster). A place
+    // without its record is not listed and is released below or by a removal.
+    const place = await runScript(
+      this.redis,
+      TAKE_PLACE,
+      [index(account.id)],
+      [MAX_PASSKEYS_PER_ACCOUNT, credential.id, Date.now()],
+    );
+    if (place === 0) throw full();
+    if (place === -1) throw registered();
     const created = await guarded(() => this.redis.set(record(credential.id), JSON.stringify(stored), 'NX'));
-    if (created !== 'OK') throw new ReelayError('invalid_request', 'This passkey is registered already.');
-    await guarded(() => this.redis.hset(index(account.id), credential.id, '1'));
+    if (created !== 'OK') {
+      await guarded(() => this.redis.hdel(index(account.id), credential.id));
+      throw registered();
+    }
     return view(credential.id, stored);
   }
 
@@ -158,7 +191,7 @@ export class PasskeyStore {
     const options = await generateAuthenticationOptions({
       rpID: this.rp.id,
       challenge: randomBytes(32),
-      userVerification: 'preferred',
+      userVerification: 'required',
       allowCredentials: [],
     });
     await this.keepChallenge('login', options.challenge, '-');
@@ -183,7 +216,7 @@ export class PasskeyStore {
         counter: passkey.counter,
         transports: passkey.transports as RegistrationResponseJSON['response']['transports'],
       },
-      requireUserVerification: false,
+      requireUserVerification: true,
     }).catch(() => ({ verified: false as const }));
     if (!verification.verified) throw refused();
     const updated = { ...passkey, counter: verification.authenticationInfo.newCounter, last_used_at: Date.now() };

@@ -2,7 +2,10 @@
 // holds no usable session), expiring after `ttlSeconds` without use — each use slides it (GETEX).
 // Each account keeps an index of its sessions (hash field = the session's key hash, value = device,
 // address and last use), so it can list them and end the others or all of them (a password reset,
-// a deletion). The index expires with its newest session; entries of lapsed sessions are pruned on read.
+// a deletion). Every use of a session, on any route, puts it on the index and keeps the index alive
+// past the session (INDEX_MARGIN_SECONDS beyond the session's own expiry), so no live session is ever
+// off its account's list; entries of lapsed sessions are pruned on read. A session whose account was
+// deleted (or whose address now belongs to another account) is refused and ended on use.
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from './redis.js';
 import { z } from 'zod';
@@ -12,6 +15,12 @@ export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 /** Last-seen times are written at most this often per session, so browsing costs no extra write each time. */
 const LAST_SEEN_RESOLUTION_MS = 60_000;
+/**
+ * How much longer than its sessions an account's index lives: more than the last-seen resolution (a use
+ * within it writes nothing) and any clock difference between gateway replicas, so the index always
+ * outlives the sessions it lists.
+ */
+export const INDEX_MARGIN_SECONDS = 3600;
 
 const SessionSchema = z.object({ account_id: z.string(), email: z.string(), created_at: z.number() });
 export type Session = z.infer<typeof SessionSchema>;
@@ -72,12 +81,20 @@ export function describeDevice(userAgent: string | undefined): string {
   return browser ?? system ?? userAgent.replace(/\p{Cc}/gu, '').slice(0, 60);
 }
 
+/** Whether the account a session was made for still exists (and is still that account). */
+export type AccountLive = (session: Session) => Promise<boolean>;
+
 export class SessionStore {
   constructor(
     private readonly redis: RedisClient,
     readonly ttlSeconds = SESSION_TTL_SECONDS,
     private readonly prefix = 'reelay:session:',
+    private readonly accountLive?: AccountLive,
   ) {}
+
+  private get indexTtl(): number {
+    return this.ttlSeconds + INDEX_MARGIN_SECONDS;
+  }
 
   private key(id: string): string {
     return this.prefix + sha256Hex(id);
@@ -96,7 +113,7 @@ export class SessionStore {
         await this.redis
           .multi()
           .hset(sessionIndex(account.id), sha256Hex(id), JSON.stringify(entry))
-          .expire(sessionIndex(account.id), this.ttlSeconds)
+          .expire(sessionIndex(account.id), this.indexTtl)
           .exec(),
       ),
     );
@@ -104,32 +121,47 @@ export class SessionStore {
     return id;
   }
 
-  /** The live session for an id, its expiry pushed back; undefined when unknown, expired or malformed. */
-  async get(id: string | undefined, client?: ClientInfo): Promise<Session | undefined> {
+  /**
+   * The live session for an id, its expiry pushed back and its entry on the account's index renewed
+   * (whichever route it is used on); undefined when unknown, expired, malformed, or of an account that
+   * no longer exists (such a session is ended here).
+   */
+  async get(id: string | undefined, client: ClientInfo = {}): Promise<Session | undefined> {
     if (!id || !SESSION_ID.test(id)) return undefined;
     const raw = await guarded(() => this.redis.getex(this.key(id), 'EX', this.ttlSeconds));
     if (!raw) return undefined;
     const parsed = SessionSchema.safeParse(JSON.parse(raw));
     if (!parsed.success) return undefined;
-    if (client) await this.touch(parsed.data.account_id, sha256Hex(id), client);
+    const [live] = await Promise.all([
+      this.accountLive ? this.accountLive(parsed.data) : true,
+      this.touch(parsed.data.account_id, sha256Hex(id), client),
+    ]);
+    if (!live) {
+      await this.destroy(id);
+      return undefined;
+    }
     return parsed.data;
   }
 
-  /** Records the session's last use (and where from) in the account's index. */
+  /**
+   * Records the session's use (when, and from where when known) in the account's index and keeps the
+   * index alive past it. Skipped within LAST_SEEN_RESOLUTION_MS of the last write from the same
+   * address: the index's margin covers that.
+   */
   private async touch(accountId: string, hash: string, client: ClientInfo): Promise<void> {
     const index = sessionIndex(accountId);
     const raw = await guarded(() => this.redis.hget(index, hash));
     const entry = raw ? EntrySchema.safeParse(JSON.parse(raw)) : undefined;
     const now = Date.now();
-    if (entry?.success && now - entry.data.last_seen_at < LAST_SEEN_RESOLUTION_MS && entry.data.ip === client.ip)
-      return;
+    const ip = client.ip ?? (entry?.success ? entry.data.ip : undefined);
+    if (entry?.success && now - entry.data.last_seen_at < LAST_SEEN_RESOLUTION_MS && entry.data.ip === ip) return;
     const base = entry?.success ? entry.data : { created_at: now, device: describeDevice(client.userAgent) };
     await guarded(async () =>
       checkResults(
         await this.redis
           .multi()
-          .hset(index, hash, JSON.stringify({ ...base, last_seen_at: now, ip: client.ip }))
-          .expire(index, this.ttlSeconds)
+          .hset(index, hash, JSON.stringify({ ...base, last_seen_at: now, ip }))
+          .expire(index, this.indexTtl)
           .exec(),
       ),
     );
@@ -176,12 +208,16 @@ export class SessionStore {
     const hashes = Object.keys(all);
     if (hashes.length === 0) return [];
     const alive = await guarded(() => Promise.all(hashes.map((hash) => this.redis.exists(this.prefix + hash))));
-    const lapsed = hashes.filter((_, i) => alive[i] !== 1);
-    if (lapsed.length) await guarded(() => this.redis.hdel(index, ...lapsed));
-    return hashes.flatMap((hash, i) => {
-      if (alive[i] !== 1) return [];
+    const entries = hashes.map((hash) => {
       const parsed = EntrySchema.safeParse(JSON.parse(all[hash]));
-      return parsed.success ? [{ hash, entry: parsed.data }] : [];
+      return parsed.success ? parsed.data : undefined;
     });
+    // An entry is written just before its session: one younger than the resolution may be a session
+    // being made right now, and is left alone.
+    const lapsed = hashes.filter(
+      (_, i) => alive[i] !== 1 && Date.now() - (entries[i]?.last_seen_at ?? 0) >= LAST_SEEN_RESOLUTION_MS,
+    );
+    if (lapsed.length) await guarded(() => this.redis.hdel(index, ...lapsed));
+    return hashes.flatMap((hash, i) => (alive[i] === 1 && entries[i] ? [{ hash, entry: entries[i] }] : []));
   }
 }

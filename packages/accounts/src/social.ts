@@ -48,22 +48,53 @@ const FlowSchema = z.object({
 });
 export type StoredFlow = z.infer<typeof FlowSchema>;
 
+const UNSAFE_CHARACTERS = /[\\\p{Cc}]/u;
+
+/** The value percent-decoded until nothing changes (a few rounds); undefined when malformed or still encoded. */
+function decodeFully(value: string): string | undefined {
+  let current = value;
+  for (let round = 0; round < 4; round++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current);
+    } catch {
+      return undefined;
+    }
+    if (next === current) return current;
+    current = next;
+  }
+  return undefined;
+}
+
 /**
- * A path of this app to return to, or the default: only `/` followed by a path, never `//host` or
- * `/\host` (which browsers read as another host), no scheme, no control characters, at most 512 chars.
+ * A path of this app to return to, or the default. The value is first resolved as a browser resolves
+ * a Location header (against PUBLIC_URL's origin: dot segments removed, `%2e` read as a dot), and its
+ * path read again fully percent-decoded, as a server or a second redirect may read it; only then is it
+ * judged. What passes is a path of this origin that does not start with `//` (a browser reads that as
+ * another host), with no backslash (read as `/`) and no control character (tabs and newlines are
+ * dropped by browsers) in it before or after decoding, at most 512 characters. Checking before
+ * resolving let `/.//evil.example/` through as `//evil.example/`.
  */
-export function safeReturnTo(value: unknown): string {
-  if (
-    typeof value !== 'string' ||
-    value.length > 512 ||
-    !value.startsWith('/') ||
-    /[\\\p{Cc}]/u.test(value) ||
-    value.startsWith('//')
-  )
+export function safeReturnTo(value: unknown, publicUrl?: string): string {
+  if (typeof value !== 'string' || value.length > 512 || !value.startsWith('/') || UNSAFE_CHARACTERS.test(value))
     return DEFAULT_RETURN_TO;
-  // Resolved against a dummy origin it must stay on that origin and keep its path.
-  const resolved = new URL(value, 'http://reelay.invalid');
-  if (resolved.origin !== 'http://reelay.invalid') return DEFAULT_RETURN_TO;
+  const origin = new URL(publicUrl || 'http://reelay.invalid').origin;
+  let resolved: URL;
+  try {
+    resolved = new URL(value, origin);
+  } catch {
+    return DEFAULT_RETURN_TO;
+  }
+  if (resolved.origin !== origin || resolved.pathname.startsWith('//')) return DEFAULT_RETURN_TO;
+  const decoded = decodeFully(resolved.pathname);
+  if (decoded === undefined || UNSAFE_CHARACTERS.test(decoded) || decoded.startsWith('//')) return DEFAULT_RETURN_TO;
+  let reread: URL;
+  try {
+    reread = new URL(decoded, origin);
+  } catch {
+    return DEFAULT_RETURN_TO;
+  }
+  if (reread.origin !== origin || reread.pathname.startsWith('//')) return DEFAULT_RETURN_TO;
   return resolved.pathname + resolved.search + resolved.hash;
 }
 

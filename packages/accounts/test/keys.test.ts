@@ -92,4 +92,16 @@ describe('API keys', () => {
       status: 409,
     });
   });
+
+  test(`${MAX_KEYS_PER_ACCOUNT + 50} keys made at once: exactly ${MAX_KEYS_PER_ACCOUNT}, and the list agrees`, async () => {
+    const account = unique('acct');
+    // Sent together: every check reaches Redis before any key is written, as on a busy gateway.
+    const results = await Promise.allSettled(
+      Array.from({ length: MAX_KEYS_PER_ACCOUNT + 50 }, (_, i) => keys.create(account, `k${i}`)),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(MAX_KEYS_PER_ACCOUNT);
+    for (const r of results.filter((r) => r.status === 'rejected'))
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'key_limit_reached' });
+    expect(await keys.list(account)).toHaveLength(MAX_KEYS_PER_ACCOUNT);
+  });
 });

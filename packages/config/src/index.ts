@@ -147,6 +147,8 @@ export const ConfigSchema = z
     // Safe in public: the limits every deployment has (DESIGN.md).
     /** POST /api/v1/extract and /download per client address and minute; 0 turns the limit off. */
     RATE_LIMIT_V1_PER_MIN: int(0).default(60),
+    /** Requests to /api/v1/subscriptions… per client address and minute; 0 turns the limit off. */
+    RATE_LIMIT_SUBSCRIPTIONS_PER_MIN: int(0).default(60),
     /** Queued or processing jobs one client address may have; 0 turns the limit off. */
     MAX_ACTIVE_JOBS_PER_CLIENT: int(0).default(4),
     /** Address-space bound of every ffmpeg, ffprobe and yt-dlp process. */

@@ -2,7 +2,7 @@
 // SameSite=Lax, Secure whenever the request came over https. Each signed-in request slides the
 // session's expiry in Redis and re-sends the cookie, so the two expire together.
 import type { Request, RequestHandler, Response } from 'express';
-import type { ClientInfo, SessionStore } from '@reelay/accounts';
+import { DEVICE_COOKIE, DEVICE_TTL_SECONDS, type ClientInfo, type SessionStore } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 
 export const SESSION_COOKIE = 'reelay_session';
@@ -40,6 +40,17 @@ export function setSessionCookie(req: Request, res: Response, sessionId: string,
     path: '/',
     secure: req.secure,
     maxAge: ttlSeconds * 1000,
+  });
+}
+
+/** The browser's device cookie (devices.ts in @reelay/accounts): sent only to the account routes. */
+export function setDeviceCookie(req: Request, res: Response, token: string): void {
+  res.cookie(DEVICE_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/account',
+    secure: req.secure,
+    maxAge: DEVICE_TTL_SECONDS * 1000,
   });
 }
 

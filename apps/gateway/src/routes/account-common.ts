@@ -1,9 +1,16 @@
 // What the account route files share: the error responses they document, the success envelope, the
 // signed-in account of a request, and the one "start a session" call every way of signing in ends in.
 import type { Request, Response } from 'express';
-import type { Account, AccountServices } from '@reelay/accounts';
+import { DEVICE_COOKIE, type Account, type AccountServices } from '@reelay/accounts';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
-import { clientInfo, readCookie, SESSION_COOKIE, setSessionCookie, type SignedIn } from '../http/session.js';
+import {
+  clientInfo,
+  readCookie,
+  SESSION_COOKIE,
+  setDeviceCookie,
+  setSessionCookie,
+  type SignedIn,
+} from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
 
 export const error = (description: string) => ({ description, schema: ErrorEnvelopeSchema });
@@ -40,15 +47,20 @@ export function accountOf(req: Request): Account {
   return { id: accountId, email };
 }
 
-/** Signs the client in with a fresh session id (any session it had before is ended). */
+/**
+ * Signs the client in with a fresh session id (any session it had before is ended), and remembers the
+ * browser as one of the account's (the reelay_device cookie: the mail budget tells the owner by it).
+ */
 export async function startSession(
-  sessions: AccountServices['sessions'],
+  services: Pick<AccountServices, 'sessions' | 'devices'>,
   req: Request,
   res: Response,
   account: Account,
 ): Promise<void> {
+  const { sessions, devices } = services;
   await sessions.destroy(readCookie(req, SESSION_COOKIE));
   setSessionCookie(req, res, await sessions.create(account, clientInfo(req)), sessions.ttlSeconds);
+  setDeviceCookie(req, res, await devices.remember(account.id, readCookie(req, DEVICE_COOKIE)));
 }
 
 /** Counts a refusal for being over a limit in the metrics, then lets the error answer. */

@@ -4,7 +4,8 @@
 // - state: the callback's state must equal the browser's flow cookie (compared in constant time) and
 //   name a live flow, which is taken once, so a callback URL cannot be replayed or planted;
 // - nonce and PKCE S256 are checked by openid-client against the flow's stored values;
-// - an existing e-mail account is linked only when the provider says the address is verified;
+// - an existing e-mail account is linked only when the provider says the address is verified and the
+//   account's address is proven already (a mailed token, or a provider that vouched for it);
 // - the browser is sent back only to a path of this app (safeReturnTo);
 // - linking and unlinking change state, so they are same-origin POST/DELETE with a session;
 // - an account keeps at least one way to sign in.
@@ -17,9 +18,11 @@ import {
   providerRefusal,
   safeReturnTo,
   SocialFlows,
+  vouches,
   FLOW_TTL_SECONDS,
   type Account,
   type AccountServices,
+  type LinkedIdentity,
   type SocialProfile,
   type SocialProvider,
   type StoredAccount,
@@ -166,31 +169,57 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
     }
   }
 
+  /** The record with the profile as the provider's identity (one per provider); the one it replaces, if any. */
   function addIdentity(
     stored: StoredAccount,
     p: SocialProvider,
     profile: SocialProfile,
-    verifiesEmail: boolean,
-  ): StoredAccount {
-    const others = (stored.identities ?? []).filter((i) => i.provider !== p.id);
+  ): { next: StoredAccount; replaced: LinkedIdentity[] } {
+    const mine = stored.identities ?? [];
+    const identity: LinkedIdentity = {
+      provider: p.id,
+      subject: profile.subject,
+      email: profile.email,
+      email_verified: profile.emailVerified,
+      linked_at: Date.now(),
+    };
     return {
-      ...stored,
-      email_verified: stored.email_verified || verifiesEmail,
-      identities: [
-        ...others,
-        { provider: p.id, subject: profile.subject, email: profile.email, linked_at: Date.now() },
-      ],
+      next: {
+        ...stored,
+        email_verified: stored.email_verified || vouches(identity, stored.email),
+        identities: [...mine.filter((i) => i.provider !== p.id), identity],
+      },
+      replaced: mine.filter((i) => i.provider === p.id && i.subject !== profile.subject),
     };
   }
 
-  /** Links the profile to an account: the index first (one owner per identity), then the record. */
-  async function link(account: Account, p: SocialProvider, profile: SocialProfile): Promise<void> {
+  /**
+   * Links the profile to an account: the index first (one owner per identity), then the record; an
+   * identity of the same provider it replaces is released, so it signs in no more. A link asked for by
+   * a session (from the settings) is kept only if that session still lives once it is written: a proof
+   * of the address that ended the session meanwhile must not be outrun (@reelay/accounts proof.ts).
+   */
+  async function link(account: Account, p: SocialProvider, profile: SocialProfile, sessionId?: string): Promise<void> {
     if (!(await identities.claim(p.id, profile.subject, account))) {
       throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
     }
-    await accounts.update(account, (s) =>
-      addIdentity(s, p, profile, profile.emailVerified && profile.email === s.email),
-    );
+    let replaced: LinkedIdentity[] = [];
+    await accounts.update(account, (s) => {
+      const change = addIdentity(s, p, profile);
+      replaced = change.replaced;
+      return change.next;
+    });
+    for (const old of replaced) await identities.release(old.provider, old.subject, account);
+    if (sessionId !== undefined && !(await sessions.get(sessionId))) {
+      await accounts
+        .update(account, (s) => ({
+          ...s,
+          identities: (s.identities ?? []).filter((i) => !(i.provider === p.id && i.subject === profile.subject)),
+        }))
+        .catch(() => undefined); // deleted meanwhile: nothing to undo
+      await identities.release(p.id, profile.subject, account);
+      throw new ReelayError('not_signed_in', `You were signed out while linking ${p.name}; sign in and link it again.`);
+    }
     mail?.providerLinked(account.email, p.name);
   }
 
@@ -199,8 +228,9 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
     const owner = await identities.owner(p.id, profile.subject);
     if (owner) {
       const stored = await accounts.find(owner.email);
-      if (stored?.id === owner.id) return owner;
-      await identities.release(p.id, profile.subject, owner); // its account was deleted
+      const linked = stored?.identities?.some((i) => i.provider === p.id && i.subject === profile.subject);
+      if (stored?.id === owner.id && linked) return owner;
+      await identities.release(p.id, profile.subject, owner); // its account was deleted, or unlinked it
     }
     if (!profile.email)
       throw new ReelayError(
@@ -217,11 +247,28 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
           `An account with this e-mail address exists. Sign in with your password first, then link ${p.name} from the settings.`,
         );
       }
+      // Nor into an account whose address nobody proved: whoever made it with this address (and a
+      // password, passkeys, sessions of theirs) would share the real owner's account (pre-hijacking).
+      if (!existing.email_verified) {
+        throw new ReelayError(
+          'email_taken',
+          `An account with this e-mail address exists, but its address is not confirmed. Sign in with its password and link ${p.name} from the settings` +
+            (mail
+              ? '; if you did not make it, reset its password with "Forgot your password?" to make it yours.'
+              : '.'),
+        );
+      }
       const account = { id: existing.id, email: existing.email };
       await link(account, p, profile);
       return account;
     }
-    const identity = { provider: p.id, subject: profile.subject, email: profile.email, linked_at: Date.now() };
+    const identity: LinkedIdentity = {
+      provider: p.id,
+      subject: profile.subject,
+      email: profile.email,
+      email_verified: profile.emailVerified,
+      linked_at: Date.now(),
+    };
     const created = await accounts.createLinked(profile.email, identity, profile.emailVerified);
     if (!created)
       throw new ReelayError('email_taken', 'An account with this e-mail address was just made; sign in again.');
@@ -252,14 +299,15 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       const owner = await identities.owner(p.id, profile.subject);
       if (owner && owner.id !== current.account_id)
         throw new ReelayError('email_taken', `This ${p.name} account is linked to another reelay account already.`);
-      await link({ id: current.account_id, email: current.email }, p, profile);
-      res.redirect(302, flow.return_to);
+      await link({ id: current.account_id, email: current.email }, p, profile, readCookie(req, SESSION_COOKIE));
+      res.redirect(302, safeReturnTo(flow.return_to, publicUrl));
       return;
     }
     const profile = await finish(req, p, state, flow);
     const account = await accountFor(p, profile);
-    await startSession(sessions, req, res, account);
-    res.redirect(302, flow.return_to);
+    await startSession(services, req, res, account);
+    // Judged again on the way out: a flow stored by an older version went by the older rule.
+    res.redirect(302, safeReturnTo(flow.return_to, publicUrl));
   }
 
   return [
@@ -324,7 +372,7 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
       before: [noStore],
       handler: async (req, res) => {
         const p = provider(req);
-        res.redirect(302, await begin(req, res, p, { return_to: safeReturnTo(req.query.return_to) }));
+        res.redirect(302, await begin(req, res, p, { return_to: safeReturnTo(req.query.return_to, publicUrl) }));
       },
     },
     {
@@ -349,11 +397,11 @@ export function oauthRoutes(deps: OauthRouteDeps): RouteSpec[] {
           'invalid_request: no flow of this browser, state mismatch, used or expired flow, or no e-mail address shared',
         ),
         401: error(
-          'invalid_credentials: the provider refused, or the code, PKCE verifier, nonce or ID token did not check out',
+          'invalid_credentials: the provider refused, or the code, PKCE verifier, nonce or ID token did not check out; not_signed_in: a link whose session was signed out meanwhile',
         ),
         ...UNKNOWN_PROVIDER,
         409: error(
-          'email_taken: An account with this e-mail address exists. Sign in with your password first, then link the provider from the settings',
+          'email_taken: an account with this e-mail address exists and the provider does not vouch for the address, or the account’s address is not confirmed yet (by a mailed link or reset): sign in with the password and link the provider from the settings; or the provider’s account is linked to another account',
         ),
         ...RATE_LIMITED,
         502: error('upstream_error: the provider cannot be reached'),

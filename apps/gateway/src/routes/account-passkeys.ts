@@ -74,7 +74,8 @@ export function passkeyRoutes(
       method: 'post',
       path: '/account/passkeys/register/options',
       tag: 'Account',
-      summary: 'Options for navigator.credentials.create() (a discoverable credential; valid 5 minutes, once)',
+      summary:
+        'Options for navigator.credentials.create() (a discoverable credential, user verification required; valid 5 minutes, once)',
       auth: 'session',
       responses: {
         200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: WebauthnOptionsEnvelopeSchema },
@@ -105,18 +106,33 @@ export function passkeyRoutes(
       responses: {
         201: { description: 'The new passkey', schema: PasskeyEnvelopeSchema },
         ...BAD_BODY,
-        401: error('invalid_credentials: the answer does not check out (challenge, origin, signature); not_signed_in'),
+        400: error(
+          'invalid_request: a malformed body, the account has 20 passkeys already, or this passkey is registered already',
+        ),
+        401: error(
+          'invalid_credentials: the answer does not check out (challenge, origin, signature, or the authenticator did not verify its user); not_signed_in',
+        ),
         ...CROSS_SITE,
         ...NO_RP,
       },
       before: [noStore, sameOrigin, session],
       handler: async (req, res) => {
         const { name, response } = parseBody(RegisterPasskeyRequestSchema, req.body);
+        const account = accountOf(req);
         const passkey = await store().register(
-          accountOf(req),
+          account,
           response as unknown as RegistrationResponseJSON,
           name ?? 'Passkey',
         );
+        // Kept only if the session that asked still lives now that it is written: a proof of the
+        // address that ended the session while this request was read must not be outrun (proof.ts).
+        if (!(await sessions.get(signedIn(req).sessionId))) {
+          await store().remove(account.id, passkey.id);
+          throw new ReelayError(
+            'not_signed_in',
+            'You were signed out while adding the passkey; sign in and add it again.',
+          );
+        }
         res.status(201).json(ok(passkey));
       },
     },
@@ -176,7 +192,8 @@ export function passkeyRoutes(
       method: 'post',
       path: '/account/passkeys/login/options',
       tag: 'Account',
-      summary: 'Options for navigator.credentials.get() to sign in with a passkey (valid 5 minutes, once)',
+      summary:
+        'Options for navigator.credentials.get() to sign in with a passkey (user verification required; valid 5 minutes, once)',
       responses: {
         200: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: WebauthnOptionsEnvelopeSchema },
         ...CROSS_SITE,
@@ -211,7 +228,9 @@ export function passkeyRoutes(
       responses: {
         200: { description: 'Signed in', schema: AccountEnvelopeSchema },
         ...BAD_BODY,
-        401: error('invalid_credentials: unknown passkey, or the answer does not check out'),
+        401: error(
+          'invalid_credentials: unknown passkey, or the answer does not check out (signature, challenge, no user verification)',
+        ),
         ...CROSS_SITE,
         ...RATE_LIMITED,
         ...NO_RP,
@@ -226,7 +245,7 @@ export function passkeyRoutes(
         const stored = await accounts.find(account.email);
         if (stored?.id !== account.id)
           throw new ReelayError('invalid_credentials', 'The passkey could not be verified; try again.');
-        await startSession(sessions, req, res, account);
+        await startSession(services, req, res, account);
         res.json(ok({ email: account.email }));
       },
     },

@@ -5,7 +5,9 @@
 import {
   AccountEnvelopeSchema,
   ChangePasswordRequestSchema,
+  DEVICE_COOKIE,
   ForgotPasswordRequestSchema,
+  hashPassword,
   ResetPasswordRequestSchema,
   VerifiedEnvelopeSchema,
   VerifyRequestSchema,
@@ -14,7 +16,7 @@ import {
 import { ReelayError } from '@reelay/contracts';
 import { parseBody, type RouteSpec } from '../http/route.js';
 import { sameOrigin } from '../http/same-origin.js';
-import { noStore, requireSession } from '../http/session.js';
+import { noStore, readCookie, requireSession } from '../http/session.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { AccountMail } from '../services/account-mail.js';
 import {
@@ -40,7 +42,7 @@ export function accountPasswordRoutes(
   metrics: GatewayMetrics,
   mail: AccountMail | undefined,
 ): RouteSpec[] {
-  const { accounts, sessions, tokens, limits } = services;
+  const { accounts, sessions, tokens, limits, devices } = services;
   const session = requireSession(sessions);
   const needMail = (): AccountMail => {
     if (!mail)
@@ -56,7 +58,10 @@ export function accountPasswordRoutes(
       method: 'post',
       path: '/account/verify',
       tag: 'Account',
-      summary: 'Confirm the e-mail address with the token of the mailed link (works once, for 24 hours)',
+      summary:
+        'Confirm the e-mail address with the token of the mailed link (works once, for 24 hours); the first confirmation signs out every session',
+      description:
+        'The first proof of an address removes what anyone could have added to the account before it: every session ends, passkeys are removed, and sign-in providers whose e-mail was not verified are unlinked.',
       body: VerifyRequestSchema,
       bodyExample: { token: 'q3Jt3mV0mJ6m0YV3cYQH6m0a0x9b3l3m2cUq1xJqXxE' },
       responses: {
@@ -73,10 +78,13 @@ export function accountPasswordRoutes(
         await limits.token.charge(req.ip).catch(limited('token'));
         const data = await tokens.take('verify', token);
         if (!data) throw BAD_TOKEN();
-        const stored = await accounts
-          .update({ id: data.account_id, email: data.email }, (s) => ({ ...s, email_verified: true }))
-          .catch(() => {
-            throw BAD_TOKEN(); // the account was deleted since
+        // The first proof of the address ends every session and removes the passkeys and unverified
+        // provider identities anyone could have added before it (@reelay/accounts proof.ts).
+        const { stored } = await services
+          .proveByMail({ id: data.account_id, email: data.email }, { verify: true })
+          .catch((err: unknown) => {
+            if (err instanceof ReelayError && err.code === 'not_signed_in') throw BAD_TOKEN(); // deleted since
+            throw err;
           });
         res.json(ok({ email: stored.email, email_verified: true as const }));
       },
@@ -98,7 +106,8 @@ export function accountPasswordRoutes(
       handler: async (req, res) => {
         const sender = needMail();
         const account = accountOf(req);
-        await limits.forgot.charge(req.ip, account.email).catch(limited('verify'));
+        // A budget of its own: strangers' forgotten-password requests cannot use it up.
+        await limits.verifyMail.charge(req.ip, account.email).catch(limited('verify'));
         if (!(await accounts.get(account)).email_verified) sender.verification(account);
         res.status(202).end();
       },
@@ -121,8 +130,16 @@ export function accountPasswordRoutes(
       handler: async (req, res) => {
         const { email } = parseBody(ForgotPasswordRequestSchema, req.body);
         const sender = needMail();
-        // Charged for any address, known or not: being refused tells nothing either.
-        await limits.forgot.charge(req.ip, email).catch(limited('forgot'));
+        // Charged for any address, known or not: being refused tells nothing either. A browser that signed
+        // in to the address's account since the address was proven counts apart (@reelay/accounts
+        // mail-budget.ts); the same lookups run whether or not the address has an account.
+        const device = readCookie(req, DEVICE_COOKIE);
+        const stored = await accounts.find(email);
+        const known = await devices.known(stored?.id ?? 'none', device);
+        const owner = known && stored?.email_verified === true;
+        await limits.forgot
+          .charge({ ip: req.ip, email, ownerDevice: owner ? device : undefined })
+          .catch(limited('forgot'));
         sender.reset(email);
         res.status(202).end();
       },
@@ -132,10 +149,15 @@ export function accountPasswordRoutes(
       path: '/account/password/reset',
       tag: 'Account',
       summary: 'Set a new password with the token of the mailed link (works once, for 1 hour); signs out every session',
+      description:
+        'Also proves the address: sign-in providers that never vouched for this very address are unlinked, and on the first proof passkeys are removed too.',
       body: ResetPasswordRequestSchema,
       bodyExample: { token: 'q3Jt3mV0mJ6m0YV3cYQH6m0a0x9b3l3m2cUq1xJqXxE', password: 'a new long passphrase' },
       responses: {
-        204: { description: 'The password is set; every session has ended: sign in with it' },
+        204: {
+          description:
+            'The password is set; every session has ended and providers that never vouched for the address are unlinked: sign in with it',
+        },
         ...BAD_BODY,
         ...CROSS_SITE,
         ...RATE_LIMITED,
@@ -149,11 +171,12 @@ export function accountPasswordRoutes(
         const data = await tokens.take('reset', token);
         if (!data) throw BAD_TOKEN();
         const account = { id: data.account_id, email: data.email };
-        // The mailbox answered: the address is confirmed too.
-        await accounts.setPassword(account, password, { emailVerified: true }).catch(() => {
-          throw BAD_TOKEN();
+        // The mailbox answered: the address is proven too. Every session ends, and every provider
+        // identity that never vouched for the address is unlinked (@reelay/accounts proof.ts).
+        await services.proveByMail(account, { reset: await hashPassword(password) }).catch((err: unknown) => {
+          if (err instanceof ReelayError && err.code === 'not_signed_in') throw BAD_TOKEN(); // deleted since
+          throw err;
         });
-        await sessions.destroyAll(account.id);
         sender.passwordChanged(account.email);
         res.status(204).end();
       },

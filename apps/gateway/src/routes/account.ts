@@ -48,7 +48,7 @@ export function accountRoutes(
 ): RouteSpec[] {
   const { accounts, sessions, keys } = services;
   const session = requireSession(sessions);
-  const startSession = start.bind(undefined, sessions);
+  const startSession = start.bind(undefined, services);
   const countRateLimited = (surface: 'signup' | 'login') => countLimited(metrics, surface);
   return [
     {

@@ -1,6 +1,6 @@
 // Subscriptions under /api/v1/subscriptions (DESIGN.md "Subscriptions"): an account's watched
 // collections, by API key or web app session. Another owner's id answers as an unknown one (404).
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { RedisClient } from '@reelay/accounts';
 import type { SessionStore } from '@reelay/accounts';
 import {
@@ -15,7 +15,8 @@ import {
 } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import { requireOwner } from '../http/owner.js';
-import { parseBody, type RouteSpec } from '../http/route.js';
+import { TOO_MANY, withRateLimitHeaders } from '../http/surface-gate.js';
+import { parseBody, type ResponseSpec, type RouteSpec } from '../http/route.js';
 import { noStore } from '../http/session.js';
 import type { ExtractService } from '../services/extract.js';
 import { entryKey, type SubscriptionChecker } from '../services/subscription-check.js';
@@ -61,7 +62,9 @@ const ITEM = {
 const TAG = 'Subscriptions';
 const ITEMS_SHOWN = 1000;
 const DESCRIPTION =
-  "Authenticated by an API key in X-API-Key, or by the web app's session cookie (writes only from the same origin).";
+  "Authenticated by an API key in X-API-Key, or by the web app's session cookie (writes only from the same origin). Every subscriptions route counts against RATE_LIMIT_SUBSCRIPTIONS_PER_MIN (default 60) requests a minute per client address.";
+/** Every route's answers carry the limit's RateLimit-* headers, and 429 past it. */
+const limited = (responses: Record<number, ResponseSpec>) => withRateLimitHeaders({ ...responses, ...TOO_MANY });
 
 function owner(req: Request): string {
   if (!req.ownerId) throw new Error('route registered without requireOwner');
@@ -76,13 +79,16 @@ export interface SubscriptionRouteDeps {
   redis: RedisClient;
   sessions: SessionStore;
   maxPerAccount: number;
+  /** The limit per client address (RATE_LIMIT_SUBSCRIPTIONS_PER_MIN), absent when it is off. */
+  limit?: RequestHandler;
   /** The deployment has a WEBHOOK_SECRET to sign with. */
   webhookSecret: boolean;
 }
 
 export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
   const { store, checker } = deps;
-  const before = [noStore, requireOwner(deps)];
+  // The limit first: a request over it costs no key or session lookup.
+  const before = [noStore, ...(deps.limit ? [deps.limit] : []), requireOwner(deps)];
   return [
     {
       method: 'post',
@@ -94,7 +100,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       body: SubscriptionCreateSchema,
       bodyExample: { url: EXAMPLE.url, preset: EXAMPLE.preset, webhook_url: 'https://hooks.example.com/reelay' },
       before,
-      responses: {
+      responses: limited({
         201: {
           description: 'The subscription',
           schema: SubscriptionEnvelopeSchema,
@@ -113,7 +119,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
         422: error('no_media_found: nothing could be read at the url'),
         502: error('upstream_error'),
         504: error('upstream_timeout'),
-      },
+      }),
       handler: async (req, res) => {
         const accountId = owner(req);
         const body = parseBody(SubscriptionCreateSchema, req.body);
@@ -126,6 +132,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
           await deps.egress.checkUrl(new URL(body.webhook_url));
         } else if (body.webhook_secret !== undefined)
           throw new ReelayError('invalid_request', 'webhook_secret goes with webhook_url.');
+        // Refused early, before the collection is fetched; create() takes the place atomically.
         if ((await store.count(accountId)) >= deps.maxPerAccount)
           throw new ReelayError(
             'subscription_limit_reached',
@@ -155,6 +162,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
         await store.create(
           record,
           since === 'now' ? page.entries.map((e) => ({ key: entryKey(e), url: e.url, title: e.title })) : [],
+          deps.maxPerAccount,
         );
         // since "all": the first check runs now rather than a period later.
         if (since === 'all') await checker.check(record.id);
@@ -170,10 +178,10 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       description: DESCRIPTION,
       auth: 'apiKey',
       before,
-      responses: {
+      responses: limited({
         200: { description: 'The subscriptions', schema: SubscriptionListEnvelopeSchema, example: ok([EXAMPLE]) },
         ...AUTH,
-      },
+      }),
       handler: async (req, res) => {
         const records = await store.list(owner(req));
         res.json(ok(await Promise.all(records.map((r) => store.view(r)))));
@@ -188,12 +196,12 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       auth: 'apiKey',
       params: ID,
       before,
-      responses: {
+      responses: limited({
         200: { description: 'The subscription', schema: SubscriptionEnvelopeSchema, example: ok(EXAMPLE) },
         400: error('invalid_request: malformed percent-encoding in the id'),
         ...NOT_FOUND,
         ...AUTH,
-      },
+      }),
       handler: async (req, res) => {
         res.json(ok(await store.view(await store.owned(owner(req), String(req.params.id)))));
       },
@@ -209,7 +217,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       body: SubscriptionUpdateSchema,
       bodyExample: { status: 'paused' },
       before,
-      responses: {
+      responses: limited({
         200: {
           description: 'The subscription as changed',
           schema: SubscriptionEnvelopeSchema,
@@ -218,7 +226,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
         ...BAD_BODY,
         ...NOT_FOUND,
         ...AUTH,
-      },
+      }),
       handler: async (req, res) => {
         // The body first: a malformed one is 400 whatever the id.
         const change = parseBody(SubscriptionUpdateSchema, req.body);
@@ -235,12 +243,12 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       auth: 'apiKey',
       params: ID,
       before,
-      responses: {
+      responses: limited({
         204: { description: 'Deleted' },
         400: error('invalid_request: malformed percent-encoding in the id'),
         ...NOT_FOUND,
         ...AUTH,
-      },
+      }),
       handler: async (req, res) => {
         await store.delete(await store.owned(owner(req), String(req.params.id)));
         res.status(204).end();
@@ -255,7 +263,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       auth: 'apiKey',
       params: ID,
       before,
-      responses: {
+      responses: limited({
         200: {
           description: 'What the check did',
           schema: SubscriptionCheckEnvelopeSchema,
@@ -271,7 +279,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
         422: error('no_media_found'),
         502: error('upstream_error'),
         504: error('upstream_timeout'),
-      },
+      }),
       handler: async (req, res) => {
         const record = await store.owned(owner(req), String(req.params.id));
         res.json(ok(await checker.check(record.id, { manual: true })));
@@ -286,12 +294,12 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       auth: 'apiKey',
       params: ID,
       before,
-      responses: {
+      responses: limited({
         200: { description: 'The entries', schema: SubscriptionItemsEnvelopeSchema, example: ok([ITEM]) },
         400: error('invalid_request: malformed percent-encoding in the id'),
         ...NOT_FOUND,
         ...AUTH,
-      },
+      }),
       handler: async (req, res) => {
         const record = await store.owned(owner(req), String(req.params.id));
         // The archive only grows: the answer stays bounded (the newest ITEMS_SHOWN).

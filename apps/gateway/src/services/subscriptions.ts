@@ -4,7 +4,7 @@
 // replica whose worker takes the job runs that check (subscription-check.ts).
 import { randomBytes } from 'node:crypto';
 import type { JobType, Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import { luaScript, runScript, type RedisClient } from '@reelay/accounts';
 import {
   FAILING_AFTER,
   ReelayError,
@@ -21,6 +21,14 @@ export const SUBSCRIPTION_QUEUE = 'subscription-checks';
 const recordKey = (id: string) => `reelay:sub:${id}`;
 const ownerKey = (accountId: string) => `reelay:subs:${accountId}`;
 const itemsKey = (id: string) => `reelay:sub:${id}:items`;
+
+// Takes a place in the account's index if it holds fewer than the limit: the check and the write in one
+// step (one key, one hash slot on a Redis Cluster). KEYS: the index. ARGV: limit, id. 1 taken, 0 full.
+const TAKE_PLACE = luaScript(
+  `if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+return redis.call('SADD', KEYS[1], ARGV[2])`,
+  1,
+);
 
 /** What Redis holds of one subscription (the webhook secret never leaves the gateway). */
 export interface SubscriptionRecord {
@@ -105,8 +113,15 @@ export class SubscriptionStore {
     return guarded(() => this.redis.scard(ownerKey(accountId)));
   }
 
-  /** Saves a new subscription with the entries to treat as seen, then schedules it. */
-  async create(record: SubscriptionRecord, seen: { key: string; url: string; title?: string }[]): Promise<void> {
+  /**
+   * Saves a new subscription with the entries to treat as seen, then schedules it; 409
+   * subscription_limit_reached when the account holds `limit` already (checked and taken at once).
+   */
+  async create(
+    record: SubscriptionRecord,
+    seen: { key: string; url: string; title?: string }[],
+    limit: number,
+  ): Promise<void> {
     const fields: Record<string, string> = {
       id: record.id,
       account_id: record.account_id,
@@ -125,7 +140,11 @@ export class SubscriptionStore {
     // harmless remains if one fails: the owner's index first (an id without a record is not listed),
     // then the seen entries, then the record, which makes the subscription exist.
     const now = Date.now();
-    await guarded(() => this.redis.sadd(ownerKey(record.account_id), record.id));
+    if ((await runScript(this.redis, TAKE_PLACE, [ownerKey(record.account_id)], [limit, record.id])) !== 1)
+      throw new ReelayError(
+        'subscription_limit_reached',
+        `An account can hold at most ${limit} subscriptions; delete one first.`,
+      );
     if (seen.length)
       await guarded(() =>
         this.redis.hset(

@@ -60,14 +60,14 @@ describeBrowser('passkeys and the account card', () => {
   });
 
   /** A virtual platform authenticator (another device), holding `credentials` if given. */
-  async function device(credentials: object[] = []): Promise<string> {
+  async function device(credentials: object[] = [], verifiesUser = true): Promise<string> {
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
         protocol: 'ctap2',
         transport: 'internal',
         hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
+        hasUserVerification: verifiesUser,
+        isUserVerified: verifiesUser,
         automaticPresenceSimulation: true,
       },
     });
@@ -163,6 +163,91 @@ describeBrowser('passkeys and the account card', () => {
       return [first, replay, stale, deleted, afterDeletion];
     });
     expect(statuses).toEqual([200, 401, 401, 204, 401]);
+  });
+
+  test('a passkey answer made without user verification is refused, at registration and at sign-in, even when the page asked for none', async () => {
+    await signUp();
+    // The served options require user verification; a hostile (or old) page lowers that to
+    // "discouraged", and an authenticator that cannot verify its user (a security key without a PIN)
+    // then answers without the UV flag.
+    const ask = async (step: 'register' | 'login', credentialId?: string) =>
+      page.evaluate(
+        async ([what, id]) => {
+          const web = globalThis as unknown as {
+            PublicKeyCredential: {
+              parseCreationOptionsFromJSON(o: unknown): unknown;
+              parseRequestOptionsFromJSON(o: unknown): unknown;
+            };
+            navigator: {
+              credentials: {
+                create(o: unknown): Promise<{ toJSON(): unknown }>;
+                get(o: unknown): Promise<{ toJSON(): unknown }>;
+              };
+            };
+          };
+          const post = (path: string, body?: unknown) =>
+            fetch(path, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body: body === undefined ? undefined : JSON.stringify(body),
+            });
+          type Options = {
+            userVerification?: string;
+            authenticatorSelection: { userVerification?: string };
+            allowCredentials?: { id: string; type: string }[];
+          };
+          const options = ((await (await post(`/account/passkeys/${what}/options`)).json()) as { data: Options }).data;
+          const asked =
+            what === 'register' ? options.authenticatorSelection.userVerification : options.userVerification;
+          if (what === 'register') options.authenticatorSelection.userVerification = 'discouraged';
+          else options.userVerification = 'discouraged';
+          // Named, as a page may: chromium protects a discoverable passkey made with user verification
+          // (credProtect), so that only a request naming it may go without.
+          if (id) options.allowCredentials = [{ id, type: 'public-key' }];
+          const credential =
+            what === 'register'
+              ? await web.navigator.credentials.create({
+                  publicKey: web.PublicKeyCredential.parseCreationOptionsFromJSON(options),
+                })
+              : await web.navigator.credentials.get({
+                  publicKey: web.PublicKeyCredential.parseRequestOptionsFromJSON(options),
+                });
+          const answer = await post(`/account/passkeys/${what}`, {
+            ...(what === 'register' ? { name: 'Unverified' } : {}),
+            response: credential.toJSON(),
+          });
+          return {
+            asked,
+            status: answer.status,
+            code: ((await answer.json()) as { error?: { code: string } }).error?.code,
+          };
+        },
+        [step, credentialId] as const,
+      );
+    const phone = lastDevice;
+    await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: phone });
+    const securityKey = await device([], false);
+    expect(await ask('register')).toEqual({ asked: 'required', status: 401, code: 'invalid_credentials' });
+    expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId: securityKey })).credentials).toHaveLength(1);
+    expect((await page.request.get(`${base}/account/passkeys`)).ok()).toBe(true);
+    expect(
+      ((await (await page.request.get(`${base}/account/passkeys`)).json()) as { data: { passkeys: [] } }).data.passkeys,
+    ).toEqual([]);
+    // A passkey registered properly on the phone, then its credential used by a device that does not
+    // verify its user.
+    await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: securityKey });
+    const verified = await device();
+    await page.locator('#passkey-name').fill('Phone');
+    await page.locator('#add-passkey').click();
+    await page.locator('#passkey-list li', { hasText: 'Phone' }).waitFor();
+    const credentials = (await cdp.send('WebAuthn.getCredentials', { authenticatorId: verified })).credentials;
+    await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: verified });
+    await device(credentials, false);
+    await page.locator('#logout-button').click();
+    await page.locator('#passkey-signin').waitFor();
+    const id = Buffer.from(credentials[0].credentialId, 'base64').toString('base64url');
+    expect(await ask('login', id)).toEqual({ asked: 'required', status: 401, code: 'invalid_credentials' });
+    expect((await page.request.get(`${base}/account/me`)).status()).toBe(401);
   });
 
   test('the sign-in page offers each provider; a key’s usage is charted; sessions are listed; the account can be deleted', async () => {

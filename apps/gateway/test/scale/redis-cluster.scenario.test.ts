@@ -98,6 +98,7 @@ describeWithTools('reelay on a Redis Cluster', [{ bin: 'redis-cli', install: 'ap
       DATA_DIR: dataDir,
       TRUST_PROXY: 'true',
       RATE_LIMIT_V1_PER_MIN: '1000',
+      RATE_LIMIT_SUBSCRIPTIONS_PER_MIN: '1000',
       RATE_LIMIT_PUBLIC_PER_MIN: '15',
       MAX_ACTIVE_JOBS_PER_CLIENT: '100',
       EXTRACT_CACHE_SECONDS: '60',
