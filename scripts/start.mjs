@@ -197,15 +197,23 @@ async function stopAll(reason, exitCode) {
   process.exit(exitCode);
 }
 
+// A Ctrl-C in a terminal reaches this script twice under `pnpm start`: from the terminal (the whole
+// foreground process group gets it) and from pnpm, which passes on what it got. Signals that close
+// together are one request to stop, not a person insisting.
+const SAME_SIGNAL_MS = 500;
+let lastSignalAt = 0;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
-    if (stopping) say(`${signal} again: still stopping (jobs are being handed back)`);
+    const repeated = Date.now() - lastSignalAt < SAME_SIGNAL_MS;
+    lastSignalAt = Date.now();
+    if (stopping && !repeated) say(`${signal} again: still stopping (jobs are being handed back)`);
     stopAll(signal, 0);
   });
 }
 
-// `pnpm start` runs this script under `sh -c`; a SIGTERM sent to pnpm's pid kills that shell and
-// pnpm without forwarding it here. Being re-parented is how we learn of it: stop as if signalled.
+// `pnpm start` execs this script in place of pnpm's `sh -c` (package.json), so pnpm forwards its
+// SIGINT and SIGTERM here and reports this script's exit status: 0 after a clean stop, not a
+// failure. A pnpm killed outright forwards nothing; being re-parented is how we learn of that.
 const parentPid = process.ppid;
 setInterval(() => {
   if (process.ppid !== parentPid) stopAll('the parent process (pnpm) went away', 0);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE, type JobInput } from '@reelay/contracts';
-import { freePort, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { freePort, runInPty, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { payload, processesMentioning, trickle, until } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -258,6 +258,37 @@ test("SIGTERM sent to pnpm's own pid (`pnpm start`) still stops everything", asy
     'the start script, the apps and Redis to stop',
   );
   expectAllGone(s, pids);
+}, 60_000);
+
+test('Ctrl-C typed into `pnpm start` in a terminal stops cleanly and exits 0, without pnpm calling it a failure', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-start-pty-'));
+  dirs.push(dataDir);
+  const run = runInPty('pnpm', ['start', '--no-build'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME ?? os.tmpdir(),
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
+      SHUTDOWN_GRACE_SECONDS: '1',
+      WORKER_CONCURRENCY: '1',
+    },
+  });
+  try {
+    await run.waitFor('reelay: ready:', 40_000);
+    run.type('\x03'); // the terminal sends SIGINT to pnpm, its shell and the script at once
+    const { code, signal, output } = await run.done;
+    // pnpm reports its script's status: a script that was asked to stop and did is a success.
+    expect({ code, signal }).toEqual({ code: 0, signal: undefined });
+    expect(output).toContain('reelay: stopped');
+    expect(output).not.toContain('ELIFECYCLE');
+    expect(output).not.toContain('Command failed');
+    // One Ctrl-C is one stop: pnpm passing the SIGINT on is not a second Ctrl-C.
+    expect(output).not.toContain('SIGINT again');
+  } finally {
+    run.kill();
+  }
 }, 60_000);
 
 /** Holds a port on 127.0.0.1 as another program would; resolves undefined when one already holds it. */

@@ -80,6 +80,13 @@ export interface Interrupt {
   onInterrupt?: () => void;
 }
 
+/** What Ctrl-C leaves behind while a job runs on the server: how to come back to it, and how to end it. */
+export function stillRunning(id: string, kind?: 'collection'): string {
+  return kind === 'collection'
+    ? `collection job ${id} is still running on the server: \`reelay job ${id}\` shows it, \`reelay job ${id} --cancel\` cancels it and its entries.`
+    : `job ${id} is still running on the server: the same command picks it up again, \`reelay job ${id} --cancel\` cancels it.`;
+}
+
 /** One download request to its saved file. `picked` is said once the server has named its choice. */
 async function fetchOne(
   api: Api,
@@ -97,7 +104,7 @@ async function fetchOne(
     return saveStream(started.stream, options.output, progress, options.dir);
   }
   say(`the server is making the file: job ${started.jobId}`);
-  stopped.hint = `job ${started.jobId} goes on on the server; the same command picks it up again.`;
+  stopped.hint = stillRunning(started.jobId);
   const id = started.jobId;
   const isCollection = (j: JobView) => j.operation === 'collection';
   const job = await waitForJob(
@@ -121,7 +128,7 @@ async function fetchOne(
   ).finally(() => (stopped.onInterrupt = undefined));
   if (isCollection(job)) {
     // A page_url that is a playlist or feed: the server started a collection job.
-    stopped.hint = `collection job ${id} goes on on the server.`;
+    stopped.hint = stillRunning(id, 'collection');
     return followCollection(api, id, { output: options.output, dir: options.dir }, say);
   }
   if (job.ended)
@@ -205,7 +212,7 @@ export async function get(
     const started = await api.download(body as DownloadBody);
     if (!('jobId' in started))
       throw new CliError('the server did not start a collection job for this playlist or feed.');
-    stopped.hint = `collection job ${started.jobId} goes on on the server.`;
+    stopped.hint = stillRunning(started.jobId, 'collection');
     return followCollection(api, started.jobId, { output: options.output, dir: options.dir }, say);
   }
   const indices = selected(result, options.items);

@@ -213,18 +213,22 @@ function fail(err: CliError, code: number): never {
   process.exit(code);
 }
 
+// One Ctrl-C can arrive twice: `pnpm reelay …` passes on the SIGINT that the terminal has already
+// sent to the whole foreground process group, this process included. SIGINTs this close together
+// are one Ctrl-C, so a person's single Ctrl-C never counts as the second one that quits at once.
+const SAME_CTRL_C_MS = 500;
+let lastInterruptAt = 0;
 const interrupted = () => {
-  // A recording in progress: the first Ctrl-C asks the server to stop it, and the file still comes.
-  if (stopped.onInterrupt) {
-    stopped.onInterrupt();
-    process.once('SIGINT', interrupted);
-    return;
-  }
-  controller.abort();
+  const repeated = Date.now() - lastInterruptAt < SAME_CTRL_C_MS;
+  lastInterruptAt = Date.now();
+  if (repeated) return;
   // A second Ctrl-C does not wait for any clean-up.
-  process.once('SIGINT', () => process.exit(130));
+  if (controller.signal.aborted) process.exit(130);
+  // A recording in progress: the first Ctrl-C asks the server to stop it, and the file still comes.
+  if (stopped.onInterrupt) return stopped.onInterrupt();
+  controller.abort();
 };
-process.once('SIGINT', interrupted);
+process.on('SIGINT', interrupted);
 // `reelay … | head` closes stdout early: nothing left to say.
 process.stdout.on('error', () => process.exit(0));
 

@@ -53,6 +53,28 @@ test('records until Ctrl-C, then asks the server to stop, saves the file and exi
   expect(Math.abs((await probe(file)).durationSeconds! - view.recording.seconds)).toBeLessThanOrEqual(1);
 }, 40_000);
 
+test("one Ctrl-C that arrives twice (the terminal's SIGINT and the one `pnpm reelay` passes on) stops the recording and still saves it", async () => {
+  const cwd = stack.workDir();
+  const cli = startCli(['get', origin.url('/tv/index.m3u8')], { cwd, server: stack.direct });
+  await until(
+    () => /recording a live stream/.test(cli.stderr()) || cli.child.exitCode !== null,
+    20_000,
+    'the recording to start',
+  );
+  const id = /job ([A-Za-z0-9_-]{22})/.exec(cli.stderr())![1];
+  const deadline = Date.now() + 15_000;
+  while (((await job(id)).recording?.seconds ?? 0) < 1 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  cli.child.kill('SIGINT');
+  await new Promise((r) => setTimeout(r, 50)); // pnpm's copy comes a moment after the terminal's
+  cli.child.kill('SIGINT');
+  const run = await cli.done;
+  expect(run.code).toBe(0);
+  expect(run.stderr.split('stopping the recording').length).toBe(2);
+  expect(run.stderr).toMatch(/recording ended \(stopped\)/);
+  expect(fs.existsSync(run.stdout.trim())).toBe(true);
+}, 40_000);
+
 test('--duration records that long by itself and saves the file', async () => {
   const run = await runCli(['get', origin.url('/tv/index.m3u8'), '--duration', '2'], {
     cwd: stack.workDir(),
