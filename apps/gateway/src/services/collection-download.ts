@@ -10,6 +10,7 @@ import {
   archiveKey,
   chooseSource,
   COLLECTION_QUEUE,
+  describePick,
   collectionChildrenKey,
   collectionGateKey,
   CollectionPayloadSchema,
@@ -162,7 +163,11 @@ export class CollectionDownloads {
       metadata: body.metadata,
       subtitles: body.subtitles,
     };
-    return this.deps.downloads.planJob(request, { quality: choice.quality, ...urls });
+    return this.deps.downloads.planJob(request, {
+      quality: choice.quality,
+      ...urls,
+      description: describePick(choice),
+    });
   }
 
   /** Starts the parent and its children; answers the parent's id. */
