@@ -117,3 +117,52 @@ export function runInPty(
     },
   };
 }
+
+/**
+ * What a terminal shows after `raw` was written to it, line by line: carriage returns and cursor
+ * columns overwrite, erase-in-line clears, colours and other escape sequences take no room. Enough
+ * for progress bars that redraw one line (cli-progress), which is what the CLI draws.
+ */
+export function screenLines(raw: string): string[] {
+  const lines: string[][] = [[]];
+  let row = 0;
+  let col = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i];
+    if (ch === '\x1b') {
+      const csi = /^\x1b\[([?\d;]*)([A-Za-z])/.exec(raw.slice(i, i + 16));
+      if (!csi) {
+        // An operating-system command (a title) runs to BEL or ST; anything else is ESC and one character
+        // (ESC 7 and ESC 8 save and restore the cursor).
+        const osc = raw[i + 1] === ']' ? /^\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/.exec(raw.slice(i)) : null;
+        i += osc ? osc[0].length - 1 : 1;
+        continue;
+      }
+      i += csi[0].length - 1;
+      const n = Number(csi[1].split(';')[0] || 0);
+      if (csi[2] === 'G') col = Math.max(0, (n || 1) - 1);
+      else if (csi[2] === 'K') {
+        const line = lines[row];
+        if (n === 0) line.length = Math.min(line.length, col);
+        else if (n === 2) line.length = 0;
+        else for (let c = 0; c <= col && c < line.length; c++) line[c] = ' ';
+      }
+      continue;
+    }
+    if (ch === '\r') col = 0;
+    else if (ch === '\n') {
+      row += 1;
+      lines[row] ??= [];
+      col = 0;
+    } else if (ch === '\b') col = Math.max(0, col - 1);
+    else if (ch >= ' ') {
+      const line = lines[row];
+      while (line.length < col) line.push(' ');
+      line[col] = ch;
+      col += 1;
+    }
+  }
+  const text = lines.map((line) => line.join('').trimEnd());
+  while (text.length && text[text.length - 1] === '') text.pop();
+  return text;
+}
