@@ -221,6 +221,7 @@ export class CollectionDownloads {
           // A file name that says which entry it is; the bundle names it again with the index.
           const named = JobPayloadSchema.parse({ ...payload, id: randomBytes(16).toString('base64url') });
           record.job_id = named.id;
+          record.request_key = named.request_key;
           children.push(named);
         } catch (err) {
           if (signal?.aborted) throw err;
