@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
-import type { JobPayload } from '@reelay/contracts';
+import type { JobInput, JobPayload } from '@reelay/contracts';
 import { testRedisClient } from '@reelay/testkit';
 import { ArtifactReuse, bundleIdentity, reuseKey } from '../src/reuse.js';
 import type { RedisClient } from '../src/redis.js';
@@ -18,6 +18,7 @@ const store = new FsArtifactStore(dataDir);
 const prefix = `test-reuse-${randomBytes(4).toString('hex')}`;
 let redis: RedisClient;
 let reuse: ArtifactReuse;
+const AUDIO: JobInput = { url: 'http://127.0.0.1/a.m4a', stream_profile: 'audio_only' };
 
 beforeAll(() => {
   redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 }) as RedisClient;
@@ -30,7 +31,7 @@ afterAll(async () => {
 
 /** A finished job of `request_key` with a stored file, remembered as a job's result would be. */
 async function finished(requestKey: string, expiresInMs = 60_000): Promise<JobPayload> {
-  const job = payload([{ url: 'http://127.0.0.1/a.m4a' }], { request_key: requestKey });
+  const job = payload([AUDIO], { request_key: requestKey });
   const dir = await store.makeTempDir(job.id);
   fs.writeFileSync(path.join(dir, 'out'), `bytes of ${requestKey}`);
   const meta = await store.put(job.id, path.join(dir, 'out'), {
@@ -46,7 +47,7 @@ async function finished(requestKey: string, expiresInMs = 60_000): Promise<JobPa
 test('a job of the same request gets a copy of the living file, with an id and a life of its own', async () => {
   const key = `k-${randomBytes(4).toString('hex')}`;
   const first = await finished(key);
-  const second = payload([{ url: 'http://127.0.0.1/a.m4a' }], { request_key: key });
+  const second = payload([AUDIO], { request_key: key });
   const dir = await store.makeTempDir(second.id);
   const result = await reuse.take(second, dir);
   expect(result).toMatchObject({
@@ -75,9 +76,14 @@ test('never reused: another request, a recording, a file about to expire, a file
       await store.removeTempDir(dir);
     }
   };
-  expect(await take(payload([{ url: 'http://127.0.0.1/a.m4a' }], { request_key: `${key}-other` }))).toBeUndefined();
+  expect(await take(payload([AUDIO], { request_key: `${key}-other` }))).toBeUndefined();
   expect(
-    await take(payload([{ url: 'http://127.0.0.1/live.m3u8' }], { request_key: key, operation: 'record' })),
+    await take(
+      payload([{ url: 'http://127.0.0.1/live.m3u8', stream_profile: 'hls' }], {
+        request_key: key,
+        operation: 'record',
+      }),
+    ),
   ).toBeUndefined();
   expect(await take(first)).toBeUndefined();
 
