@@ -258,15 +258,21 @@ async function binaryFacts() {
 
 async function announceWhenReady() {
   const startedAt = Date.now();
+  const PORT_WAIT_MS = 5_000;
+  let readySince;
   let hinted = false;
   while (!stopping) {
     const answer = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
       async (res) => ({ ok: res.ok, body: await res.json().catch(() => ({})) }),
       () => undefined,
     );
-    if (answer?.ok && workerPortBound !== undefined) {
-      const metrics = `worker metrics http://${host}:${workerPortBound}/metrics`;
-      return say(`ready: ${[...readyFacts, metrics, ...(await binaryFacts())].join(' · ')}`);
+    // The port a worker told (its log line), else the one it was given; a free port (0) it picked is
+    // known only from its line, which LOG_LEVEL=warn silences: then the line goes without it.
+    const port = workerPortBound ?? (workerMetricsPort !== 0 ? workerMetricsPort : undefined);
+    if (answer?.ok) readySince ??= Date.now();
+    if (answer?.ok && (port !== undefined || Date.now() - readySince > PORT_WAIT_MS)) {
+      const metrics = port === undefined ? [] : [`worker metrics http://${host}:${port}/metrics`];
+      return say(`ready: ${[...readyFacts, ...metrics, ...(await binaryFacts())].join(' · ')}`);
     }
     if (!hinted && answer && Date.now() - startedAt > NOT_READY_HINT_MS) {
       hinted = true;

@@ -112,9 +112,10 @@ async function fetchOne(
     const { headers } = started.stream;
     const quality = headers.get('reelay-source-quality');
     const bytes = Number(headers.get('content-length') ?? NaN);
+    // Streamed as it is: no conversion to name, and its size is known.
     if (quality)
       picked?.(
-        pickedText(quality, headers.get('reelay-source-description'), options.format) +
+        pickedText(quality, headers.get('reelay-source-description')) +
           (Number.isFinite(bytes) ? `, ${formatBytes(bytes)}` : ''),
       );
     return saveStream(started.stream, options.output, progress, options.dir);
