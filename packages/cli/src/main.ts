@@ -10,6 +10,7 @@ import { Api } from './api.js';
 import { AUDIO_FORMATS, VIDEO_FORMATS, parseQuality } from './choose.js';
 import { CliError, UsageError } from './errors.js';
 import { get, type Interrupt } from './get.js';
+import { interruptHandler } from './interrupt.js';
 import {
   parseClip,
   parseDuration,
@@ -236,22 +237,7 @@ function fail(err: CliError, code: number): never {
   process.exit(code);
 }
 
-// One Ctrl-C can arrive twice: `pnpm reelay …` passes on the SIGINT that the terminal has already
-// sent to the whole foreground process group, this process included. SIGINTs this close together
-// are one Ctrl-C, so a person's single Ctrl-C never counts as the second one that quits at once.
-const SAME_CTRL_C_MS = 500;
-let lastInterruptAt = 0;
-const interrupted = () => {
-  const repeated = Date.now() - lastInterruptAt < SAME_CTRL_C_MS;
-  lastInterruptAt = Date.now();
-  if (repeated) return;
-  // A second Ctrl-C does not wait for any clean-up.
-  if (controller.signal.aborted) process.exit(130);
-  // A recording in progress: the first Ctrl-C asks the server to stop it, and the file still comes.
-  if (stopped.onInterrupt) return stopped.onInterrupt();
-  controller.abort();
-};
-process.on('SIGINT', interrupted);
+process.on('SIGINT', interruptHandler({ stopped, controller, exit: (code) => process.exit(code) }));
 // `reelay … | head` closes stdout early: nothing left to say.
 process.stdout.on('error', () => process.exit(0));
 
