@@ -126,16 +126,23 @@ export async function benchCollection() {
       if (!fs.existsSync(path.join(dir, `ep${i}.m4a`))) fs.copyFileSync(one, path.join(dir, `ep${i}.m4a`));
     slow = await startSlowOrigin(stack.filesDir);
     const url = (name) => `http://127.0.0.1:${slow.port}/${path.basename(dir)}/${name}`;
-    const items = Array.from(
-      { length: FILES },
-      (_, i) =>
-        `<item><title>Episode ${i + 1}</title><guid isPermaLink="false">ep-${i + 1}</guid><enclosure url="${url(`ep${i + 1}.m4a`)}" type="audio/mp4"/></item>`,
-    );
-    fs.writeFileSync(
-      path.join(dir, 'feed.html'),
-      `<?xml version="1.0"?><rss version="2.0"><channel><title>Bench feed</title>${items.join('')}</channel></rss>`,
-    );
-    fs.chmodSync(path.join(dir, 'feed.html'), 0o644);
+    // A feed of its own each round, its files named with the round (a query the origin ignores): no
+    // round reuses the last round's jobs, nor its files (the worker copies an identical request's
+    // living file instead of fetching it again, apps/worker/src/reuse.ts).
+    const feedOf = (round) => {
+      const items = Array.from(
+        { length: FILES },
+        (_, i) =>
+          `<item><title>Episode ${i + 1}</title><guid isPermaLink="false">ep-${i + 1}</guid><enclosure url="${url(`ep${i + 1}.m4a`)}?round=${round}" type="audio/mp4"/></item>`,
+      );
+      const name = `feed-${round}.html`;
+      fs.writeFileSync(
+        path.join(dir, name),
+        `<?xml version="1.0"?><rss version="2.0"><channel><title>Bench feed</title>${items.join('')}</channel></rss>`,
+      );
+      fs.chmodSync(path.join(dir, name), 0o644);
+      return url(name);
+    };
     await stack.startWorker({ LOG_LEVEL: 'info' });
     const size = fs.statSync(one).size;
     console.log(`\n## collection download (${FILES} files of ${fmt(size / 1e6, 1)} MB, ${ROUNDS} rounds)`);
@@ -159,12 +166,12 @@ export async function benchCollection() {
         { timeoutMs: 900_000 },
       );
       times.ytdlp.push(y.ms);
-      // A fresh feed URL each round (a query), so no request reuses the last round's jobs.
+      const feed = feedOf(round);
       const t0 = Date.now();
       const started = await json(stack.base, '/api/v1/download', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ collection_url: `${url('feed.html')}?round=${round}` }),
+        body: JSON.stringify({ collection_url: feed }),
       });
       let parent;
       for (;;) {

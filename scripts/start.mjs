@@ -2,7 +2,8 @@
 // `pnpm start`: builds what is stale, starts a private redis-server when neither REDIS_URL nor
 // REDIS_SENTINELS is set (data under DATA_DIR/redis), then runs the gateway and the worker with
 // their logs in one stream (JSON; LOG_FORMAT=pretty for people), and says on stderr, in one line,
-// where the gateway, the web app and the API docs are once /readyz answers ready.
+// where the gateway, the web app, the API docs and the worker's metrics are once /readyz answers
+// ready. The build says each project it builds, so a first build is not half a minute of silence.
 // SIGINT/SIGTERM/SIGHUP stop both apps gracefully (the worker hands running jobs back to the queue
 // after SHUTDOWN_GRACE_SECONDS), then Redis. A crashed worker is restarted; a closed stdout
 // (`pnpm start | head`) stops everything cleanly instead of crashing.
@@ -11,6 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from './build.mjs';
 import { runningRedis, startRedis } from './redis-launcher.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,16 +25,10 @@ const say = (msg) => {
 
 // --no-build: the caller has just built (tests, the image smoke script); tsc -b would be a no-op.
 const noBuild = process.argv.includes('--no-build');
-if (!noBuild) say('building…');
-const build = noBuild
-  ? { status: 0 }
-  : spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-if (build.status !== 0) {
+const built = noBuild ? 0 : await build(root, say);
+if (built !== 0) {
   say('the build failed; see the errors above.');
-  process.exit(build.status ?? 1);
+  process.exit(built);
 }
 
 // The same zod parse the apps do, so a bad value is reported once, here, before anything starts.
@@ -151,11 +147,29 @@ function launch(name) {
   });
   forward(child.stdout, process.stdout);
   forward(child.stderr, process.stderr);
+  if (name === 'worker') watchWorkerPort(child.stdout);
   const app = { name, child, startedAt: Date.now() };
   app.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   app.exited.then(({ code, signal }) => onExit(app, code, signal));
   apps.set(name, app);
   return app;
+}
+
+// The worker's /metrics port as it bound it (METRICS_PORT, the next port, or a free one), read from
+// its "worker started" log line (JSON, or pretty with the fields as JSON), for the ready line.
+let workerPortBound;
+function watchWorkerPort(stream) {
+  let partial = '';
+  const look = (chunk) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop().slice(-65_536);
+    const started = lines.find((line) => line.includes('worker started'));
+    const port = started && /"port":(\d+)/.exec(started)?.[1];
+    if (!port) return;
+    workerPortBound = Number(port);
+    stream.off('data', look);
+  };
+  stream.on('data', look);
 }
 
 let restartDelayMs = 1_000;
@@ -197,15 +211,23 @@ async function stopAll(reason, exitCode) {
   process.exit(exitCode);
 }
 
+// A Ctrl-C in a terminal reaches this script twice under `pnpm start`: from the terminal (the whole
+// foreground process group gets it) and from pnpm, which passes on what it got. Signals that close
+// together are one request to stop, not a person insisting.
+const SAME_SIGNAL_MS = 500;
+let lastSignalAt = 0;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
-    if (stopping) say(`${signal} again: still stopping (jobs are being handed back)`);
+    const repeated = Date.now() - lastSignalAt < SAME_SIGNAL_MS;
+    lastSignalAt = Date.now();
+    if (stopping && !repeated) say(`${signal} again: still stopping (jobs are being handed back)`);
     stopAll(signal, 0);
   });
 }
 
-// `pnpm start` runs this script under `sh -c`; a SIGTERM sent to pnpm's pid kills that shell and
-// pnpm without forwarding it here. Being re-parented is how we learn of it: stop as if signalled.
+// `pnpm start` execs this script in place of pnpm's `sh -c` (package.json), so pnpm forwards its
+// SIGINT and SIGTERM here and reports this script's exit status: 0 after a clean stop, not a
+// failure. A pnpm killed outright forwards nothing; being re-parented is how we learn of that.
 const parentPid = process.ppid;
 setInterval(() => {
   if (process.ppid !== parentPid) stopAll('the parent process (pnpm) went away', 0);
@@ -236,13 +258,22 @@ async function binaryFacts() {
 
 async function announceWhenReady() {
   const startedAt = Date.now();
+  const PORT_WAIT_MS = 5_000;
+  let readySince;
   let hinted = false;
   while (!stopping) {
     const answer = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
       async (res) => ({ ok: res.ok, body: await res.json().catch(() => ({})) }),
       () => undefined,
     );
-    if (answer?.ok) return say(`ready: ${[...readyFacts, ...(await binaryFacts())].join(' · ')}`);
+    // The port a worker told (its log line), else the one it was given; a free port (0) it picked is
+    // known only from its line, which LOG_LEVEL=warn silences: then the line goes without it.
+    const port = workerPortBound ?? (workerMetricsPort !== 0 ? workerMetricsPort : undefined);
+    if (answer?.ok) readySince ??= Date.now();
+    if (answer?.ok && (port !== undefined || Date.now() - readySince > PORT_WAIT_MS)) {
+      const metrics = port === undefined ? [] : [`worker metrics http://${host}:${port}/metrics`];
+      return say(`ready: ${[...readyFacts, ...metrics, ...(await binaryFacts())].join(' · ')}`);
+    }
     if (!hinted && answer && Date.now() - startedAt > NOT_READY_HINT_MS) {
       hinted = true;
       say(`not ready yet: ${answer.body.reason ?? 'see GET /readyz'}`);

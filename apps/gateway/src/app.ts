@@ -36,6 +36,7 @@ import { allowedMethods, methodNotAllowed, type AllowedMethods } from './http/me
 import { requestId } from './http/request-id.js';
 import { responseCheck, type MismatchReporter } from './http/response-check.js';
 import { surfaceGate } from './http/surface-gate.js';
+import { countKeyUsage } from './http/key-usage.js';
 import { expressPath, refuseUnknownFields, type RouteSpec } from './http/route.js';
 import { GatewayMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
@@ -194,7 +195,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // Anyone signed in before an address is proven could have added one (@reelay/accounts proof.ts).
     accounts.proofHooks.push((account) => passkeys.removeAll(account.id));
   }
-  const gateDeps = { gate: accounts.gate, usage: accounts.usage, metrics, logger };
+  const gateDeps = { gate: accounts.gate, metrics, logger };
   // Surface B's limit per client address; 0 turns it off (no middleware, no Redis round trip).
   const v1Limit = config.RATE_LIMIT_V1_PER_MIN > 0 ? surfaceGate('v1', gateDeps) : undefined;
   // The subscriptions API's, the same way (RATE_LIMIT_SUBSCRIPTIONS_PER_MIN).
@@ -384,6 +385,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     for (const route of routes)
       app[route.method](expressPath(route.path), responseCheck(route, deps.onResponseMismatch));
   }
+  // Every request made with an API key to a route that takes one counts for the key, refused or not.
+  const keyUsage = countKeyUsage({ usage: accounts.usage, logger });
+  for (const route of routes) if (route.auth === 'apiKey') app[route.method](expressPath(route.path), keyUsage);
   // Route guards (keys, limits, sessions, same-origin) run before the body is read: a refusal costs
   // no parsing and answers the same whatever the body.
   for (const route of routes) if (route.before?.length) app[route.method](expressPath(route.path), ...route.before);

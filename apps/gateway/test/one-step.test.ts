@@ -105,6 +105,8 @@ describe('a page of muxed sources', () => {
       .parse(binary)
       .expect(200);
     expect(res.headers['reelay-source-quality']).toBe('720p');
+    // What was chosen, in words a person reads (the CLI prints it).
+    expect(res.headers['reelay-source-description']).toBe('720p video with audio (mp4)');
     expect(sha256(res.body as Buffer)).toBe(sha256(fs.readFileSync(media.muxedMp4)));
     expect(res.headers['content-disposition']).toBe('attachment; filename=Muxed.mp4');
   });
@@ -162,6 +164,7 @@ describe('a page of a video-only and an audio-only file', () => {
         quality: '360p',
         video_url: origin.url('/media/video-only.mp4'),
         audio_url: origin.url('/media/audio-only.m4a'),
+        description: '360p video (mp4) + audio (m4a), merged',
       },
       artifact: { filename: 'Split.mp4' },
     });

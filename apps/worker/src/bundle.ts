@@ -12,6 +12,8 @@ export interface BundleEntry {
   index: number;
   title?: string;
   job_id: string;
+  /** The entry's request (its job's request_key): what makes two bundles the same (reuse.ts). */
+  request_key?: string;
 }
 
 /**

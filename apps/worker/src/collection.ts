@@ -19,6 +19,8 @@ import {
 import type { ArtifactStore } from '@reelay/artifacts';
 import { logRef, type Logger } from '@reelay/observability';
 import { writeBundle, type BundleEntry } from './bundle.js';
+import type { WorkerMetrics } from './metrics.js';
+import { bundleIdentity, type ArtifactReuse } from './reuse.js';
 
 export interface CollectionProcessorDeps {
   /** The ZIP bundle's bound (MAX_MEDIA_BYTES). */
@@ -31,6 +33,9 @@ export interface CollectionProcessorDeps {
   artifactTtlSeconds: number;
   /** How long an archive is kept after its last addition (seconds). */
   archiveTtlSeconds?: number;
+  /** A ZIP of the same entries that still lives is copied, not written again (reuse.ts). */
+  reuse?: Pick<ArtifactReuse, 'takeBundle' | 'keepBundle'>;
+  metrics?: Pick<WorkerMetrics, 'artifactsReused'>;
 }
 
 /** The child job's id from BullMQ's key of it (`<prefix>:<queue>:<id>`). */
@@ -67,7 +72,7 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
       else if (r.job_id && done.has(r.job_id)) {
         completed++;
         if (r.key) archived.push(r.key);
-        bundled.push({ index: r.index, title: r.title, job_id: r.job_id });
+        bundled.push({ index: r.index, title: r.title, job_id: r.job_id, request_key: r.request_key });
       } else firstError ??= r.job_id ? failed.get(r.job_id) : r.error && encodeJobError(r.error);
     }
     if (payload.archive && archived.length) {
@@ -80,14 +85,35 @@ export function createCollectionProcessor(deps: CollectionProcessorDeps): (job: 
     }
     const result: CollectionResult = { completed, failed: records.length - completed - skipped, skipped };
     if (payload.bundle === 'zip' && bundled.length) {
-      const meta = await writeBundle(
-        deps.artifacts,
-        payload.id,
-        payload.title,
-        bundled,
-        Date.now() + deps.artifactTtlSeconds * 1000,
-        deps.maxBundleBytes,
-      );
+      // The same entries (each the same request) under the same title make the same ZIP.
+      const identity = bundleIdentity(payload.title, deps.maxBundleBytes ?? Infinity, bundled);
+      const reused =
+        identity &&
+        (await deps.reuse?.takeBundle(identity, payload.id).catch((err: unknown) => {
+          deps.logger.warn({ jobId: job.id, err: (err as Error).message }, 'could not reuse a bundle; writing it');
+          return undefined;
+        }));
+      if (reused) {
+        deps.metrics?.artifactsReused.inc({ kind: 'bundle' });
+        deps.logger.info(
+          { jobId: job.id, reused_from: reused.reused_from },
+          'collection bundle reused: the same entries',
+        );
+      }
+      const meta =
+        reused ||
+        (await writeBundle(
+          deps.artifacts,
+          payload.id,
+          payload.title,
+          bundled,
+          Date.now() + deps.artifactTtlSeconds * 1000,
+          deps.maxBundleBytes,
+        ));
+      if (meta && identity)
+        await deps.reuse
+          ?.keepBundle(identity, meta)
+          .catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'could not remember the bundle'));
       if (meta?.left_out)
         deps.logger.warn(
           { job: logRef(String(job.id)), leftOut: meta.left_out },

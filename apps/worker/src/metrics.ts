@@ -26,6 +26,7 @@ export class WorkerMetrics {
   readonly proxyBytes: prom.Counter;
   readonly proxyBlocked: prom.Counter;
   readonly webhookAttempts: prom.Counter<'outcome'>;
+  readonly artifactsReused: prom.Counter<'kind'>;
   /** 1 while the worker's ffmpeg and ffprobe run and it takes jobs, 0 otherwise. */
   readonly healthy: prom.Gauge;
 
@@ -66,6 +67,12 @@ export class WorkerMetrics {
       name: 'reelay_webhook_attempts_total',
       help: 'Webhook delivery attempts by outcome: delivered, retried (failed, another follows) or failed (the last one failed).',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.artifactsReused = new prom.Counter({
+      name: 'reelay_artifacts_reused_total',
+      help: "Files copied from an identical request's living artifact instead of being made again, by kind (job: a download's file; bundle: a collection's ZIP).",
+      labelNames: ['kind'],
       registers,
     });
     this.healthy = new prom.Gauge({

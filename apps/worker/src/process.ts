@@ -19,6 +19,7 @@ import type { ActiveJobs } from './active-jobs.js';
 import type { JobSignalListener } from './job-signals.js';
 import { classifyFailure, IncompleteOutputError, isSpawnFailure, onStorage, StorageError } from './failure.js';
 import { runJob, type RunDeps } from './job-run.js';
+import type { ArtifactReuse } from './reuse.js';
 import { BASE_REQUESTS } from '@reelay/manifests';
 import type { WorkerMetrics } from './metrics.js';
 import { planJob } from './plan.js';
@@ -56,6 +57,8 @@ export interface ProcessorDeps {
   healthy?: () => boolean;
   /** Cancel (and, for recordings, stop) signals from any gateway; without it jobs cannot be cancelled while they run. */
   signals?: Pick<JobSignalListener, 'watch' | 'recorded'>;
+  /** Files of identical requests that still live: taken instead of running ffmpeg again (reuse.ts). */
+  reuse?: Pick<ArtifactReuse, 'take' | 'keep'>;
 }
 
 /** Thrown when a cancel is found before the job's work began or as it finished (not mid-run). */
@@ -154,24 +157,41 @@ export function createProcessor(
       await onStorage('temp', () => clearEarlierAttempts(deps.artifacts, payload.id, log));
       dir = await onStorage('temp', () => deps.artifacts.makeTempDir(payload.id));
       phases.prepare = Date.now() - started;
-      const result = await runJob(deps, {
-        job,
-        payload,
-        plan,
-        session,
-        dir,
-        log,
-        progress,
-        signal: AbortSignal.any([signal, ffmpegStop.signal, cancel.signal]),
-        cancel: cancel.signal,
-        deadline: started + timeoutMs,
-        phases,
+      // An identical request's file that still lives is copied, not made again (a repeated feed).
+      const reused = await deps.reuse?.take(payload, dir).catch((err: unknown) => {
+        log.warn({ err: (err as Error).message }, 'could not reuse the file of an identical request; making it');
+        return undefined;
       });
+      if (reused) await job.updateProgress(100);
+      const result =
+        reused ??
+        (await runJob(deps, {
+          job,
+          payload,
+          plan,
+          session,
+          dir,
+          log,
+          progress,
+          signal: AbortSignal.any([signal, ffmpegStop.signal, cancel.signal]),
+          cancel: cancel.signal,
+          deadline: started + timeoutMs,
+          phases,
+        }));
       // A cancel that came as the job finished (the message may lag the key): the cancel wins while
       // the job is still ours to finish, and its artifact goes with it.
       if (!cancel.signal.aborted && deps.signals && (await deps.signals.recorded(payload.id)).includes('cancel'))
         cancel.abort();
       if (cancel.signal.aborted) throw new JobCancelled('cancelled as it finished');
+      await deps.reuse
+        ?.keep(payload, result)
+        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not remember the file for reuse'));
+      if (reused) {
+        const { reused_from: from, ...own } = reused;
+        metrics.artifactsReused.inc({ kind: 'job' });
+        log.info({ size: own.size, reused_from: from }, 'job output reused: the file of an identical request');
+        return own;
+      }
       // Counted as completed only once BullMQ has moved it to completed (the worker's 'completed'
       // event): a run whose lock lapsed cannot complete, and counting here counted such jobs twice.
       const firstByte = session.firstByteAt !== undefined ? { first_byte_ms: session.firstByteAt - started } : {};

@@ -24,6 +24,7 @@ import { locateBinaries, reportBinaries } from '@reelay/media';
 import { logRef, type Logger } from '@reelay/observability';
 import { startHealthServer, type HealthState } from './health-server.js';
 import { Heartbeat } from './heartbeat.js';
+import { ArtifactReuse } from './reuse.js';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
 import { ActiveJobs } from './active-jobs.js';
 import { JobSignalListener } from './job-signals.js';
@@ -185,6 +186,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     let health = await toolHealth();
     // Set once the BullMQ worker exists; a job can only fail after that.
     let toolFailed: () => Promise<boolean> = async () => false;
+    const reuse = new ArtifactReuse({
+      redis: queueConnection,
+      prefix,
+      artifacts,
+      artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
+    });
     const processor = createProcessor({
       config,
       dataDir: deps.dataDir ?? config.DATA_DIR,
@@ -198,6 +205,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       signals,
       onToolFailure: () => toolFailed(),
       healthy: () => health.healthy,
+      reuse,
     });
     const worker = new Worker<unknown, JobResult>(DOWNLOAD_QUEUE, processor, {
       connection,
@@ -281,6 +289,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         artifacts,
         artifactTtlSeconds: config.ARTIFACT_TTL_SECONDS,
         maxBundleBytes: config.MAX_MEDIA_BYTES,
+        reuse,
+        metrics,
       }),
       {
         connection,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE, type JobInput } from '@reelay/contracts';
-import { freePort, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { freePort, runInPty, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { payload, processesMentioning, trickle, until } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -62,6 +62,8 @@ interface Started {
   proc: ChildProcess;
   dataDir: string;
   port: number;
+  /** METRICS_PORT as the test set it (the worker's, with METRICS_PUBLIC on). */
+  metricsPort: number;
   stdout: string;
   stderr: string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -78,17 +80,20 @@ async function start(
     env?: Record<string, string | undefined>;
     waitReady?: boolean;
     ownGroup?: boolean;
+    /** Run the script's own build step instead of --no-build. */
+    build?: boolean;
   } = {},
 ): Promise<Started> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-start-'));
   if (!options.dataDir) dirs.push(dataDir);
   const port = await freePort();
+  const metricsPort = await freePort();
   const env: Record<string, string | undefined> = {
     PATH: process.env.PATH!,
     HOME: process.env.HOME ?? os.tmpdir(),
     DATA_DIR: dataDir,
     PORT: String(port),
-    METRICS_PORT: String(await freePort()),
+    METRICS_PORT: String(metricsPort),
     SHUTDOWN_GRACE_SECONDS: '1',
     EGRESS_ALLOWLIST: '127.0.0.1',
     WORKER_CONCURRENCY: '1',
@@ -96,8 +101,8 @@ async function start(
     ...options.env,
   };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const [cmd, args] =
-    options.via === 'pnpm' ? ['pnpm', ['start', '--no-build']] : [process.execPath, [SCRIPT, '--no-build']];
+  const flags = options.build ? [] : ['--no-build'];
+  const [cmd, args] = options.via === 'pnpm' ? ['pnpm', ['start', ...flags]] : [process.execPath, [SCRIPT, ...flags]];
   // ownGroup: like a terminal's foreground job, so the test can send Ctrl-C to the whole group.
   const proc = spawn(cmd, args, {
     cwd: ROOT,
@@ -110,6 +115,7 @@ async function start(
     proc,
     dataDir,
     port,
+    metricsPort,
     stdout: '',
     stderr: '',
     exited: new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal }))),
@@ -260,6 +266,37 @@ test("SIGTERM sent to pnpm's own pid (`pnpm start`) still stops everything", asy
   expectAllGone(s, pids);
 }, 60_000);
 
+test('Ctrl-C typed into `pnpm start` in a terminal stops cleanly and exits 0, without pnpm calling it a failure', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reelay-start-pty-'));
+  dirs.push(dataDir);
+  const run = runInPty('pnpm', ['start', '--no-build'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME ?? os.tmpdir(),
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
+      SHUTDOWN_GRACE_SECONDS: '1',
+      WORKER_CONCURRENCY: '1',
+    },
+  });
+  try {
+    await run.waitFor('reelay: ready:', 40_000);
+    run.type('\x03'); // the terminal sends SIGINT to pnpm, its shell and the script at once
+    const { code, signal, output } = await run.done;
+    // pnpm reports its script's status: a script that was asked to stop and did is a success.
+    expect({ code, signal }).toEqual({ code: 0, signal: undefined });
+    expect(output).toContain('reelay: stopped');
+    expect(output).not.toContain('ELIFECYCLE');
+    expect(output).not.toContain('Command failed');
+    // One Ctrl-C is one stop: pnpm passing the SIGINT on is not a second Ctrl-C.
+    expect(output).not.toContain('SIGINT again');
+  } finally {
+    run.kill();
+  }
+}, 60_000);
+
 /** Holds a port on 127.0.0.1 as another program would; resolves undefined when one already holds it. */
 async function holdPort(port: number): Promise<net.Server | undefined> {
   const server = net.createServer();
@@ -316,16 +353,44 @@ test('once ready, one human line says where the gateway, the web app and the API
   const lines = s.stderr.split('\n').filter((line) => line.startsWith('reelay: ready:'));
   // The test's environment names the binaries (FFMPEG_PATH/FFPROBE_PATH) or leaves them to PATH.
   expect(lines).toHaveLength(1);
+  const workerMetrics = `http://127.0.0.1:${s.metricsPort}/metrics`;
   expect(lines[0]).toMatch(
     new RegExp(
-      `^reelay: ready: gateway ${base} · web app ${base}/ · API docs ${base}/docs · ffmpeg \\S+ \\((FFMPEG_PATH|ffmpeg-static|PATH)\\) · ffprobe \\S+ \\((FFPROBE_PATH|PATH)\\)$`,
+      `^reelay: ready: gateway ${base} · web app ${base}/ · API docs ${base}/docs · worker metrics ${workerMetrics} · ffmpeg \\S+ \\((FFMPEG_PATH|ffmpeg-static|PATH)\\) · ffprobe \\S+ \\((FFPROBE_PATH|PATH)\\)$`,
     ),
   );
+  expect(await (await fetch(workerMetrics)).text()).toContain('reelay_worker_');
+  // The README shows this line as it reads with the default ports and binaries from PATH.
+  const asDefault = lines[0]
+    .replaceAll(`127.0.0.1:${s.port}`, '127.0.0.1:8080')
+    .replaceAll(`127.0.0.1:${s.metricsPort}`, '127.0.0.1:9464')
+    .replace(/ · ffmpeg .*$/, ' · ffmpeg ffmpeg (PATH) · ffprobe ffprobe (PATH)');
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const samples = readme.split('\n').filter((line) => line.includes('reelay: ready:'));
+  expect(samples.length).toBeGreaterThan(0);
+  for (const sample of samples) expect(sample.replace(/^# /, '')).toBe(asDefault);
   for (const url of [`${base}/readyz`, `${base}/`, `${base}/docs`, `${base}/api/openapi.json`])
     expect({ url, status: (await fetch(url)).status }).toEqual({ url, status: 200 });
   s.proc.kill('SIGTERM');
   expect((await s.exited).code).toBe(0);
 }, 60_000);
+
+test('the build step says which project it builds, one line each, instead of half a minute of silence', async () => {
+  // The CLI's build record made older than its inputs: tsc -b builds that project again (a few seconds).
+  const stamp = new Date('2000-01-01T00:00:00Z');
+  fs.utimesSync(path.join(ROOT, 'packages/cli/dist/.tsbuildinfo'), stamp, stamp);
+  const s = await start({ build: true, waitReady: false });
+  await until(() => s.stderr.includes('reelay: ready:'), 60_000, 'the ready line');
+  const lines = s.stderr.split('\n');
+  const building = lines.filter((line) => line.startsWith('reelay: building '));
+  expect(building[0]).toMatch(/^reelay: building what changed since the last build \(tsc -b; .*\)…$/);
+  expect(building).toContainEqual(expect.stringMatching(/^reelay: building packages\/cli \(\d+ of 13\)…$/));
+  expect(lines).toContainEqual(expect.stringMatching(/^reelay: built \d+ of 13 projects in \d+ s$/));
+  // The steps come before anything starts.
+  expect(s.stderr.indexOf('reelay: built ')).toBeLessThan(s.stderr.indexOf('reelay: started a private redis-server'));
+  s.proc.kill('SIGTERM');
+  expect((await s.exited).code).toBe(0);
+}, 90_000);
 
 test('LOG_FORMAT=pretty prints log lines for people instead of JSON', async () => {
   const s = await start({ env: { LOG_FORMAT: 'pretty' }, waitReady: false });

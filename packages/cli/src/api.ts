@@ -29,12 +29,25 @@ export interface MediaItem {
   title?: string;
 }
 
+/** One entry of a playlist, channel or feed: numbered from 1 across its pages, as --items takes them. */
+export interface CollectionEntry {
+  index: number;
+  url: string;
+  title?: string;
+  duration?: number;
+  upload_date?: string;
+}
+
 export interface ExtractResult {
   url: string;
   platform: string;
   content_type: string;
   title: string;
   media: MediaItem[];
+  /** A playlist, channel or feed: what it is, how many entries it has, and the next page's cursor. */
+  collection?: { kind: string; entry_count?: number; next_cursor?: string };
+  /** This page of a collection's entries (at most 100). */
+  entries?: CollectionEntry[];
   /** Names this answer's sources, so the download keeps this extract's title and headers. */
   extraction_id?: string;
 }
@@ -57,8 +70,8 @@ export interface JobView {
   finished_at?: string;
   error?: { code: string; message: string };
   artifact?: Artifact;
-  /** What a page_url download chose. */
-  source?: { quality: string; url?: string; video_url?: string; audio_url?: string };
+  /** What a page_url download chose; `description` says it in words ("video (mp4) + audio (m4a), merged"). */
+  source?: { quality: string; url?: string; video_url?: string; audio_url?: string; description?: string };
   /** A recording of a live stream (operation record): how far it got, and why it ended. */
   recording?: { seconds: number; bytes: number; gaps: { at: number; seconds: number; track?: 'video' | 'audio' }[] };
   ended?: string;
@@ -161,8 +174,9 @@ export class Api {
     return ((await res.json()) as { data: T }).data;
   }
 
-  extract(url: string): Promise<ExtractResult> {
-    return this.json('/api/v1/extract', { method: 'POST', body: JSON.stringify({ url }) });
+  /** POST /api/v1/extract; with `cursor`, the next page of a collection. */
+  extract(url: string, cursor?: string): Promise<ExtractResult> {
+    return this.json('/api/v1/extract', { method: 'POST', body: JSON.stringify(cursor ? { url, cursor } : { url }) });
   }
 
   job(id: string): Promise<JobView> {

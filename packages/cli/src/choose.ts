@@ -1,6 +1,6 @@
 // What `reelay get` downloads when it chooses on this side (several gallery items, --source N): the
 // contracts' chooseSource, the very function the server's page_url downloads use, never a copy.
-import { chooseSource, describeSource, QualitySchema, type Quality } from '@reelay/contracts';
+import { chooseSource, describePick, describeSource, QualitySchema, type Quality } from '@reelay/contracts';
 import type { DownloadBody, MediaItem } from './api.js';
 import { CliError, UsageError } from './errors.js';
 
@@ -36,12 +36,13 @@ export function chooseFor(item: MediaItem, preset: Preset): Choice {
       `nothing here fits: ${choice.reason} It has: ${choice.available.join(', ')}.`,
       'See what there is with `reelay extract URL`, or pick one with --source N.',
     );
+  // Named as the server names its own picks (the Job's source.description), by the same function.
   if (choice.kind === 'pair')
     return {
       body: { video_url: choice.video.url, audio_url: choice.audio.url, ...format },
-      label: `${describeSource(choice.video)} + ${describeSource(choice.audio)}, merged`,
+      label: describePick(choice),
     };
-  return { body: { url: choice.source.url, ...format }, label: describeSource(choice.source) };
+  return { body: { url: choice.source.url, ...format }, label: describePick(choice) };
 }
 
 /** --source N: the Nth source of the item as `reelay extract` numbers them (from 1). */

@@ -7,6 +7,7 @@ import type { Api, JobView } from './api.js';
 import { CliError } from './errors.js';
 import type { Progress } from './progress.js';
 import { saveArtifact, type Saved } from './save.js';
+import { printable } from './show.js';
 
 interface Child {
   index: number;
@@ -51,6 +52,8 @@ async function children(api: Api, id: string): Promise<Child[]> {
   return all;
 }
 
+const entriesText = (n: number | undefined) => (n === undefined ? 'its entries' : `${n} entr${n === 1 ? 'y' : 'ies'}`);
+
 /** Follows collection job `id` to its end, saving each completed entry into the collection's folder. */
 export async function followCollection(
   api: Api,
@@ -62,7 +65,9 @@ export async function followCollection(
   const base = path.resolve(options.dir ?? process.cwd(), options.output ?? '.');
   const folder = path.join(base, folderName(parent.title));
   fs.mkdirSync(folder, { recursive: true });
-  say(`collection "${parent.title ?? id}" (job ${id}): ${parent.entries?.total ?? '?'} entries into ${folder}`);
+  say(
+    `collection "${printable(parent.title ?? id)}" (job ${id}): ${entriesText(parent.entries?.total)} into ${folder}`,
+  );
   const saved: Saved[] = [];
   const taken = new Set<number>();
   const said = new Map<number, string>();
@@ -73,7 +78,7 @@ export async function followCollection(
       let state = c.status;
       if (c.status === 'processing' && c.job_id) state = `processing ${(await api.job(c.job_id)).progress}%`;
       if (c.status === 'failed' && c.error) state = `failed: ${c.error.message}`;
-      const line = `  ${String(c.index).padStart(3)} ${c.title ?? c.url}: ${state}`;
+      const line = `  ${String(c.index).padStart(3)} ${printable(c.title ?? c.url)}: ${printable(state)}`;
       if (said.get(c.index) !== line) {
         say(line);
         said.set(c.index, line);

@@ -8,7 +8,8 @@ import { chooseFor, pickSource } from './choose.js';
 import { CliError } from './errors.js';
 import { followJob } from './events.js';
 import type { ClipOption, ItemSelection } from './options.js';
-import { createProgress, type Progress } from './progress.js';
+import { createProgress, formatBytes, type Progress } from './progress.js';
+import { printable } from './show.js';
 import { followCollection } from './collection.js';
 import { saveArtifact, saveStream, type Saved } from './save.js';
 
@@ -80,7 +81,23 @@ export interface Interrupt {
   onInterrupt?: () => void;
 }
 
-/** One download request to its saved file. `picked` is said once the server has named its choice. */
+/**
+ * What the server picked, in words: its description ("video (mp4) + audio (m4a), merged"), with the
+ * conversion asked for; a server that sends only the quality label is quoted as it is.
+ */
+export function pickedText(quality: string, description: string | null | undefined, format?: string): string {
+  const what = printable(description ?? (quality === 'original' ? 'the original file' : quality));
+  return format ? `${what} → ${format}` : what;
+}
+
+/** What Ctrl-C leaves behind while a job runs on the server: how to come back to it, and how to end it. */
+export function stillRunning(id: string, kind?: 'collection'): string {
+  return kind === 'collection'
+    ? `collection job ${id} is still running on the server: \`reelay job ${id}\` shows it, \`reelay job ${id} --cancel\` cancels it and its entries.`
+    : `job ${id} is still running on the server: the same command picks it up again, \`reelay job ${id} --cancel\` cancels it.`;
+}
+
+/** One download request to its saved file. `picked` is told the server's choice, in words, once it is named. */
 async function fetchOne(
   api: Api,
   body: DownloadBody,
@@ -92,12 +109,19 @@ async function fetchOne(
   const progress = createProgress();
   const started = await api.download(body);
   if ('stream' in started) {
-    const quality = started.stream.headers.get('reelay-source-quality');
-    if (quality) picked?.(quality);
+    const { headers } = started.stream;
+    const quality = headers.get('reelay-source-quality');
+    const bytes = Number(headers.get('content-length') ?? NaN);
+    // Streamed as it is: no conversion to name, and its size is known.
+    if (quality)
+      picked?.(
+        pickedText(quality, headers.get('reelay-source-description')) +
+          (Number.isFinite(bytes) ? `, ${formatBytes(bytes)}` : ''),
+      );
     return saveStream(started.stream, options.output, progress, options.dir);
   }
   say(`the server is making the file: job ${started.jobId}`);
-  stopped.hint = `job ${started.jobId} goes on on the server; the same command picks it up again.`;
+  stopped.hint = stillRunning(started.jobId);
   const id = started.jobId;
   const isCollection = (j: JobView) => j.operation === 'collection';
   const job = await waitForJob(
@@ -105,7 +129,7 @@ async function fetchOne(
     id,
     progress,
     (j) => {
-      if (j.source) picked?.(j.source.quality);
+      if (j.source) picked?.(pickedText(j.source.quality, j.source.description, options.format));
       if (j.operation !== 'record') return;
       say(
         `recording a live stream${body.live?.duration ? ` for ${body.live.duration} s` : ''}: Ctrl-C stops it and saves what was recorded (a second Ctrl-C quits without the file)`,
@@ -121,7 +145,7 @@ async function fetchOne(
   ).finally(() => (stopped.onInterrupt = undefined));
   if (isCollection(job)) {
     // A page_url that is a playlist or feed: the server started a collection job.
-    stopped.hint = `collection job ${id} goes on on the server.`;
+    stopped.hint = stillRunning(id, 'collection');
     return followCollection(api, id, { output: options.output, dir: options.dir }, say);
   }
   if (job.ended)
@@ -181,9 +205,7 @@ export async function get(
     };
     say(`downloading ${url}`);
     try {
-      return [
-        await fetchOne(api, body, options, say, stopped, (quality) => say(`the server picked ${quality}`)),
-      ].flat();
+      return [await fetchOne(api, body, options, say, stopped, (what) => say(`the server picked ${what}`))].flat();
     } catch (err) {
       // --items N of a playlist or feed: it selects entries, which the extract below finds out.
       if (!(err instanceof CliError && /a collection selects with entries/.test(err.message))) throw err;
@@ -205,7 +227,7 @@ export async function get(
     const started = await api.download(body as DownloadBody);
     if (!('jobId' in started))
       throw new CliError('the server did not start a collection job for this playlist or feed.');
-    stopped.hint = `collection job ${started.jobId} goes on on the server.`;
+    stopped.hint = stillRunning(started.jobId, 'collection');
     return followCollection(api, started.jobId, { output: options.output, dir: options.dir }, say);
   }
   const indices = selected(result, options.items);

@@ -10,17 +10,19 @@ import { Api } from './api.js';
 import { AUDIO_FORMATS, VIDEO_FORMATS, parseQuality } from './choose.js';
 import { CliError, UsageError } from './errors.js';
 import { get, type Interrupt } from './get.js';
+import { interruptHandler } from './interrupt.js';
 import {
   parseClip,
   parseDuration,
   parseItems,
+  parsePage,
   parseServer,
   parseSourceNumber,
   parseUrl,
   type ClipOption,
   type ItemSelection,
 } from './options.js';
-import { extractText, jobText } from './show.js';
+import { collectionHints, extractText, jobText, shellWord } from './show.js';
 
 const version = (
   JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -56,6 +58,7 @@ const program = new Command('reelay')
 Examples:
   reelay get https://example.com/watch/123      download the best video and audio
   reelay extract https://example.com/watch/123  see what there is, numbered
+  reelay extract https://example.com/feed.xml   a playlist or feed: its entries, numbered
   reelay job <id>                               where a download job stands
   reelay get --help                             every option of get, with examples`,
   );
@@ -78,6 +81,7 @@ Examples:
   reelay get https://example.com/watch/123 -x -f mp3    the audio only, as mp3
   reelay get https://example.com/watch/123 --clip 1:30-2:00,precise
   reelay get https://example.com/gallery --items all    every item of a gallery (or --items 1,3-5)
+  reelay get https://example.com/feed.xml --items 1-3   entries 1 to 3 of a playlist or feed
   reelay get https://example.com/watch/123 --source 2   source 2 as \`reelay extract\` numbers them
   reelay get https://example.com/watch/123 -o ~/Videos/
   reelay get https://example.com/live/channel           record a live stream until Ctrl-C, then save it
@@ -127,7 +131,7 @@ program
   .addOption(
     new Option(
       '--items <which>',
-      'which items of a gallery: all, or numbers from 1 such as 1,3-5 (default: the first)',
+      'which items of a gallery, or entries of a playlist or feed, numbered as `reelay extract` lists them: all, or numbers from 1 such as 1,3-5 (default: the first item of a gallery, every entry of a playlist or feed)',
     ).argParser(usage(parseItems)),
   )
   .addOption(
@@ -179,13 +183,33 @@ program
 program
   .command('extract')
   .description(
-    "Show the media a page holds: a table (items and sources numbered for --items and --source), or the server's JSON with --json.",
+    "Show the media a page holds: a table (items and sources numbered for --items and --source), or the server's JSON with --json. A playlist, channel or feed lists its entries, numbered for --items, 100 a page.",
   )
   .argument('<url>', 'a page or media URL (http or https)', usage(parseUrl))
   .option('--json', 'print the extract result as JSON')
-  .action(async (url: string, options: { json?: boolean }, cmd: Command) => {
-    const result = await api(cmd).extract(url);
+  .addOption(
+    new Option('--page <n>', 'a playlist, channel or feed: this page of its entries (100 a page)').argParser(
+      usage(parsePage),
+    ),
+  )
+  .action(async (url: string, options: { json?: boolean; page?: number }, cmd: Command) => {
+    const client = api(cmd);
+    const page = options.page ?? 1;
+    let result = await client.extract(url);
+    // The API pages with a cursor each page hands out: page N is N-1 cursors on from the first.
+    for (let at = 1; at < page; at += 1) {
+      const next = result.collection?.next_cursor;
+      if (!next)
+        throw new CliError(
+          result.content_type === 'collection'
+            ? `there is no page ${page}: this ${result.collection?.kind ?? 'collection'} has ${at} page${at === 1 ? '' : 's'}.`
+            : `there is no page ${page}: this is no playlist, channel or feed, so it has one page.`,
+          `See the first with \`reelay extract ${shellWord(url)}\`.`,
+        );
+      result = await client.extract(url, next);
+    }
     out(options.json ? `${JSON.stringify(result, null, 2)}\n` : extractText(result));
+    if (!options.json) for (const hint of collectionHints(url, result, page)) say(hint);
   });
 
 program
@@ -213,18 +237,7 @@ function fail(err: CliError, code: number): never {
   process.exit(code);
 }
 
-const interrupted = () => {
-  // A recording in progress: the first Ctrl-C asks the server to stop it, and the file still comes.
-  if (stopped.onInterrupt) {
-    stopped.onInterrupt();
-    process.once('SIGINT', interrupted);
-    return;
-  }
-  controller.abort();
-  // A second Ctrl-C does not wait for any clean-up.
-  process.once('SIGINT', () => process.exit(130));
-};
-process.once('SIGINT', interrupted);
+process.on('SIGINT', interruptHandler({ stopped, controller, exit: (code) => process.exit(code) }));
 // `reelay … | head` closes stdout early: nothing left to say.
 process.stdout.on('error', () => process.exit(0));
 

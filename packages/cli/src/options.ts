@@ -1,5 +1,5 @@
 // Option values checked before any request: the server URL, the page URL, --clip's START-END[,MODE],
-// --items and --source.
+// --items, --source and --page.
 import { UsageError } from './errors.js';
 
 export function parseServer(raw: string): URL {
@@ -96,4 +96,11 @@ export function parseDuration(raw: string): number {
   if (value === undefined || value < 1)
     throw new UsageError(`--duration looks like 90, 30m, 1h30m or 1:30:00 (at least a second), not "${raw}".`);
   return value;
+}
+
+/** --page N of `reelay extract`: a collection's page from 1 (100 entries a page; at most 50 pages are listed). */
+export function parsePage(raw: string): number {
+  if (!/^\d{1,3}$/.test(raw.trim()) || Number(raw) < 1)
+    throw new UsageError(`--page takes a page number from 1, such as 2, not "${raw}".`);
+  return Number(raw);
 }

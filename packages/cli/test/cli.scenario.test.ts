@@ -70,11 +70,13 @@ describe('reelay get', () => {
       `/api/v1/jobs/${id}/events`,
       `/api/v1/jobs/${id}/artifact`,
     ]);
-    expect(run.stderr).toContain('reelay: the server picked original\n');
+    // Said in words: what the server picked, not only its quality label ("original").
+    expect(run.stderr).toContain('reelay: the server picked video (mp4) + audio (m4a), merged\n');
     expect((await api(`/api/v1/jobs/${id}`)).data.source).toEqual({
       quality: 'original',
       video_url: `${stack.origin.base}/media/video-only.mp4`,
       audio_url: `${stack.origin.base}/media/audio-only.m4a`,
+      description: 'video (mp4) + audio (m4a), merged',
     });
     expect(run.stderr).toMatch(new RegExp(`^job ${id} completed 100%$`, 'm'));
     expect(fs.statSync(saved).size).toBe((await api(`/api/v1/jobs/${id}`)).data.artifact.size);
@@ -122,7 +124,8 @@ describe('reelay get: choices and habits', () => {
     const run = await runCli(['get', url, '-q', '480'], { cwd, server: stack.proxy.base });
     expect(run.code).toBe(0);
     expect(JSON.parse(requests(/download$/).at(-1)!.body)).toEqual({ page_url: url, quality: '480p' });
-    expect(run.stderr).toContain('reelay: the server picked original\n');
+    const kib = (fs.statSync(stack.media.muxedMp4).size / 1024).toFixed(1);
+    expect(run.stderr).toContain(`reelay: the server picked video with audio (mp4), ${kib} KiB\n`);
     const audio = await runCli(['get', page('split', 'Preset audio'), '-x'], { cwd, server: stack.proxy.base });
     expect(audio.code).toBe(0);
     expect(JSON.parse(requests(/download$/).at(-1)!.body)).toMatchObject({ audio_only: true });
@@ -586,7 +589,7 @@ describe('on a terminal', () => {
       const { code, terminal } = await run.done;
       expect(code).toBe(130);
       expect(terminal).toMatch(
-        /reelay: stopped\.\r\nreelay: job \S{22} goes on on the server; the same command picks it up again\.\r\n$/,
+        /reelay: stopped\.\r\nreelay: job (\S{22}) is still running on the server: the same command picks it up again, `reelay job \1 --cancel` cancels it\.\r\n$/,
       );
       expect(terminal.lastIndexOf('\x1b[?25h')).toBeGreaterThan(terminal.lastIndexOf('\x1b[?25l'));
       expect(terminal.lastIndexOf('\x1b[?7h')).toBeGreaterThan(terminal.lastIndexOf('\x1b[?7l'));

@@ -1,6 +1,7 @@
 // `reelay get <live URL>` end to end: the built CLI against a real gateway and worker, recording a
 // live HLS stream ffmpeg makes in real time. Ctrl-C (SIGINT) asks the server to stop; the CLI then
 // saves the recording and exits 0. --duration ends it by itself.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { probe } from '@reelay/media';
@@ -51,6 +52,31 @@ test('records until Ctrl-C, then asks the server to stop, saves the file and exi
   const view = await job(id);
   expect(view).toMatchObject({ status: 'completed', ended: 'stopped' });
   expect(Math.abs((await probe(file)).durationSeconds! - view.recording.seconds)).toBeLessThanOrEqual(1);
+}, 40_000);
+
+test("one Ctrl-C that arrives twice (the terminal's SIGINT and the one `pnpm reelay` passes on) stops the recording and still saves it", async () => {
+  const cwd = stack.workDir();
+  // A duration of its own: the same request as the test above would be that test's finished job.
+  const cli = startCli(['get', origin.url('/tv/index.m3u8'), '--duration', '300'], { cwd, server: stack.direct });
+  await until(
+    () => /recording a live stream/.test(cli.stderr()) || cli.child.exitCode !== null,
+    20_000,
+    'the recording to start',
+  );
+  const id = /job ([A-Za-z0-9_-]{22})/.exec(cli.stderr())![1];
+  const deadline = Date.now() + 15_000;
+  while (((await job(id)).recording?.seconds ?? 0) < 1 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  // pnpm's copy comes a moment after the terminal's; sent by a shell of its own, so the gap between
+  // the two is not this (busy) test process's timer. The press logic itself: interrupt.test.ts.
+  spawnSync('sh', ['-c', `kill -INT ${cli.child.pid}; sleep 0.05; kill -INT ${cli.child.pid}`]);
+  const run = await cli.done;
+  expect(run.code).toBe(0);
+  expect({ stderr: run.stderr, stops: run.stderr.split('stopping the recording').length - 1 }).toMatchObject({
+    stops: 1,
+  });
+  expect(run.stderr).toMatch(/recording ended \(stopped\)/);
+  expect(fs.existsSync(run.stdout.trim())).toBe(true);
 }, 40_000);
 
 test('--duration records that long by itself and saves the file', async () => {

@@ -110,6 +110,19 @@ export function describeSource(s: Source): string {
   return `${size ? `${size} ` : ''}${kind}${how ? ` (${how})` : ''}`;
 }
 
+/**
+ * What a pick is, for a person: "640x360 video (mp4) + 128k audio (m4a), merged", "video with audio
+ * (mp4)". Printable ASCII only and bounded, since it also travels as a header (Reelay-Source-Description)
+ * and the parts come from what an origin said.
+ */
+export function describePick(pick: SourcePick): string {
+  const text =
+    pick.kind === 'pair'
+      ? `${describeSource(pick.video)} + ${describeSource(pick.audio)}, merged`
+      : describeSource(pick.source);
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+}
+
 /** The label a pick is named by (Reelay-Source-Quality, the Job's source.quality): 720p, 128k, original. */
 export function qualityLabel(s: Source): string {
   return !isAudioOnly(s) && s.height ? `${s.height}p` : s.quality;

@@ -78,6 +78,8 @@ export const ChildRecordSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   /** The archive key of the entry (platform + id, else canonical URL). */
   key: z.string().optional(),
+  /** The child job's request_key: entries of two collections with the same requests make the same ZIP. */
+  request_key: z.string().optional(),
 });
 export type ChildRecord = z.infer<typeof ChildRecordSchema>;
 export const ChildRecordsSchema = z.array(ChildRecordSchema);

@@ -382,6 +382,13 @@ export const ChosenSourceSchema = z
     url: z.string().max(MAX_URL_LENGTH).optional().describe('The one source chosen'),
     video_url: z.string().max(MAX_URL_LENGTH).optional().describe('The video of the chosen merge pair'),
     audio_url: z.string().max(MAX_URL_LENGTH).optional().describe('The audio of the chosen merge pair'),
+    description: z
+      .string()
+      .max(200)
+      .optional()
+      .describe(
+        "What was chosen, in words: '640x360 video (mp4) + 128k audio (m4a), merged', 'video with audio (mp4)'",
+      ),
   })
   .meta({ id: 'ChosenSource' });
 export type ChosenSource = z.infer<typeof ChosenSourceSchema>;

@@ -67,8 +67,11 @@ export function unknownFields(schema: Schema, value: unknown, path: string[] = [
   return [];
 }
 
-/** The `x-error-code` a field's schema names for its constraints, following a zod issue's path. */
-export function errorCodeAt(schema: Schema, path: readonly PropertyKey[]): ErrorCode | undefined {
+/**
+ * The schema a field is checked with, following a zod issue's path: the field's wrappers (optional,
+ * default…) outermost first and its own schema last; undefined for a path the schema does not have.
+ */
+export function fieldChain(schema: Schema, path: readonly PropertyKey[]): Schema[] | undefined {
   let chain = unwrap(schema);
   for (const key of path) {
     const def = defOf(chain.at(-1)!);
@@ -80,6 +83,13 @@ export function errorCodeAt(schema: Schema, path: readonly PropertyKey[]): Error
     if (!next) return undefined;
     chain = unwrap(next);
   }
+  return chain;
+}
+
+/** The `x-error-code` a field's schema names for its constraints, following a zod issue's path. */
+export function errorCodeAt(schema: Schema, path: readonly PropertyKey[]): ErrorCode | undefined {
+  const chain = fieldChain(schema, path);
+  if (!chain) return undefined;
   for (const link of chain) {
     const named = ErrorCodeSchema.safeParse(
       (z.globalRegistry.get(link) as Record<string, unknown> | undefined)?.['x-error-code'],

@@ -4,6 +4,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { ErrorCodeSchema, ReelayError } from '@reelay/contracts';
 import { errorCodeAt, unknownFields } from './body-fields.js';
+import { plainParse } from './plain-issues.js';
 
 export interface ResponseSpec {
   description: string;
@@ -62,10 +63,11 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infe
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ReelayError('invalid_request', 'The request body must be a JSON object.');
   }
-  const parsed = schema.safeParse(body);
+  const { result: parsed, written } = plainParse(schema, body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
+    // Plain messages name their field; a schema's own message is prefixed with it.
+    const where = issue.path.length && !written.has(issue.message) ? `${issue.path.join('.')}: ` : '';
     // A schema may name a more precise code for its own checks (a clip's invalid_clip), and a field for
     // its constraints (`x-error-code`: a url's invalid_url); a value of the wrong type is invalid_request.
     const named =

@@ -1,8 +1,8 @@
 // Surface A's gate, and surface B's limit per client address, run before the body is read: one Redis
 // round trip checks the API key and counts the request against its limit (see @reelay/accounts
-// limits.ts). Every answer past the gate carries the RateLimit-* headers, errors included; a request
-// with a known key is counted for the key's usage once its response is finished, off the critical path.
-import type { RequestHandler, Response } from 'express';
+// limits.ts). Every answer past the gate carries the RateLimit-* headers, errors included. A key's
+// usage is counted by key-usage.ts, as on every route that takes a key.
+import type { RequestHandler } from 'express';
 import type { AccountServices, Surface } from '@reelay/accounts';
 import { ErrorEnvelopeSchema, ReelayError } from '@reelay/contracts';
 import type { Logger } from '@reelay/observability';
@@ -11,7 +11,6 @@ import type { ResponseSpec } from './route.js';
 
 export interface SurfaceGateDeps {
   gate: AccountServices['gate'];
-  usage: AccountServices['usage'];
   metrics: GatewayMetrics;
   logger: Logger;
 }
@@ -40,16 +39,6 @@ export function withRateLimitHeaders(responses: Record<number, ResponseSpec>): R
   );
 }
 
-function countUsage(res: Response, keyHash: string, deps: SurfaceGateDeps): void {
-  // 'close' follows 'finish' and also fires when the client goes away: every request is counted once.
-  res.once('close', () => {
-    const successful = res.writableFinished && res.statusCode >= 200 && res.statusCode < 300;
-    deps.usage
-      .record(keyHash, successful)
-      .catch((err: unknown) => deps.logger.warn({ err }, 'could not count API key usage'));
-  });
-}
-
 export function surfaceGate(surface: Surface, deps: SurfaceGateDeps): RequestHandler {
   return async (req, res, next) => {
     const started = process.hrtime.bigint();
@@ -59,7 +48,6 @@ export function surfaceGate(surface: Surface, deps: SurfaceGateDeps): RequestHan
     res.setHeader('RateLimit-Remaining', String(decision.remaining));
     res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
     deps.metrics.surfaceRequests.inc({ surface, auth: decision.auth });
-    if (decision.keyHash) countUsage(res, decision.keyHash, deps);
     if (!decision.allowed) {
       deps.metrics.rateLimited.inc({ surface });
       throw new ReelayError(

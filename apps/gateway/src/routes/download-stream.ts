@@ -119,6 +119,7 @@ export function downloadStreamRoute(deps: {
         );
       deps.metrics.downloads.inc({ kind: 'direct' });
       if (chosen) res.setHeader('Reelay-Source-Quality', chosen.quality);
+      if (chosen?.description) res.setHeader('Reelay-Source-Description', chosen.description);
       await streamSource(req, res, {
         egress: deps.egress,
         metrics: deps.metrics,

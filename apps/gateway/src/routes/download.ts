@@ -75,6 +75,8 @@ const FILE_HEADERS = {
 const STREAM_HEADERS = {
   ...FILE_HEADERS,
   'Reelay-Source-Quality': 'With page_url: the quality of the source chosen (720p, 128k, original)',
+  'Reelay-Source-Description':
+    "With page_url: what was chosen, in words ('1280x720 video with audio (mp4)'; printable ASCII)",
 };
 const PARTIAL = {
   description: 'The requested byte range',
@@ -232,6 +234,7 @@ export function downloadRoutes(deps: {
             );
           metrics.downloads.inc({ kind: 'direct' });
           if (chosen) res.setHeader('Reelay-Source-Quality', chosen.quality);
+          if (chosen?.description) res.setHeader('Reelay-Source-Description', chosen.description);
           await streamSource(req, res, {
             egress,
             metrics,

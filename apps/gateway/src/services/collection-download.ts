@@ -10,6 +10,7 @@ import {
   archiveKey,
   chooseSource,
   COLLECTION_QUEUE,
+  describePick,
   collectionChildrenKey,
   collectionGateKey,
   CollectionPayloadSchema,
@@ -165,7 +166,11 @@ export class CollectionDownloads {
       metadata: body.metadata,
       subtitles: body.subtitles,
     };
-    return this.deps.downloads.planJob(request, { quality: choice.quality, ...urls });
+    return this.deps.downloads.planJob(request, {
+      quality: choice.quality,
+      ...urls,
+      description: describePick(choice),
+    });
   }
 
   /** Starts the parent and its children; answers the parent's id and its control token. */
@@ -219,6 +224,7 @@ export class CollectionDownloads {
           // A file name that says which entry it is; the bundle names it again with the index.
           const named = JobPayloadSchema.parse({ ...payload, id: randomBytes(16).toString('base64url') });
           record.job_id = named.id;
+          record.request_key = named.request_key;
           children.push(named);
         } catch (err) {
           if (signal?.aborted) throw err;

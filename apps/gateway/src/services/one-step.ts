@@ -2,6 +2,7 @@
 // chooseSource picks, after an extract through the same cache, guard and limits as POST /extract.
 import {
   chooseSource,
+  describePick,
   ReelayError,
   type ChosenSource,
   type DownloadRequest,
@@ -70,6 +71,6 @@ export async function resolvePageUrl(
       : { video_url: choice.video.url, audio_url: choice.audio.url };
   return {
     body: { ...rest, ...urls, extraction_id: result.extraction_id },
-    chosen: { quality: choice.quality, ...urls },
+    chosen: { quality: choice.quality, ...urls, description: describePick(choice) },
   };
 }
