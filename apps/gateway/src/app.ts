@@ -387,7 +387,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   }
   // Every request made with an API key to a route that takes one counts for the key, refused or not.
   const keyUsage = countKeyUsage({ usage: accounts.usage, logger });
-  for (const route of routes) if (route.auth === 'apiKey') app[route.method](expressPath(route.path), keyUsage);
+  // A route that takes a key among other ways in (download, cancel, stop) counts the requests made with one.
+  const takesKey = (auth: RouteSpec['auth']) => auth === 'apiKey' || (Array.isArray(auth) && auth.includes('apiKey'));
+  for (const route of routes) if (takesKey(route.auth)) app[route.method](expressPath(route.path), keyUsage);
   // Route guards (keys, limits, sessions, same-origin) run before the body is read: a refusal costs
   // no parsing and answers the same whatever the body.
   for (const route of routes) if (route.before?.length) app[route.method](expressPath(route.path), ...route.before);

@@ -20,7 +20,7 @@ interface ListedKey {
   usage: { total_requests: number; successful_requests: number; success_rate: number | null };
 }
 
-test('subscription API calls made with a key count for it, refused ones as unsuccessful, /api once each', async () => {
+test('subscription and download calls made with a key count for it, refused ones as unsuccessful, /api once each', async () => {
   const { agent } = await signUp(gw.app);
   const key = await createKey(agent, 'subscriptions');
   const other = await createKey(agent, 'unused');
@@ -31,13 +31,15 @@ test('subscription API calls made with a key count for it, refused ones as unsuc
   await withKey('post', '/api/v1/subscriptions').send({ url: 'https://example.com/feed.xml', every: 60 }).expect(400);
   // Surface A, as before: one request, one count (no double counting by the gate and the route).
   await withKey('post', '/api').send({ url: 'ftp://nope' }).expect(400);
+  // A route that takes a key among other ways in (download: the key's account then controls the job).
+  await withKey('post', '/api/v1/download').send({ url: 'ftp://nope' }).expect(400);
   // An unknown key is refused and counts for no key.
   await request(gw.app).get('/api/v1/subscriptions').set('X-API-Key', 'rly_not-a-key-of-anyone').expect(401);
 
   await eventually(async () => {
     const keys = (await agent.get('/account/keys').expect(200)).body.data.keys as ListedKey[];
     const used = keys.find((k) => k.id === key.id)!;
-    expect(used.usage).toEqual({ total_requests: 4, successful_requests: 1, success_rate: 0.25 });
+    expect(used.usage).toEqual({ total_requests: 5, successful_requests: 1, success_rate: 0.2 });
     expect(Date.now() - Date.parse(used.last_used_at!)).toBeLessThan(10_000);
     const unused = keys.find((k) => k.id === other.id)!;
     expect(unused).toMatchObject({ last_used_at: null, usage: { total_requests: 0, successful_requests: 0 } });
@@ -48,6 +50,6 @@ test('subscription API calls made with a key count for it, refused ones as unsuc
       requests: number;
       successful: number;
     }[];
-    expect(days.at(-1)).toMatchObject({ requests: 4, successful: 1 });
+    expect(days.at(-1)).toMatchObject({ requests: 5, successful: 1 });
   });
 });

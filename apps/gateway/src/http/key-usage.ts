@@ -1,7 +1,8 @@
 // Usage per API key: every request to a route that takes an API key (X-API-Key), made with a key its
 // account still has, is counted for that key once its response is finished (total, successful 2xx,
 // last used), whatever the route and whatever the answer. The app puts this on each route whose spec
-// says `auth: 'apiKey'`, so a new route that takes a key is counted without a line of its own.
+// says it takes `apiKey` (alone or among other ways in), so a new route that takes a key is counted
+// without a line of its own.
 import type { RequestHandler } from 'express';
 import { hashSecret, type AccountServices } from '@reelay/accounts';
 import type { Logger } from '@reelay/observability';
