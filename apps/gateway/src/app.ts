@@ -15,7 +15,7 @@ import {
   type SocialProvider,
 } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
+import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, SubscriptionEverySchema, WEBHOOK_QUEUE } from '@reelay/contracts';
 import { CollectionDownloads } from './services/collection-download.js';
 import { defaultQueuePrefix, type Config } from '@reelay/config';
 import { CookieFile, Egress } from '@reelay/egress';
@@ -91,8 +91,6 @@ export interface GatewayDeps {
   onResponseMismatch?: MismatchReporter;
   /** Job event streams: heartbeat interval and unsent-bytes bound (tests shorten them). */
   eventStream?: Partial<EventStreamOptions>;
-  /** Milliseconds per second of a subscription's `every` (tests shorten the schedule; default 1000). */
-  subscriptionSecondMs?: number;
   /** How long a collection download's request may spend resolving entries that name no files (default 60 s; tests shorten it). */
   collectionResolveMs?: number;
 }
@@ -250,7 +248,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   subscriptionQueue.on('error', (err: Error) =>
     logger.warn({ err: err.message }, 'subscription queue: redis connection problem'),
   );
-  const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs, deps.subscriptionSecondMs);
+  const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs);
   // DESIGN.md: deleting an account removes its subscriptions (their seen entries and schedules too).
   accounts.deletionHooks.push(async (account) => void (await subscriptionStore.deleteForAccount(account.id)));
   const subscriptionChecker = new SubscriptionChecker({
@@ -325,6 +323,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       redis,
       sessions: accounts.sessions,
       maxPerAccount: config.MAX_SUBSCRIPTIONS_PER_ACCOUNT,
+      minEvery: config.SUBSCRIPTION_MIN_EVERY_SECONDS,
       webhookSecret: config.WEBHOOK_SECRET.length > 0,
     }),
     ...webRoutes(),
@@ -337,7 +336,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
     tag: 'Operations',
     summary: 'This OpenAPI document',
     responses: { 200: { description: 'OpenAPI 3.1 document', schema: OpenApiDocumentSchema } },
-    handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION }))),
+    handler: (_req, res) =>
+      res.json(
+        (openapi ??= buildOpenApi(routes, {
+          version: VERSION,
+          settings: new Map([[SubscriptionEverySchema, { minimum: config.SUBSCRIPTION_MIN_EVERY_SECONDS }]]),
+        })),
+      ),
   });
 
   attachExamples(routes);

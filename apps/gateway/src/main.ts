@@ -43,7 +43,12 @@ async function main(): Promise<void> {
 
   const gateway = createGateway({ config, redis, logger });
   // Every replica takes a share of the subscriptions' scheduled checks (one runs each period).
-  const checks = startSubscriptionChecks(gateway.subscriptions.checker, { redis, logger, prefix: gateway.queuePrefix });
+  const checks = startSubscriptionChecks(gateway.subscriptions.checker, {
+    redis,
+    logger,
+    prefix: gateway.queuePrefix,
+    errors: gateway.metrics.queueWorkerErrors,
+  });
   // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by
   // default), so a client trickling its headers held a connection 20-50 s; checked each second it
   // is cut at 20-21 s with the 408 envelope (answerClientErrors).

@@ -21,7 +21,7 @@ import { createCollectionProcessor } from './collection.js';
 import { releaseNext } from './collection-gate.js';
 import { CookieFile, Egress } from '@reelay/egress';
 import { locateBinaries, reportBinaries } from '@reelay/media';
-import type { Logger } from '@reelay/observability';
+import { countWorkerErrors, type Logger } from '@reelay/observability';
 import { startHealthServer, type HealthState } from './health-server.js';
 import { Heartbeat } from './heartbeat.js';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
@@ -209,6 +209,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       drainDelay: IDLE_POLL_SECONDS,
     });
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
+    countWorkerErrors(worker, DOWNLOAD_QUEUE, metrics.queueWorkerErrors);
     // Completions are counted here, after BullMQ's moveToCompleted succeeded (it checks the lock
     // token), so a job run twice around a Redis outage is counted once.
     worker.on('completed', (job) => {
@@ -268,6 +269,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       },
     );
     webhooks.on('error', (err) => logger.error({ err: err.message }, 'webhook worker error'));
+    countWorkerErrors(webhooks, WEBHOOK_QUEUE, metrics.queueWorkerErrors);
     opened.push(() => webhooks.close());
     // Collection parents: each runs once its children are done (a flow), needs no ffmpeg, and so is
     // taken like deliveries; a killed worker's parent returns to the queue when its lock lapses.
@@ -291,6 +293,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       },
     );
     collections.on('error', (err) => logger.error({ err: err.message }, 'collection worker error'));
+    countWorkerErrors(collections, COLLECTION_QUEUE, metrics.queueWorkerErrors);
     opened.push(() => collections.close());
     let started = false;
     const takeJobs = () => {

@@ -120,6 +120,17 @@ test('a job running through a Redis outage longer than its lock completes exactl
       completedCount += sample(text, 'reelay_jobs_total', { operation: 'convert', outcome: 'completed' }) ?? 0;
     }
     expect(completedCount).toBe(1);
+    // Each worker counted what its BullMQ workers reported while Redis was gone, for every queue it
+    // takes jobs from (the ReelayQueueWorkerFailing alert reads this counter).
+    for (const w of workers) {
+      const text = await (await fetch(`${w.metricsUrl}/metrics`)).text();
+      for (const queue of ['downloads', 'webhooks', 'collections'])
+        expect({ queue, errors: sample(text, 'reelay_queue_worker_errors_total', { queue }) }).toEqual({
+          queue,
+          errors: expect.any(Number),
+        });
+      expect(sample(text, 'reelay_queue_worker_errors_total', { queue: 'downloads' })).toBeGreaterThan(0);
+    }
     const started = Number(await client.hget(`${PREFIX}:${DOWNLOAD_QUEUE}:${job.id}`, 'ats'));
     expect(started).toBeGreaterThanOrEqual(2);
   } finally {

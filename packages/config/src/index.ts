@@ -202,6 +202,11 @@ export const ConfigSchema = z
     MAX_SUBSCRIPTIONS_PER_ACCOUNT: int(1, 10_000).default(50),
     /** Most new entries one check starts jobs for; the rest wait for the next check. */
     MAX_ITEMS_PER_CHECK: int(1, 100).default(20),
+    /**
+     * The shortest `every` a subscription may ask for, in seconds: a bound on what one subscription
+     * costs its sources and the workers. Tests and small deployments may lower it to 5.
+     */
+    SUBSCRIPTION_MIN_EVERY_SECONDS: int(5, 604_800).default(300),
     /** Outbound proxies for all traffic, used in turn; EXTRACT_/MEDIA_PROXY_URLS override it for their part. */
     PROXY_URLS: proxyList.default([]),
     /** Proxies for pages, platform APIs and yt-dlp (default: PROXY_URLS). */

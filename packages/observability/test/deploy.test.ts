@@ -188,7 +188,7 @@ describeWithTools('a real prometheus', [PROMETHEUS], () => {
       data: { groups: { rules: { name: string; health: string }[] }[] };
     };
     const loaded = rules.data.groups.flatMap((g) => g.rules);
-    expect(loaded.length).toBe(7);
+    expect(loaded.length).toBe(8);
     expect(loaded.filter((r) => r.health === 'err')).toEqual([]);
   }, 60_000);
 });

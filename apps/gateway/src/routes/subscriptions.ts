@@ -6,6 +6,8 @@ import type { SessionStore } from '@reelay/accounts';
 import {
   ErrorEnvelopeSchema,
   ReelayError,
+  SUBSCRIPTION_EVERY_DEFAULT,
+  subscriptionBodySchemas,
   SubscriptionCheckEnvelopeSchema,
   SubscriptionCreateSchema,
   SubscriptionEnvelopeSchema,
@@ -76,12 +78,16 @@ export interface SubscriptionRouteDeps {
   redis: RedisClient;
   sessions: SessionStore;
   maxPerAccount: number;
+  /** SUBSCRIPTION_MIN_EVERY_SECONDS: the shortest `every` accepted. */
+  minEvery: number;
   /** The deployment has a WEBHOOK_SECRET to sign with. */
   webhookSecret: boolean;
 }
 
 export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
   const { store, checker } = deps;
+  // The documented bodies (SubscriptionCreateSchema, …) with this deployment's minimum `every`.
+  const bodies = subscriptionBodySchemas(deps.minEvery);
   const before = [noStore, requireOwner(deps)];
   return [
     {
@@ -114,7 +120,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       },
       handler: async (req, res) => {
         const accountId = owner(req);
-        const body = parseBody(SubscriptionCreateSchema, req.body);
+        const body = parseBody(bodies.create, req.body);
         if (body.webhook_url !== undefined) {
           if (body.webhook_secret === undefined && !deps.webhookSecret)
             throw new ReelayError(
@@ -141,7 +147,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
           account_id: accountId,
           name: body.name ?? (page.title || page.url).slice(0, 100),
           url: page.url,
-          every: body.every ?? 3600,
+          every: body.every ?? Math.max(SUBSCRIPTION_EVERY_DEFAULT, deps.minEvery),
           since,
           preset: body.preset ?? {},
           status: 'active' as const,
@@ -219,7 +225,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       },
       handler: async (req, res) => {
         // The body first: a malformed one is 400 whatever the id.
-        const change = parseBody(SubscriptionUpdateSchema, req.body);
+        const change = parseBody(bodies.update, req.body);
         const record = await store.owned(owner(req), String(req.params.id));
         res.json(ok(await store.view(await store.update(record, change))));
       },

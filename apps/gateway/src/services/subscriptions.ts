@@ -93,8 +93,6 @@ export class SubscriptionStore {
     private readonly redis: RedisClient,
     private readonly schedule: Queue,
     private readonly jobs: Pick<JobService, 'view'>,
-    /** Milliseconds per `every` second (tests shorten time; production 1000). */
-    private readonly secondMs = 1000,
   ) {}
 
   newId(): string {
@@ -208,7 +206,7 @@ export class SubscriptionStore {
       await guarded(() => this.schedule.removeJobScheduler(record.id));
       return;
     }
-    const every = checkInterval(record.every, record.failures) * this.secondMs;
+    const every = checkInterval(record.every, record.failures) * 1000;
     await guarded(() =>
       this.schedule.upsertJobScheduler(
         record.id,
