@@ -35,6 +35,18 @@ export default tseslint.config(
     },
   },
   {
+    // Redis connections, scripts and cluster keys live in @reelay/redis (packages/redis): nothing else
+    // opens an ioredis client, so every one has the same timeouts, duplicates and failure handling.
+    files: ['**/*.{ts,js,mjs}'],
+    ignores: ['packages/redis/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'ioredis', message: 'Use @reelay/redis (tests: testRedisClient from @reelay/testkit).' }] },
+      ],
+    },
+  },
+  {
     // The web app runs in the browser, not in node.
     files: ['apps/gateway/web/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },

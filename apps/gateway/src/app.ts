@@ -2,7 +2,7 @@
 // Redis and no globals. main.ts does the wiring for production.
 import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
-import type { RedisClient } from '@reelay/accounts';
+import { defaultQueuePrefix, withoutHashTags, type RedisClient } from '@reelay/redis';
 import { z } from 'zod';
 import {
   createAccountServices,
@@ -17,7 +17,7 @@ import {
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
 import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, SubscriptionEverySchema, WEBHOOK_QUEUE } from '@reelay/contracts';
 import { CollectionDownloads } from './services/collection-download.js';
-import { defaultQueuePrefix, type Config } from '@reelay/config';
+import type { Config } from '@reelay/config';
 import { CookieFile, Egress } from '@reelay/egress';
 import {
   createRegistry,
@@ -452,5 +452,5 @@ export function createApp(deps: GatewayDeps): Express {
 function clientJobsPrefix(queuePrefix: string | undefined): string | undefined {
   // Without the prefix's braces: on a cluster each client's set is a key of its own slot, not one
   // more key in the queues' slot.
-  return queuePrefix && queuePrefix !== 'bull' ? `reelay:${queuePrefix.replace(/[{}]/g, '')}:client-jobs:` : undefined;
+  return queuePrefix && queuePrefix !== 'bull' ? `reelay:${withoutHashTags(queuePrefix)}:client-jobs:` : undefined;
 }

@@ -9,7 +9,7 @@ import { createGateway } from './app.js';
 import { startSubscriptionChecks } from './services/subscription-check.js';
 import { answerClientErrors } from './http/client-error.js';
 import { serveMetrics } from './metrics.js';
-import { connectRedis, redisReady } from './redis.js';
+import { connectRedis, FAIL_FAST, redisReady } from '@reelay/redis';
 
 const GRACE_MS = 10_000;
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const redis = connectRedis(config);
+  const redis = connectRedis(config, FAIL_FAST); // a request answers 503 at once while Redis is away
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection problem'));
   await redisReady(redis).catch((err: Error) => {
     logger.fatal(

@@ -8,7 +8,7 @@
 // reason in the logs of a restart loop, and each restart would look healthy for a moment.
 import { Queue, Worker, type Job } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { defaultQueuePrefix, hasRedis, type Config } from '@reelay/config';
+import { hasRedis, type Config } from '@reelay/config';
 import {
   COLLECTION_QUEUE,
   DOWNLOAD_QUEUE,
@@ -22,6 +22,7 @@ import { releaseNext } from './collection-gate.js';
 import { CookieFile, Egress } from '@reelay/egress';
 import { locateBinaries, reportBinaries } from '@reelay/media';
 import { countWorkerErrors, type Logger } from '@reelay/observability';
+import { connectRedis, defaultQueuePrefix, WAIT_OUT_OUTAGES } from '@reelay/redis';
 import { startHealthServer, type HealthState } from './health-server.js';
 import { Heartbeat } from './heartbeat.js';
 import { QUEUE_STATES, WorkerMetrics } from './metrics.js';
@@ -29,7 +30,6 @@ import { ActiveJobs } from './active-jobs.js';
 import { JobSignalListener } from './job-signals.js';
 import { createProcessor } from './process.js';
 import { startJobProxy } from './proxy.js';
-import { connectRedis } from './redis.js';
 import { checkTools } from './toolcheck.js';
 import { createWebhookProcessor } from './webhook-delivery.js';
 
@@ -120,7 +120,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const prefix = deps.prefix ?? defaultQueuePrefix(config);
     // The worker blocks on Redis and so needs maxRetriesPerRequest null (BullMQ throws otherwise); the
     // queue used for /metrics fails fast instead, so a scrape never hangs on a Redis outage.
-    const connection = connectRedis(config, { maxRetriesPerRequest: null });
+    const connection = connectRedis(config, WAIT_OUT_OUTAGES);
     const queueConnection = connectRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     if (!deps.artifacts) opened.push(async () => artifacts.close?.());
     for (const client of [connection, queueConnection]) {
@@ -166,7 +166,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => proxy.close());
     const active = new ActiveJobs();
     // Cancel signals from any gateway: one subscription per process, on a connection of its own.
-    const subscriber = connectRedis(config, { maxRetriesPerRequest: null });
+    const subscriber = connectRedis(config, WAIT_OUT_OUTAGES);
     subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection problem (job signals)'));
     const signals = new JobSignalListener(subscriber, queueConnection, logger);
     opened.push(() => signals.close());

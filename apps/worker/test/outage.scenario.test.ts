@@ -4,9 +4,8 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE } from '@reelay/contracts';
-import { freePort, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { freePort, startOrigin, testMedia, testRedisClient, type Origin, type TestMedia } from '@reelay/testkit';
 import type { RunningWorker } from '../src/worker.js';
 import { payload, sample, sleep, startTestWorker, tempDataDir, trickle, until } from './helpers.js';
 
@@ -74,7 +73,7 @@ afterAll(async () => {
 });
 
 test('a job running through a Redis outage longer than its lock completes exactly once', async () => {
-  const client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: null });
+  const client = testRedisClient(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: null });
   client.on('error', () => {});
   const queue = new Queue(DOWNLOAD_QUEUE, { connection: client, prefix: PREFIX });
   queue.on('error', () => {});

@@ -2,10 +2,10 @@
 // reset, verification, social sign-in, passkeys): a fixed window per client address and, where the
 // request names one, per account, both counted atomically in Redis so every replica shares them.
 // Charged before any work, whether or not the account exists, so being refused reveals nothing.
-import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
-import { luaScript, runScript, sha256Hex } from './redis.js';
+import { luaScript, type RedisClient } from '@reelay/redis';
+import { guardedScript, sha256Hex } from './redis-calls.js';
 
 export interface EntryLimitOptions {
   perIp: number;
@@ -35,14 +35,14 @@ export class EntryLimit {
   /** Counts one try; rate_limited (with Retry-After) past either limit. */
   async charge(ip: string | undefined, account?: string): Promise<void> {
     const base = `${this.prefix}${this.name}:`;
-    let [allowed, ttl] = (await runScript(
+    let [allowed, ttl] = (await guardedScript(
       this.redis,
       CHARGE,
       [`${base}ip:${ipBucket(ip)}`],
       [this.options.windowSeconds, this.options.perIp],
     )) as [number, number];
     if (allowed === 1 && account !== undefined && this.options.perAccount) {
-      [allowed, ttl] = (await runScript(
+      [allowed, ttl] = (await guardedScript(
         this.redis,
         CHARGE,
         [`${base}account:${sha256Hex(account)}`],

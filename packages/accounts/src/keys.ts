@@ -3,9 +3,9 @@
 // comparison of secrets. A key's record (hash `apikey:<sha256>`) holds its owner, name, state and
 // usage counters; each account keeps an index of its key ids.
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
-import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
+import { luaScript, type RedisClient } from '@reelay/redis';
+import { guarded, guardedScript, sha256Hex } from './redis-calls.js';
 
 export const KEY_PREFIX = 'rly_';
 /** A bound on keys per account, so one account cannot fill Redis; far above one key per application. */
@@ -126,7 +126,7 @@ export class KeyStore {
 
   async setEnabled(accountId: string, id: string, enabled: boolean): Promise<ApiKeyView> {
     const hash = await this.hashOf(accountId, id);
-    const flat = await runScript(this.redis, SET_ENABLED, [apiKeyRecord(hash)], [enabled ? '1' : '0']);
+    const flat = await guardedScript(this.redis, SET_ENABLED, [apiKeyRecord(hash)], [enabled ? '1' : '0']);
     if (!Array.isArray(flat)) throw notFound();
     return toView(pairs(flat as string[]));
   }

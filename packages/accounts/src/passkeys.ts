@@ -5,7 +5,7 @@
 // origin come from PUBLIC_URL. Each credential is `passkey:<credential id>` (its public key, counter,
 // owner, name); each account keeps an index of its credential ids.
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import { z } from 'zod';
 import {
   generateAuthenticationOptions,
@@ -19,7 +19,7 @@ import {
 } from '@simplewebauthn/server';
 import { ReelayError } from '@reelay/contracts';
 import type { Account } from './accounts.js';
-import { guarded, sha256Hex } from './redis.js';
+import { guarded, sha256Hex } from './redis-calls.js';
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 

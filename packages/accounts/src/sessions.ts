@@ -4,9 +4,9 @@
 // address and last use), so it can list them and end the others or all of them (a password reset,
 // a deletion). The index expires with its newest session; entries of lapsed sessions are pruned on read.
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import { z } from 'zod';
-import { checkResults, guarded, sha256Hex } from './redis.js';
+import { checkResults, guarded, sha256Hex } from './redis-calls.js';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;

@@ -383,48 +383,13 @@ export function hasRedis(config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS'>):
   return Boolean(config.REDIS_URL || config.REDIS_SENTINELS?.length);
 }
 
-/**
- * Connection settings for ioredis, from REDIS_URL or the sentinels (plain data, so this package does
- * not depend on ioredis). With sentinels, REDIS_URL may still carry the password, db and TLS. For a
- * Redis Cluster, `cluster` lists the seed nodes and `options` are every node's connection options.
- */
-export function redisTarget(
-  config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'> &
-    Partial<Pick<Config, 'REDIS_CLUSTER'>>,
-): {
-  url?: string;
-  options: Record<string, unknown>;
-  cluster?: { host: string; port: number }[];
-} {
-  if (isCluster(config) && config.REDIS_URL) {
-    const seeds = clusterSeeds(config.REDIS_URL);
-    if (typeof seeds === 'string') throw new Error(`REDIS_URL: ${seeds}`);
-    return { options: seeds.options, cluster: seeds.nodes };
-  }
-  if (!config.REDIS_SENTINELS?.length) return { url: config.REDIS_URL, options: {} };
-  const options: Record<string, unknown> = { sentinels: config.REDIS_SENTINELS, name: config.REDIS_SENTINEL_NAME };
-  if (config.REDIS_URL) Object.assign(options, urlCredentials(new URL(config.REDIS_URL)));
-  return { options };
-}
-
 /** Whether REDIS_URL names a Redis Cluster (redis+cluster://, or REDIS_CLUSTER=true). */
 export function isCluster(config: Pick<Config, 'REDIS_URL'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>): boolean {
   return Boolean(config.REDIS_CLUSTER || /^rediss?\+cluster:/.test(config.REDIS_URL ?? ''));
 }
 
-/**
- * The BullMQ key prefix a deployment uses when none is given: BullMQ's own `bull` on one Redis (the
- * keys existing deployments already hold), and `{reelay}` on a cluster. The braces are a hash tag:
- * every queue's keys land in one slot, which BullMQ's scripts need, and in the same slot for all
- * queues, which a flow needs (a collection's parent and its children live in different queues).
- */
-export function defaultQueuePrefix(
-  config: Pick<Config, 'REDIS_URL'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>,
-): string | undefined {
-  return isCluster(config) ? '{reelay}' : undefined;
-}
-
-function urlCredentials(u: URL): Record<string, unknown> {
+/** The password, username, database and TLS a Redis URL names (@reelay/redis connects with them). */
+export function redisUrlCredentials(u: URL): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   if (u.username) options.username = decodeURIComponent(u.username);
   if (u.password) options.password = decodeURIComponent(u.password);
@@ -434,7 +399,7 @@ function urlCredentials(u: URL): Record<string, unknown> {
 }
 
 /** A cluster URL's seed nodes and credentials, or what is wrong with it. */
-function clusterSeeds(
+export function clusterSeeds(
   url: string,
 ): { nodes: { host: string; port: number }[]; options: Record<string, unknown> } | string {
   // `host:port,host:port` is not a URL host, so the nodes are split off before URL parses the rest.
@@ -445,7 +410,7 @@ function clusterSeeds(
     return n && Number(n[2]) <= 65535 ? { host: n[1], port: Number(n[2]) } : undefined;
   });
   if (nodes.some((n) => !n)) return 'every cluster seed node is host:port';
-  const options = urlCredentials(new URL(`${m[1]}://${m[2] ? `${m[2]}@` : ''}seed${m[4] ?? ''}`));
+  const options = redisUrlCredentials(new URL(`${m[1]}://${m[2] ? `${m[2]}@` : ''}seed${m[4] ?? ''}`));
   if (options.db !== undefined && options.db !== 0) return 'a Redis Cluster has only database 0';
   delete options.db;
   return { nodes: nodes as { host: string; port: number }[], options };

@@ -10,3 +10,4 @@ export * from './proxies.js';
 export * from './live-hls.js';
 export * from './live-dash.js';
 export * from './redis-cluster.js';
+export * from './redis-client.js';

@@ -1,7 +1,7 @@
 // Who owns a request to an account's resources (subscriptions): an enabled API key in X-API-Key, or
 // the web app's session cookie (whose writes must be same-origin). 401 otherwise. Sets req.ownerId.
 import type { RequestHandler } from 'express';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import { apiKeyRecord, hashSecret, type SessionStore } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import { sameOrigin } from './same-origin.js';

@@ -1,7 +1,7 @@
 // Subscriptions under /api/v1/subscriptions (DESIGN.md "Subscriptions"): an account's watched
 // collections, by API key or web app session. Another owner's id answers as an unknown one (404).
 import type { Request } from 'express';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import type { SessionStore } from '@reelay/accounts';
 import {
   ErrorEnvelopeSchema,

@@ -3,7 +3,7 @@
 // artifact lives gets the same job.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FlowProducer, JobsOptions, Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import {
   AUDIO_FORMATS,
   ContainerSchema,

@@ -6,7 +6,7 @@
 // "check now" racing a scheduled check starts each entry once.
 import { createHash } from 'node:crypto';
 import { Worker } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import {
   chooseSource,
   JobPayloadSchema,
@@ -20,7 +20,7 @@ import type { DownloadService } from './download.js';
 import type { ExtractService } from './extract.js';
 import { resolvePageUrl } from './one-step.js';
 import { SUBSCRIPTION_QUEUE, type SubscriptionRecord, type SubscriptionStore } from './subscriptions.js';
-import { duplicateRedis } from '../redis.js';
+import { duplicateRedis } from '@reelay/redis';
 
 export interface CheckDeps {
   store: SubscriptionStore;
@@ -174,7 +174,7 @@ const CLOSE_WAIT_MS = 3_000;
  * This process's share of the scheduled checks: a BullMQ worker on SUBSCRIPTION_QUEUE. Every replica
  * runs one; the scheduler's single delayed job goes to one of them. Its connection is its own, one
  * that waits through a Redis outage (the gateway's client fails fast); it keeps the command timeout,
- * and BullMQ's blocking fetch runs on a duplicate of it that has none (redis.ts).
+ * and BullMQ's blocking fetch runs on a duplicate of it that has none (@reelay/redis).
  */
 
 export function startSubscriptionChecks(

@@ -4,7 +4,7 @@
 // replica whose worker takes the job runs that check (subscription-check.ts).
 import { randomBytes } from 'node:crypto';
 import type { JobType, Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import {
   FAILING_AFTER,
   ReelayError,
