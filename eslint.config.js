@@ -39,6 +39,48 @@ const PARSER_NAMES = `/^(${XML_AND_PLAYLIST_PARSERS.map((name) =>
 const SOLE_READER =
   'Manifests, playlists and feeds are read (and XML is built) only in @reelay/manifests: import its reader instead.';
 
+/**
+ * Libraries one package owns: nothing outside its folder imports them. @reelay/manifests is the one
+ * reader of HLS playlists, DASH manifests and feeds, under one set of limits (its limits.ts), and the
+ * one place XML is built; @reelay/redis opens every Redis connection, so each has the same timeouts,
+ * duplicates and failure handling.
+ */
+const OWNED_IMPORTS = [
+  {
+    owner: 'packages/manifests/**',
+    restriction: { patterns: [{ group: XML_AND_PLAYLIST_PARSERS, message: SOLE_READER }] },
+  },
+  {
+    owner: 'packages/redis/**',
+    restriction: {
+      paths: [{ name: 'ioredis', message: 'Use @reelay/redis (tests: testRedisClient from @reelay/testkit).' }],
+    },
+  },
+];
+
+/**
+ * One `no-restricted-imports` per scope (a later block would replace an earlier one's rule, not add
+ * to it): each owner's folder is held to the others' restrictions, everything else to all of them.
+ */
+function ownedImportBlocks() {
+  const rule = (entries) => ({
+    'no-restricted-imports': [
+      'error',
+      {
+        paths: entries.flatMap((e) => e.restriction.paths ?? []),
+        patterns: entries.flatMap((e) => e.restriction.patterns ?? []),
+      },
+    ],
+  });
+  return [
+    { files: ['**/*.{ts,js,mjs}'], ignores: OWNED_IMPORTS.map((e) => e.owner), rules: rule(OWNED_IMPORTS) },
+    ...OWNED_IMPORTS.map((own) => ({
+      files: [`${own.owner.replace(/\*\*$/, '')}**/*.{ts,js,mjs}`],
+      rules: rule(OWNED_IMPORTS.filter((e) => e !== own)),
+    })),
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**', 'data/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -68,15 +110,15 @@ export default tseslint.config(
       ],
     },
   },
+  // Each sole owner's imports, refused everywhere else (see OWNED_IMPORTS).
+  ...ownedImportBlocks(),
   {
     // @reelay/manifests is the one reader of HLS playlists, DASH manifests and feeds, under one set
-    // of limits (its limits.ts): no other package imports an XML or playlist parser (or an XML
-    // builder, which belongs beside the reader), nor runs htmlparser2 as one. Tested by
-    // packages/manifests/test/sole-reader.test.ts.
+    // of limits (its limits.ts): nor may another package load a parser by import() or run htmlparser2
+    // as one. Tested by packages/manifests/test/sole-reader.test.ts.
     files: ['**/*.{ts,js,mjs}'],
     ignores: ['packages/manifests/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: XML_AND_PLAYLIST_PARSERS, message: SOLE_READER }] }],
       'no-restricted-syntax': [
         'error',
         { selector: `ImportExpression[source.value=${PARSER_NAMES}]`, message: SOLE_READER },

@@ -4,7 +4,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,8 +78,6 @@ export async function runScaleScenario({
   log = () => {},
 } = {}) {
   const testkit = await import('@reelay/testkit');
-  const requireFromWorker = createRequire(path.join(root, 'apps/worker/package.json'));
-  const { Redis } = requireFromWorker('ioredis');
   const started = Date.now();
   const cleanups = [];
   const statuses = new Map();
@@ -255,7 +252,7 @@ export async function runScaleScenario({
     }
 
     // Redis's record: 'completed' events per job in the queue's event stream, and attempts started.
-    const client = new Redis(redis.url);
+    const client = testkit.testRedisClient(redis.url);
     const events = await client.xrange('bull:downloads:events', '-', '+');
     const completions = new Map();
     for (const [, fields] of events) {

@@ -47,7 +47,6 @@ async function rate(client, seconds) {
 export async function runRecovery({ env = {}, jobs = 2, idleSeconds = 0, busySeconds = 0, log = () => {} } = {}) {
   const testkit = await import('@reelay/testkit');
   const { Queue } = createRequire(path.join(root, 'apps/worker/package.json'))('bullmq');
-  const { Redis } = createRequire(path.join(root, 'apps/worker/package.json'))('ioredis');
   const cleanups = [];
   try {
     const redis = await testkit.startRedis();
@@ -92,7 +91,7 @@ export async function runRecovery({ env = {}, jobs = 2, idleSeconds = 0, busySec
         ...env,
       };
     };
-    const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const client = testkit.testRedisClient(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue('downloads', { connection: client });
     cleanups.push(async () => {
       await queue.close();

@@ -2,7 +2,7 @@
 // Redis and no globals. main.ts does the wiring for production.
 import { FlowProducer, Queue } from 'bullmq';
 import express, { type Express } from 'express';
-import type { RedisClient } from '@reelay/accounts';
+import { defaultQueuePrefix, withoutHashTags, type RedisClient } from '@reelay/redis';
 import { z } from 'zod';
 import {
   createAccountServices,
@@ -15,9 +15,9 @@ import {
   type SocialProvider,
 } from '@reelay/accounts';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, WEBHOOK_QUEUE } from '@reelay/contracts';
+import { COLLECTION_QUEUE, DOWNLOAD_QUEUE, SubscriptionEverySchema, WEBHOOK_QUEUE } from '@reelay/contracts';
 import { CollectionDownloads } from './services/collection-download.js';
-import { defaultQueuePrefix, type Config } from '@reelay/config';
+import type { Config } from '@reelay/config';
 import { CookieFile, Egress } from '@reelay/egress';
 import {
   createRegistry,
@@ -94,8 +94,6 @@ export interface GatewayDeps {
   onResponseMismatch?: MismatchReporter;
   /** Job event streams: heartbeat interval and unsent-bytes bound (tests shorten them). */
   eventStream?: Partial<EventStreamOptions>;
-  /** Milliseconds per second of a subscription's `every` (tests shorten the schedule; default 1000). */
-  subscriptionSecondMs?: number;
   /** How long a collection download's request may spend resolving entries that name no files (default 60 s; tests shorten it). */
   collectionResolveMs?: number;
 }
@@ -271,7 +269,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   subscriptionQueue.on('error', (err: Error) =>
     logger.warn({ err: err.message }, 'subscription queue: redis connection problem'),
   );
-  const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs, deps.subscriptionSecondMs);
+  const subscriptionStore = new SubscriptionStore(redis, subscriptionQueue, jobs);
   // DESIGN.md: deleting an account removes its subscriptions (their seen entries and schedules too).
   accounts.deletionHooks.push(async (account) => void (await subscriptionStore.deleteForAccount(account.id)));
   const subscriptionChecker = new SubscriptionChecker({
@@ -351,6 +349,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       sessions: accounts.sessions,
       maxPerAccount: config.MAX_SUBSCRIPTIONS_PER_ACCOUNT,
       limit: subscriptionLimit,
+      minEvery: config.SUBSCRIPTION_MIN_EVERY_SECONDS,
       webhookSecret: config.WEBHOOK_SECRET.length > 0,
     }),
     ...webRoutes(),
@@ -363,7 +362,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     tag: 'Operations',
     summary: 'This OpenAPI document',
     responses: { 200: { description: 'OpenAPI 3.1 document', schema: OpenApiDocumentSchema } },
-    handler: (_req, res) => res.json((openapi ??= buildOpenApi(routes, { version: VERSION, limits: stated }))),
+    handler: (_req, res) =>
+      res.json(
+        (openapi ??= buildOpenApi(routes, {
+          version: VERSION,
+          limits: stated,
+          settings: new Map([[SubscriptionEverySchema, { minimum: config.SUBSCRIPTION_MIN_EVERY_SECONDS }]]),
+        })),
+      ),
   });
 
   attachExamples(routes);
@@ -478,5 +484,5 @@ export function createApp(deps: GatewayDeps): Express {
 function clientJobsPrefix(queuePrefix: string | undefined): string | undefined {
   // Without the prefix's braces: on a cluster each client's set is a key of its own slot, not one
   // more key in the queues' slot.
-  return queuePrefix && queuePrefix !== 'bull' ? `reelay:${queuePrefix.replace(/[{}]/g, '')}:client-jobs:` : undefined;
+  return queuePrefix && queuePrefix !== 'bull' ? `reelay:${withoutHashTags(queuePrefix)}:client-jobs:` : undefined;
 }

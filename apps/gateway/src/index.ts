@@ -1,4 +1,3 @@
 export * from './app.js';
 export { GatewayMetrics } from './metrics.js';
-export * from './redis.js';
 export { answerClientErrors } from './http/client-error.js';

@@ -9,7 +9,7 @@ import { createGateway } from './app.js';
 import { startSubscriptionChecks } from './services/subscription-check.js';
 import { answerClientErrors } from './http/client-error.js';
 import { serveMetrics } from './metrics.js';
-import { connectRedis, redisReady } from './redis.js';
+import { connectRedis, FAIL_FAST, redisReady } from '@reelay/redis';
 
 const GRACE_MS = 10_000;
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const redis = connectRedis(config);
+  const redis = connectRedis(config, FAIL_FAST); // a request answers 503 at once while Redis is away
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection problem'));
   await redisReady(redis).catch((err: Error) => {
     logger.fatal(
@@ -43,7 +43,12 @@ async function main(): Promise<void> {
 
   const gateway = createGateway({ config, redis, logger });
   // Every replica takes a share of the subscriptions' scheduled checks (one runs each period).
-  const checks = startSubscriptionChecks(gateway.subscriptions.checker, { redis, logger, prefix: gateway.queuePrefix });
+  const checks = startSubscriptionChecks(gateway.subscriptions.checker, {
+    redis,
+    logger,
+    prefix: gateway.queuePrefix,
+    errors: gateway.metrics.queueWorkerErrors,
+  });
   // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by
   // default), so a client trickling its headers held a connection 20-50 s; checked each second it
   // is cut at 20-21 s with the 408 envelope (answerClientErrors).

@@ -2,7 +2,7 @@
 // codes, platforms from the registry, outcomes from the error table.
 import http from 'node:http';
 import type { RequestHandler } from 'express';
-import { createRegistry, LATENCY_BUCKETS, prom, type Registry } from '@reelay/observability';
+import { createRegistry, LATENCY_BUCKETS, prom, queueWorkerErrors, type Registry } from '@reelay/observability';
 
 /** 25 µs to 100 ms: the gate is one Redis round trip, far below the HTTP latency buckets. */
 const GATE_BUCKETS = [0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
@@ -27,6 +27,8 @@ export class GatewayMetrics {
   readonly rateLimited: prom.Counter<'surface'>;
   readonly gateDuration: prom.Histogram<'surface'>;
   readonly jobCancels: prom.Counter<'state'>;
+  /** Errors of the BullMQ workers this process runs, by queue (the subscription checks'). */
+  readonly queueWorkerErrors: prom.Counter<'queue'>;
 
   constructor() {
     this.registry = createRegistry({ app: 'gateway' });
@@ -114,6 +116,7 @@ export class GatewayMetrics {
       labelNames: ['state'],
       registers,
     });
+    this.queueWorkerErrors = queueWorkerErrors(this.registry);
     this.gateDuration = new prom.Histogram({
       name: 'reelay_surface_gate_duration_seconds',
       help: "Time of the surface gate: surface A's key check and rate limit, or surface B's limit (one Redis round trip), by surface.",

@@ -113,15 +113,26 @@ function idOf(schema: z.ZodType): string | undefined {
   return (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
 }
 
+/**
+ * `settings`: what this deployment's configuration changes in a schema, merged into that schema's
+ * JSON wherever it appears (a subscription's `every` takes SUBSCRIPTION_MIN_EVERY_SECONDS as its
+ * minimum), so the document states the bounds this gateway enforces.
+ */
 export function buildOpenApi(
   routes: readonly RouteSpec[],
-  info: { version: string; serverUrl?: string; limits?: StatedLimits },
+  info: { version: string; serverUrl?: string; limits?: StatedLimits; settings?: ReadonlyMap<z.ZodType, JsonSchema> },
 ): JsonSchema {
+  const settings = info.settings ?? new Map<z.ZodType, JsonSchema>();
+  const override = (ctx: { zodSchema: unknown; jsonSchema: JsonSchema }) => {
+    const set = settings.get(ctx.zodSchema as z.ZodType);
+    if (set) Object.assign(ctx.jsonSchema, set);
+  };
   // Every schema registered with .meta({ id }) becomes a component; references between them use $ref.
   const { schemas } = z.toJSONSchema(z.globalRegistry, {
     uri: (id) => REF_PREFIX + id,
     io: 'output',
     unrepresentable: 'any',
+    override,
   }) as {
     schemas: Record<string, JsonSchema>;
   };
@@ -130,7 +141,7 @@ export function buildOpenApi(
     const id = idOf(schema);
     return id
       ? { $ref: REF_PREFIX + id }
-      : (z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema);
+      : (z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', override }) as JsonSchema);
   };
 
   const paths: Record<string, Record<string, unknown>> = {};

@@ -10,7 +10,7 @@ import { FsArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE, type JobPayload, type JobResult } from '@reelay/contracts';
 import { serveFile, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { binary, buildGateway, testRedis, type TestGateway } from './helpers.js';
-import { duplicateRedis } from '../src/redis.js';
+import { duplicateRedis } from '@reelay/redis';
 
 let origin: Origin;
 let media: TestMedia;

@@ -6,8 +6,8 @@ import type request from 'supertest';
 import { parseConfig, type Config } from '@reelay/config';
 import { Egress } from '@reelay/egress';
 import { createLogger } from '@reelay/observability';
-import type { RedisClient } from '@reelay/accounts';
-import { connectRedis, createGateway, redisReady, type Gateway, type GatewayDeps } from '../src/index.js';
+import { connectRedis, hashTag, redisReady, type RedisClient } from '@reelay/redis';
+import { createGateway, type Gateway, type GatewayDeps } from '../src/index.js';
 
 export interface TestGateway extends Gateway {
   redis: RedisClient;
@@ -55,7 +55,7 @@ export async function buildGateway(
   const egress = new Egress({ allowlist: config.EGRESS_ALLOWLIST, responseTimeoutMs: 1500, idleTimeoutMs: 1500 });
   // Each gateway gets its own queue prefix, so tests of different files never share jobs. Braces:
   // a hash tag, so that the queues work on a Redis Cluster too (REELAY_TEST_REDIS=cluster).
-  const queuePrefix = options.deps?.queuePrefix ?? `{test-${randomBytes(4).toString('hex')}}`;
+  const queuePrefix = options.deps?.queuePrefix ?? hashTag(`test-${randomBytes(4).toString('hex')}`);
   // Every response a test receives is also checked against what its route documents (status and
   // schema); closing the gateway fails the test file when any was not.
   const mismatches = new Set<string>();

@@ -12,6 +12,7 @@ import { Worker } from 'bullmq';
 import request from 'supertest';
 import { DOWNLOAD_QUEUE, JobSchema, type JobView } from '@reelay/contracts';
 import { createLogger } from '@reelay/observability';
+import type { RedisClient } from '@reelay/redis';
 import { startOrigin, startRedis, testMedia, testRedisClient, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
 import { buildGateway, testConfig, testRedis, type TestGateway } from './helpers.js';
@@ -208,8 +209,11 @@ describe('GET /api/v1/jobs/{id}/events', () => {
     const { gw, base } = served[0] ?? (await serve());
     await gw.queue.pause();
     const id = await startMerge(gw);
+    // On a cluster CLIENT LIST answers for one node (any): ask every node.
+    const nodes: RedisClient[] = 'nodes' in gw.redis ? gw.redis.nodes('all') : [gw.redis];
     const clients = async () =>
-      String(await gw.redis.call('CLIENT', 'LIST'))
+      (await Promise.all(nodes.map((node) => node.call('CLIENT', 'LIST'))))
+        .join('\n')
         .split('\n')
         .filter((line) => line.includes(` name=${CONNECTION_NAME} `)).length;
     await openEvents(base, `/api/v1/jobs/${id}/events`).then((s) => s.waitFor(1).then(() => s.close())); // the reader exists

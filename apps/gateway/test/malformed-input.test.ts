@@ -13,7 +13,7 @@ import { DOWNLOAD_QUEUE, type JobPayload, type JobResult } from '@reelay/contrac
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import { answerClientErrors } from '../src/http/client-error.js';
 import { buildGateway, testRedis, type TestGateway } from './helpers.js';
-import { duplicateRedis } from '../src/redis.js';
+import { duplicateRedis } from '@reelay/redis';
 
 let origin: Origin;
 let media: TestMedia;

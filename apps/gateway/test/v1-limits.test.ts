@@ -8,7 +8,7 @@ import { DOWNLOAD_QUEUE, type JobPayload } from '@reelay/contracts';
 import { startOrigin, testMedia, type Origin } from '@reelay/testkit';
 import { eventually, expectError, uniqueIp } from './account-helpers.js';
 import { buildGateway, testRedis, type TestGateway } from './helpers.js';
-import { duplicateRedis } from '../src/redis.js';
+import { duplicateRedis } from '@reelay/redis';
 
 let origin: Origin;
 const open: TestGateway[] = [];

@@ -2,7 +2,7 @@
 // ends releases the next one in entry order. The pop is atomic, so two workers never release the
 // same child, and a collection never has more than its share in the queue ahead of other clients.
 import type { Job, Queue } from 'bullmq';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import { COLLECTION_QUEUE, collectionGateKey } from '@reelay/contracts';
 import { logRef, type Logger } from '@reelay/observability';
 

@@ -2,7 +2,7 @@
 // child is left waiting or running (the flow), so its one run sums up: which entries completed,
 // which failed (ignored failures: a child's failure never fails its siblings), the archive updated.
 import { UnrecoverableError, type Job } from 'bullmq';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import {
   CANCELLED_CODE,
   CANCELLED_MESSAGE,

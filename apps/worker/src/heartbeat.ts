@@ -6,7 +6,7 @@
 // on every PRUNE_EVERY-th; /readyz ignores stale entries meanwhile.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import {
   isFresh,
   WORKER_HEALTH_TTL_SECONDS,

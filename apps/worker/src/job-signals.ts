@@ -3,7 +3,7 @@
 // and then reads the signal keys, so a signal sent before it registered is seen in the key and one
 // sent after it is heard on the channel: none falls between the two. Messages for jobs this process
 // does not run are ignored.
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import {
   JOB_SIGNAL_CHANNEL,
   jobSignalKey,

@@ -1,7 +1,14 @@
 // The worker's Prometheus metrics. Labels are bounded: operations from the contract, outcomes from a
 // fixed list, ffmpeg failure kinds, queue states. Queue depth is read from Redis on each scrape.
 import type { ErrorCode } from '@reelay/contracts';
-import { createRegistry, JOB_BUCKETS, prom, type Logger, type Registry } from '@reelay/observability';
+import {
+  createRegistry,
+  JOB_BUCKETS,
+  prom,
+  queueWorkerErrors,
+  type Logger,
+  type Registry,
+} from '@reelay/observability';
 
 export type JobOutcome = 'completed' | 'failed' | 'retried' | 'handed_back' | 'lock_lost' | 'cancelled';
 
@@ -29,6 +36,8 @@ export class WorkerMetrics {
   readonly artifactsReused: prom.Counter<'kind'>;
   /** 1 while the worker's ffmpeg and ffprobe run and it takes jobs, 0 otherwise. */
   readonly healthy: prom.Gauge;
+  /** Errors of this process's BullMQ workers (downloads, webhooks, collections), by queue. */
+  readonly queueWorkerErrors: prom.Counter<'queue'>;
 
   constructor(jobCounts: () => Promise<Record<string, number>>, logger: Logger) {
     // The event-loop lag histogram samples every EVENT_LOOP_PRECISION_MS, not prom-client's 10 ms.
@@ -75,6 +84,7 @@ export class WorkerMetrics {
       labelNames: ['kind'],
       registers,
     });
+    this.queueWorkerErrors = queueWorkerErrors(this.registry);
     this.healthy = new prom.Gauge({
       name: 'reelay_worker_healthy',
       help: '1 while this worker can run ffmpeg and ffprobe and takes jobs, 0 otherwise (its /healthz says why).',

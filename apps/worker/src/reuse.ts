@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ArtifactMeta, ArtifactStore } from '@reelay/artifacts';
 import { DOWNLOAD_QUEUE, type JobPayload, type JobResult } from '@reelay/contracts';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 
 /** A file this close to its expiry is not worth a copy: it may be swept while it is read. */
 const MIN_LIFE_LEFT_MS = 10_000;

@@ -6,7 +6,7 @@
 // schedule of webhookRetryDelay. The secret is never logged and never part of an error.
 import { createHmac } from 'node:crypto';
 import { Job, UnrecoverableError, type Queue } from 'bullmq';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import {
   collectionChildrenKey,
   collectionView,

@@ -8,7 +8,7 @@
 // reason in the logs of a restart loop, and each restart would look healthy for a moment.
 import { Queue, Worker, type Job } from 'bullmq';
 import { createArtifactStore, type ArtifactStore } from '@reelay/artifacts';
-import { defaultQueuePrefix, hasRedis, type Config } from '@reelay/config';
+import { hasRedis, type Config } from '@reelay/config';
 import {
   COLLECTION_QUEUE,
   DOWNLOAD_QUEUE,
@@ -21,7 +21,8 @@ import { createCollectionProcessor } from './collection.js';
 import { releaseNext } from './collection-gate.js';
 import { CookieFile, Egress } from '@reelay/egress';
 import { locateBinaries, reportBinaries } from '@reelay/media';
-import { logRef, type Logger } from '@reelay/observability';
+import { countWorkerErrors, logRef, type Logger } from '@reelay/observability';
+import { connectRedis, defaultQueuePrefix, WAIT_OUT_OUTAGES } from '@reelay/redis';
 import { startHealthServer, type HealthState } from './health-server.js';
 import { Heartbeat } from './heartbeat.js';
 import { ArtifactReuse } from './reuse.js';
@@ -30,7 +31,6 @@ import { ActiveJobs } from './active-jobs.js';
 import { JobSignalListener } from './job-signals.js';
 import { createProcessor } from './process.js';
 import { startJobProxy } from './proxy.js';
-import { connectRedis } from './redis.js';
 import { checkTools } from './toolcheck.js';
 import { createWebhookProcessor } from './webhook-delivery.js';
 
@@ -121,7 +121,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const prefix = deps.prefix ?? defaultQueuePrefix(config);
     // The worker blocks on Redis and so needs maxRetriesPerRequest null (BullMQ throws otherwise); the
     // queue used for /metrics fails fast instead, so a scrape never hangs on a Redis outage.
-    const connection = connectRedis(config, { maxRetriesPerRequest: null });
+    const connection = connectRedis(config, WAIT_OUT_OUTAGES);
     const queueConnection = connectRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     if (!deps.artifacts) opened.push(async () => artifacts.close?.());
     for (const client of [connection, queueConnection]) {
@@ -167,7 +167,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     opened.push(() => proxy.close());
     const active = new ActiveJobs();
     // Cancel signals from any gateway: one subscription per process, on a connection of its own.
-    const subscriber = connectRedis(config, { maxRetriesPerRequest: null });
+    const subscriber = connectRedis(config, WAIT_OUT_OUTAGES);
     subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection problem (job signals)'));
     const signals = new JobSignalListener(subscriber, queueConnection, logger);
     opened.push(() => signals.close());
@@ -217,6 +217,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       drainDelay: IDLE_POLL_SECONDS,
     });
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
+    countWorkerErrors(worker, DOWNLOAD_QUEUE, metrics.queueWorkerErrors);
     // Completions are counted here, after BullMQ's moveToCompleted succeeded (it checks the lock
     // token), so a job run twice around a Redis outage is counted once.
     worker.on('completed', (job) => {
@@ -277,6 +278,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       },
     );
     webhooks.on('error', (err) => logger.error({ err: err.message }, 'webhook worker error'));
+    countWorkerErrors(webhooks, WEBHOOK_QUEUE, metrics.queueWorkerErrors);
     opened.push(() => webhooks.close());
     // Collection parents: each runs once its children are done (a flow), needs no ffmpeg, and so is
     // taken like deliveries; a killed worker's parent returns to the queue when its lock lapses.
@@ -302,6 +304,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       },
     );
     collections.on('error', (err) => logger.error({ err: err.message }, 'collection worker error'));
+    countWorkerErrors(collections, COLLECTION_QUEUE, metrics.queueWorkerErrors);
     opened.push(() => collections.close());
     let started = false;
     const takeJobs = () => {

@@ -4,16 +4,17 @@
 // ffmpeg, no temp folder, no retry — and a job finished that way shows status cancelled.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { decodeJobError, jobSignalKey, jobView } from '@reelay/contracts';
 import { payload, sampleSum, useWorkerStack } from './helpers.js';
+import { testRedisClient } from '@reelay/testkit';
+import type { RedisClient } from '@reelay/redis';
 
 const stack = useWorkerStack('cancel-start');
-let redis: Redis;
+let redis: RedisClient;
 
 beforeAll(() => {
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
 });
 afterAll(async () => {
   await redis?.quit();

@@ -5,19 +5,19 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { WorkerHealthSchema, workerHealthKey } from '@reelay/contracts';
 import { locateBinaries } from '@reelay/media';
-import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { startOrigin, testMedia, testRedisClient, type Origin, type TestMedia } from '@reelay/testkit';
 import { createLogger } from '@reelay/observability';
 import { checkTools } from '../src/toolcheck.js';
 import { payload, sample, serveTestMedia, sleep, startTestWorker, tempDataDir, TestQueue, until } from './helpers.js';
+import type { RedisClient } from '@reelay/redis';
 
 const PREFIX = `reelay-test-health-${process.pid}`;
 let media: TestMedia;
 let origin: Origin;
 let queue: TestQueue;
-let redis: Redis;
+let redis: RedisClient;
 let dataDir: string;
 
 beforeAll(async () => {
@@ -26,7 +26,7 @@ beforeAll(async () => {
   serveTestMedia(origin, media);
   dataDir = tempDataDir('health');
   queue = new TestQueue(PREFIX);
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
 });
 
 afterAll(async () => {

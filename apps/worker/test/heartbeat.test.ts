@@ -2,16 +2,17 @@
 // entries are pruned on the first beat and then once every PRUNE_EVERY beats, not on each one (a
 // prune reads the whole hash, which with many workers is the costly part of a beat).
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { WORKER_HEALTH_TTL_SECONDS } from '@reelay/contracts';
 import { createLogger } from '@reelay/observability';
 import { Heartbeat, PRUNE_EVERY } from '../src/heartbeat.js';
+import { testRedisClient } from '@reelay/testkit';
+import type { RedisClient } from '@reelay/redis';
 
 const PREFIX = `reelay-test-heartbeat-${process.pid}`;
-let redis: Redis;
+let redis: RedisClient;
 
 beforeAll(() => {
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
 });
 
 afterAll(async () => {

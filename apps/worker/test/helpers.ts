@@ -8,13 +8,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Job, Queue, type JobsOptions } from 'bullmq';
-import type { Cluster, Redis } from 'ioredis';
 import { parseConfig, type Config } from '@reelay/config';
 import { DOWNLOAD_QUEUE, type JobInput, type JobPayload, type JobResult } from '@reelay/contracts';
 import { createLogger } from '@reelay/observability';
 import { afterAll, beforeAll } from '@jest/globals';
 import { startOrigin, testMedia, testRedisClient, type Origin, type TestMedia } from '@reelay/testkit';
 import { startWorker, type RunningWorker, type WorkerDeps } from '../src/worker.js';
+import type { RedisClient } from '@reelay/redis';
 
 export function newJobId(): string {
   return randomBytes(16).toString('base64url');
@@ -101,7 +101,7 @@ export function payload(inputs: JobInput[], extra: Partial<JobPayload> = {}): Jo
 /** The producer side, as the gateway uses it: job name `download`, job id = payload id. */
 export class TestQueue {
   readonly queue: Queue;
-  private readonly connection: Redis | Cluster;
+  private readonly connection: RedisClient;
 
   constructor(readonly prefix: string) {
     this.connection = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });

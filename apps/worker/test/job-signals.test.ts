@@ -3,13 +3,14 @@
 // signals and garbage on the channel are ignored. This is the path a recording will use for "stop".
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { JOB_SIGNAL_CHANNEL, jobSignalKey, type JobSignal } from '@reelay/contracts';
 import { createLogger } from '@reelay/observability';
 import { JobSignalListener } from '../src/job-signals.js';
 import { until } from './helpers.js';
+import { testRedisClient } from '@reelay/testkit';
+import type { RedisClient } from '@reelay/redis';
 
-let commands: Redis;
+let commands: RedisClient;
 let listener: JobSignalListener;
 const newId = () => randomBytes(16).toString('base64url');
 
@@ -20,9 +21,9 @@ async function send(id: string, signal: JobSignal): Promise<void> {
 }
 
 beforeAll(async () => {
-  commands = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  commands = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
   listener = new JobSignalListener(
-    new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null }),
+    testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: null }),
     commands,
     createLogger({ name: 'signals-test', level: 'silent' }),
   );

@@ -4,9 +4,8 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE } from '@reelay/contracts';
-import { freePort, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import { freePort, startOrigin, testMedia, testRedisClient, type Origin, type TestMedia } from '@reelay/testkit';
 import type { RunningWorker } from '../src/worker.js';
 import { payload, sample, sleep, startTestWorker, tempDataDir, trickle, until } from './helpers.js';
 
@@ -74,7 +73,7 @@ afterAll(async () => {
 });
 
 test('a job running through a Redis outage longer than its lock completes exactly once', async () => {
-  const client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: null });
+  const client = testRedisClient(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: null });
   client.on('error', () => {});
   const queue = new Queue(DOWNLOAD_QUEUE, { connection: client, prefix: PREFIX });
   queue.on('error', () => {});
@@ -120,6 +119,17 @@ test('a job running through a Redis outage longer than its lock completes exactl
       completedCount += sample(text, 'reelay_jobs_total', { operation: 'convert', outcome: 'completed' }) ?? 0;
     }
     expect(completedCount).toBe(1);
+    // Each worker counted what its BullMQ workers reported while Redis was gone, for every queue it
+    // takes jobs from (the ReelayQueueWorkerFailing alert reads this counter).
+    for (const w of workers) {
+      const text = await (await fetch(`${w.metricsUrl}/metrics`)).text();
+      for (const queue of ['downloads', 'webhooks', 'collections'])
+        expect({ queue, errors: sample(text, 'reelay_queue_worker_errors_total', { queue }) }).toEqual({
+          queue,
+          errors: expect.any(Number),
+        });
+      expect(sample(text, 'reelay_queue_worker_errors_total', { queue: 'downloads' })).toBeGreaterThan(0);
+    }
     const started = Number(await client.hget(`${PREFIX}:${DOWNLOAD_QUEUE}:${job.id}`, 'ats'));
     expect(started).toBeGreaterThanOrEqual(2);
   } finally {

@@ -9,9 +9,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE } from '@reelay/contracts';
-import { startOrigin, startRedis, testMedia, type Origin, type RedisHandle } from '@reelay/testkit';
+import { startOrigin, startRedis, testMedia, testRedisClient, type Origin, type RedisHandle } from '@reelay/testkit';
 import { payload, serveTestMedia, sleep, until } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -70,7 +69,7 @@ test('a worker survives a frozen Redis: /metrics answers meanwhile, and after SI
   children.push(worker);
   const { port } = await worker.started();
   // Production's default prefix, on this file's own Redis.
-  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const connection = testRedisClient(redis.url, { maxRetriesPerRequest: null });
   const producer = new Queue(DOWNLOAD_QUEUE, { connection });
   try {
     // Frozen for longer than BullMQ's longest blocking fetch (10 s) plus its watchdog.

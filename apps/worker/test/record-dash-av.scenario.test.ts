@@ -7,7 +7,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
 import {
@@ -20,20 +19,21 @@ import {
   type JobResult,
 } from '@reelay/contracts';
 import { moovBeforeMdat } from '@reelay/media';
-import { startFolderOrigin, startLiveDash, type FolderOrigin, type LiveStream } from '@reelay/testkit';
+import { startFolderOrigin, startLiveDash, testRedisClient, type FolderOrigin, type LiveStream } from '@reelay/testkit';
 import { payload, until, useWorkerStack } from './helpers.js';
+import type { RedisClient } from '@reelay/redis';
 
 const stack = useWorkerStack('record-dash-av', { serveMedia: false });
 let origin: FolderOrigin;
 let live: LiveStream;
-let redis: Redis;
+let redis: RedisClient;
 let store: FsArtifactStore;
 
 beforeAll(async () => {
   origin = await startFolderOrigin();
   live = startLiveDash({ windowSize: 8 });
   origin.mount('av', live.dir);
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
   store = new FsArtifactStore(stack.dataDir);
   await live.listed(2);
 });

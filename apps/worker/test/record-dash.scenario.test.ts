@@ -5,7 +5,6 @@
 // SegmentTimeline ($Number$ names) and a fixed duration on the clock, whose MPD turns static at the end.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
 import {
@@ -18,21 +17,22 @@ import {
   type JobResult,
 } from '@reelay/contracts';
 import { moovBeforeMdat, probe } from '@reelay/media';
-import { startFolderOrigin, startLiveDash, type FolderOrigin, type LiveStream } from '@reelay/testkit';
+import { startFolderOrigin, startLiveDash, testRedisClient, type FolderOrigin, type LiveStream } from '@reelay/testkit';
 import { payload, until, useWorkerStack } from './helpers.js';
+import type { RedisClient } from '@reelay/redis';
 
 const stack = useWorkerStack('record-dash', { serveMedia: false });
 let origin: FolderOrigin;
 let timeline: LiveStream;
 let fixed: LiveStream;
-let redis: Redis;
+let redis: RedisClient;
 let store: FsArtifactStore;
 
 beforeAll(async () => {
   origin = await startFolderOrigin();
   timeline = startLiveDash();
   origin.mount('timeline', timeline.dir);
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
   store = new FsArtifactStore(stack.dataDir);
   await timeline.listed(2);
 });

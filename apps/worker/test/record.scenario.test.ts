@@ -5,7 +5,6 @@
 // a cancel keeps nothing.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FsArtifactStore } from '@reelay/artifacts';
 import {
@@ -19,13 +18,14 @@ import {
 } from '@reelay/contracts';
 import { moovBeforeMdat, probe } from '@reelay/media';
 import { payload, until, useWorkerStack } from './helpers.js';
-import { startFolderOrigin, startLiveHls, type FolderOrigin, type LiveStream } from '@reelay/testkit';
+import { startFolderOrigin, startLiveHls, testRedisClient, type FolderOrigin, type LiveStream } from '@reelay/testkit';
+import type { RedisClient } from '@reelay/redis';
 
 const stack = useWorkerStack('record', { serveMedia: false });
 let origin: FolderOrigin;
 let live: LiveStream;
 let event: LiveStream;
-let redis: Redis;
+let redis: RedisClient;
 let store: FsArtifactStore;
 
 beforeAll(async () => {
@@ -34,7 +34,7 @@ beforeAll(async () => {
   event = startLiveHls({ seconds: 3, event: true });
   origin.mount('live', live.dir);
   origin.mount('event', event.dir);
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  redis = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
   store = new FsArtifactStore(stack.dataDir);
   await live.listed(2);
 });

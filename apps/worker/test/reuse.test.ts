@@ -10,7 +10,7 @@ import { FsArtifactStore } from '@reelay/artifacts';
 import type { JobInput, JobPayload } from '@reelay/contracts';
 import { testRedisClient } from '@reelay/testkit';
 import { ArtifactReuse, bundleIdentity, reuseKey } from '../src/reuse.js';
-import type { RedisClient } from '../src/redis.js';
+import type { RedisClient } from '@reelay/redis';
 import { payload, tempDataDir } from './helpers.js';
 
 const dataDir = tempDataDir('reuse');

@@ -8,9 +8,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE, type JobInput } from '@reelay/contracts';
-import { freePort, runInPty, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import {
+  freePort,
+  runInPty,
+  startOrigin,
+  testMedia,
+  testRedisClient,
+  type Origin,
+  type TestMedia,
+} from '@reelay/testkit';
 import { payload, processesMentioning, trickle, until } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -167,7 +174,7 @@ test('Ctrl-C (SIGINT to the whole process group) stops the gateway, the worker a
   trickle(origin, '/slow-start.mp4', media.videoOnlyMp4, 'video/mp4', () => pace);
   const first = await start({ ownGroup: true });
   const redisUrl = first.redisUrl()!;
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const connection = testRedisClient(redisUrl, { maxRetriesPerRequest: 1 });
   const queue = new Queue(DOWNLOAD_QUEUE, { connection });
   const video: JobInput = { url: origin.url('/slow-start.mp4'), stream_profile: 'video_only', codecs: 'avc1.64001e' };
   const audio: JobInput = { url: origin.url('/audio-only.m4a'), stream_profile: 'audio_only', codecs: 'mp4a.40.2' };
@@ -193,7 +200,7 @@ test('Ctrl-C (SIGINT to the whole process group) stops the gateway, the worker a
   // The job survived in Redis's AOF; the next start on the same DATA_DIR completes it.
   pace = Infinity;
   const second = await start({ dataDir: first.dataDir });
-  const again = new Redis(second.redisUrl()!, { maxRetriesPerRequest: 1 });
+  const again = testRedisClient(second.redisUrl()!, { maxRetriesPerRequest: 1 });
   const queue2 = new Queue(DOWNLOAD_QUEUE, { connection: again });
   try {
     await until(

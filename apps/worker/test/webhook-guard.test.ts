@@ -7,14 +7,15 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FlowProducer, Job, Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE, WEBHOOK_ATTEMPTS, WEBHOOK_QUEUE, type WebhookJob } from '@reelay/contracts';
 import type { RunningWorker } from '../src/index.js';
 import { payload, sample, startTestWorker, tempDataDir, until } from './helpers.js';
+import { testRedisClient } from '@reelay/testkit';
+import type { RedisClient } from '@reelay/redis';
 
 const prefix = `test-webhook-guard-${randomBytes(4).toString('hex')}`;
 const dataDir = tempDataDir('webhook-guard');
-let connection: Redis;
+let connection: RedisClient;
 let flows: FlowProducer;
 let webhooks: Queue;
 let downloads: Queue;
@@ -28,7 +29,7 @@ beforeAll(async () => {
   receiver.on('connection', () => connections++);
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   port = (receiver.address() as net.AddressInfo).port;
-  connection = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  connection = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
   flows = new FlowProducer({ connection, prefix });
   webhooks = new Queue(WEBHOOK_QUEUE, { connection, prefix });
   downloads = new Queue(DOWNLOAD_QUEUE, { connection, prefix });

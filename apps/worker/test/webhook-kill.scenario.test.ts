@@ -11,10 +11,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { FlowProducer, Job, Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { DOWNLOAD_QUEUE, WEBHOOK_ATTEMPTS, WEBHOOK_QUEUE, type WebhookJob } from '@reelay/contracts';
-import { startOrigin, testMedia, type Origin } from '@reelay/testkit';
+import { startOrigin, testMedia, testRedisClient, type Origin } from '@reelay/testkit';
 import { payload, serveTestMedia, tempDataDir, until } from './helpers.js';
+import type { RedisClient } from '@reelay/redis';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ENTRY = fileURLToPath(new URL('./fixtures/worker-process.mjs', import.meta.url));
@@ -22,7 +22,7 @@ const PREFIX = `reelay-test-webhook-kill-${process.pid}`;
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 let origin: Origin;
 let dataDir: string;
-let connection: Redis;
+let connection: RedisClient;
 let flows: FlowProducer;
 let webhooks: Queue;
 let receiver: http.Server;
@@ -42,7 +42,7 @@ beforeAll(async () => {
   origin = await startOrigin();
   serveTestMedia(origin, await testMedia());
   dataDir = tempDataDir('webhook-kill');
-  connection = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  connection = testRedisClient(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
   flows = new FlowProducer({ connection, prefix: PREFIX });
   webhooks = new Queue(WEBHOOK_QUEUE, { connection, prefix: PREFIX });
   receiver = http.createServer((req, res) => {

@@ -4,12 +4,12 @@
 // An account made by social login has no password until a reset sets one; changes to a record are
 // compare-and-set (a Lua script), so two concurrent changes cannot silently undo each other.
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
 import { z } from 'zod';
 import { ReelayError } from '@reelay/contracts';
 import type { LoginThrottle } from './login-throttle.js';
 import { dummyHash, hashPassword, verifyPassword } from './password.js';
-import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
+import { luaScript, type RedisClient } from '@reelay/redis';
+import { guarded, guardedScript, sha256Hex } from './redis-calls.js';
 import type { SignupLimit } from './signup-limit.js';
 
 const IdentitySchema = z.object({
@@ -145,7 +145,9 @@ export class AccountStore {
       const stored = StoredAccountSchema.parse(JSON.parse(raw));
       if (stored.id !== account.id) throw notFound();
       const next = change(stored);
-      if ((await runScript(this.redis, COMPARE_AND_SET, [this.key(account.email)], [raw, JSON.stringify(next)])) === 1)
+      if (
+        (await guardedScript(this.redis, COMPARE_AND_SET, [this.key(account.email)], [raw, JSON.stringify(next)])) === 1
+      )
         return next;
     }
     throw new ReelayError('service_unavailable', 'The account is being changed by another request; try again.');
@@ -161,7 +163,7 @@ export class AccountStore {
     const raw = await guarded(() => this.redis.get(this.key(account.email)));
     if (!raw) return;
     if (StoredAccountSchema.parse(JSON.parse(raw)).id !== account.id) return;
-    await runScript(this.redis, COMPARE_AND_DELETE, [this.key(account.email)], [raw]);
+    await guardedScript(this.redis, COMPARE_AND_DELETE, [this.key(account.email)], [raw]);
   }
 
   /** True when the password is the account's (throttled like a sign-in); false without a password. */

@@ -4,9 +4,9 @@
 // (mail-budget.ts), as OWASP's "device cookies" do for lockouts. What a maker of the account could
 // have added before its address was proven goes at the proof (proof.ts clears the set), and at every
 // reset; at most MAX_DEVICES are kept (the least recently seen leave first).
+import { type RedisClient, luaScript } from '@reelay/redis';
+import { guarded, guardedScript, sha256Hex } from './redis-calls.js';
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
-import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
 
 export const DEVICE_COOKIE = 'reelay_device';
 /** How long a browser stays known without signing in again. */
@@ -39,7 +39,7 @@ export class KnownDevices {
   /** Remembers this browser for the account; returns the cookie's value (the browser's own, if it had a sane one). */
   async remember(accountId: string, current: string | undefined): Promise<string> {
     const token = current && TOKEN.test(current) ? current : randomBytes(32).toString('base64url');
-    await runScript(
+    await guardedScript(
       this.redis,
       REMEMBER,
       [devices(accountId)],

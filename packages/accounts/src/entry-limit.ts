@@ -3,10 +3,10 @@
 // per account, each counted atomically in Redis so every replica shares them. Charged before any
 // work, whether or not the account exists, so being refused reveals nothing. `chargeBuckets` is the
 // shared step: the mail budget (mail-budget.ts) counts its own buckets with it.
-import type { RedisClient } from './redis.js';
+import { type RedisClient, luaScript } from '@reelay/redis';
+import { guardedScript, sha256Hex } from './redis-calls.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
-import { luaScript, runScript, sha256Hex } from './redis.js';
 
 export interface EntryLimitOptions {
   perIp: number;
@@ -36,7 +36,7 @@ export interface Bucket {
  */
 export async function chargeBuckets(redis: RedisClient, buckets: Bucket[], windowSeconds: number): Promise<void> {
   for (const bucket of buckets) {
-    const [allowed, ttl] = (await runScript(redis, CHARGE, [bucket.key], [windowSeconds, bucket.limit])) as [
+    const [allowed, ttl] = (await guardedScript(redis, CHARGE, [bucket.key], [windowSeconds, bucket.limit])) as [
       number,
       number,
     ];

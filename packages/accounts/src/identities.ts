@@ -1,9 +1,9 @@
 // Which account a social-login identity belongs to: `identity:<provider>:<sha256(subject)>` holds the
 // account's id and e-mail. Claimed with SET NX, so one identity can never be linked to two accounts.
 // The account's record lists its identities too (for the settings); this index is the lookup.
-import type { RedisClient } from './redis.js';
 import { z } from 'zod';
-import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
+import { luaScript, type RedisClient } from '@reelay/redis';
+import { guarded, guardedScript, sha256Hex } from './redis-calls.js';
 import type { Account } from './accounts.js';
 
 const OwnerSchema = z.object({ id: z.string(), email: z.string() });
@@ -43,6 +43,6 @@ export class IdentityIndex {
   }
 
   async release(provider: string, subject: string, account: Account): Promise<void> {
-    await runScript(this.redis, RELEASE, [this.key(provider, subject)], [account.id]);
+    await guardedScript(this.redis, RELEASE, [this.key(provider, subject)], [account.id]);
   }
 }

@@ -1,6 +1,6 @@
 // Accounts, sessions, API keys, usage and surface A's limits, all kept in Redis so every gateway
 // replica sees the same state.
-import type { RedisClient } from './redis.js';
+import { type RedisClient } from '@reelay/redis';
 import { AccountStore } from './accounts.js';
 import { deleteAccount, type AccountDeletionHook } from './deletion.js';
 import { KnownDevices } from './devices.js';
@@ -32,7 +32,6 @@ export * from './passkeys.js';
 export * from './password.js';
 export * from './proof.js';
 // The gateway's other Redis limits (jobs per client) run their scripts the same way.
-export { luaScript, runScript, type RedisClient } from './redis.js';
 export * from './schemas.js';
 export * from './sessions.js';
 export * from './signup-limit.js';

@@ -4,9 +4,9 @@
 // usage counters; each account keeps an index of its key ids, which also holds the limit: a key's
 // place is checked and taken there in one script (one key, so one hash slot on a Redis Cluster).
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
-import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
+import { luaScript, type RedisClient } from '@reelay/redis';
+import { guarded, guardedScript, sha256Hex } from './redis-calls.js';
 
 export const KEY_PREFIX = 'rly_';
 /** A bound on keys per account, so one account cannot fill Redis; far above one key per application. */
@@ -103,7 +103,7 @@ export class KeyStore {
     // The place in the index first, checked and taken in one step, so concurrent requests cannot pass
     // the limit; then the record, in another slot on a Redis Cluster. A failure in between leaves an
     // entry without a record (not listed, deletable), never a working key its owner cannot see.
-    const taken = await runScript(
+    const taken = await guardedScript(
       this.redis,
       TAKE_PLACE,
       [accountIndex(accountId)],
@@ -140,7 +140,7 @@ export class KeyStore {
 
   async setEnabled(accountId: string, id: string, enabled: boolean): Promise<ApiKeyView> {
     const hash = await this.hashOf(accountId, id);
-    const flat = await runScript(this.redis, SET_ENABLED, [apiKeyRecord(hash)], [enabled ? '1' : '0']);
+    const flat = await guardedScript(this.redis, SET_ENABLED, [apiKeyRecord(hash)], [enabled ? '1' : '0']);
     if (!Array.isArray(flat)) throw notFound();
     return toView(pairs(flat as string[]));
   }

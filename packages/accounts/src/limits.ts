@@ -16,9 +16,9 @@
 // Requests with an unknown or deleted key are charged to the IP bucket, so guessing keys is held to
 // the public limit; a disabled key is a real key and is charged to its own bucket.
 import ipaddr from 'ipaddr.js';
-import type { RedisClient } from './redis.js';
 import { apiKeyRecord, hashSecret } from './keys.js';
-import { luaScript, runScript, type RedisReply } from './redis.js';
+import { hashTag, luaScript, type RedisClient, type RedisReply } from '@reelay/redis';
+import { guardedScript } from './redis-calls.js';
 
 /**
  * `v1`: surface B's POST /api/v1/extract and /download; `subscriptions`: the routes under
@@ -102,15 +102,15 @@ export class SurfaceGate {
     let reply: RedisReply = ['invalid'];
     if (mode === 'key') {
       const record = apiKeyRecord(keyHash!);
-      reply = await runScript(
+      reply = await guardedScript(
         this.redis,
         KEY_GATE,
-        [record, `${this.prefix}key:{${record}}`],
+        [record, `${this.prefix}key:${hashTag(record)}`],
         [this.limits.keyPerMinute, this.windowMs],
       );
     }
     if (mode !== 'key' || (reply as string[])[0] === 'invalid') {
-      reply = await runScript(
+      reply = await guardedScript(
         this.redis,
         IP_GATE,
         [ipKey],

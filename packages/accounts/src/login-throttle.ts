@@ -17,10 +17,10 @@
 // different slots (the account's two share its hash tag): first the address's place, then the
 // account's; an attempt the account's step refuses gives the address's place back. In between an
 // address can look one attempt fuller than it is, never emptier, so no parallel attempt slips past.
-import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
-import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
+import { hashTag, luaScript, type RedisClient } from '@reelay/redis';
+import { guarded, guardedScript, sha256Hex } from './redis-calls.js';
 
 export interface LoginThrottleOptions {
   /** Failures one address may have for one account in the window. */
@@ -106,7 +106,7 @@ export class LoginThrottle {
   /** The address's counter; the (account, address) counter and the account's hash, tagged by account. */
   private keys(email: string, ip: string | undefined): { address: string; pair: string; account: string } {
     const address = ipBucket(ip);
-    const account = `{${sha256Hex(email)}}`;
+    const account = hashTag(sha256Hex(email));
     return {
       address: `${this.prefix}ip:${address}`,
       pair: `${this.prefix}${account}:pair:${sha256Hex(address)}`,
@@ -121,15 +121,18 @@ export class LoginThrottle {
   async attempt(email: string, ip: string | undefined): Promise<void> {
     const keys = this.keys(email, ip);
     const { pair, ip: perIp, window, free, delay, maxDelay } = this.limits;
-    let [allowed, waitMs] = (await runScript(this.redis, TAKE, [keys.address], [perIp, window])) as [number, number];
+    let [allowed, waitMs] = (await guardedScript(this.redis, TAKE, [keys.address], [perIp, window])) as [
+      number,
+      number,
+    ];
     if (allowed === 1) {
-      [allowed, waitMs] = (await runScript(
+      [allowed, waitMs] = (await guardedScript(
         this.redis,
         ATTEMPT,
         [keys.pair, keys.account],
         [pair, window, free, delay, maxDelay],
       )) as [number, number];
-      if (allowed !== 1) await runScript(this.redis, GIVE_BACK, [keys.address], []);
+      if (allowed !== 1) await guardedScript(this.redis, GIVE_BACK, [keys.address], []);
     }
     if (allowed === 1) return;
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
@@ -146,6 +149,6 @@ export class LoginThrottle {
   async succeeded(email: string, ip: string | undefined): Promise<void> {
     const keys = this.keys(email, ip);
     await guarded(() => this.redis.del(keys.pair, keys.account));
-    await runScript(this.redis, GIVE_BACK, [keys.address], []);
+    await guardedScript(this.redis, GIVE_BACK, [keys.address], []);
   }
 }

@@ -9,10 +9,10 @@
 //   while strangers have used it all up.
 // Buckets are charged in that order and the first one over its limit refuses, so a stranger refused
 // per requester-and-address has not charged the address's budget.
-import type { RedisClient } from './redis.js';
+import { type RedisClient } from '@reelay/redis';
+import { sha256Hex } from './redis-calls.js';
 import { chargeBuckets, type Bucket } from './entry-limit.js';
 import { ipBucket } from './limits.js';
-import { sha256Hex } from './redis.js';
 
 export const MAIL_BUDGET = {
   windowSeconds: 3600,

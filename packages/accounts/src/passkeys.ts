@@ -7,8 +7,9 @@
 // in one: the device and its user's PIN or biometrics. User verification is asked for and required
 // (an answer without the UV flag is refused), at registration and at every sign-in. Each credential is `passkey:<credential id>` (its public key, counter,
 // owner, name); each account keeps an index of its credential ids.
+import { type RedisClient, luaScript } from '@reelay/redis';
+import { guarded, guardedScript, sha256Hex } from './redis-calls.js';
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
 import { z } from 'zod';
 import {
   generateAuthenticationOptions,
@@ -22,7 +23,6 @@ import {
 } from '@simplewebauthn/server';
 import { ReelayError } from '@reelay/contracts';
 import type { Account } from './accounts.js';
-import { guarded, luaScript, runScript, sha256Hex } from './redis.js';
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 
@@ -170,7 +170,7 @@ export class PasskeyStore {
     };
     // The place first (the limit, atomically), then the record (another slot on a cluster). A place
     // without its record is not listed and is released below or by a removal.
-    const place = await runScript(
+    const place = await guardedScript(
       this.redis,
       TAKE_PLACE,
       [index(account.id)],

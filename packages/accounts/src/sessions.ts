@@ -7,9 +7,9 @@
 // off its account's list; entries of lapsed sessions are pruned on read. A session whose account was
 // deleted (or whose address now belongs to another account) is refused and ended on use.
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import { z } from 'zod';
-import { checkResults, guarded, sha256Hex } from './redis.js';
+import { checkResults, guarded, sha256Hex } from './redis-calls.js';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;

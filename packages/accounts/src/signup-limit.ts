@@ -1,10 +1,10 @@
 // Sign-ups per client address: each one costs a scrypt hash and a Redis record, so a script could
 // otherwise fill the store with accounts (or burn CPU) from one address. A fixed window per IP bucket,
 // counted atomically in Redis so every gateway replica shares it; charged before any hashing.
-import type { RedisClient } from './redis.js';
 import { ReelayError } from '@reelay/contracts';
 import { ipBucket } from './limits.js';
-import { luaScript, runScript } from './redis.js';
+import { luaScript, type RedisClient } from '@reelay/redis';
+import { guardedScript } from './redis-calls.js';
 
 export interface SignupLimitOptions {
   perIp?: number;
@@ -34,7 +34,7 @@ export class SignupLimit {
 
   /** Counts a sign-up from this address; rate_limited (with Retry-After) past the limit. */
   async charge(ip: string | undefined): Promise<void> {
-    const [count, ttl] = (await runScript(
+    const [count, ttl] = (await guardedScript(
       this.redis,
       CHARGE,
       [`${this.prefix}ip:${ipBucket(ip)}`],

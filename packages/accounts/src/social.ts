@@ -4,10 +4,10 @@
 // A flow is keyed by the hash of its `state`; it holds the PKCE verifier and the nonce, never leaves
 // the server, lives 10 minutes and is taken once (GETDEL), so a callback cannot be replayed.
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import { AuthorizationResponseError } from 'openid-client';
 import { z } from 'zod';
-import { guarded, sha256Hex } from './redis.js';
+import { guarded, sha256Hex } from './redis-calls.js';
 
 /** Who the provider says signed in. */
 export interface SocialProfile {

@@ -2,9 +2,9 @@
 // bits) in base64url, stored only as their SHA-256 with an expiry, and taken with GETDEL so a token
 // works exactly once even when two requests race. A token is found by its hash, never compared.
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '@reelay/redis';
 import { z } from 'zod';
-import { guarded, sha256Hex } from './redis.js';
+import { guarded, sha256Hex } from './redis-calls.js';
 
 export type TokenPurpose = 'verify' | 'reset';
 

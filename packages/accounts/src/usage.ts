@@ -4,9 +4,9 @@
 // A second script counts the key's day (UTC) in a hash of its own, `key-usage:<key hash>:<date>`,
 // which expires USAGE_DAY_TTL_SECONDS after the day's first request: history is bounded by time, not
 // by how busy a key is, and any gateway replica adds to the same day.
-import type { RedisClient } from './redis.js';
 import { apiKeyRecord } from './keys.js';
-import { guarded, luaScript, runScript } from './redis.js';
+import { luaScript, type RedisClient } from '@reelay/redis';
+import { guarded, guardedScript } from './redis-calls.js';
 
 /** The longest history a client may ask for. */
 export const MAX_USAGE_DAYS = 90;
@@ -59,8 +59,8 @@ export class UsageCounter {
   async record(keyHash: string, successful: boolean, at = Date.now()): Promise<void> {
     const flag = successful ? '1' : '0';
     // The day is counted only for a key that still exists (a request racing a delete adds nothing).
-    if ((await runScript(this.redis, RECORD, [apiKeyRecord(keyHash)], [flag, at])) !== 1) return;
-    await runScript(this.redis, RECORD_DAY, [usageDayKey(keyHash, utcDate(at))], [flag, USAGE_DAY_TTL_SECONDS]);
+    if ((await guardedScript(this.redis, RECORD, [apiKeyRecord(keyHash)], [flag, at])) !== 1) return;
+    await guardedScript(this.redis, RECORD_DAY, [usageDayKey(keyHash, utcDate(at))], [flag, USAGE_DAY_TTL_SECONDS]);
   }
 
   /** One row per day for the last `days` days (today last), zeros where the key was not used. */

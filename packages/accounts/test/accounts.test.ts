@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { Cluster, Redis } from 'ioredis';
-import type { RedisClient } from '../src/index.js';
+import type { RedisClient } from '@reelay/redis';
 import { AccountStore, LoginThrottle, SignupLimit } from '../src/index.js';
 import { testRedis, uniqueEmail, uniqueIp } from './helpers.js';
 
@@ -207,7 +206,7 @@ describe('sign-up limit', () => {
     await throttle.attempt(email, ip);
     await throttle.attempt(email, ip);
     // KEYS runs on one node: on a cluster, ask every primary.
-    const nodes = redis.isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
+    const nodes: RedisClient[] = 'nodes' in redis ? redis.nodes('master') : [redis];
     const [accountKey] = (await Promise.all(nodes.map((node) => node.keys(`${prefix}*:pair:*`)))).flat();
     await redis.persist(accountKey); // e.g. restored from a dump without TTLs
     await expect(throttle.attempt(email, ip)).rejects.toMatchObject({

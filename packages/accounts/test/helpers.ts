@@ -1,7 +1,7 @@
 // A Redis client with the gateway's fail-fast options, and unique names so test files never meet.
 import { randomBytes } from 'node:crypto';
 import { testRedisClient } from '@reelay/testkit';
-import type { RedisClient } from '../src/index.js';
+import type { RedisClient } from '@reelay/redis';
 
 /** The run's Redis (one server, or a cluster with REELAY_TEST_REDIS=cluster). */
 export async function testRedis(url = process.env.REDIS_URL!): Promise<RedisClient> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { RedisClient } from '../src/index.js';
+import type { RedisClient } from '@reelay/redis';
 import { startRedis } from '@reelay/testkit';
 import { ipBucket, KeyStore, SurfaceGate } from '../src/index.js';
 import { testRedis, unique, uniqueIp } from './helpers.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import type { RedisClient } from '../src/index.js';
+import type { RedisClient } from '@reelay/redis';
 import { SessionStore } from '../src/index.js';
 import { testRedis, unique } from './helpers.js';
 

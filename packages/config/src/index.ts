@@ -204,6 +204,11 @@ export const ConfigSchema = z
     MAX_SUBSCRIPTIONS_PER_ACCOUNT: int(1, 10_000).default(50),
     /** Most new entries one check starts jobs for; the rest wait for the next check. */
     MAX_ITEMS_PER_CHECK: int(1, 100).default(20),
+    /**
+     * The shortest `every` a subscription may ask for, in seconds: a bound on what one subscription
+     * costs its sources and the workers. Tests and small deployments may lower it to 5.
+     */
+    SUBSCRIPTION_MIN_EVERY_SECONDS: int(5, 604_800).default(300),
     /** Outbound proxies for all traffic, used in turn; EXTRACT_/MEDIA_PROXY_URLS override it for their part. */
     PROXY_URLS: proxyList.default([]),
     /** Proxies for pages, platform APIs and yt-dlp (default: PROXY_URLS). */
@@ -380,48 +385,13 @@ export function hasRedis(config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS'>):
   return Boolean(config.REDIS_URL || config.REDIS_SENTINELS?.length);
 }
 
-/**
- * Connection settings for ioredis, from REDIS_URL or the sentinels (plain data, so this package does
- * not depend on ioredis). With sentinels, REDIS_URL may still carry the password, db and TLS. For a
- * Redis Cluster, `cluster` lists the seed nodes and `options` are every node's connection options.
- */
-export function redisTarget(
-  config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'> &
-    Partial<Pick<Config, 'REDIS_CLUSTER'>>,
-): {
-  url?: string;
-  options: Record<string, unknown>;
-  cluster?: { host: string; port: number }[];
-} {
-  if (isCluster(config) && config.REDIS_URL) {
-    const seeds = clusterSeeds(config.REDIS_URL);
-    if (typeof seeds === 'string') throw new Error(`REDIS_URL: ${seeds}`);
-    return { options: seeds.options, cluster: seeds.nodes };
-  }
-  if (!config.REDIS_SENTINELS?.length) return { url: config.REDIS_URL, options: {} };
-  const options: Record<string, unknown> = { sentinels: config.REDIS_SENTINELS, name: config.REDIS_SENTINEL_NAME };
-  if (config.REDIS_URL) Object.assign(options, urlCredentials(new URL(config.REDIS_URL)));
-  return { options };
-}
-
 /** Whether REDIS_URL names a Redis Cluster (redis+cluster://, or REDIS_CLUSTER=true). */
 export function isCluster(config: Pick<Config, 'REDIS_URL'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>): boolean {
   return Boolean(config.REDIS_CLUSTER || /^rediss?\+cluster:/.test(config.REDIS_URL ?? ''));
 }
 
-/**
- * The BullMQ key prefix a deployment uses when none is given: BullMQ's own `bull` on one Redis (the
- * keys existing deployments already hold), and `{reelay}` on a cluster. The braces are a hash tag:
- * every queue's keys land in one slot, which BullMQ's scripts need, and in the same slot for all
- * queues, which a flow needs (a collection's parent and its children live in different queues).
- */
-export function defaultQueuePrefix(
-  config: Pick<Config, 'REDIS_URL'> & Partial<Pick<Config, 'REDIS_CLUSTER'>>,
-): string | undefined {
-  return isCluster(config) ? '{reelay}' : undefined;
-}
-
-function urlCredentials(u: URL): Record<string, unknown> {
+/** The password, username, database and TLS a Redis URL names (@reelay/redis connects with them). */
+export function redisUrlCredentials(u: URL): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   if (u.username) options.username = decodeURIComponent(u.username);
   if (u.password) options.password = decodeURIComponent(u.password);
@@ -431,7 +401,7 @@ function urlCredentials(u: URL): Record<string, unknown> {
 }
 
 /** A cluster URL's seed nodes and credentials, or what is wrong with it. */
-function clusterSeeds(
+export function clusterSeeds(
   url: string,
 ): { nodes: { host: string; port: number }[]; options: Record<string, unknown> } | string {
   // `host:port,host:port` is not a URL host, so the nodes are split off before URL parses the rest.
@@ -442,7 +412,7 @@ function clusterSeeds(
     return n && Number(n[2]) <= 65535 ? { host: n[1], port: Number(n[2]) } : undefined;
   });
   if (nodes.some((n) => !n)) return 'every cluster seed node is host:port';
-  const options = urlCredentials(new URL(`${m[1]}://${m[2] ? `${m[2]}@` : ''}seed${m[4] ?? ''}`));
+  const options = redisUrlCredentials(new URL(`${m[1]}://${m[2] ? `${m[2]}@` : ''}seed${m[4] ?? ''}`));
   if (options.db !== undefined && options.db !== 0) return 'a Redis Cluster has only database 0';
   delete options.db;
   return { nodes: nodes as { host: string; port: number }[], options };

@@ -203,3 +203,10 @@ describe('collections (DESIGN.md "Collections in extract")', () => {
     expect(parseConfig({ COLLECTION_CURSOR_SECRET: 'x'.repeat(32) }).COLLECTION_CURSOR_SECRET).toBe('x'.repeat(32));
   });
 });
+
+test('SUBSCRIPTION_MIN_EVERY_SECONDS is 300 unless set, and no lower than 5 nor higher than a week', () => {
+  expect(parseConfig({}).SUBSCRIPTION_MIN_EVERY_SECONDS).toBe(300);
+  expect(parseConfig({ SUBSCRIPTION_MIN_EVERY_SECONDS: '5' }).SUBSCRIPTION_MIN_EVERY_SECONDS).toBe(5);
+  expect(() => parseConfig({ SUBSCRIPTION_MIN_EVERY_SECONDS: '4' })).toThrow(/SUBSCRIPTION_MIN_EVERY_SECONDS/);
+  expect(() => parseConfig({ SUBSCRIPTION_MIN_EVERY_SECONDS: '604801' })).toThrow(ConfigError);
+});

@@ -5,7 +5,6 @@ export * from './http-url.js';
 export * from './sources.js';
 export * from './download.js';
 export * from './worker-health.js';
-export * from './redis-failure.js';
 export * from './filename.js';
 export * from './subtitles.js';
 export * from './webhooks.js';

@@ -7,8 +7,14 @@ import { httpUrlSchema } from './http-url.js';
 import { SubtitleLanguagesSchema } from './subtitles.js';
 import { WebhookSecretSchema, WebhookUrlSchema } from './webhooks.js';
 
-export const SUBSCRIPTION_EVERY_MIN = 300;
+/**
+ * The lowest `every` any deployment accepts; each deployment's own minimum is its
+ * SUBSCRIPTION_MIN_EVERY_SECONDS (default 300), at or above this.
+ */
+export const SUBSCRIPTION_EVERY_FLOOR = 5;
 export const SUBSCRIPTION_EVERY_MAX = 604_800;
+/** `every` when a subscription names none (or the deployment's minimum, when that is higher). */
+export const SUBSCRIPTION_EVERY_DEFAULT = 3600;
 /** Failed checks in a row that make a subscription `failing`. */
 export const FAILING_AFTER = 5;
 
@@ -24,18 +30,22 @@ export const SubscriptionPresetSchema = z
   .meta({ id: 'SubscriptionPreset' });
 export type SubscriptionPreset = z.infer<typeof SubscriptionPresetSchema>;
 
-const EverySchema = z
-  .number()
-  .int()
-  .min(SUBSCRIPTION_EVERY_MIN)
-  .max(SUBSCRIPTION_EVERY_MAX)
-  .describe('Seconds between checks (300–604800)');
+const everySchema = (min: number) => z.number().int().min(min).max(SUBSCRIPTION_EVERY_MAX);
+/**
+ * `every` as the OpenAPI document states it. The gateway writes its deployment's minimum into the
+ * document (`minimum`) and validates with subscriptionBodySchemas(minimum).
+ */
+export const SubscriptionEverySchema = everySchema(SUBSCRIPTION_EVERY_FLOOR).describe(
+  "Seconds between checks: at least the deployment's SUBSCRIPTION_MIN_EVERY_SECONDS (300 by default), at most 604800 (a week)",
+);
 const NameSchema = z.string().trim().min(1).max(100);
 
 export const SubscriptionCreateSchema = z
   .object({
     url: httpUrlSchema().describe('A collection: a feed, playlist, channel or profile'),
-    every: EverySchema.optional().describe('Seconds between checks (300–604800, default 3600)'),
+    every: SubscriptionEverySchema.optional().describe(
+      "Seconds between checks: at least the deployment's minimum (SUBSCRIPTION_MIN_EVERY_SECONDS, 300 by default), at most 604800; default 3600",
+    ),
     since: z
       .enum(['now', 'all'])
       .optional()
@@ -55,7 +65,7 @@ export type SubscriptionCreate = z.infer<typeof SubscriptionCreateSchema>;
 
 export const SubscriptionUpdateSchema = z
   .object({
-    every: EverySchema.optional(),
+    every: SubscriptionEverySchema.optional(),
     preset: SubscriptionPresetSchema.optional(),
     name: NameSchema.optional(),
     status: z.enum(['active', 'paused']).optional().describe('paused: no checks until active again'),
@@ -63,6 +73,18 @@ export const SubscriptionUpdateSchema = z
   .strict()
   .meta({ id: 'SubscriptionUpdate' });
 export type SubscriptionUpdate = z.infer<typeof SubscriptionUpdateSchema>;
+
+/**
+ * The bodies a deployment accepts: the documented ones with `every` bounded below by its own
+ * minimum (SUBSCRIPTION_MIN_EVERY_SECONDS), so a refusal names that minimum.
+ */
+export function subscriptionBodySchemas(minEvery: number) {
+  const every = everySchema(Math.max(minEvery, SUBSCRIPTION_EVERY_FLOOR)).optional();
+  return {
+    create: SubscriptionCreateSchema.extend({ every }),
+    update: SubscriptionUpdateSchema.extend({ every }),
+  };
+}
 
 export const SubscriptionStatusSchema = z.enum(['active', 'paused', 'failing']);
 

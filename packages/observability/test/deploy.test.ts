@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, test } from '@jest/globals';
 import { parseConfig } from '@reelay/config';
-import { connectRedis, createGateway, GatewayMetrics, redisReady } from '@reelay/gateway';
+import { createGateway, GatewayMetrics } from '@reelay/gateway';
+import { connectRedis, redisReady } from '@reelay/redis';
 import { createLogger } from '@reelay/observability';
 import { describeWithTools, freePort } from '@reelay/testkit';
 import { startWorker, WorkerMetrics } from '@reelay/worker';
@@ -188,7 +189,7 @@ describeWithTools('a real prometheus', [PROMETHEUS], () => {
       data: { groups: { rules: { name: string; health: string }[] }[] };
     };
     const loaded = rules.data.groups.flatMap((g) => g.rules);
-    expect(loaded.length).toBe(7);
+    expect(loaded.length).toBe(8);
     expect(loaded.filter((r) => r.health === 'err')).toEqual([]);
   }, 60_000);
 });

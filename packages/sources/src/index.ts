@@ -11,7 +11,6 @@
 // extract a client just made stays one item even when another page named one of its URLs before.
 // Each item's subtitle list is kept once, under its item key (which names the extraction).
 import { createHash, randomUUID } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
 import {
   ReelayError,
   StoredSourceSchema,
@@ -21,17 +20,14 @@ import {
   type StoredSubtitle,
   type SubtitleRecord,
 } from '@reelay/contracts';
+import { luaScript, runScript, type RedisClient } from '@reelay/redis';
 
 export class SourceRegistry {
   constructor(
-    private readonly redis: Redis | Cluster,
+    private readonly redis: RedisClient,
     private readonly ttlSeconds: number,
     private readonly prefix = 'reelay:src:',
-  ) {
-    // A defined command runs by SHA: the script's text travels (and Redis hashes it) only when this
-    // Redis has not seen it yet. Defining it again on a shared client is harmless.
-    redis.defineCommand('reelaySetSources', { lua: SET_ALL });
-  }
+  ) {}
 
   /** The key of a URL's source: one extraction's when `extraction` is given, else the latest extract's. */
   key(url: string, extraction?: string): string {
@@ -78,14 +74,11 @@ export class SourceRegistry {
     try {
       if (this.redis.isCluster) await this.setEach(pairKeys, pairValues, singleKeys, singleValues);
       else
-        await (this.redis as ScriptedRedis).reelaySetSources(
-          pairKeys.length + singleKeys.length,
-          ...pairKeys,
-          ...singleKeys,
-          pairValues.length,
-          ...pairValues,
-          ...singleValues,
-          this.ttlSeconds,
+        await runScript(
+          this.redis,
+          SET_ALL,
+          [...pairKeys, ...singleKeys],
+          [pairValues.length, ...pairValues, ...singleValues, this.ttlSeconds],
         );
     } catch (err) {
       throw unavailable(err);
@@ -156,21 +149,20 @@ export class SourceRegistry {
  * KEYS[2i] (its URL's) to ARGV[1+i]; every later key j is a single, SET to the next ARGV in turn.
  * The TTL is the last ARGV. One command, and a value sent once however many keys it goes under.
  */
-const SET_ALL = [
-  'local n = tonumber(ARGV[1])',
-  'local ttl = ARGV[#ARGV]',
-  'for i = 1, n do',
-  "  redis.call('SET', KEYS[2 * i - 1], ARGV[1 + i], 'EX', ttl)",
-  "  redis.call('SET', KEYS[2 * i], ARGV[1 + i], 'EX', ttl)",
-  'end',
-  'for j = 2 * n + 1, #KEYS do',
-  "  redis.call('SET', KEYS[j], ARGV[1 + n + j - 2 * n], 'EX', ttl)",
-  'end',
-  'return #KEYS',
-].join('\n');
-
-/** The client with SET_ALL defined on it (ioredis sends EVALSHA, and EVAL once when Redis lacks it). */
-type ScriptedRedis = Redis & { reelaySetSources(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
+const SET_ALL = luaScript(
+  [
+    'local n = tonumber(ARGV[1])',
+    'local ttl = ARGV[#ARGV]',
+    'for i = 1, n do',
+    "  redis.call('SET', KEYS[2 * i - 1], ARGV[1 + i], 'EX', ttl)",
+    "  redis.call('SET', KEYS[2 * i], ARGV[1 + i], 'EX', ttl)",
+    'end',
+    'for j = 2 * n + 1, #KEYS do',
+    "  redis.call('SET', KEYS[j], ARGV[1 + n + j - 2 * n], 'EX', ttl)",
+    'end',
+    'return #KEYS',
+  ].join('\n'),
+);
 
 function unavailable(cause: unknown): ReelayError {
   return new ReelayError('service_unavailable', 'The source registry (Redis) is unavailable; try again shortly.', {

@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { testRedisClient } from '@reelay/testkit';
 import type { SourceRecord } from '@reelay/contracts';
 import { SourceRegistry } from '../src/index.js';
@@ -114,7 +113,7 @@ describe('the source registry', () => {
   });
 
   test('an unreachable Redis is service_unavailable, for record and for get', async () => {
-    const down = new Redis('redis://127.0.0.1:1', {
+    const down = testRedisClient('redis://127.0.0.1:1', {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
       lazyConnect: true,

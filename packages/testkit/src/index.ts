@@ -11,3 +11,4 @@ export * from './live-hls.js';
 export * from './live-dash.js';
 export * from './redis-cluster.js';
 export * from './pty.js';
+export * from './redis-client.js';

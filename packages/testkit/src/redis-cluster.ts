@@ -7,7 +7,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 const run = promisify(execFile);
 
@@ -199,18 +198,4 @@ export async function startRedisCluster(
     },
     stop,
   };
-}
-
-/**
- * A plain client of the run's Redis, whichever it is: a `redis+cluster://` URL (REELAY_TEST_REDIS=cluster)
- * gives an ioredis Cluster over its seed nodes, any other URL one Redis.
- */
-export function testRedisClient(url = process.env.REDIS_URL!, options: RedisOptions = {}): Redis | Cluster {
-  const seeds = /^redis\+cluster:\/\/(.+)$/.exec(url)?.[1];
-  if (!seeds) return new Redis(url, options);
-  const nodes = seeds
-    .split(',')
-    .map((s) => ({ host: s.slice(0, s.lastIndexOf(':')), port: Number(s.slice(s.lastIndexOf(':') + 1)) }));
-  const { enableOfflineQueue, ...redisOptions } = options;
-  return new Cluster(nodes, { redisOptions, ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }) });
 }

@@ -23,9 +23,10 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 export async function startRedis(
-  options: { dir?: string; appendOnly?: boolean; binary?: string; detached?: boolean } = {},
+  options: { dir?: string; appendOnly?: boolean; binary?: string; detached?: boolean; port?: number } = {},
 ): Promise<RedisHandle> {
-  const port = await freePort();
+  // A given port: a Redis back where a stopped one was, as after an outage.
+  const port = options.port ?? (await freePort());
   const args = [
     '--port',
     String(port),

@@ -4,7 +4,8 @@
 // service_unavailable, here for every route rather than in each store; anything else is a bug:
 // logged with the request id, answered as internal_error without a stack.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { redisUnavailable, ReelayError } from '@reelay/contracts';
+import { ReelayError } from '@reelay/contracts';
+import { redisUnavailable } from '@reelay/redis';
 import type { Logger } from '@reelay/observability';
 
 export const notFound: RequestHandler = (req, _res, next) => {

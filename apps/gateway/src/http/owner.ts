@@ -2,7 +2,7 @@
 // resources (subscriptions) require one (401 otherwise; cookie writes must be same-origin); a job
 // records the account that asked for it, when there is one, as the one that may control it.
 import type { Request, RequestHandler } from 'express';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import { apiKeyRecord, hashSecret, type SessionStore } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import { isCrossSite, sameOrigin } from './same-origin.js';

@@ -1,6 +1,6 @@
 // Operational endpoints: liveness (with which ffmpeg and ffprobe this host resolves), readiness
 // (Redis answers, and the workers' heartbeats say some can run jobs), Prometheus metrics.
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import { z } from 'zod';
 import { isFresh, WORKER_HEALTH_TTL_SECONDS, WorkerHealthSchema, workerHealthKey } from '@reelay/contracts';
 import type { BinaryReport } from '@reelay/media';

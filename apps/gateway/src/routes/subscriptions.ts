@@ -1,11 +1,13 @@
 // Subscriptions under /api/v1/subscriptions (DESIGN.md "Subscriptions"): an account's watched
 // collections, by API key or web app session. Another owner's id answers as an unknown one (404).
 import type { Request, RequestHandler } from 'express';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import type { SessionStore } from '@reelay/accounts';
 import {
   ErrorEnvelopeSchema,
   ReelayError,
+  SUBSCRIPTION_EVERY_DEFAULT,
+  subscriptionBodySchemas,
   SubscriptionCheckEnvelopeSchema,
   SubscriptionCreateSchema,
   SubscriptionEnvelopeSchema,
@@ -81,12 +83,16 @@ export interface SubscriptionRouteDeps {
   maxPerAccount: number;
   /** The limit per client address (RATE_LIMIT_SUBSCRIPTIONS_PER_MIN), absent when it is off. */
   limit?: RequestHandler;
+  /** SUBSCRIPTION_MIN_EVERY_SECONDS: the shortest `every` accepted. */
+  minEvery: number;
   /** The deployment has a WEBHOOK_SECRET to sign with. */
   webhookSecret: boolean;
 }
 
 export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
   const { store, checker } = deps;
+  // The documented bodies (SubscriptionCreateSchema, …) with this deployment's minimum `every`.
+  const bodies = subscriptionBodySchemas(deps.minEvery);
   // The limit first: a request over it costs no key or session lookup.
   const before = [noStore, ...(deps.limit ? [deps.limit] : []), requireOwner(deps)];
   return [
@@ -122,7 +128,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       }),
       handler: async (req, res) => {
         const accountId = owner(req);
-        const body = parseBody(SubscriptionCreateSchema, req.body);
+        const body = parseBody(bodies.create, req.body);
         if (body.webhook_url !== undefined) {
           if (body.webhook_secret === undefined && !deps.webhookSecret)
             throw new ReelayError(
@@ -150,7 +156,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
           account_id: accountId,
           name: body.name ?? (page.title || page.url).slice(0, 100),
           url: page.url,
-          every: body.every ?? 3600,
+          every: body.every ?? Math.max(SUBSCRIPTION_EVERY_DEFAULT, deps.minEvery),
           since,
           preset: body.preset ?? {},
           status: 'active' as const,
@@ -229,7 +235,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
       }),
       handler: async (req, res) => {
         // The body first: a malformed one is 400 whatever the id.
-        const change = parseBody(SubscriptionUpdateSchema, req.body);
+        const change = parseBody(bodies.update, req.body);
         const record = await store.owned(owner(req), String(req.params.id));
         res.json(ok(await store.view(await store.update(record, change))));
       },

@@ -9,9 +9,9 @@
 // sending jobs expires as a whole. A cancelled job frees its slot the same way: failed with the cancel
 // code when it was running, or gone from the queue with a cancelled record when it was queued.
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
-import { ipBucket, luaScript, runScript } from '@reelay/accounts';
+import { ipBucket } from '@reelay/accounts';
 import { cancelledJobKey, ReelayError } from '@reelay/contracts';
+import { luaScript, runScript, type RedisClient } from '@reelay/redis';
 
 /** BullMQ states of a job that still holds a slot: queued (in any form) or processing. */
 const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FlowJob, FlowProducer, JobsOptions, Queue } from 'bullmq';
 import type { RequestedWebhook } from './webhooks.js';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import {
   archiveKey,
   chooseSource,

@@ -1,7 +1,7 @@
 // The parent Job of a collection download as the gateway reads it: the children's records from
 // Redis and each child's state from BullMQ, through the shared view (contracts' collection-view.ts).
 import { Job, type Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import { collectionChildrenKey, readChildren as readChildViews, type ChildView } from '@reelay/contracts';
 
 export { collectionView, type ChildView } from '@reelay/contracts';

@@ -3,7 +3,8 @@
 // while its job or artifact lives gets the same job (and a control token for it).
 import { createHash, randomBytes } from 'node:crypto';
 import type { FlowProducer, JobsOptions, Queue } from 'bullmq';
-import { ipBucket, type RedisClient } from '@reelay/accounts';
+import { ipBucket } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import {
   AUDIO_FORMATS,
   ContainerSchema,

@@ -10,10 +10,10 @@
 // fetches by itself. Only successes are cached; an error is handed to the requests already waiting
 // for that fetch (they asked at the same moment and would meet the same origin), never kept.
 import { createHash, randomUUID } from 'node:crypto';
-import type { RedisClient } from '@reelay/accounts';
 import { ReelayError } from '@reelay/contracts';
 import type { Extraction } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
+import { hashTag, luaScript, runScript, type RedisClient } from '@reelay/redis';
 import { cacheTtlMs, earliestExpiry } from './media-expiry.js';
 import { FlightListener, type FlightMessage } from './flight-listener.js';
 
@@ -62,9 +62,6 @@ export class ExtractCache {
     this.lockMs = options.lockMs ?? LOCK_MS;
     this.recheckMs = options.recheckMs ?? RECHECK_MS;
     this.listener = new FlightListener(redis, options.logger);
-    redis.defineCommand('reelayCacheAcquire', { numberOfKeys: 2, lua: ACQUIRE });
-    redis.defineCommand('reelayCacheComplete', { numberOfKeys: 2, lua: COMPLETE });
-    redis.defineCommand('reelayCacheRenew', { numberOfKeys: 1, lua: RENEW });
   }
 
   /** The Redis keys and channel of a URL (tests use them to play a dead holder). */
@@ -73,8 +70,8 @@ export class ExtractCache {
     // The URL's hash is the keys' hash tag: the scripts touch both, so on a Redis Cluster they share
     // a slot, while different URLs spread over all of them.
     return {
-      result: `${this.prefix}r:{${hash}}`,
-      lock: `${this.prefix}l:{${hash}}`,
+      result: `${this.prefix}r:${hashTag(hash)}`,
+      lock: `${this.prefix}l:${hashTag(hash)}`,
       channel: `${this.prefix}c:${hash}`,
     };
   }
@@ -100,7 +97,10 @@ export class ExtractCache {
       for (;;) {
         let state: [string, string?];
         try {
-          state = await (this.redis as CacheRedis).reelayCacheAcquire(keys.result, keys.lock, token, this.lockMs);
+          state = (await runScript(this.redis, ACQUIRE, [keys.result, keys.lock], [token, this.lockMs])) as [
+            string,
+            string?,
+          ];
         } catch (err) {
           // A cache that cannot be read is no reason to refuse an extract: fetch without it.
           this.options.logger.warn({ err: (err as Error).message }, 'extract cache unavailable: fetching without it');
@@ -143,7 +143,7 @@ export class ExtractCache {
   ): Promise<Extraction> {
     const renew = setInterval(
       () => {
-        (this.redis as CacheRedis).reelayCacheRenew(keys.lock, token, this.lockMs).catch(() => undefined);
+        runScript(this.redis, RENEW, [keys.lock], [token, this.lockMs]).catch(() => undefined);
       },
       Math.max(50, Math.floor(this.lockMs / 3)),
     );
@@ -176,14 +176,11 @@ export class ExtractCache {
     const entry = extraction ? JSON.stringify({ stored_at: now, extraction } satisfies Entry) : '';
     const ttl = extraction ? cacheTtlMs(this.options.ttlSeconds, earliestExpiry(extraction), now, EXPIRY_MARGIN_MS) : 0;
     try {
-      await (this.redis as CacheRedis).reelayCacheComplete(
-        keys.result,
-        keys.lock,
-        token,
-        entry,
-        ttl,
-        keys.channel,
-        failure ? JSON.stringify(failure) : '',
+      await runScript(
+        this.redis,
+        COMPLETE,
+        [keys.result, keys.lock],
+        [token, entry, ttl, keys.channel, failure ? JSON.stringify(failure) : ''],
       );
     } catch (err) {
       // The result is still answered; the waiters take over once the lock lapses.
@@ -207,36 +204,31 @@ export class ExtractCache {
 type Keys = ReturnType<ExtractCache['keys']>;
 
 /** The cached entry, else the lock when free, else 'busy'. */
-const ACQUIRE = `local v = redis.call('GET', KEYS[1])
+const ACQUIRE = luaScript(
+  `local v = redis.call('GET', KEYS[1])
 if v then return {'hit', v} end
 if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'lock'} end
-return {'busy'}`;
+return {'busy'}`,
+  2,
+);
 
 /** Stores ARGV[2] for ARGV[3] ms (when both are set), frees the lock if ARGV[1] holds it, publishes. */
-const COMPLETE = `if ARGV[2] ~= '' and tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
+const COMPLETE = luaScript(
+  `if ARGV[2] ~= '' and tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 local message = ARGV[5]
 if message == '' then message = ARGV[2] end
 if message ~= '' then redis.call('PUBLISH', ARGV[4], message) end
-return 1`;
+return 1`,
+  2,
+);
 
 /** Extends the lock only while ARGV[1] still holds it. */
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
-
-type CacheRedis = RedisClient & {
-  reelayCacheAcquire(result: string, lock: string, token: string, lockMs: number): Promise<[string, string?]>;
-  reelayCacheComplete(
-    result: string,
-    lock: string,
-    token: string,
-    entry: string,
-    ttlMs: number,
-    channel: string,
-    message: string,
-  ): Promise<number>;
-  reelayCacheRenew(lock: string, token: string, lockMs: number): Promise<number>;
-};
+const RENEW = luaScript(
+  `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`,
+  1,
+);
 
 function parseEntry(text: string | undefined): Entry | undefined {
   try {

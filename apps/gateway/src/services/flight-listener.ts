@@ -2,11 +2,11 @@
 // another replica's fetch of a URL join that URL's channel; the connection subscribes while anyone
 // here waits on it and unsubscribes when the last one leaves, so a replica receives only the
 // messages of fetches it waits for. Opened on the first wait, not at start.
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import type { ErrorCode } from '@reelay/contracts';
 import type { Extraction } from '@reelay/extractors';
 import type { Logger } from '@reelay/observability';
-import { duplicateRedis } from '../redis.js';
+import { duplicateRedis } from '@reelay/redis';
 
 /** What a holder announces: the stored entry, the error it met, or that it gave up. */
 export type FlightMessage =

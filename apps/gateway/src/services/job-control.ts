@@ -6,7 +6,7 @@
 // that loses the race with the job's completion says so (409) instead of promising what did not happen.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import {
   cancelledJobKey,
   CANCELLED_RECORD_TTL_SECONDS,

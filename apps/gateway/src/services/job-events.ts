@@ -4,11 +4,11 @@
 // of the jobs any worker runs, and fans them out in-process. A change of a job that has listeners is
 // read once (JobService.snapshot), whatever the number of listeners; progress at most 4 times a second.
 import { QueueEvents, type Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import { ReelayError } from '@reelay/contracts';
 import { logRef, type Logger } from '@reelay/observability';
 import type { JobService, JobSnapshot } from './jobs.js';
-import { duplicateRedis } from '../redis.js';
+import { duplicateRedis } from '@reelay/redis';
 
 /** What a listener is told: the job's current state, or undefined: no more (the job was removed, or the gateway stops). */
 export type JobListener = (snapshot: JobSnapshot | undefined) => void;

@@ -4,8 +4,8 @@
 // asked (its API key's or session's), if any. A collection's entries point at their parent, whose
 // tokens and account control them; a subscription's job has its owner and no token.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { RedisClient } from '@reelay/accounts';
-import { luaScript, runScript } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
+import { luaScript, runScript } from '@reelay/redis';
 import { CONTROL_TOKEN_PATTERN, ReelayError } from '@reelay/contracts';
 
 /**

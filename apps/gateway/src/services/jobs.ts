@@ -1,7 +1,7 @@
 // Job records as clients see them (DESIGN.md's Job), read from BullMQ, which is the one store of
 // job state: status, progress, timestamps, error and artifact.
 import { Job, type Queue } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import type { ArtifactStore, StoredArtifact } from '@reelay/artifacts';
 import { jobEventId } from './job-event-id.js';
 import { collectionView, readChildren, type ChildView } from './collection-view.js';

@@ -6,7 +6,7 @@
 // "check now" racing a scheduled check starts each entry once.
 import { createHash } from 'node:crypto';
 import { Worker } from 'bullmq';
-import type { RedisClient } from '@reelay/accounts';
+import type { RedisClient } from '@reelay/redis';
 import {
   chooseSource,
   JobPayloadSchema,
@@ -15,12 +15,12 @@ import {
   type CollectionEntry,
   type DownloadRequest,
 } from '@reelay/contracts';
-import type { Logger } from '@reelay/observability';
+import { countWorkerErrors, type Logger, type prom } from '@reelay/observability';
 import type { DownloadService } from './download.js';
 import type { ExtractService } from './extract.js';
 import { resolvePageUrl } from './one-step.js';
 import { SUBSCRIPTION_QUEUE, type SubscriptionRecord, type SubscriptionStore } from './subscriptions.js';
-import { duplicateRedis } from '../redis.js';
+import { duplicateRedis } from '@reelay/redis';
 
 export interface CheckDeps {
   store: SubscriptionStore;
@@ -176,17 +176,26 @@ export class SubscriptionChecker {
   }
 }
 
-/**
- * This process's share of the scheduled checks: a BullMQ worker on SUBSCRIPTION_QUEUE. Every replica
- * runs one; the scheduler's single delayed job goes to one of them. Its connection is its own, one
- * that waits through a Redis outage (the gateway's client fails fast).
- */
 /** How long a stop waits for BullMQ's close before dropping the checks' connection. */
 const CLOSE_WAIT_MS = 3_000;
 
+/**
+ * This process's share of the scheduled checks: a BullMQ worker on SUBSCRIPTION_QUEUE. Every replica
+ * runs one; the scheduler's single delayed job goes to one of them. Its connection is its own, one
+ * that waits through a Redis outage (the gateway's client fails fast); it keeps the command timeout,
+ * and BullMQ's blocking fetch runs on a duplicate of it that has none (@reelay/redis).
+ */
+
 export function startSubscriptionChecks(
   checker: SubscriptionChecker,
-  options: { redis: RedisClient; prefix?: string; logger: Logger; concurrency?: number },
+  options: {
+    redis: RedisClient;
+    prefix?: string;
+    logger: Logger;
+    concurrency?: number;
+    /** reelay_queue_worker_errors_total: each error the worker reports counts under its queue. */
+    errors?: prom.Counter<'queue'>;
+  },
 ): { worker: Worker; close(): Promise<void> } {
   const connection = duplicateRedis(options.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true });
   connection.on('error', (err: Error) =>
@@ -198,6 +207,7 @@ export function startSubscriptionChecks(
     concurrency: options.concurrency ?? 2,
   });
   worker.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'subscription checks: worker problem'));
+  if (options.errors) countWorkerErrors(worker, SUBSCRIPTION_QUEUE, options.errors);
   return {
     worker,
     close: async () => {

@@ -4,7 +4,7 @@
 // replica whose worker takes the job runs that check (subscription-check.ts).
 import { randomBytes } from 'node:crypto';
 import type { JobType, Queue } from 'bullmq';
-import { luaScript, runScript, type RedisClient } from '@reelay/accounts';
+import { luaScript, runScript, type RedisClient } from '@reelay/redis';
 import {
   FAILING_AFTER,
   ReelayError,
@@ -101,8 +101,6 @@ export class SubscriptionStore {
     private readonly redis: RedisClient,
     private readonly schedule: Queue,
     private readonly jobs: Pick<JobService, 'view'>,
-    /** Milliseconds per `every` second (tests shorten time; production 1000). */
-    private readonly secondMs = 1000,
   ) {}
 
   newId(): string {
@@ -227,7 +225,7 @@ export class SubscriptionStore {
       await guarded(() => this.schedule.removeJobScheduler(record.id));
       return;
     }
-    const every = checkInterval(record.every, record.failures) * this.secondMs;
+    const every = checkInterval(record.every, record.failures) * 1000;
     await guarded(() =>
       this.schedule.upsertJobScheduler(
         record.id,

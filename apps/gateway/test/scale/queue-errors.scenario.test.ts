@@ -4,7 +4,8 @@ import { expect, test } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { createLogger } from '@reelay/observability';
 import { startRedis } from '@reelay/testkit';
-import { connectRedis, createGateway, redisReady } from '../../src/index.js';
+import { connectRedis, redisReady } from '@reelay/redis';
+import { createGateway } from '../../src/index.js';
 import { testConfig } from '../helpers.js';
 
 test("a Redis outage shows in the gateway's log as short queue warnings, without stack traces", async () => {

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { defaultQueuePrefix } from '@reelay/config';
+import { defaultQueuePrefix } from '@reelay/redis';
 import { createLogger } from '@reelay/observability';
 import {
   describeWithTools,

@@ -6,10 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import request from 'supertest';
-import { startOrigin, startRedis, testMedia, type Origin, type RedisHandle } from '@reelay/testkit';
-import { connectRedis, redisReady } from '../../src/index.js';
+import { startOrigin, startRedis, testMedia, testRedisClient, type Origin, type RedisHandle } from '@reelay/testkit';
+import { connectRedis, redisReady } from '@reelay/redis';
 import { PASSWORD, uniqueEmail, uniqueIp } from '../account-helpers.js';
 import { buildGateway, testConfig, type TestGateway } from '../helpers.js';
 
@@ -244,7 +243,7 @@ describe('a Redis that refuses writes', () => {
     const redis = await server();
     const gw = await gatewayOn(redis.url);
     const ctx = await setUp(gw);
-    const admin = new Redis(redis.url);
+    const admin = testRedisClient(redis.url);
     try {
       await admin.config('SET', 'maxmemory', '1');
       const results = await run(probes(gw, ctx).filter(([name]) => WRITES.includes(name)));
@@ -262,7 +261,7 @@ describe('a Redis that refuses writes', () => {
     const redis = await server();
     const gw = await gatewayOn(redis.url);
     const ctx = await setUp(gw);
-    const admin = new Redis(redis.url);
+    const admin = testRedisClient(redis.url);
     try {
       // Snapshots configured, and the folder they go to removed: the next one fails, and Redis
       // refuses writes (stop-writes-on-bgsave-error, on by default).
@@ -289,7 +288,7 @@ describe('a Redis that refuses writes', () => {
     const replica = await server();
     const seed = await gatewayOn(primary.url);
     const ctx = await setUp(seed);
-    const admin = new Redis(replica.url);
+    const admin = testRedisClient(replica.url);
     try {
       await admin.replicaof('127.0.0.1', primary.port);
       const deadline = Date.now() + 10_000;

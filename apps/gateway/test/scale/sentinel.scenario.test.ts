@@ -8,11 +8,18 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { createLogger } from '@reelay/observability';
-import { describeWithTools, freePort, startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
+import {
+  describeWithTools,
+  freePort,
+  startOrigin,
+  testMedia,
+  testRedisClient,
+  type Origin,
+  type TestMedia,
+} from '@reelay/testkit';
 import { startWorker, type RunningWorker } from '@reelay/worker';
-import { connectRedis, redisReady } from '../../src/index.js';
+import { connectRedis, redisReady } from '@reelay/redis';
 import { buildGateway, testConfig, type TestGateway } from '../helpers.js';
 
 const NAME = 'reelay-test';
@@ -96,8 +103,8 @@ describeWithTools(
         await spawnRedis(['redis-sentinel', conf], 'Sentinel ID');
       }
       // The replica must be in sync, and the sentinels must know it, before a failover can promote it.
-      const replica = new Redis({ host: '127.0.0.1', port: replicaPort });
-      const sentinel = new Redis({ host: '127.0.0.1', port: sentinelPorts[0] });
+      const replica = testRedisClient(`redis://127.0.0.1:${replicaPort}`);
+      const sentinel = testRedisClient(`redis://127.0.0.1:${sentinelPorts[0]}`);
       for (let i = 0; ; i++) {
         const synced = (await replica.info('replication')).includes('master_link_status:up');
         const known = ((await sentinel.call('SENTINEL', 'REPLICAS', NAME)) as unknown[]).length > 0;

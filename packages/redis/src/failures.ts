@@ -5,8 +5,8 @@
 // or sentinels' quorum (MASTERDOWN, NOREPLICAS), a long script (BUSY), a cluster moving slots
 // (TRYAGAIN, CLUSTERDOWN), a password that no longer matches (NOAUTH, WRONGPASS). Any other reply
 // (a wrong type, a bad script) is reelay's bug and stays a 500.
-// Recognised by shape (ioredis' error names and messages), so this package needs no Redis client.
-import { ReelayError } from './errors.js';
+// Recognised by shape (ioredis' error names and messages).
+import { ReelayError } from '@reelay/contracts';
 
 const UNAVAILABLE_REPLIES =
   /^(MISCONF|OOM|LOADING|READONLY|MASTERDOWN|NOREPLICAS|BUSY|TRYAGAIN|CLUSTERDOWN|NOAUTH|WRONGPASS)\b/;

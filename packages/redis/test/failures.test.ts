@@ -1,10 +1,11 @@
-// Which Redis failures the error middleware answers as 503 service_unavailable, built as ioredis
+// Which Redis failures the gateway's error middleware answers as 503 service_unavailable, built as ioredis
 // builds them (its ReplyError class, its timeout and connection messages). The replies that need a
 // disk or a restart to provoke (MISCONF, LOADING, MASTERDOWN) are checked here; the frozen, full and
-// read-only servers are provoked for real in scale/redis-faults.scenario.test.ts.
+// read-only servers are provoked for real in apps/gateway/test/scale/redis-faults.scenario.test.ts.
 import { describe, expect, test } from '@jest/globals';
 import { ReplyError } from 'ioredis';
-import { redisUnavailable, ReelayError } from '@reelay/contracts';
+import { ReelayError } from '@reelay/contracts';
+import { redisUnavailable } from '../src/index.js';
 
 const reply = (message: string): Error => new ReplyError(message) as Error;
 
