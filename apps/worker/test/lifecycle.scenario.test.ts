@@ -10,6 +10,7 @@ import { Job } from 'bullmq';
 import { FsArtifactStore } from '@reelay/artifacts';
 import type { JobInput } from '@reelay/contracts';
 import { probe } from '@reelay/media';
+import { logRef } from '@reelay/observability';
 import { startOrigin, testMedia, type Origin, type TestMedia } from '@reelay/testkit';
 import {
   payload,
@@ -153,7 +154,9 @@ test("a worker killed mid-job loses nothing: the next worker finishes the job an
   expect(await second.exited).toEqual({ code: 0, signal: null });
   // The logs tell the story without the proxy credentials ffmpeg was given.
   const logs = JSON.stringify([...first.logs, ...second.logs]);
-  expect(logs).toContain(job.id);
+  // Named by its log reference, never by the id itself (a capability: issue 32).
+  expect(logs).toContain(logRef(job.id));
+  expect(logs).not.toContain(job.id);
   expect(logs).not.toMatch(/[0-9a-f]{24}:[0-9a-f]{48}@|http_proxy/);
 }, 45_000);
 

@@ -44,7 +44,8 @@ async function startedByGet(cwd: string, server = stack.direct): Promise<string>
   cli.child.kill('SIGINT');
   const run = await cli.done;
   expect(run.code).toBe(130);
-  expect(run.stderr).toContain(`job ${id} goes on on the server`);
+  expect(run.stderr).toContain(`job ${id} is still running on the server`);
+  expect(run.stderr).toContain(`reelay job ${id} --cancel`);
   return id;
 }
 
