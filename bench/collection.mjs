@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dumpLogs, makeOnce, percentile, run, sleep, startStack } from './jobs.mjs';
+import { dumpLogs, jobRef, makeOnce, percentile, run, sleep, startStack } from './jobs.mjs';
 import { fmt, formatLoad, requireTool, startSlowOrigin } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_COLLECTION_ROUNDS ?? 3);
@@ -31,14 +31,14 @@ function profileRound(round, t0, parent, views, workerLog) {
     if (!line.includes('job output stored')) continue;
     try {
       const entry = JSON.parse(line);
-      logged.set(entry.jobId, entry);
+      logged.set(entry.job, entry); // the job's reference (jobRef), never its id
     } catch {
       // a partial line at the end of the file
     }
   }
   const at = (iso) => Date.parse(iso) - t0;
   const lines = views.map((j) => {
-    const log = logged.get(j.id) ?? {};
+    const log = logged.get(jobRef(j.id)) ?? {};
     const picked = at(j.started_at);
     return {
       round,

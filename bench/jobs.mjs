@@ -9,6 +9,7 @@
 // 2. Worker RSS while it runs 4 merge jobs at once (WORKER_CONCURRENCY=4), against the same worker idle.
 // Queue latency and throughput (a burst of jobs, 1 and 2 workers) are in bench/queue.mjs.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -462,15 +463,25 @@ export async function startStack(scratch, logs) {
 }
 
 /**
+ * How the worker's log lines name a job: a reference, never its id (@reelay/observability's logRef,
+ * written again here so the benchmarks read a log without importing a build).
+ */
+export function jobRef(jobId) {
+  return createHash('sha256').update(jobId).digest('hex').slice(0, 16);
+}
+
+/**
  * The worker's log lines for one job (its LOG_LEVEL must be info): when it started, and what its
  * "job output stored" line says (phases_ms, requests, range_parts).
  */
 export function workerLines(logFile, jobId) {
   const out = {};
+  const ref = jobRef(jobId);
   for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
-    if (!line.includes(jobId)) continue;
+    if (!line.includes(ref)) continue;
     try {
       const rec = JSON.parse(line);
+      if (rec.job !== ref) continue;
       if (rec.msg === 'job started') out.started = Date.parse(rec.time);
       if (rec.msg === 'job output stored')
         Object.assign(out, {

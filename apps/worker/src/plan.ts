@@ -1,6 +1,7 @@
-// From a job payload to the ffmpeg operation that makes its file. The plan follows the inputs (two
-// progressive files, one or two HLS/DASH streams, one progressive file) and the requested format;
-// the payload's `operation` names the job for people and metrics and is not second-guessed here.
+// From a job payload to the ffmpeg operation that makes its file, and what of the source it keeps
+// (kept.ts). The plan follows the inputs (two progressive files, one or two HLS/DASH streams, one
+// progressive file) and the requested format; the payload's `operation` names the job for people and
+// metrics and is not second-guessed here. Which steps run it is steps/choose.ts's question.
 import {
   AUDIO_FORMATS,
   mediaFilename,
@@ -27,6 +28,7 @@ import {
   type SubtitleTrack,
 } from '@reelay/media';
 import { toProxyUrl } from './https-names.js';
+import { keptIntervals, type KeptIntervals } from './kept.js';
 
 export interface JobPlan {
   operation: MediaOperation;
@@ -35,6 +37,8 @@ export interface JobPlan {
   contentType: string;
   /** What ffprobe reads for the duration when the payload has none. */
   probe: { input: InputSpec; kind: InputKind; aes128: boolean };
+  /** The stretches of the source the smart cut renders into the file; absent: the operation makes it whole. */
+  kept?: KeptIntervals;
 }
 
 function invalid(message: string): ReelayError {
@@ -202,6 +206,7 @@ export function planJob(payload: JobPayload): JobPlan {
   }
   const probed =
     second !== undefined && payload.format !== undefined && AUDIO_FORMATS.has(payload.format) ? second : first;
+  const kept = keptIntervals(payload, operation);
   return {
     operation,
     filename: mediaFilename(payload.basename, format),
@@ -211,5 +216,6 @@ export function planJob(payload: JobPayload): JobPlan {
       kind: segmented(probed) ?? 'progressive',
       aes128: segmented(probed) === 'hls',
     },
+    ...(kept ? { kept } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // The job's log line splits ffmpeg's time at the proxy's first and last byte to it (bench/ reads
 // it to say where a merge's time goes).
 import { expect, test } from '@jest/globals';
-import { ffmpegTimeline } from '../src/job-run.js';
+import { ffmpegTimeline } from '../src/steps/render.js';
 
 test("start-up, transfer and the tail after the last byte add up to ffmpeg's run", () => {
   const parts = ffmpegTimeline(1_000, 1_900, { firstByteAt: 1_120, lastByteAt: 1_750 });

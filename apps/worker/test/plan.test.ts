@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { JobInput, JobPayload } from '@reelay/contracts';
+import { keptIntervals } from '../src/kept.js';
 import { planJob } from '../src/plan.js';
 
 const ID = 'AAAAAAAAAAAAAAAAAAAAAA';
@@ -166,4 +167,28 @@ test('an input that is not http or https is url_blocked', () => {
   expect(() => planJob(payload([{ ...V, url: 'file:///etc/passwd' }, A]))).toThrow(
     expect.objectContaining({ code: 'url_blocked' }),
   );
+});
+
+describe('what the smart cut keeps', () => {
+  const MUXED: JobInput = {
+    url: 'https://cdn.example.com/m.mp4',
+    stream_profile: 'muxed_progressive',
+    codecs: 'avc1.64001f,mp4a.40.2',
+  };
+  const op = planJob(payload([MUXED], { operation: 'convert', format: 'mp4' })).operation;
+
+  test('a precise clip keeps one interval; no clip or a fast one leaves the file to the ffmpeg command', () => {
+    expect(keptIntervals({ clip: { start: 1.5, end: 6.5, mode: 'precise' } }, op)).toEqual([{ start: 1.5, end: 6.5 }]);
+    expect(keptIntervals({ clip: { start: 1.5, end: 6.5, mode: 'fast' } }, op)).toBeUndefined();
+    expect(keptIntervals({}, op)).toBeUndefined();
+  });
+
+  test('the plan carries them for mp4 and mkv only: other formats re-encode the clip in their command', () => {
+    const clip = { start: 2, end: 5, mode: 'precise' as const };
+    for (const format of ['mp4', 'mkv'] as const)
+      expect(planJob(payload([MUXED], { operation: 'convert', format, clip })).kept).toEqual([{ start: 2, end: 5 }]);
+    for (const format of ['webm', 'mp3', 'm4a'] as const)
+      expect(planJob(payload([MUXED], { operation: 'convert', format, clip })).kept).toBeUndefined();
+    expect(planJob(payload([V, A], { clip })).kept).toEqual([{ start: 2, end: 5 }]);
+  });
 });
