@@ -5,7 +5,13 @@ import { QualitySchema } from './choose-source.js';
 import { OutputFormatSchema } from './download.js';
 import { httpUrlSchema } from './http-url.js';
 import { SubtitleLanguagesSchema } from './subtitles.js';
-import { WebhookSecretSchema, WebhookUrlSchema } from './webhooks.js';
+import { dependentRequired } from './stated-rules.js';
+import {
+  WEBHOOK_SECRET_NEEDS_URL,
+  WEBHOOK_SECRET_SETTING_RULE,
+  WebhookSecretSchema,
+  WebhookUrlSchema,
+} from './webhooks.js';
 
 export const SUBSCRIPTION_EVERY_MIN = 300;
 export const SUBSCRIPTION_EVERY_MAX = 604_800;
@@ -30,27 +36,30 @@ const EverySchema = z
   .min(SUBSCRIPTION_EVERY_MIN)
   .max(SUBSCRIPTION_EVERY_MAX)
   .describe('Seconds between checks (300–604800)');
-const NameSchema = z.string().trim().min(1).max(100);
+// Checked as sent, then trimmed: the length and the pattern are what the OpenAPI document states.
+const NameSchema = z.string().max(100).regex(/\S/, 'name needs a visible character.').trim();
 
-export const SubscriptionCreateSchema = z
-  .object({
-    url: httpUrlSchema().describe('A collection: a feed, playlist, channel or profile'),
-    every: EverySchema.optional().describe('Seconds between checks (300–604800, default 3600)'),
-    since: z
-      .enum(['now', 'all'])
-      .optional()
-      .describe(
-        '"now" (default): entries listed at creation are marked seen, not downloaded; "all": the first check downloads them too',
+export const SubscriptionCreateSchema = dependentRequired(
+  z
+    .object({
+      url: httpUrlSchema().describe('A collection: a feed, playlist, channel or profile'),
+      every: EverySchema.optional().describe('Seconds between checks (300–604800, default 3600)'),
+      since: z
+        .enum(['now', 'all'])
+        .optional()
+        .describe(
+          '"now" (default): entries listed at creation are marked seen, not downloaded; "all": the first check downloads them too',
+        ),
+      preset: SubscriptionPresetSchema.optional(),
+      webhook_url: WebhookUrlSchema.optional().describe(
+        'Where each finished item is announced (subscription.item.completed or subscription.item.failed)',
       ),
-    preset: SubscriptionPresetSchema.optional(),
-    webhook_url: WebhookUrlSchema.optional().describe(
-      'Where each finished item is announced (subscription.item.completed or subscription.item.failed)',
-    ),
-    webhook_secret: WebhookSecretSchema.optional(),
-    name: NameSchema.optional().describe("Default: the collection's title"),
-  })
-  .strict()
-  .meta({ id: 'SubscriptionRequest' });
+      webhook_secret: WebhookSecretSchema.optional(),
+      name: NameSchema.optional().describe("Default: the collection's title"),
+    })
+    .strict(),
+  { webhook_secret: { fields: ['webhook_url'], message: WEBHOOK_SECRET_NEEDS_URL } },
+).meta({ id: 'SubscriptionRequest', 'x-rules': [WEBHOOK_SECRET_SETTING_RULE] });
 export type SubscriptionCreate = z.infer<typeof SubscriptionCreateSchema>;
 
 export const SubscriptionUpdateSchema = z
