@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, generated from the route specs and their zod schemas at start-up, so it
 // describes exactly what the code validates and returns.
 import { z } from 'zod';
+import { BODY_LIMIT_BYTES } from './http/body.js';
 import type { RouteSpec } from './http/route.js';
 import { LINKS } from './openapi-links.js';
 import { perMinute, type StatedLimits } from './openapi-limits.js';
@@ -206,6 +207,9 @@ export function buildOpenApi(
       const example = route.bodyExample === undefined ? {} : { example: route.bodyExample };
       operation.requestBody = {
         required: true,
+        // JSON Schema has no word for a body's size: the limit every route's body parser holds to.
+        description: `A JSON object of at most ${BODY_LIMIT_BYTES / 1024} KiB (UTF-8); a larger body is 413 payload_too_large.`,
+        'x-max-bytes': BODY_LIMIT_BYTES,
         content: { 'application/json': { schema: schemaRef(route.body), ...example } },
       };
     }

@@ -2,7 +2,10 @@
 // every operation that takes a body, a body breaking each stated constraint is refused with 400, the
 // field's stated code and a message naming the field; and bodies the document allows are never
 // refused for their form (invalid_request or a field's x-error-code), only with answers the operation
-// documents. Routes added later are walked the same way.
+// documents. Routes added later are walked the same way. Then requests generated from the document
+// (fast-check, judged by Ajv: ./openapi-conformance.ts), a few per operation from a fixed seed; the
+// scenario openapi-conformance.scenario.test.ts sends hundreds per operation from a fresh seed.
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -10,6 +13,14 @@ import request from 'supertest';
 import { buildGateway, type TestGateway } from './helpers.js';
 import { signUp, uniqueIp, type SignedInAgent } from './account-helpers.js';
 import { blockUrls, SchemaCases, type Schema } from './openapi-cases.js';
+import { Conformance, type Document, type StatedRule } from './openapi-conformance.js';
+import {
+  CONFORMANCE_ENV,
+  confirmedAccount,
+  runConformance,
+  send as sendCase,
+  summarise,
+} from './openapi-conformance-run.js';
 
 interface Parameter {
   name: string;
@@ -256,13 +267,17 @@ function withDependencies(schema: Schema, body: Record<string, unknown>, key: st
   return out;
 }
 
-/** A oneOf that states an object's forms: each form's required fields and the fields it must not have. */
+/** A oneOf that states an object's forms: each form's required fields, the fields it must not have, and the values it narrows a field to. */
 interface Form {
   required: string[];
   forbidden: string[];
+  narrowed: Record<string, unknown[]>;
 }
 function formsOf(schema: Schema): Form[] {
   return (schema.oneOf ?? []).map((f) => ({
+    narrowed: Object.fromEntries(
+      Object.entries((f.properties ?? {}) as Record<string, Schema>).flatMap(([k, p]) => (p.enum ? [[k, p.enum]] : [])),
+    ),
     required: (f.required as string[] | undefined) ?? [],
     forbidden: (((f.not as Schema | undefined)?.anyOf ?? []) as Schema[]).flatMap(
       (n) => (n.required as string[] | undefined) ?? [],
@@ -276,13 +291,15 @@ const fits = (form: Form, body: Record<string, unknown>) =>
 function inItsForm(schema: Schema, body: Record<string, unknown>, key: string): Record<string, unknown> {
   const forms = formsOf(schema);
   if (forms.length === 0) return body;
-  const allows = (f: Form) => !f.forbidden.includes(key);
+  const allows = (f: Form) => !f.forbidden.includes(key) && (f.narrowed[key]?.includes(body[key]) ?? true);
   const form =
     forms.find((f) => f.required.includes(key)) ?? forms.find((f) => allows(f) && fits(f, body)) ?? forms.find(allows);
   if (!form) return body;
   const out = { ...body };
   for (const other of forms) for (const k of other.required) if (!form.required.includes(k) && k !== key) delete out[k];
   for (const k of form.forbidden) delete out[k];
+  for (const [k, values] of Object.entries(form.narrowed))
+    if (k !== key && k in out && !values.includes(out[k])) delete out[k];
   for (const k of form.required) out[k] ??= blockUrls(cases.valid(schema.properties?.[k] ?? {}));
   return out;
 }
@@ -318,6 +335,95 @@ describe('every operation with a query parameter', () => {
           documented: (op.responses[String(twice.status)]?.description ?? '').includes(String(twice.body?.error?.code)),
         }).toEqual({ key: op.key, refused: true, envelope: false, documented: true });
       }
+    }
+  });
+});
+
+describe('requests generated from the document (fast-check), judged by a JSON Schema validator (Ajv)', () => {
+  // A gateway of its own: mail on and a public URL (CONFORMANCE_ENV), so every route answers past its 503.
+  let generated: TestGateway;
+  let listening: Server;
+  let doc: Document;
+  beforeAll(async () => {
+    generated = await buildGateway({ env: CONFORMANCE_ENV });
+    listening = generated.app.listen(0, '127.0.0.1');
+    await once(listening, 'listening');
+    doc = (await request(listening).get('/api/openapi.json').expect(200)).body as Document;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => listening.close(resolve));
+    await generated.close();
+  });
+
+  test('the server and the document agree on every one (a fixed seed, a few of each kind per operation)', async () => {
+    const result = await runConformance(listening, generated.redis, { perKind: 5, seed: 36 });
+    expect(summarise(result.findings)).toEqual([]);
+    // It cannot pass empty: every operation with a body was sent bodies the document allows and bodies it does not.
+    const conformance = new Conformance(doc);
+    const withBodies = conformance.operations().filter((op) => conformance.bodySchema(op));
+    expect(withBodies.length).toBeGreaterThan(15);
+    for (const op of withBodies)
+      expect([op.key, result.counts[op.key].allowed > 0, result.counts[op.key].refused > 0]).toEqual([
+        op.key,
+        true,
+        true,
+      ]);
+  }, 60_000);
+
+  test('the rules found disagreeing are stated: webhook_secret needs webhook_url, an entry 0, a merge to mp3, a port 0, a range backwards', async () => {
+    const conformance = new Conformance(doc);
+    const op = (key: string) => conformance.operations().find((o) => o.key === key)!;
+    const session = await confirmedAccount(listening, generated.redis);
+    const apiKey = (await session.agent.post('/account/keys').send({ name: 'stated' }).expect(201)).body.data.secret;
+    const url = 'http://127.0.0.2:9/feed.xml';
+    const cases: [string, unknown][] = [
+      ['post /api/v1/subscriptions', { url, webhook_secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` }],
+      ['post /api/v1/download', { url, webhook_secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` }],
+      ['post /api/v1/download', { collection_url: url, entries: '0' }],
+      // Found reading the checks after the source lookup: a merge pair makes a video (the Merge pair form says so now).
+      ['post /api/v1/download', { video_url: url, audio_url: url, format: 'mp3' }],
+      ['post /api/v1/download', { collection_url: url, entries: '3,000000-2' }],
+      ['post /api/v1/extract', { url: 'http://127.0.0.2:0/' }],
+      ['post /api/v1/extract', { url: 'http://127.0.0.2:65536/' }],
+    ];
+    for (const [key, body] of cases) {
+      const request = { path: {}, query: {}, headers: {}, body };
+      const why = conformance.judge(op(key), request);
+      // The document refuses each, and the server refuses it with 400 for its form.
+      expect([key, body, why === undefined]).toEqual([key, body, false]);
+      const answer = await sendCase(listening, op(key), { ...request, allowed: false, why }, session, apiKey);
+      expect([key, body, conformance.check(op(key), { ...request, allowed: false, why }, answer)]).toEqual([
+        key,
+        body,
+        undefined,
+      ]);
+    }
+    // A rule JSON Schema cannot state is in the document's x-rules, so the refusal of an allowed body is one it names.
+    const backwards = { path: {}, query: {}, headers: {}, body: { collection_url: url, entries: '5-3' } };
+    expect(conformance.judge(op('post /api/v1/download'), backwards)).toBeUndefined();
+    const answer = await sendCase(
+      listening,
+      op('post /api/v1/download'),
+      { ...backwards, allowed: true },
+      session,
+      apiKey,
+    );
+    expect([answer.status, answer.body?.error?.message]).toEqual([400, 'entries range 5-3 runs backwards.']);
+    expect(conformance.check(op('post /api/v1/download'), { ...backwards, allowed: true }, answer)).toBeUndefined();
+  });
+
+  test('docs/api-validation.md lists every rule the document states in x-rules, with its code and message', () => {
+    const rules = new Map<string, StatedRule>();
+    JSON.stringify(doc, (key, value: unknown) => {
+      if (key === 'x-rules') for (const rule of value as StatedRule[]) rules.set(`${rule.code} ${rule.message}`, rule);
+      return value;
+    });
+    expect(rules.size).toBeGreaterThan(5);
+    const page = readFileSync(new URL('../../../docs/api-validation.md', import.meta.url), 'utf8');
+    const lines = page.split('\n');
+    for (const rule of rules.values()) {
+      const listed = lines.some((l) => l.includes(rule.message) && l.includes(`\`${rule.code}\``));
+      expect([rule.code, rule.message, listed]).toEqual([rule.code, rule.message, true]);
     }
   });
 });

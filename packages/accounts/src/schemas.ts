@@ -1,6 +1,7 @@
 // The request and response schemas of the account and key routes; the gateway validates with them
 // and its OpenAPI document is generated from them.
 import { z } from 'zod';
+import { withRules } from '@reelay/contracts';
 
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
@@ -154,14 +155,23 @@ export const UsageDaysSchema = z
   .regex(/^(?:[1-9]|[1-8][0-9]|90)$/, 'days must be a whole number from 1 to 90.')
   .transform(Number);
 
-const TokenField = z.string().min(1).max(200).describe('The token from the mailed link (after #verify= or #reset=)');
+/** A mailed link's token is one this server issued, unused and unexpired: the document states it as a rule. */
+export const MAILED_TOKEN_RULE = {
+  rule: 'token is one this server mailed (after #verify= or #reset=), not used yet and not expired',
+  code: 'invalid_request',
+  message: 'This link is invalid, used already or expired; ask for a new one.',
+} as const;
+const TokenField = withRules(
+  z.string().min(1).max(200).describe('The token from the mailed link (after #verify= or #reset=)'),
+  [MAILED_TOKEN_RULE],
+);
 const NewPassword = z
   .string()
   .min(MIN_PASSWORD_LENGTH, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters.`)
   .max(MAX_PASSWORD_LENGTH);
 export const VerifyRequestSchema = z.object({ token: TokenField }).meta({ id: 'VerifyRequest' });
 export const ForgotPasswordRequestSchema = z
-  .object({ email: z.string().trim().toLowerCase().min(1).max(254) })
+  .object({ email: z.string().max(254).regex(/\S/, 'The e-mail address is empty.').trim().toLowerCase() })
   .meta({ id: 'ForgotPasswordRequest' });
 export const ResetPasswordRequestSchema = z
   .object({ token: TokenField, password: NewPassword })
@@ -201,12 +211,12 @@ export const PasskeySchema = z
   .meta({ id: 'Passkey' });
 export const PasskeyEnvelopeSchema = ok(PasskeySchema, 'PasskeyEnvelope');
 export const PasskeyListEnvelopeSchema = ok(z.object({ passkeys: z.array(PasskeySchema) }), 'PasskeyListEnvelope');
+// Checked as sent, then trimmed: the length and the pattern are what the OpenAPI document states.
 const PasskeyName = z
   .string()
-  .trim()
-  .min(1)
   .max(64)
-  .regex(/^\P{Cc}+$/u, 'Passkey names cannot hold control characters.');
+  .regex(/^\P{Cc}*[^\p{Cc}\s]\P{Cc}*$/u, 'Passkey names need a visible character and cannot hold control characters.')
+  .trim();
 /** A WebAuthn answer as the browser's PublicKeyCredential.toJSON() gives it; checked in depth by @simplewebauthn/server. */
 const CredentialJson = z.looseObject({
   id: z.string().max(1400),

@@ -2,23 +2,47 @@
 // selection, the parent job's payload and its children's records, shared by the gateway and the worker.
 import { z } from 'zod';
 import { ReelayError } from './errors.js';
+import { ruleMessage, withRules, type StatedRule } from './stated-rules.js';
 
 /** The queue of collection parents: each waits for its children (download jobs) as a BullMQ flow. */
 export const COLLECTION_QUEUE = 'collections';
 
+/** An entry number from 1 to 999999 in at most six digits, leading zeros allowed (0 is no entry). */
+const ENTRY_NUMBER = '(?:[1-9]\\d{0,5}|0[1-9]\\d{0,4}|00[1-9]\\d{0,3}|000[1-9]\\d{0,2}|0000[1-9]\\d?|00000[1-9])';
+const ENTRY_PART = `${ENTRY_NUMBER}(?:\\s*-\\s*${ENTRY_NUMBER})?`;
 /** "1-10,15": numbers and ranges of entries, 1-based, as people count them. */
-export const ENTRY_SPEC_PATTERN = /^\s*\d{1,6}(\s*-\s*\d{1,6})?(\s*,\s*\d{1,6}(\s*-\s*\d{1,6})?)*\s*$/;
+export const ENTRY_SPEC_PATTERN = new RegExp(`^\\s*${ENTRY_PART}(?:\\s*,\\s*${ENTRY_PART})*\\s*$`);
 
-export const EntrySelectionSchema = z
-  .union([
-    z.enum(['all']),
-    z
-      .string()
-      .max(1000)
-      .regex(ENTRY_SPEC_PATTERN, 'entries is "all", a list like "1-10,15", or an array of entry numbers'),
-    z.array(z.number().int().min(1).max(999_999)).min(1).max(5_000),
-  ])
-  .describe('Which entries, 1-based: "all" (default), "1-10,15" or [1, 2, 5]');
+/** What the pattern cannot say about a selection, as the document states it (stated-rules.ts). */
+export const ENTRY_RULES = {
+  forwards: {
+    rule: 'A range of entries runs forwards: 5-3 is refused',
+    code: 'invalid_request',
+    message: 'entries range {from}-{to} runs backwards.',
+  },
+  max: {
+    rule: "At most MAX_COLLECTION_ENTRIES entries are selected (this server's setting, 200 by default), counting every number of every range once",
+    code: 'invalid_request',
+    message: 'entries selects more than MAX_COLLECTION_ENTRIES ({max}) entries.',
+  },
+} satisfies Record<string, StatedRule>;
+
+export const EntrySelectionSchema = withRules(
+  z
+    .union([
+      z.enum(['all']),
+      z
+        .string()
+        .max(1000)
+        .regex(
+          ENTRY_SPEC_PATTERN,
+          'entries is "all", a list like "1-10,15" (counted from 1), or an array of entry numbers',
+        ),
+      z.array(z.number().int().min(1).max(999_999)).min(1).max(5_000),
+    ])
+    .describe('Which entries, 1-based: "all" (default), "1-10,15" or [1, 2, 5]'),
+  Object.values(ENTRY_RULES),
+);
 export type EntrySelection = z.infer<typeof EntrySelectionSchema>;
 
 /** An archive name: a capability, so long enough not to be guessed. */
@@ -35,21 +59,19 @@ export function parseEntrySelection(selection: EntrySelection | undefined, max: 
     if (!Number.isSafeInteger(n) || n < 1)
       throw new ReelayError('invalid_request', `entries counts from 1: ${n} is not an entry number.`);
     chosen.add(n);
-    if (chosen.size > max)
-      throw new ReelayError('invalid_request', `entries selects more than MAX_COLLECTION_ENTRIES (${max}) entries.`);
+    if (chosen.size > max) throw new ReelayError('invalid_request', ruleMessage(ENTRY_RULES.max, { max }));
   };
   if (Array.isArray(selection)) selection.forEach(add);
   else {
     if (!ENTRY_SPEC_PATTERN.test(selection))
       throw new ReelayError(
         'invalid_request',
-        'entries is "all", a list like "1-10,15", or an array of entry numbers.',
+        'entries is "all", a list like "1-10,15" (counted from 1), or an array of entry numbers.',
       );
     for (const part of selection.split(',')) {
       const [from, to = from] = part.split('-').map((s) => Number(s.trim()));
-      if (to < from) throw new ReelayError('invalid_request', `entries range ${from}-${to} runs backwards.`);
-      if (to - from + 1 > max)
-        throw new ReelayError('invalid_request', `entries selects more than MAX_COLLECTION_ENTRIES (${max}) entries.`);
+      if (to < from) throw new ReelayError('invalid_request', ruleMessage(ENTRY_RULES.forwards, { from, to }));
+      if (to - from + 1 > max) throw new ReelayError('invalid_request', ruleMessage(ENTRY_RULES.max, { max }));
       for (let n = from; n <= to; n++) add(n);
     }
   }

@@ -4,7 +4,13 @@ import { z } from 'zod';
 import { ErrorCodeSchema } from './errors.js';
 import { httpUrlSchema } from './http-url.js';
 import { MAX_URL_LENGTH, StreamProfileSchema } from './extract.js';
-import { WebhookSecretSchema, WebhookUrlSchema, WebhookViewSchema } from './webhooks.js';
+import {
+  WEBHOOK_SECRET_NEEDS_URL,
+  WEBHOOK_SECRET_SETTING_RULE,
+  WebhookSecretSchema,
+  WebhookUrlSchema,
+  WebhookViewSchema,
+} from './webhooks.js';
 import {
   MAX_EMBEDDED_SUBTITLES,
   SubtitleInputSchema,
@@ -13,6 +19,7 @@ import {
 } from './subtitles.js';
 import { QualitySchema } from './choose-source.js';
 import { ARCHIVE_NAME_PATTERN, EntrySelectionSchema } from './collection-download.js';
+import { dependentRequired } from './stated-rules.js';
 
 /** Formats that hold video (and audio): what a merge or a video conversion writes. */
 export const ContainerSchema = z.enum(['mp4', 'webm', 'mkv']);
@@ -40,12 +47,12 @@ export const MAX_CLIP_SECONDS = 86_400;
 export const ClipModeSchema = z.enum(['fast', 'precise']);
 export type ClipMode = z.infer<typeof ClipModeSchema>;
 
+const CLIP_ORDER_MESSAGE = 'clip.end must be after clip.start (by at least a millisecond).';
+
 /** A clip time with its stated bounds, refused as invalid_clip like the clip's other checks. */
 function clipSeconds(name: 'start' | 'end') {
   const number =
-    name === 'start'
-      ? z.number().min(0, 'clip.start must be 0 or more.')
-      : z.number().gt(0, 'clip.end must be after clip.start (by at least a millisecond).');
+    name === 'start' ? z.number().min(0, 'clip.start must be 0 or more.') : z.number().gt(0, CLIP_ORDER_MESSAGE);
   return number
     .max(MAX_CLIP_SECONDS, `clip times must be at most ${MAX_CLIP_SECONDS} seconds.`)
     .meta({ 'x-error-code': 'invalid_clip' });
@@ -73,7 +80,18 @@ export const ClipSchema = z
     const problem = clipProblem(clip.start, clip.end);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { error_code: 'invalid_clip' } });
   })
-  .meta({ id: 'Clip', examples: [{ start: 12.5, end: 42 }] });
+  .meta({
+    id: 'Clip',
+    examples: [{ start: 12.5, end: 42 }],
+    // JSON Schema cannot compare two numbers of one object: the order of start and end is stated as a rule.
+    'x-rules': [
+      {
+        rule: 'end is after start by a millisecond at least, both rounded to the millisecond',
+        code: 'invalid_clip',
+        message: CLIP_ORDER_MESSAGE,
+      },
+    ],
+  });
 export type Clip = { start: number; end: number; mode: ClipMode };
 
 /** Why a clip's numbers are unusable, after rounding to the millisecond; undefined when they are fine. */
@@ -82,7 +100,7 @@ export function clipProblem(start: number, end: number): string | undefined {
   const e = roundMs(end);
   if (start < 0) return 'clip.start must be 0 or more.'; // before rounding: -0.0001 is no time either
   if (e > MAX_CLIP_SECONDS || s > MAX_CLIP_SECONDS) return `clip times must be at most ${MAX_CLIP_SECONDS} seconds.`;
-  if (e <= s) return 'clip.end must be after clip.start (by at least a millisecond).';
+  if (e <= s) return CLIP_ORDER_MESSAGE;
   return undefined;
 }
 
@@ -167,78 +185,85 @@ export const RecordingSchema = z
   .meta({ id: 'Recording' });
 export type Recording = z.infer<typeof RecordingSchema>;
 
+/** A merge pair with an audio or subtitle format (the Merge pair form states its formats). */
+export const MERGE_FORMAT_MESSAGE =
+  'A merge makes a video: choose mp4, webm or mkv, or download the audio source alone.';
+
 /** The fields that choose among a page's sources: they go with page_url only. */
 const PRESET_FIELDS = ['item', 'quality', 'audio_only'];
 /** JSON Schema for "none of these fields is present" (a form's `not`). */
 const anyOfFields = (fields: string[]) => ({ anyOf: fields.map((f) => ({ required: [f] })) });
 
-export const DownloadRequestSchema = z
-  .object({
-    url: mediaUrl.optional().describe('A source url from an extract result'),
-    video_url: mediaUrl.optional().describe('The video member of a merge pair'),
-    audio_url: mediaUrl.optional().describe('The audio member of a merge pair'),
-    format: OutputFormatSchema.optional().describe('Convert to this format (a job)'),
-    filename: z.string().min(1).max(200).optional().describe('File name without path; sanitised'),
-    extraction_id: z
-      .string()
-      .regex(/^[A-Za-z0-9-]{1,64}$/)
-      .optional()
-      .describe(
-        "The extract answer's extraction_id: the sources as that extract returned them (title, headers); without it, as the latest extract that named the URL did",
+export const DownloadRequestSchema = dependentRequired(
+  z
+    .object({
+      url: mediaUrl.optional().describe('A source url from an extract result'),
+      video_url: mediaUrl.optional().describe('The video member of a merge pair'),
+      audio_url: mediaUrl.optional().describe('The audio member of a merge pair'),
+      format: OutputFormatSchema.optional().describe('Convert to this format (a job)'),
+      filename: z.string().min(1).max(200).optional().describe('File name without path; sanitised'),
+      extraction_id: z
+        .string()
+        .regex(/^[A-Za-z0-9-]{1,64}$/)
+        .optional()
+        .describe(
+          "The extract answer's extraction_id: the sources as that extract returned them (title, headers); without it, as the latest extract that named the URL did",
+        ),
+      // Clips and tags
+      clip: ClipSchema.optional().describe('Cut the media to [start, end) seconds (always a job)'),
+      metadata: z
+        .boolean()
+        .optional()
+        .describe("Write title, artist, date and comment tags (default true); false writes none and drops the inputs'"),
+      cover: z.boolean().optional().describe('Embed the thumbnail as cover art in mp3, m4a and opus (default true)'),
+      // Subtitles (issue 18).
+      subtitles: SubtitleLanguagesSchema.optional(),
+      // Webhooks: part of the request's identity, so the same media with another webhook is another job.
+      webhook_url: WebhookUrlSchema.optional(),
+      webhook_secret: WebhookSecretSchema.optional(),
+      // One-step downloads (DESIGN.md "One-step downloads (presets)"): the gateway extracts and chooses.
+      page_url: httpUrlSchema()
+        .optional()
+        .describe(
+          'A content page (what extract takes): the gateway extracts it and downloads the source or pair the preset chooses',
+        ),
+      item: z
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_PAGE_ITEM)
+        .optional()
+        .describe('With page_url: the media item, counted from 0 (default 0)'),
+      quality: QualitySchema.optional().describe(
+        'With page_url: the best at or below this height (default best; none that low: the lowest)',
       ),
-    // Clips and tags
-    clip: ClipSchema.optional().describe('Cut the media to [start, end) seconds (always a job)'),
-    metadata: z
-      .boolean()
-      .optional()
-      .describe("Write title, artist, date and comment tags (default true); false writes none and drops the inputs'"),
-    cover: z.boolean().optional().describe('Embed the thumbnail as cover art in mp3, m4a and opus (default true)'),
-    // Subtitles (issue 18).
-    subtitles: SubtitleLanguagesSchema.optional(),
-    // Webhooks: part of the request's identity, so the same media with another webhook is another job.
-    webhook_url: WebhookUrlSchema.optional(),
-    webhook_secret: WebhookSecretSchema.optional(),
-    // One-step downloads (DESIGN.md "One-step downloads (presets)"): the gateway extracts and chooses.
-    page_url: httpUrlSchema()
-      .optional()
-      .describe(
-        'A content page (what extract takes): the gateway extracts it and downloads the source or pair the preset chooses',
+      audio_only: z
+        .boolean()
+        .optional()
+        .describe('With page_url: the best audio-only source, else the audio of the best source that has it'),
+      live: LiveOptionsSchema.optional().describe(
+        'For a live source (is_live): how to record it (a job with operation record)',
       ),
-    item: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_PAGE_ITEM)
-      .optional()
-      .describe('With page_url: the media item, counted from 0 (default 0)'),
-    quality: QualitySchema.optional().describe(
-      'With page_url: the best at or below this height (default best; none that low: the lowest)',
-    ),
-    audio_only: z
-      .boolean()
-      .optional()
-      .describe('With page_url: the best audio-only source, else the audio of the best source that has it'),
-    live: LiveOptionsSchema.optional().describe(
-      'For a live source (is_live): how to record it (a job with operation record)',
-    ),
-    // Collection downloads (DESIGN.md "Collections"): a parent job whose children are one-step downloads.
-    collection_url: httpUrlSchema()
-      .optional()
-      .describe(
-        'A playlist, channel, profile or feed (what extract answers with content_type collection): each selected entry becomes a child job with this preset',
-      ),
-    entries: EntrySelectionSchema.optional(),
-    bundle: z
-      .enum(['zip', 'none'])
-      .optional()
-      .describe("With a collection: one ZIP of the completed children's files (default), or none"),
-    archive: z
-      .string()
-      .regex(ARCHIVE_NAME_PATTERN, 'archive is 16 to 128 characters of A-Z a-z 0-9 _ -')
-      .optional()
-      .describe('With a collection: entries completed under this name before are skipped, completed ones are added'),
-  })
-  .strict()
+      // Collection downloads (DESIGN.md "Collections"): a parent job whose children are one-step downloads.
+      collection_url: httpUrlSchema()
+        .optional()
+        .describe(
+          'A playlist, channel, profile or feed (what extract answers with content_type collection): each selected entry becomes a child job with this preset',
+        ),
+      entries: EntrySelectionSchema.optional(),
+      bundle: z
+        .enum(['zip', 'none'])
+        .optional()
+        .describe("With a collection: one ZIP of the completed children's files (default), or none"),
+      archive: z
+        .string()
+        .regex(ARCHIVE_NAME_PATTERN, 'archive is 16 to 128 characters of A-Z a-z 0-9 _ -')
+        .optional()
+        .describe('With a collection: entries completed under this name before are skipped, completed ones are added'),
+    })
+    .strict(),
+  { webhook_secret: { fields: ['webhook_url'], message: WEBHOOK_SECRET_NEEDS_URL } },
+)
   .superRefine((body, ctx) => {
     const single = body.url !== undefined;
     const pair = body.video_url !== undefined || body.audio_url !== undefined;
@@ -298,18 +323,15 @@ export const DownloadRequestSchema = z
         message: `Subtitles are embedded in a video: choose mp4, webm or mkv, not ${body.format}.`,
       });
     }
-    if (body.webhook_secret !== undefined && body.webhook_url === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['webhook_secret'],
-        message: 'webhook_secret signs deliveries to webhook_url: give webhook_url too.',
-      });
-    }
+    // After the subtitles' rule, so a pair with subtitles and mp3 is told about the subtitles first.
+    if (pair && body.format !== undefined && !(ContainerSchema.options as string[]).includes(body.format))
+      ctx.addIssue({ code: 'custom', path: ['format'], message: MERGE_FORMAT_MESSAGE });
   })
   // The three forms and the rules between fields, as JSON Schema states them (the superRefine above
   // enforces them: exactly one form is given).
   .meta({
     id: 'DownloadRequest',
+    'x-rules': [WEBHOOK_SECRET_SETTING_RULE],
     oneOf: [
       {
         title: 'One source',
@@ -328,6 +350,7 @@ export const DownloadRequestSchema = z
       {
         title: 'Merge pair',
         required: ['video_url', 'audio_url'],
+        properties: { format: { enum: ContainerSchema.options } },
         not: anyOfFields(['url', 'page_url', 'collection_url', 'entries', 'bundle', 'archive', ...PRESET_FIELDS]),
       },
       {
@@ -351,7 +374,6 @@ export const DownloadRequestSchema = z
         ]),
       },
     ],
-    dependentRequired: { webhook_secret: ['webhook_url'] },
     dependentSchemas: { subtitles: { properties: { format: { enum: ContainerSchema.options } } } },
   });
 export type DownloadRequest = z.infer<typeof DownloadRequestSchema>;

@@ -169,8 +169,17 @@ export const ExtractRequestSchema = z
       .max(MAX_CURSOR_LENGTH)
       .optional()
       // A value the server signed: only a next_cursor it issued for this url is taken; any other string
-      // of this form is 400 invalid_request. `x-server-issued` says so to the document's readers.
-      .meta({ 'x-server-issued': true })
+      // of this form is 400 invalid_request. `x-server-issued` and the rule say so to the document's readers.
+      .meta({
+        'x-server-issued': true,
+        'x-rules': [
+          {
+            rule: 'cursor is a next_cursor an extract of this same url returned, unedited',
+            code: 'invalid_request',
+            message: 'The cursor is not valid for this URL{advice}',
+          },
+        ],
+      })
       .describe(
         "A collection's next_cursor, with the same url: the next page of its entries. Only a cursor this deployment issued for this url is accepted; an edited or foreign one is 400 invalid_request",
       ),

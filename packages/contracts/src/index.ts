@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './extract.js';
 export * from './url.js';
 export * from './http-url.js';
+export * from './stated-rules.js';
 export * from './sources.js';
 export * from './download.js';
 export * from './worker-health.js';

@@ -5,7 +5,13 @@ import { QualitySchema } from './choose-source.js';
 import { OutputFormatSchema } from './download.js';
 import { httpUrlSchema } from './http-url.js';
 import { SubtitleLanguagesSchema } from './subtitles.js';
-import { WebhookSecretSchema, WebhookUrlSchema } from './webhooks.js';
+import { dependentRequired } from './stated-rules.js';
+import {
+  WEBHOOK_SECRET_NEEDS_URL,
+  WEBHOOK_SECRET_SETTING_RULE,
+  WebhookSecretSchema,
+  WebhookUrlSchema,
+} from './webhooks.js';
 
 /**
  * The lowest `every` any deployment accepts; each deployment's own minimum is its
@@ -38,29 +44,39 @@ const everySchema = (min: number) => z.number().int().min(min).max(SUBSCRIPTION_
 export const SubscriptionEverySchema = everySchema(SUBSCRIPTION_EVERY_FLOOR).describe(
   "Seconds between checks: at least the deployment's SUBSCRIPTION_MIN_EVERY_SECONDS (300 by default), at most 604800 (a week)",
 );
-const NameSchema = z.string().trim().min(1).max(100);
+// Checked as sent, then trimmed: the length and the pattern are what the OpenAPI document states.
+const NameSchema = z.string().max(100).regex(/\S/, 'name needs a visible character.').trim();
 
-export const SubscriptionCreateSchema = z
-  .object({
-    url: httpUrlSchema().describe('A collection: a feed, playlist, channel or profile'),
-    every: SubscriptionEverySchema.optional().describe(
-      "Seconds between checks: at least the deployment's minimum (SUBSCRIPTION_MIN_EVERY_SECONDS, 300 by default), at most 604800; default 3600",
-    ),
-    since: z
-      .enum(['now', 'all'])
-      .optional()
-      .describe(
-        '"now" (default): entries listed at creation are marked seen, not downloaded; "all": the first check downloads them too',
-      ),
-    preset: SubscriptionPresetSchema.optional(),
-    webhook_url: WebhookUrlSchema.optional().describe(
-      'Where each finished item is announced (subscription.item.completed or subscription.item.failed)',
-    ),
-    webhook_secret: WebhookSecretSchema.optional(),
-    name: NameSchema.optional().describe("Default: the collection's title"),
-  })
-  .strict()
-  .meta({ id: 'SubscriptionRequest' });
+/** The create body with `every` as given: the documented one, or a deployment's (subscriptionBodySchemas). */
+function createBody(every: z.ZodOptional<z.ZodNumber>) {
+  return dependentRequired(
+    z
+      .object({
+        url: httpUrlSchema().describe('A collection: a feed, playlist, channel or profile'),
+        every,
+        since: z
+          .enum(['now', 'all'])
+          .optional()
+          .describe(
+            '"now" (default): entries listed at creation are marked seen, not downloaded; "all": the first check downloads them too',
+          ),
+        preset: SubscriptionPresetSchema.optional(),
+        webhook_url: WebhookUrlSchema.optional().describe(
+          'Where each finished item is announced (subscription.item.completed or subscription.item.failed)',
+        ),
+        webhook_secret: WebhookSecretSchema.optional(),
+        name: NameSchema.optional().describe("Default: the collection's title"),
+      })
+      .strict(),
+    { webhook_secret: { fields: ['webhook_url'], message: WEBHOOK_SECRET_NEEDS_URL } },
+  );
+}
+
+export const SubscriptionCreateSchema = createBody(
+  SubscriptionEverySchema.optional().describe(
+    "Seconds between checks: at least the deployment's minimum (SUBSCRIPTION_MIN_EVERY_SECONDS, 300 by default), at most 604800; default 3600",
+  ),
+).meta({ id: 'SubscriptionRequest', 'x-rules': [WEBHOOK_SECRET_SETTING_RULE] });
 export type SubscriptionCreate = z.infer<typeof SubscriptionCreateSchema>;
 
 export const SubscriptionUpdateSchema = z
@@ -81,7 +97,7 @@ export type SubscriptionUpdate = z.infer<typeof SubscriptionUpdateSchema>;
 export function subscriptionBodySchemas(minEvery: number) {
   const every = everySchema(Math.max(minEvery, SUBSCRIPTION_EVERY_FLOOR)).optional();
   return {
-    create: SubscriptionCreateSchema.extend({ every }),
+    create: createBody(every),
     update: SubscriptionUpdateSchema.extend({ every }),
   };
 }

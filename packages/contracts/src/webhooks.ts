@@ -30,14 +30,21 @@ export const WebhookSecretSchema = z
     "whsec_ + base64 of 24–64 bytes: the key deliveries are signed with. Without it the deployment's WEBHOOK_SECRET is used. Never shown again",
   );
 
-export const WebhookUrlSchema = httpUrlSchema('invalid_request')
-  .refine(
-    (s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) && !new URL(s).username && !new URL(s).password,
-    'must be an absolute http(s) URL without credentials',
-  )
-  .describe(
-    'Where to POST job.completed, job.failed or job.cancelled when the job ends: an http(s) URL without credentials whose host parses (checked by the egress guard now and at each delivery; redirects are not followed)',
-  );
+// The pattern keeps out other schemes and credentials; httpUrlSchema's rule checks that the host parses.
+/** A webhook_secret without the webhook_url it signs for (dependentRequired in the request schemas). */
+export const WEBHOOK_SECRET_NEEDS_URL = 'webhook_secret signs deliveries to webhook_url: give webhook_url too.';
+
+/** A rule that depends on the server's settings, so the request schemas state it in `x-rules` (stated-rules.ts). */
+export const WEBHOOK_SECRET_SETTING_RULE = {
+  rule: 'On a server without WEBHOOK_SECRET, webhook_url needs webhook_secret',
+  code: 'invalid_request',
+  message:
+    'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.',
+} as const;
+
+export const WebhookUrlSchema = httpUrlSchema('invalid_request').describe(
+  'Where to POST job.completed, job.failed or job.cancelled when the job ends: an http(s) URL without credentials whose host parses (checked by the egress guard now and at each delivery; redirects are not followed)',
+);
 
 export const WebhookStatusSchema = z.enum(['pending', 'delivered', 'failed']);
 

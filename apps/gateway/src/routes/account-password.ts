@@ -8,6 +8,7 @@ import {
   DEVICE_COOKIE,
   ForgotPasswordRequestSchema,
   hashPassword,
+  MAILED_TOKEN_RULE,
   ResetPasswordRequestSchema,
   VerifiedEnvelopeSchema,
   VerifyRequestSchema,
@@ -34,8 +35,7 @@ import {
 import { FRESH_SIGN_IN_MS } from './account-lifecycle.js';
 
 const NO_MAIL = { 503: error('mail_not_configured: this deployment has no SMTP_URL; or service_unavailable') };
-const BAD_TOKEN = () =>
-  new ReelayError('invalid_request', 'This link is invalid, used already or expired; ask for a new one.');
+const BAD_TOKEN = () => new ReelayError('invalid_request', MAILED_TOKEN_RULE.message);
 
 export function accountPasswordRoutes(
   services: AccountServices,

@@ -14,6 +14,7 @@ import {
   SubscriptionItemsEnvelopeSchema,
   SubscriptionListEnvelopeSchema,
   SubscriptionUpdateSchema,
+  WEBHOOK_SECRET_SETTING_RULE,
 } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 import { requireOwner } from '../http/owner.js';
@@ -131,13 +132,9 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): RouteSpec[] {
         const body = parseBody(bodies.create, req.body);
         if (body.webhook_url !== undefined) {
           if (body.webhook_secret === undefined && !deps.webhookSecret)
-            throw new ReelayError(
-              'invalid_request',
-              'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.',
-            );
+            throw new ReelayError('invalid_request', WEBHOOK_SECRET_SETTING_RULE.message);
           await deps.egress.checkUrl(new URL(body.webhook_url));
-        } else if (body.webhook_secret !== undefined)
-          throw new ReelayError('invalid_request', 'webhook_secret goes with webhook_url.');
+        }
         // Refused early, before the collection is fetched; create() takes the place atomically.
         if ((await store.count(accountId)) >= deps.maxPerAccount)
           throw new ReelayError(

@@ -7,6 +7,7 @@ import { ipBucket } from '@reelay/accounts';
 import type { RedisClient } from '@reelay/redis';
 import {
   AUDIO_FORMATS,
+  MERGE_FORMAT_MESSAGE,
   ContainerSchema,
   DOWNLOAD_QUEUE,
   JobPayloadSchema,
@@ -363,11 +364,9 @@ export class DownloadService {
     if (!isAudioOnly(audio)) throw new ReelayError('invalid_merge_pair', 'audio_url is not an audio-only source.');
     if (video.item_key !== audio.item_key)
       throw new ReelayError('invalid_merge_pair', 'The video and audio sources belong to different media items.');
+    // The request schema refuses a client's pair with such a format; this holds for a pair a preset chose too.
     if (format && (AUDIO_FORMATS.has(format) || SUBTITLE_FORMATS.has(format)))
-      throw new ReelayError(
-        'invalid_request',
-        'A merge makes a video: choose mp4, webm or mkv, or download the audio source alone.',
-      );
+      throw new ReelayError('invalid_request', MERGE_FORMAT_MESSAGE);
     const subtitles = await this.embedded(body, video);
     const progressive = [video, audio].filter((s) => PROGRESSIVE.has(s.stream_profile)).length;
     // A file with a segmented stream has no operation: merge copies two files, remux reads two

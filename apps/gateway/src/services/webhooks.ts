@@ -1,7 +1,7 @@
 // A download request's webhook, checked when the request is made: a secret to sign with (the
 // request's own or the deployment's WEBHOOK_SECRET) and a URL the egress guard lets through now. The
 // worker checks the URL again at every delivery (apps/worker/src/webhook-delivery.ts).
-import { ReelayError, type DownloadRequest } from '@reelay/contracts';
+import { ReelayError, WEBHOOK_SECRET_SETTING_RULE, type DownloadRequest } from '@reelay/contracts';
 import type { Egress } from '@reelay/egress';
 
 export interface RequestedWebhook {
@@ -18,10 +18,7 @@ export async function requestedWebhook(
 ): Promise<RequestedWebhook | undefined> {
   if (body.webhook_url === undefined) return undefined;
   if (body.webhook_secret === undefined && !deps.deploymentSecret) {
-    throw new ReelayError(
-      'invalid_request',
-      'This deployment has no WEBHOOK_SECRET: give webhook_secret (whsec_ and the base64 of 24 to 64 random bytes) to sign deliveries with.',
-    );
+    throw new ReelayError('invalid_request', WEBHOOK_SECRET_SETTING_RULE.message);
   }
   await deps.egress.checkUrl(new URL(body.webhook_url));
   return { url: body.webhook_url, secret: body.webhook_secret };
